@@ -1,0 +1,103 @@
+#!/usr/bin/env node
+// Builds the test fleet's member binaries (etcd, kube-apiserver, kube-controller-manager,
+// kube-scheduler, kwok) from their published Go modules, once, into a cache directory keyed by
+// what goes into them (our go.mod/go.sum files, the Go toolchain, the link flags). A warm run
+// finds the directory and returns at once.
+//
+//   node scripts/build-fleet-binaries.mjs            build if missing, print the directory
+//   node scripts/build-fleet-binaries.mjs --print-dir print the directory only (no build)
+//
+// FLOTILLA_CACHE_DIR overrides the cache root (default: $XDG_CACHE_HOME/flotilla or ~/.cache/flotilla).
+import { createHash } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const goDir = join(root, 'test', 'fleet', 'go');
+
+// The Kubernetes release the members report. It must match test/fleet/go/k8s/go.mod.
+const K8S_VERSION = 'v1.34.4';
+const K8S_COMMIT = 'flotilla-test-fleet';
+
+export const BINARIES = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok'];
+
+function versionLdflags() {
+  const [major, minor] = K8S_VERSION.replace(/^v/, '').split('.');
+  const vars = {
+    gitVersion: K8S_VERSION,
+    gitMajor: major,
+    gitMinor: minor,
+    gitCommit: K8S_COMMIT,
+    gitTreeState: 'clean',
+    buildDate: '2026-01-01T00:00:00Z',
+  };
+  const pkgs = ['k8s.io/component-base/version', 'k8s.io/client-go/pkg/version'];
+  return pkgs.flatMap((p) => Object.entries(vars).map(([k, v]) => `-X ${p}.${k}=${v}`)).join(' ') + ' -s -w';
+}
+
+function cacheRoot() {
+  if (process.env.FLOTILLA_CACHE_DIR) return resolve(process.env.FLOTILLA_CACHE_DIR);
+  const xdg = process.env.XDG_CACHE_HOME || join(homedir(), '.cache');
+  return join(xdg, 'flotilla');
+}
+
+function goVersion() {
+  return execFileSync('go', ['version'], { encoding: 'utf8' }).trim();
+}
+
+export function fleetBinDir() {
+  const h = createHash('sha256');
+  for (const mod of ['k8s', 'kwok']) {
+    for (const f of ['go.mod', 'go.sum']) {
+      const p = join(goDir, mod, f);
+      h.update(`${mod}/${f}\n`);
+      if (existsSync(p)) h.update(readFileSync(p));
+    }
+  }
+  h.update(goVersion());
+  h.update(versionLdflags());
+  return join(cacheRoot(), 'fleet-bin', `${K8S_VERSION}-${h.digest('hex').slice(0, 12)}`);
+}
+
+function complete(dir) {
+  return BINARIES.every((b) => existsSync(join(dir, b)));
+}
+
+function build(dir) {
+  const tmp = `${dir}.tmp-${process.pid}`;
+  rmSync(tmp, { recursive: true, force: true });
+  mkdirSync(tmp, { recursive: true });
+  const env = { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-buildvcs=false -mod=readonly' };
+  const ldflags = versionLdflags();
+  const started = Date.now();
+  const run = (cwd, args) => {
+    process.stderr.write(`fleet build: go ${args.join(' ')}\n`);
+    execFileSync('go', args, { cwd, env, stdio: ['ignore', 'inherit', 'inherit'] });
+  };
+  const k8sDir = join(goDir, 'k8s');
+  run(k8sDir, ['build', '-trimpath', '-ldflags', ldflags, '-o', tmp,
+    'k8s.io/kubernetes/cmd/kube-apiserver', 'k8s.io/kubernetes/cmd/kube-controller-manager', 'k8s.io/kubernetes/cmd/kube-scheduler']);
+  run(k8sDir, ['build', '-trimpath', '-ldflags', '-s -w', '-o', join(tmp, 'etcd'), 'go.etcd.io/etcd/server/v3']);
+  run(join(goDir, 'kwok'), ['build', '-trimpath', '-ldflags', '-s -w', '-o', join(tmp, 'kwok'), 'sigs.k8s.io/kwok/cmd/kwok']);
+  writeFileSync(join(tmp, 'BUILD_INFO'), `${K8S_VERSION}\n${goVersion()}\nbuilt in ${Math.round((Date.now() - started) / 1000)} s\n`);
+  mkdirSync(dirname(dir), { recursive: true });
+  rmSync(dir, { recursive: true, force: true });
+  renameSync(tmp, dir);
+}
+
+export function ensureFleetBinaries() {
+  const dir = fleetBinDir();
+  if (!complete(dir)) build(dir);
+  return dir;
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  if (process.argv.includes('--print-dir')) {
+    console.log(fleetBinDir());
+  } else {
+    console.log(ensureFleetBinaries());
+  }
+}

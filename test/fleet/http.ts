@@ -1,0 +1,66 @@
+import { request } from 'node:https';
+import { readFileSync } from 'node:fs';
+
+/** Just enough HTTPS to talk to a member apiserver as its admin, with its CA. */
+export interface MemberEndpoint {
+  server: string;
+  token: string;
+  caFile: string;
+}
+
+export interface MemberResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+const caCache = new Map<string, Buffer>();
+
+export function memberRequest(
+  ep: MemberEndpoint,
+  method: string,
+  path: string,
+  body?: unknown,
+  opts: { contentType?: string; timeoutMs?: number; token?: string; accept?: string } = {},
+): Promise<MemberResponse> {
+  let ca = caCache.get(ep.caFile);
+  if (!ca) {
+    ca = readFileSync(ep.caFile);
+    caCache.set(ep.caFile, ca);
+  }
+  const url = new URL(path, ep.server);
+  const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      {
+        method,
+        ca,
+        headers: {
+          authorization: `Bearer ${opts.token ?? ep.token}`,
+          accept: opts.accept ?? 'application/json',
+          ...(payload !== undefined ? { 'content-type': opts.contentType ?? 'application/json' } : {}),
+        },
+        timeout: opts.timeoutMs ?? 10_000,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`${method} ${url} timed out`)));
+    req.on('error', reject);
+    if (payload !== undefined) req.write(payload);
+    req.end();
+  });
+}
+
+export async function memberJson<T = unknown>(ep: MemberEndpoint, method: string, path: string, body?: unknown): Promise<T> {
+  const res = await memberRequest(ep, method, path, body);
+  if (res.status < 200 || res.status >= 300) {
+    throw new Error(`${method} ${path} on ${ep.server}: ${res.status} ${res.body.slice(0, 500)}`);
+  }
+  return JSON.parse(res.body) as T;
+}

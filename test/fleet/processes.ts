@@ -1,0 +1,120 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { openSync, closeSync, readFileSync, writeFileSync, existsSync, appendFileSync } from 'node:fs';
+
+/**
+ * Every process the fleet starts goes through here, so that each one can be stopped by its PID:
+ * on a normal stop, on SIGINT/SIGTERM of the parent, on the parent's exit, and, when the parent
+ * itself was SIGKILLed, on the next start (from the PID file left behind).
+ */
+export interface Supervised {
+  readonly name: string;
+  readonly pid: number;
+  readonly logPath: string;
+  readonly child: ChildProcess;
+  exited: boolean;
+  exitCode: number | null;
+}
+
+const live = new Set<Supervised>();
+let handlersInstalled = false;
+
+function installExitHandlers(): void {
+  if (handlersInstalled) return;
+  handlersInstalled = true;
+  // 'exit' handlers must be synchronous: a plain SIGKILL per PID is all that can run there.
+  process.on('exit', () => {
+    for (const p of live) killQuietly(p.pid, 'SIGKILL');
+  });
+  // A signal with no handler ends Node without 'exit' handlers; when nobody else (a CLI doing a
+  // graceful stop) listens for it, this one stops the children and exits.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      if (process.listenerCount(signal) > 1) return;
+      for (const p of live) killQuietly(p.pid, 'SIGKILL');
+      process.exit(signal === 'SIGINT' ? 130 : 143);
+    });
+  }
+}
+
+function killQuietly(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // already gone
+  }
+}
+
+export interface StartOptions {
+  name: string;
+  command: string;
+  args: string[];
+  logPath: string;
+  pidFile: string;
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+}
+
+export function startProcess(opts: StartOptions): Supervised {
+  installExitHandlers();
+  const fd = openSync(opts.logPath, 'a');
+  const child = spawn(opts.command, opts.args, {
+    stdio: ['ignore', fd, fd],
+    env: opts.env ?? process.env,
+    cwd: opts.cwd,
+  });
+  closeSync(fd);
+  if (child.pid === undefined) throw new Error(`${opts.name}: failed to start ${opts.command}`);
+  const proc: Supervised = { name: opts.name, pid: child.pid, logPath: opts.logPath, child, exited: false, exitCode: null };
+  live.add(proc);
+  appendFileSync(opts.pidFile, `${child.pid} ${opts.command}\n`);
+  child.on('exit', (code) => {
+    proc.exited = true;
+    proc.exitCode = code;
+    live.delete(proc);
+  });
+  return proc;
+}
+
+/** SIGTERM, then SIGKILL after a grace period; resolves once the process has exited. */
+export async function stopProcess(proc: Supervised, graceMs = 5000): Promise<void> {
+  if (proc.exited) return;
+  const exited = new Promise<void>((resolve) => proc.child.once('exit', () => resolve()));
+  killQuietly(proc.pid, 'SIGTERM');
+  const timer = setTimeout(() => killQuietly(proc.pid, 'SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(timer);
+}
+
+/**
+ * Kills processes recorded in a PID file by an earlier run that never got to stop them, but only
+ * those whose command line is still the binary we started (a PID may have been reused since).
+ */
+export function reapStalePids(pidFile: string): number {
+  if (!existsSync(pidFile)) return 0;
+  let reaped = 0;
+  for (const line of readFileSync(pidFile, 'utf8').split('\n')) {
+    const [pidText, command] = line.split(' ', 2);
+    const pid = Number(pidText);
+    if (!Number.isInteger(pid) || pid <= 0 || !command) continue;
+    let cmdline = '';
+    try {
+      cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] ?? '';
+    } catch {
+      continue;
+    }
+    if (cmdline === command) {
+      killQuietly(pid, 'SIGKILL');
+      reaped++;
+    }
+  }
+  writeFileSync(pidFile, '');
+  return reaped;
+}
+
+export function tailLog(path: string, lines = 30): string {
+  try {
+    return readFileSync(path, 'utf8').split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}
