@@ -1,0 +1,231 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { IncomingMessage } from 'node:http';
+import type { MemberClient } from '../members/member-client.js';
+import { collectionPath, groupVersion, gvrKey, type ResourceInfo } from '../resources/resource-info.js';
+import { decodeListPage, decodeWatchLine, type DecodedObject, type IngestContext, type TableColumn } from '../ingest/decode.js';
+import type { ObjectRef, Store } from '../store/store.js';
+import { Backoff } from './backoff.js';
+import { splitLines } from './lines.js';
+
+/**
+ * Keeps one (cluster, resource) of the store in step with its member: list in pages, then watch
+ * from the list's RV with bookmarks, re-watch from the last RV when a watch ends, and relist with
+ * reconcile when the member says the RV has expired (410).
+ */
+export type CacherPhase = 'pending' | 'listing' | 'watching' | 'backoff' | 'stopped';
+
+export interface CacherStatus {
+  cluster: string;
+  resource: string;
+  namespace?: string;
+  phase: CacherPhase;
+  synced: boolean;
+  rv?: string;
+  objects: number;
+  relists: number;
+  lastError?: string;
+  lastEventAt?: string;
+}
+
+// Table rows with the whole object: the member prints the cells (exactly what kubectl shows for
+// every kind, CRD columns included), and the object rides along.
+const TABLE_ACCEPT = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json';
+
+export interface CacherOptions {
+  pageSize: number;
+  dropManagedFields: boolean;
+  /** Upper bound of a watch request's server-side timeout; each watch picks a random share of it. */
+  watchTimeoutSeconds?: number;
+  /** Cache only this namespace of a namespaced resource (a rule's `namespaces`). */
+  namespace?: string;
+}
+
+export class GoneError extends Error {}
+
+export class ResourceCacher {
+  private readonly status: CacherStatus;
+  private readonly abort = new AbortController();
+  private readonly ctx: IngestContext;
+  private readonly key: string;
+  private readonly scope: { cluster: string; resource: string; namespace?: string };
+  private readonly path: string;
+  private columns?: TableColumn[];
+  private running?: Promise<void>;
+  private readonly syncedWaiters: (() => void)[] = [];
+
+  constructor(
+    private readonly member: MemberClient,
+    private readonly info: ResourceInfo,
+    private readonly store: Store,
+    private readonly opts: CacherOptions,
+  ) {
+    this.key = gvrKey(info);
+    this.scope = { cluster: member.cluster, resource: this.key, namespace: opts.namespace };
+    this.path = collectionPath(info, opts.namespace);
+    this.status = { cluster: member.cluster, resource: this.key, phase: 'pending', synced: false, objects: 0, relists: 0 };
+    if (opts.namespace) this.status.namespace = opts.namespace;
+    this.ctx = { cluster: member.cluster, apiVersion: groupVersion(info), kind: info.kind, dropManagedFields: opts.dropManagedFields };
+  }
+
+  start(): void {
+    const stored = this.store.syncState(this.scope);
+    let rv = stored?.rv || undefined;
+    this.columns = stored?.columns;
+    if (rv) {
+      // Warm start: the store already holds a complete state at `rv`; resume watching from it.
+      this.status.objects = this.store.refsOf(this.scope).length;
+      this.status.rv = rv;
+      this.markSynced();
+    }
+    this.running = (async () => {
+      const backoff = new Backoff();
+      while (!this.abort.signal.aborted) {
+        try {
+          if (!rv) rv = await this.relist();
+          rv = await this.watch(rv);
+          backoff.reset();
+        } catch (e) {
+          if (this.abort.signal.aborted) break;
+          if (e instanceof GoneError) {
+            rv = undefined;
+            continue;
+          }
+          this.status.lastError = (e as Error).message;
+          this.status.phase = 'backoff';
+          await sleep(backoff.next(), undefined, { signal: this.abort.signal }).catch(() => undefined);
+        }
+      }
+      this.status.phase = 'stopped';
+    })();
+  }
+
+  async stop(): Promise<void> {
+    this.abort.abort();
+    await this.running;
+  }
+
+  getStatus(): CacherStatus {
+    return { ...this.status };
+  }
+
+  /** Resolves once the cache holds a complete list of this member's objects. */
+  whenSynced(): Promise<void> {
+    if (this.status.synced) return Promise.resolve();
+    return new Promise((resolve) => this.syncedWaiters.push(resolve));
+  }
+
+  private markSynced(): void {
+    this.status.synced = true;
+    for (const w of this.syncedWaiters.splice(0)) w();
+  }
+
+  private async relist(): Promise<string> {
+    this.status.phase = 'listing';
+    this.status.relists++;
+    const seen = new Set<string>();
+    let listRV = '';
+    let continueToken: string | undefined;
+    let count = 0;
+    do {
+      const q = new URLSearchParams({ limit: String(this.opts.pageSize), includeObject: 'Object' });
+      if (continueToken) q.set('continue', continueToken);
+      const res = await this.member.fetch({
+        path: `${this.path}?${q}`,
+        headers: { accept: TABLE_ACCEPT },
+        signal: this.abort.signal,
+      });
+      if (res.status === 410) {
+        // The continue token expired mid-list: start over.
+        seen.clear();
+        continueToken = undefined;
+        count = 0;
+        continue;
+      }
+      if (res.status !== 200) throw new Error(`list ${this.key} from ${this.member.cluster}: HTTP ${res.status}: ${res.body.toString('utf8', 0, 300)}`);
+      const page = decodeListPage(res.body, this.ctx);
+      if (!continueToken) listRV = page.rv;
+      if (page.columns?.length) this.columns = page.columns;
+      for (const o of page.objects) seen.add(refKey(o));
+      count += page.objects.length;
+      continueToken = page.continueToken;
+      // Pages are written as they arrive; the RV is recorded only with the last one, so a crash
+      // mid-list leaves a state that the next start relists rather than trusts.
+      const prior = this.store.syncState(this.scope);
+      await this.store.commit(this.scope, page.objects, [], { ...prior, rv: continueToken ? (prior?.rv ?? '') : '', columns: this.columns });
+    } while (continueToken);
+
+    const gone: ObjectRef[] = this.store.refsOf(this.scope).filter((r) => !seen.has(refKey(r)));
+    await this.store.commit(this.scope, [], gone, { rv: listRV, columns: this.columns, listedAt: new Date().toISOString() });
+    this.status.objects = count;
+    this.status.rv = listRV;
+    this.status.lastError = undefined;
+    this.markSynced();
+    return listRV;
+  }
+
+  /** Watches from `rv` until the member closes the watch; returns the last RV seen. */
+  private async watch(rv: string): Promise<string> {
+    this.status.phase = 'watching';
+    const maxTimeout = this.opts.watchTimeoutSeconds ?? 600;
+    const timeoutSeconds = Math.floor(maxTimeout / 2 + Math.random() * (maxTimeout / 2));
+    const q = new URLSearchParams({
+      watch: '1',
+      allowWatchBookmarks: 'true',
+      resourceVersion: rv,
+      timeoutSeconds: String(timeoutSeconds),
+      includeObject: 'Object',
+    });
+    const res: IncomingMessage = await this.member.send({
+      path: `${this.path}?${q}`,
+      headers: { accept: TABLE_ACCEPT },
+      signal: this.abort.signal,
+      idleTimeoutMs: (timeoutSeconds + 90) * 1000,
+    });
+    if (res.statusCode === 410) {
+      res.resume();
+      throw new GoneError('watch RV expired');
+    }
+    if (res.statusCode !== 200) {
+      const chunks: Buffer[] = [];
+      for await (const c of res) chunks.push(c as Buffer);
+      throw new Error(`watch ${this.key} from ${this.member.cluster}: HTTP ${res.statusCode}: ${Buffer.concat(chunks).toString('utf8', 0, 300)}`);
+    }
+    let lastRV = rv;
+    for await (const lines of splitLines(res)) {
+      const puts = new Map<string, DecodedObject>();
+      const deletes = new Map<string, ObjectRef>();
+      let objectsDelta = 0;
+      for (const line of lines) {
+        const ev = decodeWatchLine(line, this.ctx);
+        if (ev.type === 'ERROR') {
+          if (ev.status.code === 410) throw new GoneError(ev.status.message ?? 'expired');
+          throw new Error(`watch ${this.key} from ${this.member.cluster}: ${ev.status.message ?? JSON.stringify(ev.status)}`);
+        }
+        if (ev.type === 'BOOKMARK') {
+          lastRV = ev.rv;
+          continue;
+        }
+        const k = refKey(ev.object);
+        lastRV = ev.object.meta.rv;
+        if (ev.type === 'DELETED') {
+          puts.delete(k);
+          deletes.set(k, ev.object);
+          objectsDelta--;
+        } else {
+          deletes.delete(k);
+          puts.set(k, ev.object);
+          if (ev.type === 'ADDED') objectsDelta++;
+        }
+      }
+      await this.store.commit(this.scope, [...puts.values()], [...deletes.values()], { rv: lastRV, columns: this.columns });
+      this.status.objects += objectsDelta;
+      this.status.rv = lastRV;
+      this.status.lastEventAt = new Date().toISOString();
+    }
+    return lastRV;
+  }
+}
+
+function refKey(r: ObjectRef): string {
+  return `${r.namespace}/${r.name}`;
+}

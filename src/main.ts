@@ -1,0 +1,67 @@
+#!/usr/bin/env node
+import { parseArgs } from 'node:util';
+import { readFileSync } from 'node:fs';
+import { loadFleetConfig, ConfigError } from './registry/config.js';
+import { startFlotilla } from './app.js';
+
+const usage = `usage: flotilla --config FLEET.yaml [--data-dir DIR] [--port 8443] [--bind 127.0.0.1]
+                [--tls-cert-file CERT --tls-private-key-file KEY] [--log-level warn]`;
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      config: { type: 'string' },
+      'data-dir': { type: 'string', default: './flotilla-data' },
+      port: { type: 'string', default: '8443' },
+      bind: { type: 'string', default: '127.0.0.1' },
+      'tls-cert-file': { type: 'string' },
+      'tls-private-key-file': { type: 'string' },
+      'log-level': { type: 'string', default: 'warn' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help || !values.config) {
+    console.error(usage);
+    process.exit(values.help ? 0 : 2);
+  }
+  const port = Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    console.error(`--port: not a port number: ${values.port}`);
+    process.exit(2);
+  }
+  if (Boolean(values['tls-cert-file']) !== Boolean(values['tls-private-key-file'])) {
+    console.error('--tls-cert-file and --tls-private-key-file go together');
+    process.exit(2);
+  }
+  let config;
+  try {
+    config = await loadFleetConfig(values.config);
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      console.error(e.message);
+      process.exit(2);
+    }
+    throw e;
+  }
+  const https = values['tls-cert-file']
+    ? { cert: readFileSync(values['tls-cert-file']), key: readFileSync(values['tls-private-key-file']!) }
+    : undefined;
+  const flotilla = await startFlotilla({ config, dataDir: values['data-dir'], port, host: values.bind, https, logLevel: values['log-level'] });
+  console.log(`flotilla: serving ${flotilla.url} (${config.clusters.length} clusters, ${config.resources.length} resources)`);
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`flotilla: ${signal}, stopping`);
+    await flotilla.stop();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+main().catch((e: unknown) => {
+  console.error(`flotilla: ${(e as Error).stack ?? e}`);
+  process.exit(1);
+});

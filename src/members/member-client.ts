@@ -1,0 +1,117 @@
+import { Agent, request, type RequestOptions } from 'node:https';
+import { request as httpRequest, Agent as HttpAgent } from 'node:http';
+import type { IncomingMessage } from 'node:http';
+import { readFile } from 'node:fs/promises';
+import { KubeConfig } from '@kubernetes/client-node';
+import type { ClusterConfig } from '../registry/config.js';
+
+/**
+ * The HTTP(S) connection to one member apiserver, with the member's credentials from its
+ * kubeconfig (or server + CA + token). Responses are handed back as raw streams: the cacher
+ * never wants a parsed list page on the event loop.
+ */
+export interface MemberRequest {
+  method?: string;
+  path: string;
+  headers?: Record<string, string>;
+  body?: Buffer | string;
+  signal?: AbortSignal;
+  /** Socket idle timeout; watches rely on bookmarks to keep the socket busy. */
+  idleTimeoutMs?: number;
+}
+
+export class MemberClient {
+  private constructor(
+    readonly cluster: string,
+    readonly server: URL,
+    private readonly tls: RequestOptions,
+    private readonly authHeaders: Record<string, string>,
+    private readonly agent: Agent | HttpAgent,
+  ) {}
+
+  static async create(cfg: ClusterConfig): Promise<MemberClient> {
+    const kc = new KubeConfig();
+    if (cfg.kubeconfig) {
+      kc.loadFromFile(cfg.kubeconfig);
+      if (cfg.context) kc.setCurrentContext(cfg.context);
+    } else if (cfg.server) {
+      const token = cfg.tokenFile ? (await readFile(cfg.tokenFile, 'utf8')).trim() : undefined;
+      kc.loadFromOptions({
+        clusters: [{ name: cfg.name, server: cfg.server, caFile: cfg.caFile, skipTLSVerify: cfg.insecureSkipTLSVerify ?? false }],
+        users: [{ name: cfg.name, ...(token ? { token } : {}) }],
+        contexts: [{ name: cfg.name, cluster: cfg.name, user: cfg.name }],
+        currentContext: cfg.name,
+      });
+    }
+    const current = kc.getCurrentCluster();
+    if (!current) throw new Error(`cluster ${cfg.name}: no current cluster in its kubeconfig`);
+    const opts: RequestOptions = {};
+    await kc.applyToHTTPSOptions(opts);
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(opts.headers ?? {})) {
+      if (typeof v === 'string') headers[k.toLowerCase()] = v;
+    }
+    const tls = {
+      ca: opts.ca,
+      cert: opts.cert,
+      key: opts.key,
+      rejectUnauthorized: opts.rejectUnauthorized,
+      servername: opts.servername,
+    } satisfies RequestOptions;
+    const server = new URL(current.server);
+    const agentOpts = { keepAlive: true, maxSockets: 64 };
+    const agent = server.protocol === 'http:' ? new HttpAgent(agentOpts) : new Agent({ ...agentOpts, ...tls });
+    return new MemberClient(cfg.name, server, tls, headers, agent);
+  }
+
+  /** Sends a request and resolves with the response head; the body is left unread. */
+  send(req: MemberRequest): Promise<IncomingMessage> {
+    const url = new URL(req.path, this.server);
+    const doRequest = url.protocol === 'http:' ? httpRequest : request;
+    return new Promise((resolve, reject) => {
+      const r = doRequest(
+        url,
+        {
+          method: req.method ?? 'GET',
+          agent: this.agent,
+          ...this.tls,
+          headers: { ...this.authHeaders, 'user-agent': 'flotilla', ...req.headers },
+          signal: req.signal,
+        },
+        resolve,
+      );
+      if (req.idleTimeoutMs) r.setTimeout(req.idleTimeoutMs, () => r.destroy(new Error(`no data from ${this.cluster} for ${req.idleTimeoutMs} ms`)));
+      r.on('error', reject);
+      r.end(req.body);
+    });
+  }
+
+  /** Sends a request and buffers the whole body. */
+  async fetch(req: MemberRequest): Promise<{ status: number; headers: IncomingMessage['headers']; body: Buffer }> {
+    const res = await this.send(req);
+    const chunks: Buffer[] = [];
+    for await (const chunk of res) chunks.push(chunk as Buffer);
+    return { status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) };
+  }
+
+  async getJson<T>(path: string, signal?: AbortSignal): Promise<T> {
+    const res = await this.fetch({ path, headers: { accept: 'application/json' }, signal });
+    if (res.status !== 200) throw new MemberHttpError(this.cluster, path, res.status, res.body.toString('utf8'));
+    return JSON.parse(res.body.toString('utf8')) as T;
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+}
+
+export class MemberHttpError extends Error {
+  constructor(
+    readonly cluster: string,
+    readonly path: string,
+    readonly status: number,
+    readonly body: string,
+  ) {
+    super(`${cluster}: GET ${path}: HTTP ${status}: ${body.slice(0, 300)}`);
+  }
+}

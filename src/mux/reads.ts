@@ -1,0 +1,148 @@
+import type { CachedResource } from '../cacher/cache-manager.js';
+import type { TableColumn } from '../ingest/decode.js';
+import { gvrKey, groupVersion } from '../resources/resource-info.js';
+import { encodeGlobalRV } from '../rv/global-rv.js';
+import { matchesLabels, type LabelSelector } from '../selectors/labels.js';
+import type { Store, StoredEntry } from '../store/store.js';
+import { ageCell } from '../table/human-duration.js';
+import { conflict, notFound } from '../router/status.js';
+import type { ResponseForm } from '../router/negotiate.js';
+
+/**
+ * Answers reads from the store. A list is concatenation: the stored bytes of each object between
+ * a header and a footer, never re-encoded. Table and PartialObjectMetadata views are assembled from
+ * the meta records, which carry the member's cells and the object's metadata as JSON.
+ */
+export interface ReadScope {
+  resource: CachedResource;
+  /** Only this member's objects (a `/clusters/<name>/` request). */
+  cluster?: string;
+  namespace?: string;
+}
+
+export interface ListOptions extends ReadScope {
+  form: ResponseForm;
+  labelSelector?: LabelSelector;
+  /** metadata.name / metadata.namespace equality or inequality from a field selector. */
+  fieldFilter?: (e: { namespace: string; name: string }) => boolean;
+  includeObject?: 'Metadata' | 'Object' | 'None';
+}
+
+const CLUSTER_COLUMN: TableColumn = {
+  name: 'Cluster',
+  type: 'string',
+  format: '',
+  description: 'The member cluster that holds the object (flotilla).',
+  priority: 0,
+};
+
+// What the apiserver's default table convertor prints for kinds without printer columns.
+const DEFAULT_COLUMNS: TableColumn[] = [
+  { name: 'Name', type: 'string', format: 'name', description: 'Name must be unique within a namespace.', priority: 0 },
+  { name: 'Age', type: 'string', format: '', description: 'Time since the object was created.', priority: 0 },
+];
+
+/** The global RV of what the store holds for a resource: each cluster's RV, the oldest of its scopes. */
+export function storeRV(store: Store, resource: CachedResource, cluster?: string): string {
+  const rvs: Record<string, string> = {};
+  for (const s of store.syncStates(gvrKey(resource.info))) {
+    if (!s.sync.rv || (cluster !== undefined && s.cluster !== cluster)) continue;
+    const prior = rvs[s.cluster];
+    if (prior === undefined || BigInt(s.sync.rv) < BigInt(prior)) rvs[s.cluster] = s.sync.rv;
+  }
+  return encodeGlobalRV(rvs);
+}
+
+function columnsOf(store: Store, resource: CachedResource): TableColumn[] {
+  for (const s of store.syncStates(gvrKey(resource.info))) {
+    if (s.sync.columns?.length) return s.sync.columns;
+  }
+  return DEFAULT_COLUMNS;
+}
+
+export function listResponse(store: Store, opts: ListOptions): Buffer {
+  const key = gvrKey(opts.resource.info);
+  // Everything below runs in one synchronous pass: lmdb-js serves it from one read snapshot, so the
+  // RV and the objects agree.
+  const rv = storeRV(store, opts.resource, opts.cluster);
+  const entries: StoredEntry[] = [];
+  for (const e of store.entries(key, { namespace: opts.namespace, cluster: opts.cluster })) {
+    if (!opts.resource.clusters.includes(e.cluster)) continue;
+    if (opts.fieldFilter && !opts.fieldFilter(e)) continue;
+    if (opts.labelSelector && opts.labelSelector.length > 0) {
+      const meta = store.metaOf(key, e);
+      if (!matchesLabels(opts.labelSelector, meta?.labels)) continue;
+    }
+    entries.push(e);
+  }
+  if (opts.form === 'table') return tableResponse(store, opts, entries, rv);
+  const info = opts.resource.info;
+  if (opts.form === 'metadata') {
+    const items = entries.map((e) => partialMetadata(store.metaOf(key, e)?.metadataJson ?? '{}'));
+    return Buffer.from(`{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":${JSON.stringify(rv)}},"items":[${items.join(',')}]}`);
+  }
+  const head = Buffer.from(`{"kind":${JSON.stringify(info.kind + 'List')},"apiVersion":${JSON.stringify(groupVersion(info))},"metadata":{"resourceVersion":${JSON.stringify(rv)}},"items":[`);
+  const parts: Buffer[] = [head];
+  const comma = Buffer.from(',');
+  entries.forEach((e, i) => {
+    if (i > 0) parts.push(comma);
+    parts.push(e.bytes);
+  });
+  parts.push(Buffer.from(']}'));
+  return Buffer.concat(parts);
+}
+
+/** The one member copy of namespace/name, or 404, or 409 when several members hold one. */
+export function findOne(store: Store, scope: ReadScope, name: string): StoredEntry {
+  const info = scope.resource.info;
+  const hits = store
+    .lookup(gvrKey(info), scope.namespace ?? '', name, scope.cluster)
+    .filter((e) => scope.resource.clusters.includes(e.cluster));
+  if (hits.length === 0) throw notFound({ group: info.group, resource: info.resource }, name);
+  if (hits.length > 1) {
+    const clusters = hits.map((h) => h.cluster);
+    const what = `${info.resource}${info.group ? '.' + info.group : ''} "${name}"`;
+    throw conflict(
+      `${what}${scope.namespace ? ` in namespace "${scope.namespace}"` : ''} exists in clusters ${clusters.join(', ')}; address one with the /clusters/<name>/ path prefix, e.g. /clusters/${clusters[0]}${'/…'}`,
+      { name, group: info.group, kind: info.resource },
+    );
+  }
+  return hits[0]!;
+}
+
+export function getResponse(store: Store, scope: ReadScope, name: string, form: ResponseForm, includeObject?: ListOptions['includeObject']): Buffer {
+  const hit = findOne(store, scope, name);
+  if (form === 'table') return tableResponse(store, { ...scope, includeObject }, [hit], undefined);
+  if (form === 'metadata') return Buffer.from(partialMetadata(store.metaOf(gvrKey(scope.resource.info), hit)?.metadataJson ?? '{}'));
+  return hit.bytes;
+}
+
+function partialMetadata(metadataJson: string): string {
+  return `{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":${metadataJson}}`;
+}
+
+function tableResponse(store: Store, opts: ReadScope & { includeObject?: ListOptions['includeObject'] }, entries: StoredEntry[], rv: string | undefined): Buffer {
+  const key = gvrKey(opts.resource.info);
+  const columns = columnsOf(store, opts.resource);
+  const ageIndex = columns.findIndex((c) => c.name === 'Age' && c.type === 'string');
+  const now = Date.now();
+  const rows: string[] = [];
+  for (const e of entries) {
+    const meta = store.metaOf(key, e);
+    let cells: unknown[];
+    if (meta?.cells && meta.cells.length === columns.length) {
+      cells = meta.cells.slice();
+      if (ageIndex >= 0) cells[ageIndex] = ageCell(meta.created, now);
+    } else {
+      cells = [e.name, ageCell(meta?.created, now)];
+    }
+    let object = '';
+    if (opts.includeObject === 'Object') object = `,"object":${e.bytes.toString('utf8')}`;
+    else if (opts.includeObject !== 'None') object = `,"object":${partialMetadata(meta?.metadataJson ?? '{}')}`;
+    rows.push(`{"cells":${JSON.stringify([e.cluster, ...cells])}${object}}`);
+  }
+  const metadata = rv !== undefined ? `{"resourceVersion":${JSON.stringify(rv)}}` : '{}';
+  return Buffer.from(
+    `{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":${metadata},"columnDefinitions":${JSON.stringify([CLUSTER_COLUMN, ...columns])},"rows":[${rows.join(',')}]}`,
+  );
+}

@@ -1,0 +1,284 @@
+import { readFile } from 'node:fs/promises';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { labelSelectorFromObject, matchesLabels, validateLabelKey, validateLabelValue } from '../selectors/labels.js';
+
+/**
+ * The fleet configuration file: which clusters, which resources to cache from which of them, and
+ * options. Validation collects every problem and names the file and the field path of each.
+ */
+export interface ClusterConfig {
+  name: string;
+  kubeconfig?: string;
+  context?: string;
+  server?: string;
+  caFile?: string;
+  tokenFile?: string;
+  insecureSkipTLSVerify?: boolean;
+  labels: Record<string, string>;
+}
+
+export interface LabelSelectorSpec {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: { key: string; operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist'; values?: string[] }[];
+}
+
+export interface ResourceRule {
+  group: string;
+  version: string;
+  resource: string;
+  namespaces?: string[];
+  clusters?: string[];
+  clusterSelector?: LabelSelectorSpec;
+}
+
+export interface FleetOptions {
+  dropManagedFields: boolean;
+  listPageSize: number;
+}
+
+export interface FleetConfig {
+  clusters: ClusterConfig[];
+  resources: ResourceRule[];
+  options: FleetOptions;
+}
+
+export class ConfigError extends Error {}
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const VERSION = /^v[0-9]+((alpha|beta)[0-9]+)?$/;
+
+type Obj = Record<string, unknown>;
+
+class Checker {
+  readonly errors: string[] = [];
+  constructor(private readonly file: string) {}
+
+  fail(path: string, msg: string): void {
+    this.errors.push(`${this.file}: ${path}: ${msg}`);
+  }
+
+  object(v: unknown, path: string, allowed: readonly string[]): Obj | undefined {
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) {
+      this.fail(path, `must be a mapping, got ${describe(v)}`);
+      return undefined;
+    }
+    for (const k of Object.keys(v)) {
+      if (!allowed.includes(k)) this.fail(`${path}.${k}`.replace(/^\./, ''), `unknown field; allowed: ${allowed.join(', ')}`);
+    }
+    return v as Obj;
+  }
+
+  string(v: unknown, path: string, opts: { required?: boolean; pattern?: RegExp; patternDesc?: string } = {}): string | undefined {
+    if (v === undefined || v === null) {
+      if (opts.required) this.fail(path, 'is required');
+      return undefined;
+    }
+    if (typeof v !== 'string') {
+      this.fail(path, `must be a string, got ${describe(v)}`);
+      return undefined;
+    }
+    if (opts.pattern && !opts.pattern.test(v)) {
+      this.fail(path, `must be ${opts.patternDesc}, got ${JSON.stringify(v)}`);
+      return undefined;
+    }
+    return v;
+  }
+
+  stringList(v: unknown, path: string, check?: (s: string, p: string) => void): string[] | undefined {
+    if (v === undefined || v === null) return undefined;
+    if (!Array.isArray(v)) {
+      this.fail(path, `must be a list, got ${describe(v)}`);
+      return undefined;
+    }
+    const out: string[] = [];
+    v.forEach((item, i) => {
+      const s = this.string(item, `${path}[${i}]`);
+      if (s !== undefined) {
+        check?.(s, `${path}[${i}]`);
+        out.push(s);
+      }
+    });
+    return out;
+  }
+
+  labels(v: unknown, path: string): Record<string, string> {
+    if (v === undefined || v === null) return {};
+    const o = this.object(v, path, Object.keys(v as Obj));
+    const out: Record<string, string> = {};
+    for (const [k, val] of Object.entries(o ?? {})) {
+      const keyErr = validateLabelKey(k);
+      if (keyErr) this.fail(`${path}.${k}`, keyErr);
+      const s = this.string(val, `${path}.${k}`);
+      if (s === undefined) continue;
+      const valErr = validateLabelValue(s);
+      if (valErr) this.fail(`${path}.${k}`, valErr);
+      out[k] = s;
+    }
+    return out;
+  }
+}
+
+function describe(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'a list';
+  return typeof v === 'object' ? 'a mapping' : `${typeof v} ${JSON.stringify(v)}`;
+}
+
+const DNS_LABEL_DESC = "a DNS-1123 label (lowercase letters, digits, '-')";
+
+export function parseFleetConfig(text: string, sourcePath: string): FleetConfig {
+  const file = sourcePath.split('/').pop() ?? sourcePath;
+  const baseDir = dirname(resolve(sourcePath));
+  const abs = (p: string) => (isAbsolute(p) ? p : resolve(baseDir, p));
+  const c = new Checker(file);
+  let doc: unknown;
+  try {
+    doc = parseYaml(text);
+  } catch (e) {
+    throw new ConfigError(`${file}: not valid YAML: ${(e as Error).message}`);
+  }
+  const root = c.object(doc ?? {}, '', ['clusters', 'resources', 'options']) ?? {};
+
+  const clusters: ClusterConfig[] = [];
+  if (!Array.isArray(root.clusters) || root.clusters.length === 0) {
+    c.fail('clusters', 'must list at least one cluster');
+  } else {
+    const seen = new Set<string>();
+    root.clusters.forEach((raw, i) => {
+      const p = `clusters[${i}]`;
+      const o = c.object(raw, p, ['name', 'kubeconfig', 'context', 'server', 'caFile', 'tokenFile', 'insecureSkipTLSVerify', 'labels']);
+      if (!o) return;
+      const name = c.string(o.name, `${p}.name`, { required: true, pattern: DNS_LABEL, patternDesc: DNS_LABEL_DESC });
+      if (name !== undefined) {
+        if (seen.has(name)) c.fail(`${p}.name`, `duplicate cluster name ${JSON.stringify(name)}`);
+        seen.add(name);
+      }
+      const kubeconfig = c.string(o.kubeconfig, `${p}.kubeconfig`);
+      const server = c.string(o.server, `${p}.server`, { pattern: /^https?:\/\/\S+$/, patternDesc: 'an http(s) URL' });
+      if ((o.kubeconfig === undefined) === (o.server === undefined)) c.fail(p, 'needs exactly one of kubeconfig or server');
+      if (kubeconfig !== undefined) {
+        for (const f of ['caFile', 'tokenFile', 'insecureSkipTLSVerify']) {
+          if (o[f] !== undefined) c.fail(`${p}.${f}`, 'only goes with server (the kubeconfig has its own)');
+        }
+      } else if (o.context !== undefined) {
+        c.fail(`${p}.context`, 'only goes with kubeconfig');
+      }
+      if (o.insecureSkipTLSVerify !== undefined && typeof o.insecureSkipTLSVerify !== 'boolean') c.fail(`${p}.insecureSkipTLSVerify`, 'must be true or false');
+      const caFile = c.string(o.caFile, `${p}.caFile`);
+      const tokenFile = c.string(o.tokenFile, `${p}.tokenFile`);
+      const context = c.string(o.context, `${p}.context`);
+      if (name === undefined) return;
+      clusters.push({
+        name,
+        ...(kubeconfig !== undefined ? { kubeconfig: abs(kubeconfig) } : {}),
+        ...(context !== undefined ? { context } : {}),
+        ...(server !== undefined ? { server } : {}),
+        ...(caFile !== undefined ? { caFile: abs(caFile) } : {}),
+        ...(tokenFile !== undefined ? { tokenFile: abs(tokenFile) } : {}),
+        ...(typeof o.insecureSkipTLSVerify === 'boolean' ? { insecureSkipTLSVerify: o.insecureSkipTLSVerify } : {}),
+        labels: c.labels(o.labels, `${p}.labels`),
+      });
+    });
+  }
+
+  const names = new Set(clusters.map((cl) => cl.name));
+  const resources: ResourceRule[] = [];
+  if (!Array.isArray(root.resources) || root.resources.length === 0) {
+    c.fail('resources', 'must list at least one resource');
+  } else {
+    const seen = new Set<string>();
+    root.resources.forEach((raw, i) => {
+      const p = `resources[${i}]`;
+      const o = c.object(raw, p, ['group', 'version', 'resource', 'namespaces', 'clusters', 'clusterSelector']);
+      if (!o) return;
+      const group = o.group === undefined || o.group === '' ? '' : c.string(o.group, `${p}.group`, { pattern: DNS_SUBDOMAIN, patternDesc: 'an API group (a DNS subdomain, or "" for core)' });
+      const version = c.string(o.version, `${p}.version`, { required: true, pattern: VERSION, patternDesc: 'an API version such as v1 or v1beta1' });
+      const resource = c.string(o.resource, `${p}.resource`, { required: true, pattern: DNS_LABEL, patternDesc: 'a lowercase plural resource name such as pods' });
+      const namespaces = c.stringList(o.namespaces, `${p}.namespaces`, (s, sp) => {
+        if (!DNS_LABEL.test(s)) c.fail(sp, `must be ${DNS_LABEL_DESC}, got ${JSON.stringify(s)}`);
+      });
+      const ruleClusters = c.stringList(o.clusters, `${p}.clusters`, (s, sp) => {
+        if (!names.has(s)) c.fail(sp, `no cluster named ${JSON.stringify(s)} in clusters`);
+      });
+      let clusterSelector: LabelSelectorSpec | undefined;
+      if (o.clusterSelector !== undefined) {
+        const sel = c.object(o.clusterSelector, `${p}.clusterSelector`, ['matchLabels', 'matchExpressions']);
+        if (sel) {
+          clusterSelector = {};
+          if (sel.matchLabels !== undefined) clusterSelector.matchLabels = c.labels(sel.matchLabels, `${p}.clusterSelector.matchLabels`);
+          if (sel.matchExpressions !== undefined) {
+            if (!Array.isArray(sel.matchExpressions)) c.fail(`${p}.clusterSelector.matchExpressions`, 'must be a list');
+            else {
+              clusterSelector.matchExpressions = [];
+              sel.matchExpressions.forEach((e, j) => {
+                const ep = `${p}.clusterSelector.matchExpressions[${j}]`;
+                const eo = c.object(e, ep, ['key', 'operator', 'values']);
+                if (!eo) return;
+                const key = c.string(eo.key, `${ep}.key`, { required: true });
+                const operator = c.string(eo.operator, `${ep}.operator`, { required: true, pattern: /^(In|NotIn|Exists|DoesNotExist)$/, patternDesc: 'one of In, NotIn, Exists, DoesNotExist' });
+                const values = c.stringList(eo.values, `${ep}.values`) ?? [];
+                if ((operator === 'In' || operator === 'NotIn') && values.length === 0) c.fail(`${ep}.values`, `must not be empty for ${operator}`);
+                if ((operator === 'Exists' || operator === 'DoesNotExist') && values.length > 0) c.fail(`${ep}.values`, `must be empty for ${operator}`);
+                if (key !== undefined && operator !== undefined) {
+                  clusterSelector!.matchExpressions!.push({ key, operator: operator as 'In', values });
+                }
+              });
+            }
+          }
+        }
+      }
+      if (ruleClusters && clusterSelector) c.fail(p, 'give clusters or clusterSelector, not both');
+      if (version === undefined || resource === undefined || group === undefined) return;
+      const id = `${group}/${version}/${resource}`;
+      if (seen.has(id)) c.fail(p, `duplicate rule for ${group ? `${resource}.${group}` : resource}/${version}; merge its clusters and namespaces into one rule`);
+      seen.add(id);
+      resources.push({
+        group,
+        version,
+        resource,
+        ...(namespaces ? { namespaces } : {}),
+        ...(ruleClusters ? { clusters: ruleClusters } : {}),
+        ...(clusterSelector ? { clusterSelector } : {}),
+      });
+    });
+  }
+
+  const options: FleetOptions = { dropManagedFields: true, listPageSize: 500 };
+  if (root.options !== undefined) {
+    const o = c.object(root.options, 'options', ['dropManagedFields', 'listPageSize']);
+    if (o?.dropManagedFields !== undefined) {
+      if (typeof o.dropManagedFields !== 'boolean') c.fail('options.dropManagedFields', 'must be true or false');
+      else options.dropManagedFields = o.dropManagedFields;
+    }
+    if (o?.listPageSize !== undefined) {
+      const n = o.listPageSize;
+      if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 10000) c.fail('options.listPageSize', `must be an integer from 1 to 10000, got ${describe(n)}`);
+      else options.listPageSize = n;
+    }
+  }
+
+  if (c.errors.length > 0) throw new ConfigError(c.errors.join('\n'));
+  return { clusters, resources, options };
+}
+
+export async function loadFleetConfig(path: string): Promise<FleetConfig> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    throw new ConfigError(`${path}: cannot read the fleet configuration: ${(e as Error).message}`);
+  }
+  return parseFleetConfig(text, path);
+}
+
+/** The clusters a rule applies to: by name, by label selector, or all of them. */
+export function selectClusters(rule: ResourceRule, clusters: ClusterConfig[]): ClusterConfig[] {
+  if (rule.clusters) return clusters.filter((c) => rule.clusters!.includes(c.name));
+  if (rule.clusterSelector) {
+    const sel = labelSelectorFromObject(rule.clusterSelector);
+    return clusters.filter((c) => matchesLabels(sel, c.labels));
+  }
+  return clusters;
+}

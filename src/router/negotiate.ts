@@ -1,0 +1,48 @@
+import { notAcceptable } from './status.js';
+
+/**
+ * The response forms flotilla serves, chosen from the client's Accept header the way the apiserver
+ * does: the first acceptable entry wins; `as=Table` and `as=PartialObjectMetadata(List)` ask for a
+ * transformed view of the same objects.
+ */
+export type ResponseForm = 'object' | 'table' | 'metadata';
+
+interface MediaRange {
+  type: string;
+  params: Map<string, string>;
+}
+
+function parseAccept(header: string): MediaRange[] {
+  return header
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean)
+    .map((part) => {
+      const [type = '', ...rawParams] = part.split(';').map((s) => s.trim());
+      const params = new Map<string, string>();
+      for (const p of rawParams) {
+        const eq = p.indexOf('=');
+        if (eq > 0) params.set(p.slice(0, eq).trim().toLowerCase(), p.slice(eq + 1).trim());
+      }
+      return { type: type.toLowerCase(), params };
+    });
+}
+
+const JSON_TYPES = new Set(['application/json', 'application/*', '*/*']);
+
+export function negotiate(accept: string | undefined, opts: { list: boolean }): ResponseForm {
+  if (!accept) return 'object';
+  const ranges = parseAccept(accept);
+  for (const r of ranges) {
+    if (!JSON_TYPES.has(r.type)) continue;
+    const as = r.params.get('as');
+    if (!as) return 'object';
+    const g = r.params.get('g');
+    const v = r.params.get('v');
+    if (g !== 'meta.k8s.io' || (v !== 'v1' && v !== 'v1beta1')) continue;
+    if (as === 'Table') return 'table';
+    if (as === 'PartialObjectMetadata' && !opts.list) return 'metadata';
+    if (as === 'PartialObjectMetadataList' && opts.list) return 'metadata';
+  }
+  throw notAcceptable(`only the following media types are accepted: application/json, application/json;as=Table;v=v1;g=meta.k8s.io, application/json;as=PartialObjectMetadata${opts.list ? 'List' : ''};v=v1;g=meta.k8s.io`);
+}

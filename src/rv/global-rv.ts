@@ -1,0 +1,71 @@
+import { badRequest } from '../router/status.js';
+
+/**
+ * The global resourceVersion: base64url (unpadded) of compact JSON mapping each cluster to its
+ * member RV, keys sorted, so equal states give equal tokens. Opaque to clients.
+ */
+export type ClusterRVs = Readonly<Record<string, string>>;
+
+const BASE64URL = /^[A-Za-z0-9_-]*$/;
+// Member RVs are etcd revisions: decimal digits. Anything else did not come from us.
+const MEMBER_RV = /^[0-9]+$/;
+const CLUSTER_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+export function encodeGlobalRV(rvs: ClusterRVs): string {
+  const sorted: Record<string, string> = {};
+  for (const k of Object.keys(rvs).sort()) sorted[k] = rvs[k]!;
+  return Buffer.from(JSON.stringify(sorted)).toString('base64url');
+}
+
+export function decodeGlobalRV(token: string): Record<string, string> {
+  const fail = () => badRequest(`invalid resource version "${token}": not a flotilla resource version`);
+  if (!BASE64URL.test(token)) throw fail();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
+  } catch {
+    throw fail();
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw fail();
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(parsed)) {
+    if (!CLUSTER_NAME.test(k) || typeof v !== 'string' || !MEMBER_RV.test(v)) throw fail();
+    out[k] = v;
+  }
+  return out;
+}
+
+export function isZeroRV(rv: string | undefined): boolean {
+  return rv === '0';
+}
+
+export function compareMemberRV(a: string, b: string): -1 | 0 | 1 {
+  const x = BigInt(a);
+  const y = BigInt(b);
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+export function mergeRVs(a: ClusterRVs, b: ClusterRVs): Record<string, string> {
+  const out: Record<string, string> = { ...a };
+  for (const [k, v] of Object.entries(b)) {
+    const prior = out[k];
+    if (prior === undefined || compareMemberRV(v, prior) > 0) out[k] = v;
+  }
+  return out;
+}
+
+export function encodeContinue(c: { rv: string; start: string }): string {
+  return Buffer.from(JSON.stringify({ rv: c.rv, start: c.start })).toString('base64url');
+}
+
+export function decodeContinue(token: string): { rv: string; start: string } {
+  const fail = () => badRequest(`invalid continue token "${token}"`);
+  if (!BASE64URL.test(token)) throw fail();
+  try {
+    const c = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as { rv?: unknown; start?: unknown };
+    if (typeof c.rv !== 'string' || typeof c.start !== 'string') throw fail();
+    return { rv: c.rv, start: c.start };
+  } catch {
+    throw fail();
+  }
+}

@@ -1,0 +1,81 @@
+import { badRequest } from '../router/status.js';
+
+/** Field selectors as the apiserver parses them: `f=v`, `f==v`, `f!=v`, comma AND, `\` escapes. */
+export interface FieldRequirement {
+  field: string;
+  operator: 'Equals' | 'NotEquals';
+  value: string;
+}
+
+export type FieldSelector = FieldRequirement[];
+
+function splitTerms(s: string): string[] {
+  const terms: string[] = [];
+  let cur = '';
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i]!;
+    if (c === '\\' && i + 1 < s.length) {
+      cur += c + s[i + 1];
+      i++;
+    } else if (c === ',') {
+      terms.push(cur);
+      cur = '';
+    } else {
+      cur += c;
+    }
+  }
+  terms.push(cur);
+  return terms;
+}
+
+function unescape(v: string, selector: string): string {
+  let out = '';
+  for (let i = 0; i < v.length; i++) {
+    const c = v[i]!;
+    if (c === '\\') {
+      const n = v[i + 1];
+      if (n === undefined || !'\\,=!'.includes(n)) throw badRequest(`invalid field selector ${JSON.stringify(selector)}: invalid escape sequence`);
+      out += n;
+      i++;
+    } else if (c === ',' || c === '=') {
+      throw badRequest(`invalid field selector ${JSON.stringify(selector)}: unescaped ${c}`);
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+export function parseFieldSelector(s: string): FieldSelector {
+  const reqs: FieldRequirement[] = [];
+  if (s.trim() === '') return reqs;
+  for (const term of splitTerms(s)) {
+    if (term === '') continue;
+    let op: FieldRequirement['operator'] | undefined;
+    let at = -1;
+    let len = 0;
+    for (const [text, o] of [['!=', 'NotEquals'], ['==', 'Equals'], ['=', 'Equals']] as const) {
+      const i = term.indexOf(text);
+      if (i >= 0) {
+        op = o;
+        at = i;
+        len = text.length;
+        break;
+      }
+    }
+    if (!op) throw badRequest(`invalid field selector ${JSON.stringify(s)}: ${JSON.stringify(term)} is not a selector term (expected field=value or field!=value)`);
+    reqs.push({ field: term.slice(0, at).trim(), operator: op, value: unescape(term.slice(at + len), s) });
+  }
+  return reqs;
+}
+
+export function validateFieldSelector(sel: FieldSelector, allowedFields: ReadonlySet<string>): void {
+  // The apiserver's own wording, which clients and users recognise.
+  for (const r of sel) {
+    if (!allowedFields.has(r.field)) throw badRequest(`field label not supported: ${r.field}`);
+  }
+}
+
+export function matchesFields(sel: FieldSelector, values: Record<string, string>): boolean {
+  return sel.every((r) => (values[r.field] === r.value) === (r.operator === 'Equals'));
+}

@@ -1,0 +1,231 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { join } from 'node:path';
+import type { V1Pod, V1PodList } from '@kubernetes/client-node';
+import { memberJson, memberRequest } from '../fleet/http.js';
+import type { MemberInfo } from '../fleet/fleet.js';
+import { startFlotillaProcess, type FlotillaProcess } from '../support/flotilla-process.js';
+import { kubectl, kubectlOk } from '../support/kubectl.js';
+import { decodeGlobalRV } from '../../src/rv/global-rv.js';
+
+/**
+ * The first vertical slice against the real fleet: kubectl lists and gets pods of three members
+ * through flotilla, errors are Kubernetes Statuses, and the cache follows the members by watch.
+ */
+const NS = 'slice';
+const CLUSTER_ANNOTATION = 'search.flotilla.io/cluster';
+const fleet = inject('fleet');
+let flotilla: FlotillaProcess;
+
+function pod(name: string): V1Pod {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, labels: { app: 'slice', member: name.split('-')[1]! } },
+    spec: { containers: [{ name: 'c', image: 'example.com/slice:1' }] },
+  };
+}
+
+async function createPod(m: MemberInfo, name: string, ns = NS): Promise<V1Pod> {
+  return memberJson<V1Pod>(m, 'POST', `/api/v1/namespaces/${ns}/pods`, pod(name));
+}
+
+async function memberPods(m: MemberInfo): Promise<V1Pod[]> {
+  return (await memberJson<V1PodList>(m, 'GET', `/api/v1/namespaces/${NS}/pods`)).items;
+}
+
+async function flotillaPods(path = `/api/v1/namespaces/${NS}/pods`): Promise<V1PodList> {
+  const res = await memberRequest(flotilla.endpoint, 'GET', path);
+  expect(res.status).toBe(200);
+  return JSON.parse(res.body) as V1PodList;
+}
+
+beforeAll(async () => {
+  for (const m of fleet.members) {
+    const res = await memberRequest(m, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+    expect([201, 409]).toContain(res.status);
+    // The namespace's default ServiceAccount must exist before pods are admitted.
+    for (let i = 0; i < 100 && (await memberRequest(m, 'GET', `/api/v1/namespaces/${NS}/serviceaccounts/default`)).status !== 200; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    for (let i = 0; i < 3; i++) await createPod(m, `pod-${m.name}-${i}`);
+  }
+  // The same namespace/name in two members: reads by name must not silently pick one.
+  await createPod(fleet.members[0]!, 'twin');
+  await createPod(fleet.members[1]!, 'twin');
+  flotilla = await startFlotillaProcess({ fleet, dir: join(fleet.dir, 'flotilla-slice') });
+});
+
+afterAll(async () => {
+  await flotilla?.stop();
+});
+
+describe('fleet-wide list', () => {
+  it('kubectl get pods -A lists every member pod once, with the cluster annotation', async () => {
+    const out = JSON.parse(await kubectlOk(flotilla.kubeconfig, ['get', 'pods', '-A', '-o', 'json'])) as V1PodList;
+    const expected = new Map<string, string>();
+    for (const m of fleet.members) {
+      for (const p of (await memberJson<V1PodList>(m, 'GET', '/api/v1/pods')).items) expected.set(p.metadata!.uid!, m.name);
+    }
+    const got = new Map<string, string>();
+    for (const p of out.items) {
+      expect(got.has(p.metadata!.uid!), `duplicate ${p.metadata!.name}`).toBe(false);
+      got.set(p.metadata!.uid!, p.metadata!.annotations![CLUSTER_ANNOTATION]!);
+    }
+    expect(got).toEqual(expected);
+    expect(new Set(got.values())).toEqual(new Set(['east', 'west', 'north']));
+  });
+
+  it('prints a Table with a Cluster column and the member printer columns', async () => {
+    const out = await kubectlOk(flotilla.kubeconfig, ['get', 'pods', '-n', NS]);
+    const [header, ...rows] = out.trim().split('\n');
+    expect(header!.split(/\s+/)).toEqual(['CLUSTER', 'NAME', 'READY', 'STATUS', 'RESTARTS', 'AGE']);
+    expect(rows.length).toBe(3 * 3 + 2);
+    expect(rows.find((r) => r.includes('pod-west-1'))!.split(/\s+/)[0]).toBe('west');
+  });
+
+  it.each(['1.28', '1.33'])('works the same with kubectl %s', async (version) => {
+    const out = await kubectlOk(flotilla.kubeconfig, ['get', 'pods', '-n', NS], { version });
+    const rows = out.trim().split('\n');
+    expect(rows[0]!.split(/\s+/)).toEqual(['CLUSTER', 'NAME', 'READY', 'STATUS', 'RESTARTS', 'AGE']);
+    expect(rows.find((r) => r.includes('pod-north-2'))!.split(/\s+/)[0]).toBe('north');
+  });
+
+  it('returns a global resourceVersion covering every member', async () => {
+    const list = await flotillaPods();
+    const rvs = decodeGlobalRV(list.metadata!.resourceVersion!);
+    expect(Object.keys(rvs).sort()).toEqual(['east', 'north', 'west']);
+    for (const p of list.items) {
+      const own = decodeGlobalRV(p.metadata!.resourceVersion!);
+      const cluster = p.metadata!.annotations![CLUSTER_ANNOTATION]!;
+      const member = fleet.members.find((m) => m.name === cluster)!;
+      const direct = await memberJson<V1Pod>(member, 'GET', `/api/v1/namespaces/${NS}/pods/${p.metadata!.name}`);
+      expect(own).toEqual({ [cluster]: direct.metadata!.resourceVersion });
+    }
+  });
+
+  it('filters by label selector', async () => {
+    const out = await kubectlOk(flotilla.kubeconfig, ['get', 'pods', '-A', '-l', 'member=north', '-o', 'name']);
+    expect(out.trim().split('\n').sort()).toEqual(['pod/pod-north-0', 'pod/pod-north-1', 'pod/pod-north-2']);
+  });
+
+  it('addresses one member under /clusters/<name>/', async () => {
+    const list = await flotillaPods(`/clusters/west/api/v1/namespaces/${NS}/pods`);
+    expect(new Set(list.items.map((p) => p.metadata!.annotations![CLUSTER_ANNOTATION]))).toEqual(new Set(['west']));
+    expect(list.items.length).toBe(4);
+  });
+});
+
+describe('get by name', () => {
+  it('finds a pod in whichever member holds it', async () => {
+    const out = JSON.parse(await kubectlOk(flotilla.kubeconfig, ['get', 'pod', '-n', NS, 'pod-north-1', '-o', 'json'])) as V1Pod;
+    expect(out.metadata!.annotations![CLUSTER_ANNOTATION]).toBe('north');
+    expect(out.kind).toBe('Pod');
+    expect(out.apiVersion).toBe('v1');
+  });
+
+  it('answers a missing pod with a NotFound Status that kubectl prints', async () => {
+    const r = await kubectl(flotilla.kubeconfig, ['get', 'pod', '-n', NS, 'no-such-pod']);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim()).toBe('Error from server (NotFound): pods "no-such-pod" not found');
+    const raw = await memberRequest(flotilla.endpoint, 'GET', `/api/v1/namespaces/${NS}/pods/no-such-pod`);
+    expect(raw.status).toBe(404);
+    expect(JSON.parse(raw.body)).toMatchObject({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404, details: { name: 'no-such-pod', kind: 'pods' } });
+  });
+
+  it('refuses to guess when two members hold the same name, and names them', async () => {
+    const raw = await memberRequest(flotilla.endpoint, 'GET', `/api/v1/namespaces/${NS}/pods/twin`);
+    expect(raw.status).toBe(409);
+    const status = JSON.parse(raw.body) as { reason: string; message: string };
+    expect(status.reason).toBe('Conflict');
+    expect(status.message).toContain('east');
+    expect(status.message).toContain('west');
+    expect(status.message).toContain('/clusters/');
+    const one = await memberRequest(flotilla.endpoint, 'GET', `/clusters/west/api/v1/namespaces/${NS}/pods/twin`);
+    expect(one.status).toBe(200);
+    expect((JSON.parse(one.body) as V1Pod).metadata!.annotations![CLUSTER_ANNOTATION]).toBe('west');
+  });
+});
+
+describe('bad input', () => {
+  it('rejects an unsupported field selector with 400', async () => {
+    const res = await memberRequest(flotilla.endpoint, 'GET', `/api/v1/pods?fieldSelector=${encodeURIComponent('spec.bogus=x')}`);
+    expect(res.status).toBe(400);
+    expect(JSON.parse(res.body)).toMatchObject({ kind: 'Status', reason: 'BadRequest', code: 400 });
+  });
+
+  it('rejects a malformed label selector with 400', async () => {
+    const res = await memberRequest(flotilla.endpoint, 'GET', `/api/v1/pods?labelSelector=${encodeURIComponent('a in (b')}`);
+    expect(res.status).toBe(400);
+  });
+
+  it('answers an unknown cluster and an uncached resource with 404 Status', async () => {
+    expect((await memberRequest(flotilla.endpoint, 'GET', '/clusters/nowhere/api/v1/pods')).status).toBe(404);
+    const res = await memberRequest(flotilla.endpoint, 'GET', '/api/v1/secrets');
+    expect(res.status).toBe(404);
+    expect(JSON.parse(res.body)).toMatchObject({ kind: 'Status', code: 404, reason: 'NotFound' });
+  });
+
+  it('answers a protobuf-only Accept with 406, and JSON when JSON is also acceptable', async () => {
+    const proto = await memberRequest(flotilla.endpoint, 'GET', '/api/v1/pods', undefined, { accept: 'application/vnd.kubernetes.protobuf' });
+    expect(proto.status).toBe(406);
+    expect(JSON.parse(proto.body)).toMatchObject({ kind: 'Status', reason: 'NotAcceptable', code: 406 });
+    const both = await memberRequest(flotilla.endpoint, 'GET', '/api/v1/pods', undefined, { accept: 'application/vnd.kubernetes.protobuf, application/json' });
+    expect(both.status).toBe(200);
+    expect((JSON.parse(both.body) as V1PodList).kind).toBe('PodList');
+  });
+});
+
+describe('following the members', () => {
+  it('shows a pod created directly in a member within a second, and drops it when deleted', async () => {
+    const west = fleet.members.find((m) => m.name === 'west')!;
+    const created = await createPod(west, 'pod-west-late');
+    const started = Date.now();
+    let seenAfter = -1;
+    while (Date.now() - started < 5000) {
+      const list = await flotillaPods();
+      const hit = list.items.find((p) => p.metadata!.uid === created.metadata!.uid);
+      if (hit) {
+        seenAfter = Date.now() - started;
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(seenAfter, 'pod never appeared in flotilla').toBeGreaterThanOrEqual(0);
+    expect(seenAfter).toBeLessThan(1000);
+
+    const del = await memberRequest(west, 'DELETE', `/api/v1/namespaces/${NS}/pods/pod-west-late?gracePeriodSeconds=0`);
+    expect(del.status).toBe(200);
+    const deadline = Date.now() + 5000;
+    let gone = false;
+    while (!gone && Date.now() < deadline) {
+      gone = !(await flotillaPods()).items.some((p) => p.metadata!.uid === created.metadata!.uid);
+      if (!gone) await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(gone).toBe(true);
+  });
+
+  it('serves discovery that kubectl understands', async () => {
+    const out = await kubectlOk(flotilla.kubeconfig, ['api-resources', '--no-headers', '-o', 'name']);
+    expect(out.trim().split('\n').sort()).toEqual(['namespaces', 'nodes', 'pods']);
+    const version = JSON.parse(await kubectlOk(flotilla.kubeconfig, ['version', '-o', 'json'])) as { serverVersion: { gitVersion: string } };
+    expect(version.serverVersion.gitVersion).toBe('v1.34.4');
+  });
+
+  it('matches the members after all of this (uid and RV of every object)', async () => {
+    const snapshot = async () => {
+      const direct = (await Promise.all(fleet.members.map(memberPods))).flat().map((p) => `${p.metadata!.uid}@${p.metadata!.resourceVersion}`);
+      const cached = (await flotillaPods()).items.map((p) => {
+        const cluster = p.metadata!.annotations![CLUSTER_ANNOTATION]!;
+        return `${p.metadata!.uid}@${decodeGlobalRV(p.metadata!.resourceVersion!)[cluster]}`;
+      });
+      return { direct: direct.sort(), cached: cached.sort() };
+    };
+    // Members keep updating pod status (kwok); the two reads are not atomic, so allow a few tries.
+    let s = await snapshot();
+    for (let i = 0; i < 20 && JSON.stringify(s.direct) !== JSON.stringify(s.cached); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      s = await snapshot();
+    }
+    expect(s.cached).toEqual(s.direct);
+  });
+});

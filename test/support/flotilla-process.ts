@@ -1,0 +1,141 @@
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { stringify as toYaml } from 'yaml';
+import type { FleetInfo, MemberInfo } from '../fleet/fleet.js';
+import { startProcess, stopProcess, tailLog, type Supervised } from '../fleet/processes.js';
+import { memberRequest } from '../fleet/http.js';
+
+/**
+ * Runs flotilla the way users do: the compiled binary as its own process, in front of (part of)
+ * a test fleet, served over TLS with the fleet's loopback certificate, plus a kubeconfig for it.
+ */
+export interface FlotillaProcess {
+  url: string;
+  kubeconfig: string;
+  configPath: string;
+  dataDir: string;
+  proc: Supervised;
+  /** The proxy as a member endpoint: same CA and request helper as the members. */
+  endpoint: { server: string; token: string; caFile: string };
+  stop(): Promise<void>;
+}
+
+export interface ResourceRuleSpec {
+  group?: string;
+  version: string;
+  resource: string;
+  namespaces?: string[];
+  clusters?: string[];
+}
+
+export interface FlotillaStart {
+  fleet: FleetInfo;
+  dir: string;
+  members?: MemberInfo[];
+  resources?: ResourceRuleSpec[];
+  /** Extra YAML fields under `options`. */
+  options?: Record<string, unknown>;
+  port?: number;
+}
+
+export const DEFAULT_RESOURCES: ResourceRuleSpec[] = [
+  { version: 'v1', resource: 'pods' },
+  { version: 'v1', resource: 'namespaces' },
+  { version: 'v1', resource: 'nodes' },
+];
+
+function projectRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'package.json'))) dir = dirname(dir);
+  return dir;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export function writeFleetConfig(path: string, members: MemberInfo[], resources: ResourceRuleSpec[], options?: Record<string, unknown>): void {
+  writeFileSync(
+    path,
+    toYaml({
+      clusters: members.map((m) => ({ name: m.name, kubeconfig: m.kubeconfig })),
+      resources,
+      ...(options ? { options } : {}),
+    }),
+  );
+}
+
+export function writeProxyKubeconfig(path: string, url: string, caFile: string, name = 'flotilla'): void {
+  writeFileSync(
+    path,
+    toYaml({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name, cluster: { server: url, 'certificate-authority': caFile } }],
+      // A token keeps kubectl from prompting for a username; flotilla does not authenticate yet.
+      users: [{ name: `${name}-user`, user: { token: 'flotilla-demo' } }],
+      contexts: [{ name, context: { cluster: name, user: `${name}-user` } }],
+      'current-context': name,
+    }),
+  );
+}
+
+export async function startFlotillaProcess(opts: FlotillaStart): Promise<FlotillaProcess> {
+  const root = projectRoot();
+  mkdirSync(opts.dir, { recursive: true });
+  const configPath = join(opts.dir, 'fleet.yaml');
+  writeFleetConfig(configPath, opts.members ?? opts.fleet.members, opts.resources ?? DEFAULT_RESOURCES, opts.options);
+  const dataDir = join(opts.dir, 'data');
+  const port = opts.port ?? (await freePort());
+  const proc = startProcess({
+    name: 'flotilla',
+    command: process.execPath,
+    args: [
+      join(root, 'dist', 'src', 'main.js'),
+      `--config=${configPath}`,
+      `--data-dir=${dataDir}`,
+      `--port=${port}`,
+      `--tls-cert-file=${join(opts.fleet.dir, 'serving.crt')}`,
+      `--tls-private-key-file=${join(opts.fleet.dir, 'serving.key')}`,
+    ],
+    logPath: join(opts.dir, 'flotilla.log'),
+    pidFile: join(opts.fleet.dir, 'pids'),
+  });
+  const url = `https://127.0.0.1:${port}`;
+  const endpoint = { server: url, token: 'unused', caFile: opts.fleet.caFile };
+  await waitReady(endpoint, proc);
+  const kubeconfig = join(opts.dir, 'kubeconfig');
+  writeProxyKubeconfig(kubeconfig, url, opts.fleet.caFile);
+  return {
+    url,
+    kubeconfig,
+    configPath,
+    dataDir,
+    proc,
+    endpoint,
+    stop: () => stopProcess(proc),
+  };
+}
+
+export async function waitReady(endpoint: { server: string; token: string; caFile: string }, proc: Supervised, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (proc.exited) throw new Error(`flotilla exited with ${proc.exitCode}:\n${tailLog(proc.logPath)}`);
+    try {
+      if ((await memberRequest(endpoint, 'GET', '/readyz', undefined, { timeoutMs: 2000 })).status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`flotilla not ready after ${timeoutMs} ms:\n${tailLog(proc.logPath)}`);
+}

@@ -1,0 +1,91 @@
+import { describe, expect, it } from 'vitest';
+import { decodeListPage, decodeWatchLine, CLUSTER_ANNOTATION, type IngestContext } from '../../src/ingest/decode.js';
+import { decodeGlobalRV } from '../../src/rv/global-rv.js';
+
+const ctx: IngestContext = { cluster: 'east', apiVersion: 'v1', kind: 'Pod', dropManagedFields: true };
+
+const pod = (name: string, rv: string) => ({
+  metadata: {
+    name,
+    namespace: 'ns',
+    uid: `uid-${name}`,
+    resourceVersion: rv,
+    creationTimestamp: '2026-01-01T00:00:00Z',
+    labels: { app: 'x' },
+    managedFields: [{ manager: 'kubectl' }],
+  },
+  spec: { nodeName: 'n1' },
+  status: { phase: 'Running' },
+});
+
+const columns = [
+  { name: 'Name', type: 'string', format: 'name', description: '', priority: 0 },
+  { name: 'Age', type: 'string', format: '', description: '', priority: 0 },
+];
+
+describe('decodeListPage', () => {
+  it('turns a Table page into served bytes and meta records', () => {
+    const page = {
+      kind: 'Table',
+      apiVersion: 'meta.k8s.io/v1',
+      metadata: { resourceVersion: '120', continue: 'next' },
+      columnDefinitions: columns,
+      rows: [{ cells: ['a', '5m'], object: { kind: 'Pod', apiVersion: 'v1', ...pod('a', '100') } }],
+    };
+    const out = decodeListPage(Buffer.from(JSON.stringify(page)), ctx);
+    expect(out.rv).toBe('120');
+    expect(out.continueToken).toBe('next');
+    expect(out.columns).toEqual(columns);
+    expect(out.objects).toHaveLength(1);
+    const o = out.objects[0]!;
+    expect(o.namespace).toBe('ns');
+    expect(o.name).toBe('a');
+    const served = JSON.parse(o.bytes.toString('utf8'));
+    // The apiserver's field order, cluster annotation, this object's global RV, no managedFields.
+    expect(Object.keys(served)).toEqual(['kind', 'apiVersion', 'metadata', 'spec', 'status']);
+    expect(served.metadata.annotations[CLUSTER_ANNOTATION]).toBe('east');
+    expect(decodeGlobalRV(served.metadata.resourceVersion)).toEqual({ east: '100' });
+    expect(served.metadata.managedFields).toBeUndefined();
+    expect(served.spec).toEqual({ nodeName: 'n1' });
+    expect(o.meta).toMatchObject({ uid: 'uid-a', rv: '100', labels: { app: 'x' }, created: '2026-01-01T00:00:00Z', cells: ['a', '5m'] });
+    expect(JSON.parse(o.meta.metadataJson)).toEqual(served.metadata);
+  });
+
+  it('accepts a plain list (members that cannot print Tables) and keeps managedFields when asked', () => {
+    const list = { kind: 'PodList', apiVersion: 'v1', metadata: { resourceVersion: '7' }, items: [pod('b', '6')] };
+    const out = decodeListPage(JSON.stringify(list), { ...ctx, dropManagedFields: false });
+    expect(out.rv).toBe('7');
+    expect(out.continueToken).toBeUndefined();
+    expect(out.columns).toBeUndefined();
+    const served = JSON.parse(out.objects[0]!.bytes.toString('utf8'));
+    expect(served.kind).toBe('Pod');
+    expect(served.metadata.managedFields).toEqual([{ manager: 'kubectl' }]);
+    expect(out.objects[0]!.meta.cells).toBeUndefined();
+  });
+});
+
+describe('decodeWatchLine', () => {
+  it('decodes Table-form events, with columns only when the member sent them', () => {
+    const first = decodeWatchLine(JSON.stringify({ type: 'ADDED', object: { kind: 'Table', columnDefinitions: columns, rows: [{ cells: ['a', '1s'], object: pod('a', '5') }] } }), ctx);
+    expect(first).toMatchObject({ type: 'ADDED', columns });
+    const next = decodeWatchLine(JSON.stringify({ type: 'MODIFIED', object: { kind: 'Table', columnDefinitions: null, rows: [{ cells: ['a', '2s'], object: pod('a', '6') }] } }), ctx);
+    expect(next.type).toBe('MODIFIED');
+    expect('columns' in next).toBe(false);
+    if (next.type === 'MODIFIED') expect(next.object.meta.rv).toBe('6');
+  });
+
+  it('reads the RV of a bookmark, in Table form or plain', () => {
+    const tableBookmark = { type: 'BOOKMARK', object: { kind: 'Table', rows: [{ cells: ['', '<unknown>'], object: { kind: 'Pod', metadata: { resourceVersion: '99' } } }] } };
+    expect(decodeWatchLine(JSON.stringify(tableBookmark), ctx)).toEqual({ type: 'BOOKMARK', rv: '99' });
+    expect(decodeWatchLine('{"type":"BOOKMARK","object":{"kind":"Pod","metadata":{"resourceVersion":"100"}}}', ctx)).toEqual({ type: 'BOOKMARK', rv: '100' });
+  });
+
+  it('passes an ERROR event status through', () => {
+    const ev = decodeWatchLine('{"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired","message":"too old"}}', ctx);
+    expect(ev).toEqual({ type: 'ERROR', status: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old' } });
+  });
+
+  it('rejects unknown event types', () => {
+    expect(() => decodeWatchLine('{"type":"SURPRISE","object":{}}', ctx)).toThrow(/unknown watch event type/);
+  });
+});

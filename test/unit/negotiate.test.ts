@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { negotiate } from '../../src/router/negotiate.js';
+
+const KUBECTL_GET = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json';
+
+describe('negotiate', () => {
+  it('serves plain JSON by default and for wildcards', () => {
+    expect(negotiate(undefined, { list: true })).toBe('object');
+    expect(negotiate('*/*', { list: true })).toBe('object');
+    expect(negotiate('application/json, */*', { list: false })).toBe('object');
+  });
+
+  it("serves kubectl get's Table request as a Table", () => {
+    expect(negotiate(KUBECTL_GET, { list: true })).toBe('table');
+    expect(negotiate('application/json;as=Table;v=v1beta1;g=meta.k8s.io', { list: false })).toBe('table');
+  });
+
+  it('serves PartialObjectMetadata for objects and PartialObjectMetadataList for lists only', () => {
+    expect(negotiate('application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json', { list: true })).toBe('metadata');
+    expect(negotiate('application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json', { list: true })).toBe('object');
+    expect(negotiate('application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1', { list: false })).toBe('metadata');
+  });
+
+  it('falls back to JSON when protobuf comes first but JSON is acceptable', () => {
+    expect(negotiate('application/vnd.kubernetes.protobuf,application/json', { list: true })).toBe('object');
+  });
+
+  it('answers a protobuf-only or unknown-view request with 406', () => {
+    expect(() => negotiate('application/vnd.kubernetes.protobuf', { list: true })).toThrow(expect.objectContaining({ code: 406, reason: 'NotAcceptable' }));
+    expect(() => negotiate('application/json;as=Table;v=v2;g=meta.k8s.io', { list: true })).toThrow(expect.objectContaining({ code: 406 }));
+  });
+});
