@@ -1,0 +1,128 @@
+#!/usr/bin/env node
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { startFleet, type MemberInfo } from '../test/fleet/fleet.js';
+import { memberRequest } from '../test/fleet/http.js';
+import { reapStalePids } from '../test/fleet/processes.js';
+import { startFlotillaProcess, type ResourceRuleSpec } from '../test/support/flotilla-process.js';
+
+/**
+ * `npm run demo`: a local demo fleet (east, west, north) with a few namespaces, deployments and
+ * running pods, flotilla in front of it, and a kubeconfig to reach it. Ctrl-C stops everything.
+ */
+const dir = resolve(process.env.FLOTILLA_DEMO_DIR ?? join('.cache', 'demo'));
+const DEMO_RESOURCES: ResourceRuleSpec[] = [
+  { version: 'v1', resource: 'pods' },
+  { version: 'v1', resource: 'namespaces' },
+  { version: 'v1', resource: 'nodes' },
+  { version: 'v1', resource: 'services' },
+  { version: 'v1', resource: 'configmaps' },
+  { group: 'apps', version: 'v1', resource: 'deployments' },
+  { group: 'apps', version: 'v1', resource: 'replicasets' },
+];
+
+// What each member runs: namespace → deployments (name, replicas). `shop` spans every member.
+const WORKLOADS: Record<string, Record<string, [string, number][]>> = {
+  east: { shop: [['web', 3], ['cart', 1]], payments: [['ledger', 2]] },
+  west: { shop: [['web', 2]], analytics: [['etl', 2]] },
+  north: { shop: [['cart', 1]], monitoring: [['prometheus', 1], ['alertmanager', 1]] },
+};
+
+async function create(member: MemberInfo, path: string, body: object): Promise<void> {
+  const res = await memberRequest(member, 'POST', path, body);
+  if (res.status !== 201 && res.status !== 409) throw new Error(`${member.name}: POST ${path}: ${res.status} ${res.body}`);
+}
+
+function deployment(name: string, replicas: number): object {
+  const labels = { app: name };
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, labels },
+    spec: {
+      replicas,
+      selector: { matchLabels: labels },
+      template: { metadata: { labels }, spec: { containers: [{ name, image: `example.com/${name}:1.0` }] } },
+    },
+  };
+}
+
+async function seed(member: MemberInfo): Promise<number> {
+  let pods = 0;
+  for (const [ns, deployments] of Object.entries(WORKLOADS[member.name] ?? {})) {
+    await create(member, '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: { demo: 'flotilla' } } });
+    await waitFor(async () => (await memberRequest(member, 'GET', `/api/v1/namespaces/${ns}/serviceaccounts/default`)).status === 200);
+    for (const [name, replicas] of deployments) {
+      await create(member, `/apis/apps/v1/namespaces/${ns}/deployments`, deployment(name, replicas));
+      await create(member, `/api/v1/namespaces/${ns}/services`, {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name },
+        spec: { selector: { app: name }, ports: [{ port: 80 }] },
+      });
+      pods += replicas;
+    }
+  }
+  return pods;
+}
+
+async function runningPods(member: MemberInfo): Promise<number> {
+  const res = await memberRequest(member, 'GET', '/api/v1/pods?fieldSelector=status.phase%3DRunning');
+  return (JSON.parse(res.body) as { items: unknown[] }).items.length;
+}
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+async function main(): Promise<void> {
+  if (existsSync(join(dir, 'fleet', 'pids'))) reapStalePids(join(dir, 'fleet', 'pids'));
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  console.log('demo: starting the member clusters east, west and north (real kube-apiservers with kwok nodes)…');
+  const fleet = await startFleet({ names: ['east', 'west', 'north'], dir: join(dir, 'fleet'), log: (l) => console.log(`demo: ${l}`) });
+  let flotilla: Awaited<ReturnType<typeof startFlotillaProcess>> | undefined;
+  let stopping = false;
+  const stop = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    console.log('\ndemo: stopping flotilla and the fleet…');
+    await flotilla?.stop();
+    await fleet.stop();
+    process.exit(code);
+  };
+  process.on('SIGINT', () => void stop(0));
+  process.on('SIGTERM', () => void stop(0));
+  try {
+    const expected = await Promise.all(fleet.info.members.map(seed));
+    console.log('demo: waiting for the demo pods to run…');
+    await Promise.all(fleet.info.members.map((m, i) => waitFor(async () => (await runningPods(m)) >= expected[i]!, 120_000)));
+    flotilla = await startFlotillaProcess({ fleet: fleet.info, dir: join(dir, 'flotilla'), resources: DEMO_RESOURCES, port: Number(process.env.FLOTILLA_DEMO_PORT ?? 0) || undefined });
+  } catch (e) {
+    console.error(`demo: failed: ${(e as Error).message}`);
+    await stop(1);
+    return;
+  }
+  const kc = flotilla.kubeconfig;
+  console.log(`
+flotilla is serving the fleet at ${flotilla.url}  (data: ${flotilla.dataDir}, log: ${flotilla.proc.logPath})
+
+Try:
+  kubectl --kubeconfig ${kc} get pods -A                      # every member's pods, with a CLUSTER column
+  kubectl --kubeconfig ${kc} get pods -n shop -o wide         # one namespace, all members
+  kubectl --kubeconfig ${kc} get deployments -A -l app=web     # label selectors
+  kubectl --kubeconfig ${kc} get pods -A -o yaml | grep search.flotilla.io/cluster
+  kubectl --kubeconfig ${kc} get --raw /clusters/east/api/v1/namespaces/shop/pods   # one member only
+  kubectl --kubeconfig ${kc} get --raw /status                 # cacher state per cluster and resource
+  kubectl --kubeconfig ${fleet.info.members[0]!.kubeconfig} run hello --image=example.com/hello   # a member directly…
+  kubectl --kubeconfig ${kc} get pods -A | grep hello          # …and it is in flotilla's cache
+
+Ctrl-C stops flotilla and the fleet.
+KUBECONFIG=${kc}`);
+}
+
+void main();
