@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Makes a fresh clone ready to run: the tools flotilla's build and test fleet need (openssl, Go),
-// node_modules (npm ci when missing or stale), the TypeScript build, and the test fleet's Go-built
+// node_modules (installed when missing or stale), the TypeScript build, and the test fleet's Go-built
 // binaries (cached by version, so only the first run pays for them).
 //
 //   node scripts/ensure.mjs            everything
@@ -44,8 +44,11 @@ function ensureNodeModules() {
   const marker = join(root, 'node_modules', '.package-lock.json');
   const lock = join(root, 'package-lock.json');
   if (existsSync(marker) && statSync(marker).mtimeMs >= statSync(lock).mtimeMs) return;
-  say('npm ci');
-  run('npm', ['ci', '--no-audit', '--no-fund']);
+  // Not `npm ci`: the registry this runs against lacks some of msgpackr-extract's optional
+  // other-platform packages, so no lockfile can list them and `npm ci` refuses the lockfile as out
+  // of sync. `npm install` installs the lockfile's versions all the same.
+  say('npm install (node_modules missing or older than package-lock.json)');
+  run('npm', ['install', '--no-audit', '--no-fund']);
 }
 
 function build() {
