@@ -5,6 +5,7 @@ import { gvrKey } from '../resources/resource-info.js';
 import { parseLabelSelector } from '../selectors/labels.js';
 import { parseFieldSelector, validateFieldSelector, matchesFields } from '../selectors/fields.js';
 import type { Store } from '../store/store.js';
+import { createMetrics } from '../metrics/metrics.js';
 import { group, groupList, legacyVersions, resourceList } from './discovery.js';
 import { negotiate } from './negotiate.js';
 import { parseRequestPath, type RequestTarget } from './request-info.js';
@@ -41,6 +42,7 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
   }) as unknown as FastifyInstance;
   const { manager, store } = opts;
   let versionCache: { at: number; body: Buffer } | undefined;
+  const metrics = createMetrics(() => manager.status());
 
   app.setErrorHandler((err: Error & { statusCode?: number }, req, reply) => {
     if (err instanceof StatusError) return sendStatus(reply, err);
@@ -99,6 +101,8 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
         return reply.type('text/plain').send('ok');
       case '/status':
         return sendJson(reply, { synced: manager.isSynced(), cachers: manager.status() });
+      case '/metrics':
+        return reply.type(metrics.contentType).send(await metrics.metrics());
       default:
         req.log.debug({ path }, 'unknown non-resource path');
         throw notServed();

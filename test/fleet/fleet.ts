@@ -49,6 +49,13 @@ export interface FleetOptions {
   dir: string;
   nodesPerMember?: number;
   log?: (line: string) => void;
+  /** Extra kube-apiserver flags for every member (e.g. `--watch-cache=false`). */
+  apiserverArgs?: string[];
+  /**
+   * false: apiservers only, no controller manager, scheduler or kwok (for seeding many objects
+   * that nothing should touch). Namespaces then get no default ServiceAccount by themselves.
+   */
+  workloads?: boolean;
 }
 
 const projectRoot = findProjectRoot();
@@ -236,6 +243,8 @@ export async function startFleet(opts: FleetOptions): Promise<Fleet> {
           pidFile,
           procs,
           nodes: opts.nodesPerMember ?? 2,
+          apiserverArgs: opts.apiserverArgs ?? [],
+          workloads: opts.workloads ?? true,
         }),
       ),
     );
@@ -263,6 +272,8 @@ interface MemberStart {
   pidFile: string;
   procs: Supervised[];
   nodes: number;
+  apiserverArgs: string[];
+  workloads: boolean;
 }
 
 async function startMember(m: MemberStart): Promise<MemberInfo> {
@@ -302,8 +313,13 @@ async function startMember(m: MemberStart): Promise<MemberInfo> {
     '--max-requests-inflight=2000',
     '--max-mutating-requests-inflight=1000',
     '--v=1',
+    ...m.apiserverArgs,
   ]);
   await waitFor(`${m.name} kube-apiserver /readyz`, async () => (await memberRequest(ep, 'GET', '/readyz')).status === 200, 120_000, apiserver);
+
+  const podLogFile = join(m.dir, 'pod.log');
+  const info: MemberInfo = { name: m.name, server, token: m.adminToken, caFile: m.pki.caCert, port: m.port, kubeconfig, kwokPort: m.kwokPort, nodes: [], podLogFile };
+  if (!m.workloads) return info;
 
   // The controller manager and scheduler serve nothing we need; port 0 keeps members from colliding.
   start('kube-controller-manager', 'kube-controller-manager', [
@@ -327,7 +343,6 @@ async function startMember(m: MemberStart): Promise<MemberInfo> {
     '--kube-api-burst=400',
     '--v=1',
   ]);
-  const podLogFile = join(m.dir, 'pod.log');
   writeFileSync(podLogFile, criLogLine(`hello from a kwok pod in ${m.name}`));
   const kwokConfig = join(m.dir, 'kwok.yaml');
   writeFileSync(kwokConfig, kwokConfigYaml(podLogFile));
@@ -360,5 +375,5 @@ async function startMember(m: MemberStart): Promise<MemberInfo> {
     return true;
   }, 60_000, kwok);
 
-  return { name: m.name, server, token: m.adminToken, caFile: m.pki.caCert, port: m.port, kubeconfig, kwokPort: m.kwokPort, nodes, podLogFile };
+  return { ...info, nodes };
 }

@@ -1,0 +1,50 @@
+import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import type { CacherStatus } from '../cacher/cacher.js';
+
+/**
+ * Prometheus metrics at /metrics: the process's own (memory, heap, event-loop lag) and one series
+ * per cacher, read from the cachers' status at scrape time so the hot paths pay nothing for them.
+ */
+const PHASES = ['pending', 'listing', 'watching', 'backoff', 'stopped'] as const;
+
+export function createMetrics(statuses: () => CacherStatus[]): Registry {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const labelNames = ['cluster', 'resource', 'namespace'] as const;
+  const labels = (s: CacherStatus) => ({ cluster: s.cluster, resource: s.resource, namespace: s.namespace ?? '' });
+
+  const gauge = (name: string, help: string, value: (s: CacherStatus) => number | undefined) =>
+    new Gauge({
+      name,
+      help,
+      labelNames,
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const s of statuses()) {
+          const v = value(s);
+          if (v !== undefined) this.set(labels(s), v);
+        }
+      },
+    });
+
+  gauge('flotilla_cacher_objects', 'Objects cached for this cluster and resource.', (s) => s.objects);
+  gauge('flotilla_cacher_synced', '1 once the cacher has listed its member at least once.', (s) => (s.synced ? 1 : 0));
+  gauge('flotilla_cacher_relists_total', 'Full lists done (the first one, then one per expired watch).', (s) => s.relists);
+  gauge('flotilla_cacher_resource_version', "The member's last resourceVersion the cache is complete up to.", (s) => (s.rv ? Number(s.rv) : undefined));
+  gauge('flotilla_cacher_seconds_since_last_event', 'Seconds since the last watch event or bookmark.', (s) =>
+    s.lastEventAt ? (Date.now() - Date.parse(s.lastEventAt)) / 1000 : undefined,
+  );
+  gauge('flotilla_cacher_errored', '1 when the last attempt failed (see /status for the error).', (s) => (s.lastError ? 1 : 0));
+  new Gauge({
+    name: 'flotilla_cacher_phase',
+    help: 'The phase each cacher is in (1 for the current one).',
+    labelNames: [...labelNames, 'phase'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const s of statuses()) for (const phase of PHASES) this.set({ ...labels(s), phase }, s.phase === phase ? 1 : 0);
+    },
+  });
+  return registry;
+}
