@@ -4,6 +4,8 @@ import { selectClusters } from '../registry/config.js';
 import { MemberClient } from '../members/member-client.js';
 import { discoverResource, gvrKey, type ResourceInfo } from '../resources/resource-info.js';
 import type { Store } from '../store/store.js';
+import { IngestPool } from '../ingest/pool.js';
+import { Semaphore } from '../util/semaphore.js';
 import { ResourceCacher, type CacherStatus } from './cacher.js';
 
 /**
@@ -19,6 +21,8 @@ export interface CachedResource {
 
 export class CacheManager {
   private readonly members = new Map<string, MemberClient>();
+  private readonly listSlots = new Map<string, Semaphore>();
+  private readonly pool = new IngestPool();
   private readonly resources = new Map<string, CachedResource>();
   private readonly cachers: ResourceCacher[] = [];
   private readonly abort = new AbortController();
@@ -30,7 +34,10 @@ export class CacheManager {
   ) {}
 
   async start(): Promise<void> {
-    for (const c of this.config.clusters) this.members.set(c.name, await MemberClient.create(c));
+    for (const c of this.config.clusters) {
+      this.members.set(c.name, await MemberClient.create(c));
+      this.listSlots.set(c.name, new Semaphore(this.config.options.maxInflightListsPerMember));
+    }
     for (const rule of this.config.resources) this.pending.push(this.startRule(rule));
   }
 
@@ -59,6 +66,8 @@ export class CacheManager {
           pageSize: this.config.options.listPageSize,
           dropManagedFields: this.config.options.dropManagedFields,
           namespace,
+          pool: this.pool,
+          listSlots: this.listSlots.get(cluster)!,
         });
         this.cachers.push(cacher);
         cacher.start();
@@ -101,5 +110,6 @@ export class CacheManager {
     await Promise.all(this.cachers.map((c) => c.stop()));
     await Promise.allSettled(this.pending);
     for (const m of this.members.values()) m.close();
+    await this.pool.close();
   }
 }

@@ -2,10 +2,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { IncomingMessage } from 'node:http';
 import type { MemberClient } from '../members/member-client.js';
 import { collectionPath, groupVersion, gvrKey, type ResourceInfo } from '../resources/resource-info.js';
-import { decodeListPage, decodeWatchLine, type DecodedObject, type IngestContext, type TableColumn } from '../ingest/decode.js';
+import type { IngestContext, TableColumn } from '../ingest/decode.js';
+import { EVENT_TYPES, viewObjects, type IngestedObject } from '../ingest/batch.js';
+import type { IngestPool } from '../ingest/pool.js';
 import type { ObjectRef, Store } from '../store/store.js';
+import type { Semaphore } from '../util/semaphore.js';
 import { Backoff } from './backoff.js';
-import { splitLines } from './lines.js';
 
 /**
  * Keeps one (cluster, resource) of the store in step with its member: list in pages, then watch
@@ -38,6 +40,10 @@ export interface CacherOptions {
   watchTimeoutSeconds?: number;
   /** Cache only this namespace of a namespaced resource (a rule's `namespaces`). */
   namespace?: string;
+  /** Where pages and events are decoded: never on the event loop. */
+  pool: IngestPool;
+  /** Bounds the full lists running at once against this cacher's member. */
+  listSlots: Semaphore;
 }
 
 export class GoneError extends Error {}
@@ -121,12 +127,21 @@ export class ResourceCacher {
 
   private async relist(): Promise<string> {
     this.status.phase = 'listing';
+    const release = await this.opts.listSlots.acquire(this.abort.signal);
+    try {
+      return await this.listAll();
+    } finally {
+      release();
+    }
+  }
+
+  private async listAll(): Promise<string> {
     this.status.relists++;
     const seen = new Set<string>();
     let listRV = '';
     let continueToken: string | undefined;
     let count = 0;
-    do {
+    for (;;) {
       const q = new URLSearchParams({ limit: String(this.opts.pageSize), includeObject: 'Object' });
       if (continueToken) q.set('continue', continueToken);
       const res = await this.member.fetch({
@@ -134,25 +149,26 @@ export class ResourceCacher {
         headers: { accept: TABLE_ACCEPT },
         signal: this.abort.signal,
       });
-      if (res.status === 410) {
-        // The continue token expired mid-list: start over.
+      if (res.status === 410 && continueToken) {
+        // The snapshot behind the continue token was compacted away: start the list over.
         seen.clear();
         continueToken = undefined;
         count = 0;
         continue;
       }
       if (res.status !== 200) throw new Error(`list ${this.key} from ${this.member.cluster}: HTTP ${res.status}: ${res.body.toString('utf8', 0, 300)}`);
-      const page = decodeListPage(res.body, this.ctx);
+      const page = await this.opts.pool.decodePage(res.body, this.ctx);
+      const objects = viewObjects(page.objects);
       if (!continueToken) listRV = page.rv;
       if (page.columns?.length) this.columns = page.columns;
-      for (const o of page.objects) seen.add(refKey(o));
-      count += page.objects.length;
+      for (const o of objects) seen.add(refKey(o));
+      count += objects.length;
+      // Pages are written as they arrive with no RV: a crash mid-list leaves a state the next
+      // start relists rather than trusts. The RV is written with the reconcile below.
+      await this.store.commit(this.scope, objects, [], { rv: '', columns: this.columns });
       continueToken = page.continueToken;
-      // Pages are written as they arrive; the RV is recorded only with the last one, so a crash
-      // mid-list leaves a state that the next start relists rather than trusts.
-      const prior = this.store.syncState(this.scope);
-      await this.store.commit(this.scope, page.objects, [], { ...prior, rv: continueToken ? (prior?.rv ?? '') : '', columns: this.columns });
-    } while (continueToken);
+      if (!continueToken) break;
+    }
 
     const gone: ObjectRef[] = this.store.refsOf(this.scope).filter((r) => !seen.has(refKey(r)));
     await this.store.commit(this.scope, [], gone, { rv: listRV, columns: this.columns, listedAt: new Date().toISOString() });
@@ -191,36 +207,62 @@ export class ResourceCacher {
       throw new Error(`watch ${this.key} from ${this.member.cluster}: HTTP ${res.statusCode}: ${Buffer.concat(chunks).toString('utf8', 0, 300)}`);
     }
     let lastRV = rv;
-    for await (const lines of splitLines(res)) {
-      const puts = new Map<string, DecodedObject>();
-      const deletes = new Map<string, ObjectRef>();
-      let objectsDelta = 0;
-      for (const line of lines) {
-        const ev = decodeWatchLine(line, this.ctx);
-        if (ev.type === 'ERROR') {
-          if (ev.status.code === 410) throw new GoneError(ev.status.message ?? 'expired');
-          throw new Error(`watch ${this.key} from ${this.member.cluster}: ${ev.status.message ?? JSON.stringify(ev.status)}`);
-        }
-        if (ev.type === 'BOOKMARK') {
-          lastRV = ev.rv;
-          continue;
-        }
-        const k = refKey(ev.object);
-        lastRV = ev.object.meta.rv;
-        if (ev.type === 'DELETED') {
-          puts.delete(k);
-          deletes.set(k, ev.object);
-          objectsDelta--;
-        } else {
-          deletes.delete(k);
-          puts.set(k, ev.object);
-          if (ev.type === 'ADDED') objectsDelta++;
-        }
+    // Whole lines go to a worker; a line cut by the chunk boundary waits for the next chunk.
+    let partial: Buffer | undefined;
+    for await (const chunk of res) {
+      const data = partial ? Buffer.concat([partial, chunk as Buffer]) : (chunk as Buffer);
+      const end = data.lastIndexOf(10);
+      if (end < 0) {
+        partial = Buffer.from(data);
+        continue;
       }
+      partial = end + 1 < data.length ? Buffer.from(data.subarray(end + 1)) : undefined;
+      lastRV = await this.applyEvents(data.subarray(0, end + 1), lastRV);
+    }
+    return lastRV;
+  }
+
+  /** Decodes a run of watch lines in a worker and commits them in one transaction. */
+  private async applyEvents(lines: Buffer, fromRV: string): Promise<string> {
+    const batch = await this.opts.pool.decodeEvents(lines, this.ctx);
+    const objects = viewObjects(batch.objects);
+    const puts = new Map<string, IngestedObject>();
+    const deletes = new Map<string, ObjectRef>();
+    let lastRV = fromRV;
+    let objectsDelta = 0;
+    let oi = 0;
+    let bi = 0;
+    for (const t of batch.types) {
+      const type = EVENT_TYPES[t];
+      if (type === 'ERROR') break;
+      if (type === 'BOOKMARK') {
+        lastRV = batch.bookmarkRVs[bi++]!;
+        continue;
+      }
+      const o = objects[oi]!;
+      lastRV = batch.objectRVs[oi]!;
+      oi++;
+      const k = refKey(o);
+      if (type === 'DELETED') {
+        puts.delete(k);
+        deletes.set(k, o);
+        objectsDelta--;
+      } else {
+        deletes.delete(k);
+        puts.set(k, o);
+        if (type === 'ADDED') objectsDelta++;
+      }
+    }
+    if (batch.columns) this.columns = batch.columns;
+    if (puts.size > 0 || deletes.size > 0 || lastRV !== fromRV) {
       await this.store.commit(this.scope, [...puts.values()], [...deletes.values()], { rv: lastRV, columns: this.columns });
       this.status.objects += objectsDelta;
       this.status.rv = lastRV;
-      this.status.lastEventAt = new Date().toISOString();
+    }
+    this.status.lastEventAt = new Date().toISOString();
+    if (batch.error) {
+      if (batch.error.code === 410) throw new GoneError(batch.error.message ?? 'expired');
+      throw new Error(`watch ${this.key} from ${this.member.cluster}: ${batch.error.message ?? JSON.stringify(batch.error)}`);
     }
     return lastRV;
   }

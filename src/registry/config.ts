@@ -35,6 +35,8 @@ export interface ResourceRule {
 export interface FleetOptions {
   dropManagedFields: boolean;
   listPageSize: number;
+  /** Full lists running at once against one member (the rest wait), so a restart cannot stampede it. */
+  maxInflightListsPerMember: number;
 }
 
 export interface FleetConfig {
@@ -245,9 +247,9 @@ export function parseFleetConfig(text: string, sourcePath: string): FleetConfig 
     });
   }
 
-  const options: FleetOptions = { dropManagedFields: true, listPageSize: 500 };
+  const options: FleetOptions = { dropManagedFields: true, listPageSize: 500, maxInflightListsPerMember: 4 };
   if (root.options !== undefined) {
-    const o = c.object(root.options, 'options', ['dropManagedFields', 'listPageSize']);
+    const o = c.object(root.options, 'options', ['dropManagedFields', 'listPageSize', 'maxInflightListsPerMember']);
     if (o?.dropManagedFields !== undefined) {
       if (typeof o.dropManagedFields !== 'boolean') c.fail('options.dropManagedFields', 'must be true or false');
       else options.dropManagedFields = o.dropManagedFields;
@@ -256,6 +258,11 @@ export function parseFleetConfig(text: string, sourcePath: string): FleetConfig 
       const n = o.listPageSize;
       if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 10000) c.fail('options.listPageSize', `must be an integer from 1 to 10000, got ${describe(n)}`);
       else options.listPageSize = n;
+    }
+    if (o?.maxInflightListsPerMember !== undefined) {
+      const n = o.maxInflightListsPerMember;
+      if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 100) c.fail('options.maxInflightListsPerMember', `must be an integer from 1 to 100, got ${describe(n)}`);
+      else options.maxInflightListsPerMember = n;
     }
   }
 

@@ -1,5 +1,6 @@
 import { open, type Database, type RootDatabase } from 'lmdb';
-import type { DecodedObject, MetaRecord, TableColumn } from '../ingest/decode.js';
+import type { MetaRecord, TableColumn } from '../ingest/decode.js';
+import { decodeMeta, type IngestedObject } from '../ingest/batch.js';
 
 /**
  * The embedded cache: one LMDB environment holding, per (resource, namespace, name, cluster), the
@@ -54,12 +55,13 @@ function syncKey(s: CacheScope): string {
 
 export class Store {
   private readonly objects: Database<Buffer, string>;
-  private readonly meta: Database<MetaRecord, string>;
+  // Meta records arrive msgpack-encoded from the ingest workers and are stored as those bytes.
+  private readonly meta: Database<Buffer, string>;
   private readonly sync: Database<SyncRecord, string>;
 
   private constructor(private readonly root: RootDatabase) {
     this.objects = root.openDB<Buffer, string>({ name: 'objects', encoding: 'binary' });
-    this.meta = root.openDB<MetaRecord, string>({ name: 'meta' });
+    this.meta = root.openDB<Buffer, string>({ name: 'meta', encoding: 'binary' });
     this.sync = root.openDB<SyncRecord, string>({ name: 'sync' });
   }
 
@@ -70,7 +72,7 @@ export class Store {
   }
 
   /** Applies a batch of changes from one (cluster, resource) and its new sync state atomically. */
-  async commit(scope: CacheScope, puts: readonly DecodedObject[], deletes: readonly ObjectRef[], sync: SyncRecord): Promise<void> {
+  async commit(scope: CacheScope, puts: readonly IngestedObject[], deletes: readonly ObjectRef[], sync: SyncRecord): Promise<void> {
     const { cluster, resource } = scope;
     await this.root.transaction(() => {
       for (const o of puts) {
@@ -139,7 +141,8 @@ export class Store {
   }
 
   metaOf(resource: string, e: { namespace: string; name: string; cluster: string }): MetaRecord | undefined {
-    return this.meta.get(objectKey(resource, e.namespace, e.name, e.cluster));
+    const bytes = this.meta.get(objectKey(resource, e.namespace, e.name, e.cluster));
+    return bytes ? decodeMeta(bytes) : undefined;
   }
 
   async close(): Promise<void> {

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Store } from '../../src/store/store.js';
 import { decodeObject, type IngestContext } from '../../src/ingest/decode.js';
+import { encodeObjects, viewObjects } from '../../src/ingest/batch.js';
 
 const dirs: string[] = [];
 function openStore(): { store: Store; dir: string } {
@@ -17,7 +18,8 @@ afterEach(() => {
 
 const obj = (cluster: string, namespace: string, name: string, rv: string) => {
   const ctx: IngestContext = { cluster, apiVersion: 'v1', kind: 'Pod', dropManagedFields: true };
-  return decodeObject({ metadata: { namespace, name, uid: `${cluster}-${name}`, resourceVersion: rv } }, ctx);
+  // Through the same encoding the ingest workers use.
+  return viewObjects(encodeObjects([decodeObject({ metadata: { namespace, name, uid: `${cluster}-${name}`, resourceVersion: rv } }, ctx)]))[0]!;
 };
 
 describe('Store', () => {
