@@ -2,17 +2,21 @@ import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { CacheManager } from './cacher/cache-manager.js';
 import type { FleetConfig } from './registry/config.js';
+import { watchFleetConfig } from './registry/watch.js';
 import { buildServer } from './router/server.js';
 import { Store } from './store/store.js';
 
-/** Wires the parts together: store, cachers, HTTP server. */
+/** Wires the parts together: store, cachers, HTTP server, and config reloads. */
 export interface FlotillaOptions {
   config: FleetConfig;
+  /** When set, the file is watched and every valid change is applied without a restart. */
+  configPath?: string;
   dataDir: string;
   port: number;
   host: string;
   https?: { key: Buffer; cert: Buffer };
   logLevel?: string;
+  log?: (line: string) => void;
 }
 
 export interface Flotilla {
@@ -22,10 +26,21 @@ export interface Flotilla {
 }
 
 export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
+  const log = opts.log ?? ((l: string) => console.log(l));
   mkdirSync(opts.dataDir, { recursive: true });
   const store = Store.open(opts.dataDir);
-  const manager = new CacheManager(opts.config, store);
-  await manager.start();
+  const manager = new CacheManager(store);
+  await manager.apply(opts.config);
+  const watcher = opts.configPath
+    ? watchFleetConfig(opts.configPath, {
+        onConfig: async (config) => {
+          const { started, stopped } = await manager.apply(config);
+          log(`flotilla: configuration reloaded: ${started.length} cacher(s) started, ${stopped.length} stopped` +
+            (started.length + stopped.length ? ` (${[...started.map((s) => `+${s}`), ...stopped.map((s) => `-${s}`)].join(' ')})` : ''));
+        },
+        onError: (message) => log(`flotilla: configuration not reloaded, keeping the previous one:\n${message}`),
+      })
+    : undefined;
   const server = buildServer({ manager, store, https: opts.https, logLevel: opts.logLevel });
   await server.listen({ port: opts.port, host: opts.host });
   const addr = server.server.address() as AddressInfo;
@@ -34,6 +49,7 @@ export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
     url: `${opts.https ? 'https' : 'http'}://${host}:${addr.port}`,
     manager,
     async stop() {
+      watcher?.close();
       await server.close();
       await manager.stop();
       await store.close();

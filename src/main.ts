@@ -46,7 +46,7 @@ async function main(): Promise<void> {
   const https = values['tls-cert-file']
     ? { cert: readFileSync(values['tls-cert-file']), key: readFileSync(values['tls-private-key-file']!) }
     : undefined;
-  const flotilla = await startFlotilla({ config, dataDir: values['data-dir'], port, host: values.bind, https, logLevel: values['log-level'] });
+  const flotilla = await startFlotilla({ config, configPath: values.config, dataDir: values['data-dir'], port, host: values.bind, https, logLevel: values['log-level'] });
   console.log(`flotilla: serving ${flotilla.url} (${config.clusters.length} clusters, ${config.resources.length} resources)`);
 
   let stopping = false;

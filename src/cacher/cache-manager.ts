@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { FleetConfig, ResourceRule } from '../registry/config.js';
+import type { ClusterConfig, FleetConfig, ResourceRule } from '../registry/config.js';
 import { selectClusters } from '../registry/config.js';
 import { MemberClient } from '../members/member-client.js';
 import { discoverResource, gvrKey, type ResourceInfo } from '../resources/resource-info.js';
@@ -9,9 +9,11 @@ import { Semaphore } from '../util/semaphore.js';
 import { ResourceCacher, type CacherStatus } from './cacher.js';
 
 /**
- * Turns the fleet configuration into running cachers: one member client per cluster, one
- * ResourceInfo per cached resource (learned from the first member that serves it), and one cacher
- * per (cluster, resource, namespace) the rules select.
+ * Keeps the running cachers equal to what the fleet configuration asks for: one member client per
+ * cluster, one ResourceInfo per cached resource (learned from the first member that serves it),
+ * and one cacher per (cluster, resource[, namespace]). `apply` moves from one configuration to the
+ * next by starting and stopping only the cachers whose scope appeared or disappeared (or whose
+ * cluster's connection changed); every other cacher, and its watch, is left alone.
  */
 export interface CachedResource {
   info: ResourceInfo;
@@ -19,70 +21,195 @@ export interface CachedResource {
   clusters: string[];
 }
 
+interface Member {
+  config: ClusterConfig;
+  client: MemberClient;
+  listSlots: Semaphore;
+}
+
+interface CacherEntry {
+  cacher: ResourceCacher;
+  cluster: string;
+  resource: string;
+  namespace?: string;
+}
+
+export interface ApplyResult {
+  started: string[];
+  stopped: string[];
+}
+
+function scopeId(cluster: string, resource: string, namespace?: string): string {
+  return `${cluster}/${resource}${namespace ? `@${namespace}` : ''}`;
+}
+
+/** What identifies a cluster's connection: a change here means new clients and fresh cachers. */
+function connectionOf(c: ClusterConfig): string {
+  return JSON.stringify([c.kubeconfig, c.context, c.server, c.caFile, c.tokenFile, c.insecureSkipTLSVerify]);
+}
+
 export class CacheManager {
-  private readonly members = new Map<string, MemberClient>();
-  private readonly listSlots = new Map<string, Semaphore>();
-  private readonly pool = new IngestPool();
+  private config!: FleetConfig;
+  private readonly members = new Map<string, Member>();
   private readonly resources = new Map<string, CachedResource>();
-  private readonly cachers: ResourceCacher[] = [];
+  private readonly cachers = new Map<string, CacherEntry>();
+  private readonly pool = new IngestPool();
   private readonly abort = new AbortController();
-  private readonly pending: Promise<void>[] = [];
+  /** Resource discovery still running (members may be starting); keyed by resource. */
+  private readonly discovering = new Map<string, Promise<ResourceInfo | undefined>>();
+  private applying: Promise<unknown> = Promise.resolve();
 
-  constructor(
-    private readonly config: FleetConfig,
-    private readonly store: Store,
-  ) {}
+  constructor(private readonly store: Store) {}
 
-  async start(): Promise<void> {
-    for (const c of this.config.clusters) {
-      this.members.set(c.name, await MemberClient.create(c));
-      this.listSlots.set(c.name, new Semaphore(this.config.options.maxInflightListsPerMember));
-    }
-    for (const rule of this.config.resources) this.pending.push(this.startRule(rule));
+  /** Moves to `config`; concurrent calls are applied one after another. */
+  apply(config: FleetConfig): Promise<ApplyResult> {
+    const next = this.applying.then(() => this.applyNow(config));
+    this.applying = next.catch(() => undefined);
+    return next;
   }
 
-  private async startRule(rule: ResourceRule): Promise<void> {
-    const clusters = selectClusters(rule, this.config.clusters).map((c) => c.name);
-    const gvr = { group: rule.group ?? '', version: rule.version, resource: rule.resource };
-    // Members may still be starting, or down: keep asking until one of them describes the resource.
-    let info: ResourceInfo | undefined;
-    for (let attempt = 0; !info && !this.abort.signal.aborted; attempt++) {
-      for (const name of clusters) {
-        try {
-          info = await discoverResource(this.members.get(name)!, gvr, this.abort.signal);
-          break;
-        } catch {
-          // try the next member
+  private async applyNow(config: FleetConfig): Promise<ApplyResult> {
+    const started: string[] = [];
+    const stopped: string[] = [];
+    this.config = config;
+
+    // Members: drop removed ones and ones whose connection changed (their cachers go with them).
+    const wanted = new Map(config.clusters.map((c) => [c.name, c]));
+    for (const [name, m] of this.members) {
+      const c = wanted.get(name);
+      if (!c || connectionOf(c) !== connectionOf(m.config)) {
+        for (const [id, e] of this.cachers) {
+          if (e.cluster === name) {
+            await this.stopCacher(id, e, !c);
+            stopped.push(id);
+          }
+        }
+        m.client.close();
+        this.members.delete(name);
+      } else {
+        m.config = c;
+      }
+    }
+    for (const c of config.clusters) {
+      if (!this.members.has(c.name)) {
+        this.members.set(c.name, { config: c, client: await MemberClient.create(c), listSlots: new Semaphore(config.options.maxInflightListsPerMember) });
+      }
+    }
+
+    // Resources and scopes wanted now.
+    const desired = new Map<string, { rule: ResourceRule; cluster: string; namespace?: string }>();
+    const rulesByKey = new Map<string, ResourceRule>();
+    for (const rule of config.resources) {
+      const key = gvrKey({ group: rule.group, version: rule.version, resource: rule.resource });
+      rulesByKey.set(key, rule);
+      const clusters = selectClusters(rule, config.clusters).map((c) => c.name);
+      // A rule's namespaces mean nothing for a cluster-scoped resource (known once discovered).
+      const namespaced = this.resources.get(key)?.info.namespaced ?? true;
+      for (const cluster of clusters) {
+        for (const namespace of namespaced && rule.namespaces?.length ? rule.namespaces : [undefined]) {
+          desired.set(scopeId(cluster, key, namespace), { rule, cluster, namespace });
         }
       }
-      if (!info) await sleep(Math.min(10_000, 500 * 2 ** attempt), undefined, { signal: this.abort.signal }).catch(() => undefined);
     }
-    if (!info) return;
-    this.resources.set(gvrKey(info), { info, clusters });
-    const namespaces = info.namespaced && rule.namespaces?.length ? rule.namespaces : [undefined];
-    for (const cluster of clusters) {
-      for (const namespace of namespaces) {
-        const cacher = new ResourceCacher(this.members.get(cluster)!, info, this.store, {
-          pageSize: this.config.options.listPageSize,
-          dropManagedFields: this.config.options.dropManagedFields,
-          namespace,
-          pool: this.pool,
-          listSlots: this.listSlots.get(cluster)!,
-        });
-        this.cachers.push(cacher);
-        cacher.start();
+    for (const [id, e] of this.cachers) {
+      if (!desired.has(id)) {
+        await this.stopCacher(id, e, true);
+        stopped.push(id);
       }
     }
+    for (const key of [...this.resources.keys()]) {
+      if (!rulesByKey.has(key)) this.resources.delete(key);
+    }
+
+    // Start what is missing. A resource's kind and scope come from discovery, which may wait for
+    // members to come up; that happens in the background so one slow member delays nobody else.
+    for (const [key, rule] of rulesByKey) {
+      const clusters = selectClusters(rule, config.clusters).map((c) => c.name);
+      const known = this.resources.get(key);
+      if (known) known.clusters = clusters;
+      const scopes = [...desired].filter(([id, d]) => d.rule === rule && !this.cachers.has(id));
+      if (scopes.length === 0) continue;
+      started.push(...scopes.map(([id]) => id));
+      void this.resourceInfo(key, rule, clusters).then((info) => {
+        if (!info || this.abort.signal.aborted || this.config !== config) return;
+        const entry = this.resources.get(key) ?? { info, clusters };
+        entry.clusters = clusters;
+        this.resources.set(key, entry);
+        for (const [, d] of scopes) {
+          const namespace = info.namespaced ? d.namespace : undefined;
+          const id = scopeId(d.cluster, key, namespace);
+          if (!this.cachers.has(id)) this.startCacher(id, d.cluster, info, namespace);
+        }
+      });
+    }
+    return { started, stopped };
+  }
+
+  private resourceInfo(key: string, rule: ResourceRule, clusters: string[]): Promise<ResourceInfo | undefined> {
+    const known = this.resources.get(key);
+    if (known) return Promise.resolve(known.info);
+    let pending = this.discovering.get(key);
+    if (!pending) {
+      pending = this.discover(rule, clusters).finally(() => this.discovering.delete(key));
+      this.discovering.set(key, pending);
+    }
+    return pending;
+  }
+
+  private async discover(rule: ResourceRule, clusters: string[]): Promise<ResourceInfo | undefined> {
+    const gvr = { group: rule.group, version: rule.version, resource: rule.resource };
+    for (let attempt = 0; !this.abort.signal.aborted; attempt++) {
+      for (const name of clusters) {
+        const m = this.members.get(name);
+        if (!m) continue;
+        try {
+          return await discoverResource(m.client, gvr, this.abort.signal);
+        } catch {
+          // ask the next member
+        }
+      }
+      await sleep(Math.min(10_000, 500 * 2 ** attempt), undefined, { signal: this.abort.signal }).catch(() => undefined);
+    }
+    return undefined;
+  }
+
+  private startCacher(id: string, cluster: string, info: ResourceInfo, namespace?: string): void {
+    const m = this.members.get(cluster);
+    if (!m) return;
+    const cacher = new ResourceCacher(m.client, info, this.store, {
+      pageSize: this.config.options.listPageSize,
+      dropManagedFields: this.config.options.dropManagedFields,
+      namespace,
+      pool: this.pool,
+      listSlots: m.listSlots,
+    });
+    this.cachers.set(id, { cacher, cluster, resource: gvrKey(info), namespace });
+    cacher.start();
+  }
+
+  private async stopCacher(id: string, e: CacherEntry, forget: boolean): Promise<void> {
+    this.cachers.delete(id);
+    await e.cacher.stop();
+    // A scope no longer configured must not linger in reads or in the data directory.
+    if (forget) await this.store.dropScope({ cluster: e.cluster, resource: e.resource, namespace: e.namespace });
   }
 
   /** Resolves once every configured resource is known and every cacher has listed once. */
   async whenSynced(): Promise<void> {
-    await Promise.all(this.pending);
-    await Promise.all(this.cachers.map((c) => c.whenSynced()));
+    while (!this.isSynced()) await sleep(50);
   }
 
   isSynced(): boolean {
-    return this.resources.size === this.config.resources.length && this.cachers.every((c) => c.getStatus().synced);
+    if (!this.config) return false;
+    const expected = new Set<string>();
+    for (const rule of this.config.resources) {
+      const key = gvrKey({ group: rule.group, version: rule.version, resource: rule.resource });
+      if (!this.resources.has(key)) return false;
+      for (const c of selectClusters(rule, this.config.clusters)) expected.add(c.name + '/' + key);
+    }
+    const running = new Set([...this.cachers.values()].map((e) => `${e.cluster}/${e.resource}`));
+    for (const x of expected) if (!running.has(x)) return false;
+    return [...this.cachers.values()].every((e) => e.cacher.getStatus().synced);
   }
 
   resource(key: string): CachedResource | undefined {
@@ -98,18 +225,19 @@ export class CacheManager {
   }
 
   member(name: string): MemberClient | undefined {
-    return this.members.get(name);
+    return this.members.get(name)?.client;
   }
 
   status(): CacherStatus[] {
-    return this.cachers.map((c) => c.getStatus());
+    return [...this.cachers.values()].map((e) => e.cacher.getStatus());
   }
 
   async stop(): Promise<void> {
     this.abort.abort();
-    await Promise.all(this.cachers.map((c) => c.stop()));
-    await Promise.allSettled(this.pending);
-    for (const m of this.members.values()) m.close();
+    await this.applying;
+    await Promise.all([...this.cachers.values()].map((e) => e.cacher.stop()));
+    await Promise.allSettled([...this.discovering.values()]);
+    for (const m of this.members.values()) m.client.close();
     await this.pool.close();
   }
 }

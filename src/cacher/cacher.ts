@@ -25,6 +25,8 @@ export interface CacherStatus {
   rv?: string;
   objects: number;
   relists: number;
+  /** Watch requests made; unchanged across a config reload for cachers the reload did not touch. */
+  watches: number;
   lastError?: string;
   lastEventAt?: string;
 }
@@ -68,7 +70,7 @@ export class ResourceCacher {
     this.key = gvrKey(info);
     this.scope = { cluster: member.cluster, resource: this.key, namespace: opts.namespace };
     this.path = collectionPath(info, opts.namespace);
-    this.status = { cluster: member.cluster, resource: this.key, phase: 'pending', synced: false, objects: 0, relists: 0 };
+    this.status = { cluster: member.cluster, resource: this.key, phase: 'pending', synced: false, objects: 0, relists: 0, watches: 0 };
     if (opts.namespace) this.status.namespace = opts.namespace;
     this.ctx = { cluster: member.cluster, apiVersion: groupVersion(info), kind: info.kind, dropManagedFields: opts.dropManagedFields };
   }
@@ -182,6 +184,7 @@ export class ResourceCacher {
   /** Watches from `rv` until the member closes the watch; returns the last RV seen. */
   private async watch(rv: string): Promise<string> {
     this.status.phase = 'watching';
+    this.status.watches++;
     const maxTimeout = this.opts.watchTimeoutSeconds ?? 600;
     const timeoutSeconds = Math.floor(maxTimeout / 2 + Math.random() * (maxTimeout / 2));
     const q = new URLSearchParams({

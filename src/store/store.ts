@@ -100,6 +100,19 @@ export class Store {
     return refs;
   }
 
+  /** Forgets a scope entirely: its objects and its sync record (a cluster or rule was removed). */
+  async dropScope(scope: CacheScope): Promise<void> {
+    const refs = this.refsOf(scope);
+    await this.root.transaction(() => {
+      for (const r of refs) {
+        const key = objectKey(scope.resource, r.namespace, r.name, scope.cluster);
+        this.objects.remove(key);
+        this.meta.remove(key);
+      }
+      this.sync.remove(syncKey(scope));
+    });
+  }
+
   syncState(scope: CacheScope): SyncRecord | undefined {
     return this.sync.get(syncKey(scope));
   }

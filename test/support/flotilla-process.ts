@@ -38,6 +38,8 @@ export interface FlotillaStart {
   /** Extra YAML fields under `options`. */
   options?: Record<string, unknown>;
   port?: number;
+  /** false: return as soon as flotilla answers at all, before its cachers have synced. */
+  waitReady?: boolean;
 }
 
 export const DEFAULT_RESOURCES: ResourceRuleSpec[] = [
@@ -112,7 +114,7 @@ export async function startFlotillaProcess(opts: FlotillaStart): Promise<Flotill
   });
   const url = `https://127.0.0.1:${port}`;
   const endpoint = { server: url, token: 'unused', caFile: opts.fleet.caFile };
-  await waitReady(endpoint, proc);
+  await waitReady(endpoint, proc, 60_000, opts.waitReady === false ? '/healthz' : '/readyz');
   const kubeconfig = join(opts.dir, 'kubeconfig');
   writeProxyKubeconfig(kubeconfig, url, opts.fleet.caFile);
   return {
@@ -126,12 +128,12 @@ export async function startFlotillaProcess(opts: FlotillaStart): Promise<Flotill
   };
 }
 
-export async function waitReady(endpoint: { server: string; token: string; caFile: string }, proc: Supervised, timeoutMs = 60_000): Promise<void> {
+export async function waitReady(endpoint: { server: string; token: string; caFile: string }, proc: Supervised, timeoutMs = 60_000, path = '/readyz'): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (proc.exited) throw new Error(`flotilla exited with ${proc.exitCode}:\n${tailLog(proc.logPath)}`);
     try {
-      if ((await memberRequest(endpoint, 'GET', '/readyz', undefined, { timeoutMs: 2000 })).status === 200) return;
+      if ((await memberRequest(endpoint, 'GET', path, undefined, { timeoutMs: 2000 })).status === 200) return;
     } catch {
       // not listening yet
     }

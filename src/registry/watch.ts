@@ -1,0 +1,59 @@
+import { watch, type FSWatcher } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { basename, dirname, resolve } from 'node:path';
+import { ConfigError, parseFleetConfig, type FleetConfig } from './config.js';
+
+/**
+ * Re-reads the fleet configuration when its file changes. The directory is watched, not the file:
+ * editors and `kubectl create configmap` mounts replace files by rename, which ends a watch on the
+ * file itself. Changes are debounced; an invalid file is reported and the running config kept.
+ */
+export interface ConfigWatchHandlers {
+  onConfig: (config: FleetConfig) => Promise<void>;
+  onError: (message: string) => void;
+}
+
+export function watchFleetConfig(path: string, handlers: ConfigWatchHandlers, debounceMs = 200): { close(): void } {
+  const file = resolve(path);
+  const name = basename(file);
+  let lastText: string | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let running = Promise.resolve();
+
+  const reload = async () => {
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (e) {
+      handlers.onError(`${file}: ${(e as Error).message}`);
+      return;
+    }
+    if (text === lastText) return;
+    lastText = text;
+    let config: FleetConfig;
+    try {
+      config = parseFleetConfig(text, file);
+    } catch (e) {
+      handlers.onError(e instanceof ConfigError ? e.message : String(e));
+      return;
+    }
+    await handlers.onConfig(config);
+  };
+
+  // The text the process started with is the baseline: only real changes reload.
+  void readFile(file, 'utf8').then((t) => (lastText ??= t), () => undefined);
+
+  const watcher: FSWatcher = watch(dirname(file), (_event, changed) => {
+    if (changed !== null && changed !== name && !String(changed).startsWith('..')) return;
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      running = running.then(reload).catch((e: unknown) => handlers.onError(String(e)));
+    }, debounceMs);
+  });
+  return {
+    close() {
+      clearTimeout(timer);
+      watcher.close();
+    },
+  };
+}

@@ -1,0 +1,78 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { join } from 'node:path';
+import { startFleet, type Fleet, type MemberInfo } from '../fleet/fleet.js';
+import { memberRequest } from '../fleet/http.js';
+import { startFlotillaProcess, type FlotillaProcess } from '../support/flotilla-process.js';
+import { cacherStatus, expectConverged, inParallel } from '../support/compare.js';
+
+/**
+ * The 410 path for real: a member whose apiserver serves watches straight from etcd
+ * (`--watch-cache=false`), and an etcd compaction while flotilla is down, so the RV flotilla
+ * stored is gone when it comes back. It must relist and reconcile: objects deleted meanwhile
+ * disappear, new ones appear, changed ones change.
+ */
+const NS = 'expiry';
+const PATH = `/api/v1/namespaces/${NS}/configmaps`;
+let fleet: Fleet;
+let member: MemberInfo;
+const running: FlotillaProcess[] = [];
+
+async function etcd(path: string, body: object): Promise<{ header: { revision: string } }> {
+  const res = await fetch(`${fleet.info.etcdEndpoint}${path}`, { method: 'POST', body: JSON.stringify(body) });
+  if (!res.ok) throw new Error(`etcd ${path}: ${res.status} ${await res.text()}`);
+  return (await res.json()) as { header: { revision: string } };
+}
+
+async function ok(method: string, path: string, body?: unknown): Promise<void> {
+  const res = await memberRequest(member, method, path, body);
+  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${res.body.slice(0, 200)}`);
+}
+
+const cm = (name: string, value: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { value } });
+
+beforeAll(async () => {
+  fleet = await startFleet({
+    names: ['solo'],
+    dir: join(inject('fleet').dir, 'expiry-fleet'),
+    workloads: false,
+    apiserverArgs: ['--watch-cache=false'],
+  });
+  member = fleet.info.members[0]!;
+  await ok('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+  await inParallel(Array.from({ length: 60 }, (_, i) => `cm-${i}`), 16, (n) => ok('POST', PATH, cm(n, 'v0')));
+});
+
+afterAll(async () => {
+  await Promise.all(running.map((f) => f.stop()));
+  await fleet?.stop();
+});
+
+describe('expired resourceVersion (410)', () => {
+  it('relists and reconciles when the stored RV was compacted away while flotilla was down', async () => {
+    const dir = join(fleet.info.dir, 'flotilla');
+    const resources = [{ version: 'v1', resource: 'configmaps' }];
+    const first = await startFlotillaProcess({ fleet: fleet.info, dir, resources });
+    running.push(first);
+    await expectConverged(first.endpoint, [member], PATH);
+    await first.stop();
+
+    await inParallel(Array.from({ length: 20 }, (_, i) => `cm-${i}`), 8, (n) => ok('DELETE', `${PATH}/${n}`));
+    await inParallel(Array.from({ length: 10 }, (_, i) => `cm-${20 + i}`), 8, (n) => ok('PUT', `${PATH}/${n}`, cm(n, 'v1')));
+    await inParallel(Array.from({ length: 15 }, (_, i) => `new-${i}`), 8, (n) => ok('POST', PATH, cm(n, 'v0')));
+    const { header } = await etcd('/v3/kv/range', { key: Buffer.from('/').toString('base64') });
+    await etcd('/v3/kv/compaction', { revision: header.revision, physical: true });
+
+    // A watch from the RV flotilla stored is now refused by the member itself.
+    const direct = await memberRequest(member, 'GET', `${PATH}?watch=1&resourceVersion=2&timeoutSeconds=1`);
+    expect(direct.body).toContain('"code":410');
+    const second = await startFlotillaProcess({ fleet: fleet.info, dir, resources });
+    running.push(second);
+    const view = await expectConverged(second.endpoint, [member], PATH);
+    expect(view.filter((v) => v.includes('/cm-')).length).toBe(40);
+    expect(view.filter((v) => v.includes('/new-')).length).toBe(15);
+    const [status] = await cacherStatus(second.endpoint);
+    // The warm start watched from the stored RV (watch 1), got 410, listed once, watched again.
+    expect(status!.relists).toBe(1);
+    expect(status!.watches).toBeGreaterThanOrEqual(2);
+  });
+});
