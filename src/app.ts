@@ -28,7 +28,7 @@ export interface Flotilla {
 export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
   const log = opts.log ?? ((l: string) => console.log(l));
   mkdirSync(opts.dataDir, { recursive: true });
-  const store = Store.open(opts.dataDir);
+  const store = Store.open(opts.dataDir, { eventLogSize: opts.config.options.eventLogSize });
   const manager = new CacheManager(store);
   await manager.apply(opts.config);
   const watcher = opts.configPath
@@ -41,7 +41,13 @@ export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
         onError: (message) => log(`flotilla: configuration not reloaded, keeping the previous one:\n${message}`),
       })
     : undefined;
-  const server = buildServer({ manager, store, https: opts.https, logLevel: opts.logLevel });
+  const server = buildServer({
+    manager,
+    store,
+    https: opts.https,
+    logLevel: opts.logLevel,
+    watch: { bookmarkIntervalMs: opts.config.options.watchBookmarkIntervalSeconds * 1000 },
+  });
   await server.listen({ port: opts.port, host: opts.host });
   const addr = server.server.address() as AddressInfo;
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;

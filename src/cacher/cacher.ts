@@ -3,9 +3,9 @@ import type { IncomingMessage } from 'node:http';
 import type { MemberClient } from '../members/member-client.js';
 import { collectionPath, groupVersion, gvrKey, type ResourceInfo } from '../resources/resource-info.js';
 import type { IngestContext, TableColumn } from '../ingest/decode.js';
-import { EVENT_TYPES, viewObjects, type IngestedObject } from '../ingest/batch.js';
+import { decodeMeta, EVENT_TYPES, viewObjects } from '../ingest/batch.js';
 import type { IngestPool } from '../ingest/pool.js';
-import type { ObjectRef, Store } from '../store/store.js';
+import type { Change, ObjectRef, Store } from '../store/store.js';
 import type { Semaphore } from '../util/semaphore.js';
 import { Backoff } from './backoff.js';
 
@@ -139,6 +139,9 @@ export class ResourceCacher {
 
   private async listAll(): Promise<string> {
     this.status.relists++;
+    // A relist over an existing state is logged as a diff, so watchers resuming from an older RV
+    // see what changed; a scope's first list is not logged (there is nothing to diff against).
+    const diff = this.store.refsOf(this.scope).length > 0 || Boolean(this.store.syncState(this.scope));
     const seen = new Set<string>();
     let listRV = '';
     let continueToken: string | undefined;
@@ -163,17 +166,37 @@ export class ResourceCacher {
       const objects = viewObjects(page.objects);
       if (!continueToken) listRV = page.rv;
       if (page.columns?.length) this.columns = page.columns;
-      for (const o of objects) seen.add(refKey(o));
+      const changes: Change[] = [];
+      for (const o of objects) {
+        seen.add(refKey(o));
+        const rv = decodeMeta(o.meta).rv;
+        if (!diff) {
+          changes.push({ type: 'ADDED', ...o, rv });
+          continue;
+        }
+        const stored = this.store.storedRV(this.scope, o);
+        if (stored !== rv) changes.push({ type: stored === undefined ? 'ADDED' : 'MODIFIED', ...o, rv });
+      }
       count += objects.length;
       // Pages are written as they arrive with no RV: a crash mid-list leaves a state the next
       // start relists rather than trusts. The RV is written with the reconcile below.
-      await this.store.commit(this.scope, objects, [], { rv: '', columns: this.columns });
+      await this.store.commit(this.scope, changes, { rv: '', columns: this.columns }, { log: diff });
       continueToken = page.continueToken;
       if (!continueToken) break;
     }
 
-    const gone: ObjectRef[] = this.store.refsOf(this.scope).filter((r) => !seen.has(refKey(r)));
-    await this.store.commit(this.scope, [], gone, { rv: listRV, columns: this.columns, listedAt: new Date().toISOString() });
+    const gone: Change[] = [];
+    for (const r of this.store.refsOf(this.scope)) {
+      if (seen.has(refKey(r))) continue;
+      const last = this.store.stored(this.scope, r);
+      // Deleted at some point up to the list RV: that is the RV its DELETED event carries.
+      if (last) gone.push({ type: 'DELETED', ...r, rv: listRV, ...last });
+    }
+    const logged = this.store.logStart(this.key)[this.member.cluster] !== undefined;
+    await this.store.commit(this.scope, gone, { rv: listRV, columns: this.columns, listedAt: new Date().toISOString() }, {
+      log: diff,
+      ...(logged ? {} : { logStartRV: listRV }),
+    });
     this.status.objects = count;
     this.status.rv = listRV;
     this.status.lastError = undefined;
@@ -225,12 +248,11 @@ export class ResourceCacher {
     return lastRV;
   }
 
-  /** Decodes a run of watch lines in a worker and commits them in one transaction. */
+  /** Decodes a run of watch lines in a worker and commits them, in order, in one transaction. */
   private async applyEvents(lines: Buffer, fromRV: string): Promise<string> {
     const batch = await this.opts.pool.decodeEvents(lines, this.ctx);
     const objects = viewObjects(batch.objects);
-    const puts = new Map<string, IngestedObject>();
-    const deletes = new Map<string, ObjectRef>();
+    const changes: Change[] = [];
     let lastRV = fromRV;
     let objectsDelta = 0;
     let oi = 0;
@@ -245,20 +267,13 @@ export class ResourceCacher {
       const o = objects[oi]!;
       lastRV = batch.objectRVs[oi]!;
       oi++;
-      const k = refKey(o);
-      if (type === 'DELETED') {
-        puts.delete(k);
-        deletes.set(k, o);
-        objectsDelta--;
-      } else {
-        deletes.delete(k);
-        puts.set(k, o);
-        if (type === 'ADDED') objectsDelta++;
-      }
+      changes.push({ type: type!, ...o, rv: lastRV });
+      if (type === 'ADDED') objectsDelta++;
+      else if (type === 'DELETED') objectsDelta--;
     }
     if (batch.columns) this.columns = batch.columns;
-    if (puts.size > 0 || deletes.size > 0 || lastRV !== fromRV) {
-      await this.store.commit(this.scope, [...puts.values()], [...deletes.values()], { rv: lastRV, columns: this.columns });
+    if (changes.length > 0 || lastRV !== fromRV) {
+      await this.store.commit(this.scope, changes, { rv: lastRV, columns: this.columns }, { log: true });
       this.status.objects += objectsDelta;
       this.status.rv = lastRV;
     }

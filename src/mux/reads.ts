@@ -1,5 +1,5 @@
 import type { CachedResource } from '../cacher/cache-manager.js';
-import type { TableColumn } from '../ingest/decode.js';
+import type { MetaRecord, TableColumn } from '../ingest/decode.js';
 import { gvrKey, groupVersion } from '../resources/resource-info.js';
 import { encodeGlobalRV } from '../rv/global-rv.js';
 import { matchesLabels, type LabelSelector } from '../selectors/labels.js';
@@ -28,7 +28,7 @@ export interface ListOptions extends ReadScope {
   includeObject?: 'Metadata' | 'Object' | 'None';
 }
 
-const CLUSTER_COLUMN: TableColumn = {
+export const CLUSTER_COLUMN: TableColumn = {
   name: 'Cluster',
   type: 'string',
   format: '',
@@ -53,7 +53,7 @@ export function storeRV(store: Store, resource: CachedResource, cluster?: string
   return encodeGlobalRV(rvs);
 }
 
-function columnsOf(store: Store, resource: CachedResource): TableColumn[] {
+export function columnsOf(store: Store, resource: CachedResource): TableColumn[] {
   for (const s of store.syncStates(gvrKey(resource.info))) {
     if (s.sync.columns?.length) return s.sync.columns;
   }
@@ -117,25 +117,19 @@ export function getResponse(store: Store, scope: ReadScope, name: string, form: 
   return hit.bytes;
 }
 
-function partialMetadata(metadataJson: string): string {
+export function partialMetadata(metadataJson: string): string {
   return `{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":${metadataJson}}`;
 }
 
 function tableResponse(store: Store, opts: ReadScope & { includeObject?: ListOptions['includeObject'] }, entries: StoredEntry[], rv: string | undefined): Buffer {
   const key = gvrKey(opts.resource.info);
   const columns = columnsOf(store, opts.resource);
-  const ageIndex = columns.findIndex((c) => c.name === 'Age' && c.type === 'string');
+  const ageIndex = ageColumnIndex(columns);
   const now = Date.now();
   const rows: string[] = [];
   for (const e of entries) {
     const meta = store.metaOf(key, e);
-    let cells: unknown[];
-    if (meta?.cells && meta.cells.length === columns.length) {
-      cells = meta.cells.slice();
-      if (ageIndex >= 0) cells[ageIndex] = ageCell(meta.created, now);
-    } else {
-      cells = [e.name, ageCell(meta?.created, now)];
-    }
+    const cells = rowCells(meta, columns, ageIndex, e.name, now);
     let object = '';
     if (opts.includeObject === 'Object') object = `,"object":${e.bytes.toString('utf8')}`;
     else if (opts.includeObject !== 'None') object = `,"object":${partialMetadata(meta?.metadataJson ?? '{}')}`;
@@ -145,4 +139,18 @@ function tableResponse(store: Store, opts: ReadScope & { includeObject?: ListOpt
   return Buffer.from(
     `{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":${metadata},"columnDefinitions":${JSON.stringify([CLUSTER_COLUMN, ...columns])},"rows":[${rows.join(',')}]}`,
   );
+}
+
+/** The member's cells for an object with Age recomputed, or Name and Age when it sent none. */
+export function rowCells(meta: MetaRecord | undefined, columns: TableColumn[], ageIndex: number, name: string, now: number): unknown[] {
+  if (meta?.cells && meta.cells.length === columns.length) {
+    const cells = meta.cells.slice();
+    if (ageIndex >= 0) cells[ageIndex] = ageCell(meta.created, now);
+    return cells;
+  }
+  return [name, ageCell(meta?.created, now)];
+}
+
+export function ageColumnIndex(columns: TableColumn[]): number {
+  return columns.findIndex((c) => c.name === 'Age' && c.type === 'string');
 }

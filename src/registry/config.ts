@@ -37,6 +37,10 @@ export interface FleetOptions {
   listPageSize: number;
   /** Full lists running at once against one member (the rest wait), so a restart cannot stampede it. */
   maxInflightListsPerMember: number;
+  /** How often a watch that allows bookmarks gets one. */
+  watchBookmarkIntervalSeconds: number;
+  /** Events kept per resource for watches resuming from an older RV; older RVs get 410. */
+  eventLogSize: number;
 }
 
 export interface FleetConfig {
@@ -247,9 +251,9 @@ export function parseFleetConfig(text: string, sourcePath: string): FleetConfig 
     });
   }
 
-  const options: FleetOptions = { dropManagedFields: true, listPageSize: 500, maxInflightListsPerMember: 4 };
+  const options: FleetOptions = { dropManagedFields: true, listPageSize: 500, maxInflightListsPerMember: 4, watchBookmarkIntervalSeconds: 30, eventLogSize: 100_000 };
   if (root.options !== undefined) {
-    const o = c.object(root.options, 'options', ['dropManagedFields', 'listPageSize', 'maxInflightListsPerMember']);
+    const o = c.object(root.options, 'options', ['dropManagedFields', 'listPageSize', 'maxInflightListsPerMember', 'watchBookmarkIntervalSeconds', 'eventLogSize']);
     if (o?.dropManagedFields !== undefined) {
       if (typeof o.dropManagedFields !== 'boolean') c.fail('options.dropManagedFields', 'must be true or false');
       else options.dropManagedFields = o.dropManagedFields;
@@ -259,11 +263,15 @@ export function parseFleetConfig(text: string, sourcePath: string): FleetConfig 
       if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 10000) c.fail('options.listPageSize', `must be an integer from 1 to 10000, got ${describe(n)}`);
       else options.listPageSize = n;
     }
-    if (o?.maxInflightListsPerMember !== undefined) {
-      const n = o.maxInflightListsPerMember;
-      if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 100) c.fail('options.maxInflightListsPerMember', `must be an integer from 1 to 100, got ${describe(n)}`);
-      else options.maxInflightListsPerMember = n;
-    }
+    const int = (field: 'maxInflightListsPerMember' | 'watchBookmarkIntervalSeconds' | 'eventLogSize', min: number, max: number) => {
+      const n = o?.[field];
+      if (n === undefined) return;
+      if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > max) c.fail(`options.${field}`, `must be an integer from ${min} to ${max}, got ${describe(n)}`);
+      else options[field] = n;
+    };
+    int('maxInflightListsPerMember', 1, 100);
+    int('watchBookmarkIntervalSeconds', 1, 3600);
+    int('eventLogSize', 1000, 100_000_000);
   }
 
   if (c.errors.length > 0) throw new ConfigError(c.errors.join('\n'));

@@ -5,7 +5,7 @@ import { groupVersion } from '../resources/resource-info.js';
  * Discovery as the apiserver publishes it, listing only what flotilla serves: the cached
  * resources, with the verbs flotilla answers for them.
  */
-export const SERVED_VERBS = ['get', 'list'];
+export const SERVED_VERBS = ['get', 'list', 'watch'];
 
 export function legacyVersions(serverAddress: string): object {
   return {

@@ -1,6 +1,8 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { CacheManager } from '../cacher/cache-manager.js';
 import { getResponse, listResponse, type ListOptions } from '../mux/reads.js';
+import { WatchHub } from '../mux/watch.js';
+import { decodeGlobalRV } from '../rv/global-rv.js';
 import { gvrKey } from '../resources/resource-info.js';
 import { parseLabelSelector } from '../selectors/labels.js';
 import { parseFieldSelector, validateFieldSelector, matchesFields } from '../selectors/fields.js';
@@ -9,12 +11,13 @@ import { createMetrics } from '../metrics/metrics.js';
 import { group, groupList, legacyVersions, resourceList } from './discovery.js';
 import { negotiate } from './negotiate.js';
 import { parseRequestPath, type RequestTarget } from './request-info.js';
-import { StatusError, badRequest, methodNotAllowed, internalError, serviceUnavailable } from './status.js';
+import { StatusError, badRequest, methodNotAllowed, internalError, invalid, serviceUnavailable } from './status.js';
 
 /** The HTTP surface: Kubernetes URLs in, cached reads out, every error a `Status`. */
 export interface ServerOptions {
   manager: CacheManager;
   store: Store;
+  watch?: { bookmarkIntervalMs?: number; maxBufferedBytes?: number };
   https?: { key: Buffer; cert: Buffer };
   logLevel?: string;
 }
@@ -43,6 +46,9 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
   const { manager, store } = opts;
   let versionCache: { at: number; body: Buffer } | undefined;
   const metrics = createMetrics(() => manager.status());
+  const hub = new WatchHub(store);
+  // Open watches would hold a graceful close forever: end them first; clients re-watch elsewhere.
+  app.addHook('preClose', async () => hub.closeAll());
 
   app.setErrorHandler((err: Error & { statusCode?: number }, req, reply) => {
     if (err instanceof StatusError) return sendStatus(reply, err);
@@ -131,12 +137,46 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
     if (target.subresource) throw notServed();
     if (target.namespace !== undefined && !resource.info.namespaced) throw notServed();
     const q = req.query as Query;
-    if (one(q, 'watch') === 'true' || one(q, 'watch') === '1') {
-      throw methodNotAllowed('watch is not served by flotilla yet');
-    }
+    const watching = one(q, 'watch') === 'true' || one(q, 'watch') === '1';
     const includeObject = one(q, 'includeObject');
     if (includeObject !== undefined && !['Metadata', 'Object', 'None'].includes(includeObject)) {
       throw badRequest(`unrecognized includeObject value: "${includeObject}"`);
+    }
+    const rvParam = one(q, 'resourceVersion') ?? '';
+    const rvMatch = one(q, 'resourceVersionMatch');
+    const sendInitialEvents = one(q, 'sendInitialEvents');
+    validateListOptions({ watching, rv: rvParam, rvMatch, sendInitialEvents, bookmarks: one(q, 'allowWatchBookmarks') === 'true' });
+    // Decoded up front: a token that does not decode is a 400, for lists and watches alike.
+    const since = rvParam && rvParam !== '0' ? decodeGlobalRV(rvParam) : undefined;
+    if (watching) {
+      const fieldText = one(q, 'fieldSelector');
+      const fieldSelector = fieldText ? parseFieldSelector(fieldText) : [];
+      validateFieldSelector(fieldSelector, GENERIC_FIELDS);
+      // The legacy single-object watch URL (/pods/NAME?watch=1) is a metadata.name selector.
+      if (target.name !== undefined) fieldSelector.push({ field: 'metadata.name', operator: 'Equals', value: target.name });
+      const labelText = one(q, 'labelSelector');
+      const timeoutSeconds = one(q, 'timeoutSeconds');
+      if (timeoutSeconds !== undefined && !/^[0-9]+$/.test(timeoutSeconds)) throw badRequest(`invalid timeoutSeconds: ${JSON.stringify(timeoutSeconds)}`);
+      reply.hijack();
+      hub.open(reply.raw, {
+        resource,
+        filter: {
+          cluster: target.cluster,
+          namespace: target.namespace,
+          labelSelector: labelText ? parseLabelSelector(labelText) : undefined,
+          fieldSelector,
+        },
+        form: negotiate(req.headers.accept, { list: false }),
+        includeObject: includeObject as ListOptions['includeObject'],
+        since,
+        sendInitialEvents: sendInitialEvents === 'true',
+        bookmarks: one(q, 'allowWatchBookmarks') === 'true',
+        // Like the apiserver: the client's timeout, else a random 30 to 60 minutes.
+        timeoutMs: timeoutSeconds !== undefined ? Number(timeoutSeconds) * 1000 : (1800 + Math.random() * 1800) * 1000,
+        bookmarkIntervalMs: opts.watch?.bookmarkIntervalMs ?? 30_000,
+        maxBufferedBytes: opts.watch?.maxBufferedBytes ?? 16 * 1024 * 1024,
+      });
+      return reply;
     }
     const scope = { resource, cluster: target.cluster, namespace: target.namespace };
     if (target.name !== undefined) {
@@ -163,6 +203,24 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
   }
 
   return app;
+}
+
+/** The apiserver's rules for combining resourceVersion, resourceVersionMatch and watch-list. */
+function validateListOptions(o: { watching: boolean; rv: string; rvMatch?: string; sendInitialEvents?: string; bookmarks: boolean }): void {
+  const causes: { field: string; message: string }[] = [];
+  if (o.rvMatch !== undefined && o.rvMatch !== 'NotOlderThan' && o.rvMatch !== 'Exact') {
+    causes.push({ field: 'resourceVersionMatch', message: `unsupported value "${o.rvMatch}": supported values: "Exact", "NotOlderThan"` });
+  }
+  if (o.sendInitialEvents !== undefined) {
+    if (!o.watching) causes.push({ field: 'sendInitialEvents', message: 'sendInitialEvents is forbidden for list' });
+    if (o.rvMatch !== 'NotOlderThan') causes.push({ field: 'resourceVersionMatch', message: "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan" });
+    if (o.watching && !o.bookmarks) causes.push({ field: 'allowWatchBookmarks', message: 'sendInitialEvents requires setting allowWatchBookmarks to true' });
+  } else if (o.rvMatch !== undefined) {
+    if (o.watching) causes.push({ field: 'resourceVersionMatch', message: 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided' });
+    else if (!o.rv) causes.push({ field: 'resourceVersionMatch', message: 'resourceVersionMatch is forbidden unless resourceVersion is provided' });
+    else if (o.rvMatch === 'Exact' && o.rv === '0') causes.push({ field: 'resourceVersionMatch', message: 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"' });
+  }
+  if (causes.length) throw invalid(`ListOptions.meta.k8s.io "" is invalid: ${causes.map((c) => `${c.field}: ${c.message}`).join(', ')}`, causes.map((c) => ({ reason: 'FieldValueInvalid', ...c })));
 }
 
 function sendJson(reply: FastifyReply, doc: object): FastifyReply {

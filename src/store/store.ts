@@ -1,6 +1,7 @@
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { MetaRecord, TableColumn } from '../ingest/decode.js';
-import { decodeMeta, type IngestedObject } from '../ingest/batch.js';
+import { decodeMeta } from '../ingest/batch.js';
+import { compareMemberRV } from '../rv/global-rv.js';
 
 /**
  * The embedded cache: one LMDB environment holding, per (resource, namespace, name, cluster), the
@@ -10,6 +11,10 @@ import { decodeMeta, type IngestedObject } from '../ingest/batch.js';
  *
  * Keys sort as resource \0 namespace \0 name \0 cluster: a fleet-wide list is one range, a namespace
  * is a sub-range, and a get by name finds every member's copy next to each other.
+ *
+ * Every change gets a sequence number and, unless it comes from a scope's very first list, goes
+ * into a bounded per-resource event log, so a watch can resume from an older global RV. Listeners
+ * (live watches) hear about each committed batch right after its transaction.
  */
 export interface SyncRecord {
   /** The member RV the stored objects of this (cluster, resource) are complete up to. */
@@ -37,6 +42,54 @@ export interface ObjectRef {
   name: string;
 }
 
+export type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+/** One change to one object: its new bytes and meta (for DELETED, its last state). */
+export interface Change {
+  type: ChangeType;
+  namespace: string;
+  name: string;
+  /** The member RV of the change (for a reconcile's DELETED, the list RV that noticed it). */
+  rv: string;
+  bytes: Buffer;
+  meta: Buffer;
+}
+
+export interface StoreEvent extends Change {
+  seq: number;
+  cluster: string;
+}
+
+export interface CommitOptions {
+  /** Write the changes to the event log (everything but a scope's first list). */
+  log: boolean;
+  /** Events of this cluster up to this RV are not in the log (set by a scope's first list). */
+  logStartRV?: string;
+  /** Remove the scope's sync record instead of writing one (the scope was dropped). */
+  dropSync?: boolean;
+}
+
+interface LogState {
+  /** Per cluster: the RV up to which events are missing from the log (trimmed or never logged). */
+  start: Record<string, string>;
+  count: number;
+  firstSeq: number;
+}
+
+interface LoggedRecord {
+  c: string;
+  t: ChangeType;
+  n: string;
+  m: string;
+  rv: string;
+  o: Buffer;
+  x: Buffer;
+}
+
+export type StoreListener = (events: readonly StoreEvent[]) => void;
+
+const SEQ_KEY = '\u0000seq';
+
 const SEP = '\u0000';
 const AFTER_SEP = '\u0001';
 
@@ -58,35 +111,121 @@ export class Store {
   // Meta records arrive msgpack-encoded from the ingest workers and are stored as those bytes.
   private readonly meta: Database<Buffer, string>;
   private readonly sync: Database<SyncRecord, string>;
+  private readonly events: Database<LoggedRecord, [string, number]>;
+  private readonly logs: Database<LogState | { seq: number }, string>;
+  private readonly listeners = new Map<string, Set<StoreListener>>();
+  private readonly latest = new Map<string, Record<string, string>>();
+  private seq: number;
 
-  private constructor(private readonly root: RootDatabase) {
+  private constructor(
+    private readonly root: RootDatabase,
+    /** Events kept per resource; older ones are trimmed and make older RVs expire (410). */
+    private readonly eventLogSize: number,
+  ) {
     this.objects = root.openDB<Buffer, string>({ name: 'objects', encoding: 'binary' });
     this.meta = root.openDB<Buffer, string>({ name: 'meta', encoding: 'binary' });
     this.sync = root.openDB<SyncRecord, string>({ name: 'sync' });
+    this.events = root.openDB<LoggedRecord, [string, number]>({ name: 'events' });
+    this.logs = root.openDB<LogState | { seq: number }, string>({ name: 'logs' });
+    this.seq = (this.logs.get(SEQ_KEY) as { seq: number } | undefined)?.seq ?? 0;
   }
 
-  static open(path: string): Store {
+  static open(path: string, opts: { eventLogSize?: number } = {}): Store {
     // One environment, several named databases; noSync trades the last few commits on power loss
     // for write speed: a lost commit only means a re-watch from a slightly older RV.
-    return new Store(open({ path, maxDbs: 16, noSync: true, mapSize: 64 * 1024 ** 3 }));
+    return new Store(open({ path, maxDbs: 16, noSync: true, mapSize: 64 * 1024 ** 3 }), opts.eventLogSize ?? 100_000);
+  }
+
+  /** Hears every committed batch of a resource's changes, in commit order. */
+  subscribe(resource: string, listener: StoreListener): () => void {
+    let set = this.listeners.get(resource);
+    if (!set) this.listeners.set(resource, (set = new Set()));
+    set.add(listener);
+    return () => set.delete(listener);
+  }
+
+  /** The sequence number of the last committed change (read it in the same pass as a snapshot). */
+  lastSeq(): number {
+    return (this.logs.get(SEQ_KEY) as { seq: number } | undefined)?.seq ?? 0;
+  }
+
+  /** Each cluster's RV the stored objects of a resource are complete up to (oldest of its scopes). */
+  latestRVs(resource: string): Record<string, string> {
+    let rvs = this.latest.get(resource);
+    if (!rvs) {
+      rvs = {};
+      for (const s of this.syncStates(resource)) {
+        if (!s.sync.rv) continue;
+        const prior = rvs[s.cluster];
+        if (prior === undefined || compareMemberRV(s.sync.rv, prior) < 0) rvs[s.cluster] = s.sync.rv;
+      }
+      this.latest.set(resource, rvs);
+    }
+    return rvs;
+  }
+
+  /** Per cluster, the RV below which the log cannot replay events of a resource. */
+  logStart(resource: string): Record<string, string> {
+    return ((this.logs.get(resource) as LogState | undefined)?.start ?? {});
+  }
+
+  /** The logged events of a resource after `afterSeq`, in order. Iterate synchronously. */
+  *logged(resource: string, afterSeq = 0): Generator<StoreEvent> {
+    for (const { key, value } of this.events.getRange({ start: [resource, afterSeq + 1], end: [resource, Number.MAX_SAFE_INTEGER] })) {
+      yield { seq: key[1], cluster: value.c, type: value.t, namespace: value.n, name: value.m, rv: value.rv, bytes: value.o, meta: value.x };
+    }
   }
 
   /** Applies a batch of changes from one (cluster, resource) and its new sync state atomically. */
-  async commit(scope: CacheScope, puts: readonly IngestedObject[], deletes: readonly ObjectRef[], sync: SyncRecord): Promise<void> {
+  async commit(scope: CacheScope, changes: readonly Change[], sync: SyncRecord, opts: CommitOptions): Promise<readonly StoreEvent[]> {
     const { cluster, resource } = scope;
+    const events: StoreEvent[] = [];
     await this.root.transaction(() => {
-      for (const o of puts) {
-        const key = objectKey(resource, o.namespace, o.name, cluster);
-        this.objects.put(key, o.bytes);
-        this.meta.put(key, o.meta);
+      let log = this.logs.get(resource) as LogState | undefined;
+      for (const c of changes) {
+        const key = objectKey(resource, c.namespace, c.name, cluster);
+        if (c.type === 'DELETED') {
+          this.objects.remove(key);
+          this.meta.remove(key);
+        } else {
+          this.objects.put(key, c.bytes);
+          this.meta.put(key, c.meta);
+        }
+        const ev: StoreEvent = { ...c, seq: ++this.seq, cluster };
+        events.push(ev);
+        if (opts.log) {
+          this.events.put([resource, ev.seq], { c: cluster, t: c.type, n: c.namespace, m: c.name, rv: c.rv, o: c.bytes, x: c.meta });
+          log ??= { start: {}, count: 0, firstSeq: ev.seq };
+          log.count++;
+        }
       }
-      for (const d of deletes) {
-        const key = objectKey(resource, d.namespace, d.name, cluster);
-        this.objects.remove(key);
-        this.meta.remove(key);
+      if (opts.logStartRV !== undefined) {
+        log ??= { start: {}, count: 0, firstSeq: this.seq + 1 };
+        log.start[cluster] = opts.logStartRV;
       }
-      this.sync.put(syncKey(scope), sync);
+      if (log && log.count > this.eventLogSize) this.trim(resource, log);
+      if (log) this.logs.put(resource, log);
+      this.logs.put(SEQ_KEY, { seq: this.seq });
+      if (opts.dropSync) this.sync.remove(syncKey(scope));
+      else this.sync.put(syncKey(scope), sync);
     });
+    this.latest.delete(resource);
+    const listeners = this.listeners.get(resource);
+    if (listeners && events.length > 0) for (const l of listeners) l(events);
+    return events;
+  }
+
+  /** Drops the oldest events past the window; their RVs become the per-cluster log start. */
+  private trim(resource: string, log: LogState): void {
+    let excess = log.count - this.eventLogSize;
+    for (const { key, value } of this.events.getRange({ start: [resource, 0], end: [resource, Number.MAX_SAFE_INTEGER] })) {
+      if (excess-- <= 0) break;
+      this.events.remove(key);
+      log.count--;
+      log.firstSeq = key[1] + 1;
+      const prior = log.start[value.c];
+      if (prior === undefined || compareMemberRV(value.rv, prior) > 0) log.start[value.c] = value.rv;
+    }
   }
 
   /** The refs of every object stored for one (cluster, resource): what a relist reconciles against. */
@@ -100,17 +239,33 @@ export class Store {
     return refs;
   }
 
-  /** Forgets a scope entirely: its objects and its sync record (a cluster or rule was removed). */
+  /**
+   * Forgets a scope entirely (its cluster or rule was removed): its objects go as DELETED events,
+   * so watchers drop them too, and its sync record goes.
+   */
   async dropScope(scope: CacheScope): Promise<void> {
-    const refs = this.refsOf(scope);
-    await this.root.transaction(() => {
-      for (const r of refs) {
-        const key = objectKey(scope.resource, r.namespace, r.name, scope.cluster);
-        this.objects.remove(key);
-        this.meta.remove(key);
-      }
-      this.sync.remove(syncKey(scope));
-    });
+    const rv = this.syncState(scope)?.rv || '0';
+    const changes: Change[] = [];
+    for (const r of this.refsOf(scope)) {
+      const key = objectKey(scope.resource, r.namespace, r.name, scope.cluster);
+      const bytes = this.objects.get(key);
+      const meta = this.meta.get(key);
+      if (bytes && meta) changes.push({ type: 'DELETED', namespace: r.namespace, name: r.name, rv, bytes, meta });
+    }
+    await this.commit(scope, changes, { rv: '' }, { log: true, dropSync: true });
+  }
+
+  /** The member RV an object is stored at, if it is stored. */
+  storedRV(scope: CacheScope, ref: ObjectRef): string | undefined {
+    return this.metaOf(scope.resource, { ...ref, cluster: scope.cluster })?.rv;
+  }
+
+  /** The stored bytes and meta of an object (a reconcile's DELETED event carries its last state). */
+  stored(scope: CacheScope, ref: ObjectRef): { bytes: Buffer; meta: Buffer } | undefined {
+    const key = objectKey(scope.resource, ref.namespace, ref.name, scope.cluster);
+    const bytes = this.objects.get(key);
+    const meta = this.meta.get(key);
+    return bytes && meta ? { bytes, meta } : undefined;
   }
 
   syncState(scope: CacheScope): SyncRecord | undefined {

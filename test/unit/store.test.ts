@@ -2,32 +2,35 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Store } from '../../src/store/store.js';
+import { Store, type Change, type ChangeType, type StoreEvent } from '../../src/store/store.js';
 import { decodeObject, type IngestContext } from '../../src/ingest/decode.js';
 import { encodeObjects, viewObjects } from '../../src/ingest/batch.js';
 
 const dirs: string[] = [];
-function openStore(): { store: Store; dir: string } {
+function openStore(eventLogSize?: number): { store: Store; dir: string } {
   const dir = mkdtempSync(join(tmpdir(), 'flotilla-store-'));
   dirs.push(dir);
-  return { store: Store.open(dir), dir };
+  return { store: Store.open(dir, { eventLogSize }), dir };
 }
 afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-const obj = (cluster: string, namespace: string, name: string, rv: string) => {
+function change(cluster: string, namespace: string, name: string, rv: string, type: ChangeType = 'ADDED'): Change {
   const ctx: IngestContext = { cluster, apiVersion: 'v1', kind: 'Pod', dropManagedFields: true };
   // Through the same encoding the ingest workers use.
-  return viewObjects(encodeObjects([decodeObject({ metadata: { namespace, name, uid: `${cluster}-${name}`, resourceVersion: rv } }, ctx)]))[0]!;
-};
+  const o = viewObjects(encodeObjects([decodeObject({ metadata: { namespace, name, uid: `${cluster}-${name}`, resourceVersion: rv } }, ctx)]))[0]!;
+  return { type, rv, ...o };
+}
+
+const pods = (cluster: string, namespace?: string) => ({ cluster, resource: 'v1/pods', ...(namespace ? { namespace } : {}) });
 
 describe('Store', () => {
   it('lists a resource in namespace/name/cluster order, by namespace, and by cluster', async () => {
     const { store } = openStore();
-    await store.commit({ cluster: 'west', resource: 'v1/pods' }, [obj('west', 'b', 'p', '1'), obj('west', 'a', 'z', '2')], [], { rv: '2' });
-    await store.commit({ cluster: 'east', resource: 'v1/pods' }, [obj('east', 'b', 'p', '5')], [], { rv: '5' });
-    await store.commit({ cluster: 'east', resource: 'v1/configmaps' }, [obj('east', 'a', 'cm', '6')], [], { rv: '6' });
+    await store.commit(pods('west'), [change('west', 'b', 'p', '1'), change('west', 'a', 'z', '2')], { rv: '2' }, { log: false });
+    await store.commit(pods('east'), [change('east', 'b', 'p', '5')], { rv: '5' }, { log: false });
+    await store.commit({ cluster: 'east', resource: 'v1/configmaps' }, [change('east', 'a', 'cm', '6')], { rv: '6' }, { log: false });
     const all = [...store.entries('v1/pods')].map((e) => `${e.namespace}/${e.name}@${e.cluster}`);
     expect(all).toEqual(['a/z@west', 'b/p@east', 'b/p@west']);
     expect([...store.entries('v1/pods', { namespace: 'b' })].map((e) => e.cluster)).toEqual(['east', 'west']);
@@ -35,23 +38,69 @@ describe('Store', () => {
     expect(store.lookup('v1/pods', 'b', 'p').map((e) => e.cluster)).toEqual(['east', 'west']);
     expect(store.lookup('v1/pods', 'b', 'p', 'west')).toHaveLength(1);
     expect(store.syncStates('v1/pods').map((s) => [s.cluster, s.sync.rv])).toEqual([['east', '5'], ['west', '2']]);
+    expect(store.latestRVs('v1/pods')).toEqual({ east: '5', west: '2' });
     await store.close();
   });
 
   it('deletes, reconciles per scope, and keeps everything across a reopen', async () => {
     const { store, dir } = openStore();
-    const scope = { cluster: 'east', resource: 'v1/pods', namespace: 'a' };
-    await store.commit(scope, [obj('east', 'a', 'x', '1'), obj('east', 'a', 'y', '2')], [], { rv: '2' });
-    await store.commit({ cluster: 'east', resource: 'v1/pods', namespace: 'b' }, [obj('east', 'b', 'x', '3')], [], { rv: '3' });
-    await store.commit(scope, [], [{ namespace: 'a', name: 'x' }], { rv: '4' });
+    const scope = pods('east', 'a');
+    await store.commit(scope, [change('east', 'a', 'x', '1'), change('east', 'a', 'y', '2')], { rv: '2' }, { log: true });
+    await store.commit(pods('east', 'b'), [change('east', 'b', 'x', '3')], { rv: '3' }, { log: true });
+    await store.commit(scope, [change('east', 'a', 'x', '4', 'DELETED')], { rv: '4' }, { log: true });
     expect(store.refsOf(scope)).toEqual([{ namespace: 'a', name: 'y' }]);
-    expect(store.refsOf({ cluster: 'east', resource: 'v1/pods' })).toHaveLength(2);
+    expect(store.refsOf(pods('east'))).toHaveLength(2);
     await store.close();
     const again = Store.open(dir);
     expect(again.syncState(scope)).toEqual({ rv: '4' });
     const y = again.lookup('v1/pods', 'a', 'y')[0]!;
     expect(JSON.parse(y.bytes.toString()).metadata.uid).toBe('east-y');
     expect(again.metaOf('v1/pods', y)).toMatchObject({ uid: 'east-y', rv: '2' });
+    // The event log and its sequence survive the reopen.
+    expect([...again.logged('v1/pods')].map((e) => `${e.seq}:${e.type}:${e.name}@${e.rv}`)).toEqual(['1:ADDED:x@1', '2:ADDED:y@2', '3:ADDED:x@3', '4:DELETED:x@4']);
+    expect(again.lastSeq()).toBe(4);
     await again.close();
+  });
+
+  it('tells listeners about each committed batch, in order, after the commit', async () => {
+    const { store } = openStore();
+    const heard: string[] = [];
+    const off = store.subscribe('v1/pods', (events: readonly StoreEvent[]) => {
+      // The change is already readable when listeners hear of it.
+      for (const e of events) heard.push(`${e.seq}:${e.type}:${e.name}:${store.lookup('v1/pods', e.namespace, e.name).length}`);
+    });
+    await store.commit(pods('east'), [change('east', 'a', 'p', '1'), change('east', 'a', 'q', '2')], { rv: '2' }, { log: false });
+    await store.commit(pods('east'), [change('east', 'a', 'p', '3', 'DELETED')], { rv: '3' }, { log: true });
+    off();
+    await store.commit(pods('east'), [change('east', 'a', 'r', '4')], { rv: '4' }, { log: true });
+    expect(heard).toEqual(['1:ADDED:p:1', '2:ADDED:q:1', '3:DELETED:p:0']);
+    // Only logged changes are replayable.
+    expect([...store.logged('v1/pods')].map((e) => e.seq)).toEqual([3, 4]);
+    expect([...store.logged('v1/pods', 3)].map((e) => e.seq)).toEqual([4]);
+    await store.close();
+  });
+
+  it('trims the log to its window and moves each cluster’s log start past what it dropped', async () => {
+    const { store } = openStore(3);
+    await store.commit(pods('east'), [], { rv: '10' }, { log: false, logStartRV: '10' });
+    await store.commit(pods('west'), [], { rv: '20' }, { log: false, logStartRV: '20' });
+    for (let i = 1; i <= 3; i++) await store.commit(pods('east'), [change('east', 'a', `e${i}`, String(10 + i))], { rv: String(10 + i) }, { log: true });
+    await store.commit(pods('west'), [change('west', 'a', 'w1', '21'), change('west', 'a', 'w2', '22')], { rv: '22' }, { log: true });
+    expect([...store.logged('v1/pods')].map((e) => e.name)).toEqual(['e3', 'w1', 'w2']);
+    expect(store.logStart('v1/pods')).toEqual({ east: '12', west: '20' });
+    await store.close();
+  });
+
+  it('drops a scope as DELETED events and forgets its sync state', async () => {
+    const { store } = openStore();
+    await store.commit(pods('east'), [change('east', 'a', 'p', '1')], { rv: '1' }, { log: false });
+    const heard: string[] = [];
+    store.subscribe('v1/pods', (events) => heard.push(...events.map((e) => `${e.type}:${e.name}`)));
+    await store.dropScope(pods('east'));
+    expect(heard).toEqual(['DELETED:p']);
+    expect([...store.entries('v1/pods')]).toEqual([]);
+    expect(store.syncState(pods('east'))).toBeUndefined();
+    expect(store.latestRVs('v1/pods')).toEqual({});
+    await store.close();
   });
 });

@@ -1,0 +1,27 @@
+import { matchesLabels, type LabelSelector } from '../selectors/labels.js';
+import { matchesFields, type FieldSelector } from '../selectors/fields.js';
+
+/** Which objects a list or watch wants: by cluster, namespace, labels and fields. */
+export interface ObjectFilter {
+  cluster?: string;
+  namespace?: string;
+  labelSelector?: LabelSelector;
+  fieldSelector?: FieldSelector;
+}
+
+export function needsLabels(f: ObjectFilter): boolean {
+  return (f.labelSelector?.length ?? 0) > 0;
+}
+
+/** `labels` is read only when a label selector needs it: meta records are decoded on demand. */
+export function matches(
+  f: ObjectFilter,
+  o: { cluster: string; namespace: string; name: string },
+  labels: () => Record<string, string> | undefined,
+): boolean {
+  if (f.cluster !== undefined && o.cluster !== f.cluster) return false;
+  if (f.namespace !== undefined && o.namespace !== f.namespace) return false;
+  if (f.fieldSelector?.length && !matchesFields(f.fieldSelector, { 'metadata.name': o.name, 'metadata.namespace': o.namespace })) return false;
+  if (needsLabels(f) && !matchesLabels(f.labelSelector!, labels())) return false;
+  return true;
+}
