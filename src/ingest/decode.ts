@@ -1,4 +1,5 @@
 import { encodeGlobalRV } from '../rv/global-rv.js';
+import { selectableFieldValues } from './fields.js';
 
 /**
  * Turns what a member sends (list pages and watch events, in Table form with the full object
@@ -33,6 +34,8 @@ export interface MetaRecord {
   cells?: unknown[];
   /** The served object's `metadata` as JSON, for PartialObjectMetadata and Table rows. */
   metadataJson: string;
+  /** Values of the kind's selectable fields (field selectors), when it has any. */
+  fields?: Record<string, string>;
 }
 
 export interface DecodedObject {
@@ -105,6 +108,9 @@ export function decodeObject(obj: RawObject, ctx: IngestContext, cells?: unknown
   if (md.labels && Object.keys(md.labels).length > 0) meta.labels = md.labels;
   if (md.creationTimestamp) meta.created = md.creationTimestamp;
   if (cells) meta.cells = cells;
+  const group = ctx.apiVersion.includes('/') ? ctx.apiVersion.slice(0, ctx.apiVersion.indexOf('/')) : '';
+  const fields = selectableFieldValues(group, ctx.kind, obj);
+  if (fields) meta.fields = fields;
   return { namespace: md.namespace ?? '', name: md.name ?? '', bytes: Buffer.from(json), meta };
 }
 

@@ -2,7 +2,7 @@ import type { CachedResource } from '../cacher/cache-manager.js';
 import type { MetaRecord, TableColumn } from '../ingest/decode.js';
 import { gvrKey, groupVersion } from '../resources/resource-info.js';
 import { encodeGlobalRV } from '../rv/global-rv.js';
-import { matchesLabels, type LabelSelector } from '../selectors/labels.js';
+import { matches, needsMeta, type ObjectFilter } from './filter.js';
 import type { Store, StoredEntry } from '../store/store.js';
 import { ageCell } from '../table/human-duration.js';
 import { conflict, notFound } from '../router/status.js';
@@ -22,9 +22,7 @@ export interface ReadScope {
 
 export interface ListOptions extends ReadScope {
   form: ResponseForm;
-  labelSelector?: LabelSelector;
-  /** metadata.name / metadata.namespace equality or inequality from a field selector. */
-  fieldFilter?: (e: { namespace: string; name: string }) => boolean;
+  filter: ObjectFilter;
   includeObject?: 'Metadata' | 'Object' | 'None';
 }
 
@@ -66,13 +64,10 @@ export function listResponse(store: Store, opts: ListOptions): Buffer {
   // RV and the objects agree.
   const rv = storeRV(store, opts.resource, opts.cluster);
   const entries: StoredEntry[] = [];
+  const wantsMeta = needsMeta(opts.filter);
   for (const e of store.entries(key, { namespace: opts.namespace, cluster: opts.cluster })) {
     if (!opts.resource.clusters.includes(e.cluster)) continue;
-    if (opts.fieldFilter && !opts.fieldFilter(e)) continue;
-    if (opts.labelSelector && opts.labelSelector.length > 0) {
-      const meta = store.metaOf(key, e);
-      if (!matchesLabels(opts.labelSelector, meta?.labels)) continue;
-    }
+    if (!matches(opts.filter, e, () => (wantsMeta ? store.metaOf(key, e) : undefined))) continue;
     entries.push(e);
   }
   if (opts.form === 'table') return tableResponse(store, opts, entries, rv);

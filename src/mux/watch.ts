@@ -6,7 +6,7 @@ import { gvrKey, groupVersion } from '../resources/resource-info.js';
 import { compareMemberRV, encodeGlobalRV } from '../rv/global-rv.js';
 import type { ResponseForm } from '../router/negotiate.js';
 import type { Store, StoreEvent } from '../store/store.js';
-import { matches, needsLabels, type ObjectFilter } from './filter.js';
+import { matches, needsMeta, type ObjectFilter } from './filter.js';
 import { CLUSTER_COLUMN, ageColumnIndex, columnsOf, partialMetadata, rowCells } from './reads.js';
 import { withResourceVersion, withResourceVersionText } from './resource-version.js';
 
@@ -182,14 +182,14 @@ export class WatchHub {
     const snapshotClusters = opts.resource.clusters.filter((c) => !since || since[c] === undefined);
     for (const c of snapshotClusters) if (latest[c] !== undefined) progress[c] = latest[c];
     let mark = encodeGlobalRV(progress);
-    const wantsLabels = needsLabels(opts.filter);
+    const wantsMeta = needsMeta(opts.filter);
     w.res.cork();
     for (const cluster of snapshotClusters) {
       if (opts.filter.cluster !== undefined && cluster !== opts.filter.cluster) continue;
       for (const e of this.store.entries(key, { namespace: opts.filter.namespace, cluster })) {
         let meta: MetaRecord | undefined;
         const metaOf = () => (meta ??= this.store.metaOf(key, e));
-        if (!matches(opts.filter, e, () => (wantsLabels ? metaOf()?.labels : undefined))) continue;
+        if (!matches(opts.filter, e, () => (wantsMeta ? metaOf() : undefined))) continue;
         this.write(w, this.encode(w, 'ADDED', e.cluster, e.name, e.bytes, metaOf, mark), true);
       }
     }
@@ -200,7 +200,7 @@ export class WatchHub {
         if (!opts.resource.clusters.includes(ev.cluster)) continue;
         let meta: MetaRecord | undefined;
         const metaOf = () => (meta ??= decodeMeta(ev.meta));
-        if (!matches(opts.filter, ev, () => metaOf().labels)) continue;
+        if (!matches(opts.filter, ev, metaOf)) continue;
         progress[ev.cluster] = ev.rv;
         mark = encodeGlobalRV(progress);
         this.write(w, this.encode(w, ev.type, ev.cluster, ev.name, ev.bytes, metaOf, mark), true);
@@ -226,7 +226,7 @@ export class WatchHub {
     enc.events.forEach((ev, i) => {
       if (w.closed || ev.seq <= w.caughtUpTo) return;
       if (!opts.resource.clusters.includes(ev.cluster)) return;
-      if (!matches(opts.filter, ev, () => enc.meta(i).labels)) return;
+      if (!matches(opts.filter, ev, () => enc.meta(i))) return;
       const formKey = opts.form === 'table' ? `t:${opts.includeObject ?? ''}:${w.tableHeaderSent}` : opts.form;
       // A Table watch's first event carries the column definitions; that line is this watcher's own.
       const line = opts.form === 'table' && !w.tableHeaderSent

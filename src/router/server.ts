@@ -5,7 +5,9 @@ import { WatchHub } from '../mux/watch.js';
 import { decodeGlobalRV } from '../rv/global-rv.js';
 import { gvrKey } from '../resources/resource-info.js';
 import { parseLabelSelector } from '../selectors/labels.js';
-import { parseFieldSelector, validateFieldSelector, matchesFields } from '../selectors/fields.js';
+import { parseFieldSelector, validateFieldSelector } from '../selectors/fields.js';
+import { selectableFieldNames } from '../ingest/fields.js';
+import type { ObjectFilter } from '../mux/filter.js';
 import type { Store } from '../store/store.js';
 import { createMetrics } from '../metrics/metrics.js';
 import { group, groupList, legacyVersions, resourceList } from './discovery.js';
@@ -24,8 +26,8 @@ export interface ServerOptions {
 
 type Query = Record<string, string | string[] | undefined>;
 
-// Fields every kind can be selected by; kind-specific ones come with the read-fidelity work.
-const GENERIC_FIELDS: ReadonlySet<string> = new Set(['metadata.name', 'metadata.namespace']);
+// Fields every kind can be selected by; each built-in kind adds its own (src/ingest/fields.ts).
+const GENERIC_FIELDS = ['metadata.name', 'metadata.namespace'];
 
 function one(q: Query, name: string): string | undefined {
   const v = q[name];
@@ -148,24 +150,16 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
     validateListOptions({ watching, rv: rvParam, rvMatch, sendInitialEvents, bookmarks: one(q, 'allowWatchBookmarks') === 'true' });
     // Decoded up front: a token that does not decode is a 400, for lists and watches alike.
     const since = rvParam && rvParam !== '0' ? decodeGlobalRV(rvParam) : undefined;
+    const filter = objectFilter(q, target, resource.info.group, resource.info.kind);
     if (watching) {
-      const fieldText = one(q, 'fieldSelector');
-      const fieldSelector = fieldText ? parseFieldSelector(fieldText) : [];
-      validateFieldSelector(fieldSelector, GENERIC_FIELDS);
       // The legacy single-object watch URL (/pods/NAME?watch=1) is a metadata.name selector.
-      if (target.name !== undefined) fieldSelector.push({ field: 'metadata.name', operator: 'Equals', value: target.name });
-      const labelText = one(q, 'labelSelector');
+      if (target.name !== undefined) filter.fieldSelector!.push({ field: 'metadata.name', operator: 'Equals', value: target.name });
       const timeoutSeconds = one(q, 'timeoutSeconds');
       if (timeoutSeconds !== undefined && !/^[0-9]+$/.test(timeoutSeconds)) throw badRequest(`invalid timeoutSeconds: ${JSON.stringify(timeoutSeconds)}`);
       reply.hijack();
       hub.open(reply.raw, {
         resource,
-        filter: {
-          cluster: target.cluster,
-          namespace: target.namespace,
-          labelSelector: labelText ? parseLabelSelector(labelText) : undefined,
-          fieldSelector,
-        },
+        filter,
         form: negotiate(req.headers.accept, { list: false }),
         includeObject: includeObject as ListOptions['includeObject'],
         since,
@@ -184,25 +178,25 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
       return sendBytes(reply, getResponse(store, scope, target.name, form, includeObject as ListOptions['includeObject']));
     }
     const form = negotiate(req.headers.accept, { list: true });
-    const labelText = one(q, 'labelSelector');
-    const fieldText = one(q, 'fieldSelector');
-    let fieldFilter: ListOptions['fieldFilter'];
-    if (fieldText) {
-      const sel = parseFieldSelector(fieldText);
-      validateFieldSelector(sel, GENERIC_FIELDS);
-      fieldFilter = (e) => matchesFields(sel, { 'metadata.name': e.name, 'metadata.namespace': e.namespace });
-    }
-    const body = listResponse(store, {
-      ...scope,
-      form,
-      labelSelector: labelText ? parseLabelSelector(labelText) : undefined,
-      fieldFilter,
-      includeObject: includeObject as ListOptions['includeObject'],
-    });
+    const body = listResponse(store, { ...scope, form, filter, includeObject: includeObject as ListOptions['includeObject'] });
     return sendBytes(reply, body);
   }
 
   return app;
+}
+
+/** Cluster, namespace, label and field selection of a list or watch; unknown fields are a 400. */
+function objectFilter(q: Query, target: { cluster?: string; namespace?: string }, group: string, kind: string): ObjectFilter {
+  const labelText = one(q, 'labelSelector');
+  const fieldText = one(q, 'fieldSelector');
+  const fieldSelector = fieldText ? parseFieldSelector(fieldText) : [];
+  validateFieldSelector(fieldSelector, new Set([...GENERIC_FIELDS, ...selectableFieldNames(group, kind)]));
+  return {
+    cluster: target.cluster,
+    namespace: target.namespace,
+    labelSelector: labelText ? parseLabelSelector(labelText) : undefined,
+    fieldSelector,
+  };
 }
 
 /** The apiserver's rules for combining resourceVersion, resourceVersionMatch and watch-list. */

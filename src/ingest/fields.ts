@@ -1,0 +1,65 @@
+/**
+ * The field selectors each built-in kind supports beyond metadata.name and metadata.namespace,
+ * and how to read their values from an object, as the apiserver formats them (booleans as
+ * "true"/"false", absent strings as ""). Extracted once at ingest into the meta record.
+ */
+type Getter = (o: Record<string, unknown>) => string;
+
+function path(...keys: string[]): Getter {
+  return (o) => {
+    let v: unknown = o;
+    for (const k of keys) v = v && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined;
+    if (v === undefined || v === null) return keys[keys.length - 1] === 'hostNetwork' || keys[keys.length - 1] === 'unschedulable' ? 'false' : '';
+    return String(v);
+  };
+}
+
+const BY_KIND: Record<string, Record<string, Getter>> = {
+  '/Pod': {
+    'spec.nodeName': path('spec', 'nodeName'),
+    'spec.restartPolicy': path('spec', 'restartPolicy'),
+    'spec.schedulerName': path('spec', 'schedulerName'),
+    'spec.serviceAccountName': path('spec', 'serviceAccountName'),
+    'spec.hostNetwork': path('spec', 'hostNetwork'),
+    'status.phase': path('status', 'phase'),
+    'status.podIP': path('status', 'podIP'),
+    'status.nominatedNodeName': path('status', 'nominatedNodeName'),
+  },
+  '/Event': {
+    'involvedObject.kind': path('involvedObject', 'kind'),
+    'involvedObject.namespace': path('involvedObject', 'namespace'),
+    'involvedObject.name': path('involvedObject', 'name'),
+    'involvedObject.uid': path('involvedObject', 'uid'),
+    'involvedObject.apiVersion': path('involvedObject', 'apiVersion'),
+    'involvedObject.resourceVersion': path('involvedObject', 'resourceVersion'),
+    'involvedObject.fieldPath': path('involvedObject', 'fieldPath'),
+    reason: path('reason'),
+    reportingComponent: path('reportingComponent'),
+    source: path('source', 'component'),
+    type: path('type'),
+  },
+  '/Secret': { type: path('type') },
+  '/Node': { 'spec.unschedulable': path('spec', 'unschedulable') },
+  '/Namespace': { 'status.phase': path('status', 'phase') },
+  '/ReplicationController': { 'status.replicas': path('status', 'replicas') },
+  'apps/ReplicaSet': { 'status.replicas': path('status', 'replicas') },
+  'batch/Job': { 'status.successful': path('status', 'succeeded') },
+  'certificates.k8s.io/CertificateSigningRequest': { 'spec.signerName': path('spec', 'signerName') },
+};
+
+function kindKey(group: string, kind: string): string {
+  return `${group}/${kind}`;
+}
+
+/** The kind's own selectable fields (empty for kinds with none). */
+export function selectableFieldNames(group: string, kind: string): string[] {
+  return Object.keys(BY_KIND[kindKey(group, kind)] ?? {});
+}
+
+export function selectableFieldValues(group: string, kind: string, obj: Record<string, unknown>): Record<string, string> | undefined {
+  const getters = BY_KIND[kindKey(group, kind)];
+  if (!getters) return undefined;
+  const out: Record<string, string> = {};
+  for (const [field, get] of Object.entries(getters)) out[field] = get(obj);
+  return out;
+}
