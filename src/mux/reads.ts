@@ -1,11 +1,12 @@
 import type { CachedResource } from '../cacher/cache-manager.js';
 import type { MetaRecord, TableColumn } from '../ingest/decode.js';
 import { gvrKey, groupVersion } from '../resources/resource-info.js';
-import { encodeGlobalRV } from '../rv/global-rv.js';
+import { encodeContinue, encodeGlobalRV, type ContinueToken } from '../rv/global-rv.js';
 import { matches, needsMeta, type ObjectFilter } from './filter.js';
-import type { Store, StoredEntry } from '../store/store.js';
+import type { Snapshot, Store, StoredEntry } from '../store/store.js';
+import type { SnapshotRegistry } from './snapshots.js';
 import { ageCell } from '../table/human-duration.js';
-import { conflict, notFound } from '../router/status.js';
+import { StatusError, conflict, notFound } from '../router/status.js';
 import type { ResponseForm } from '../router/negotiate.js';
 
 /**
@@ -24,6 +25,10 @@ export interface ListOptions extends ReadScope {
   form: ResponseForm;
   filter: ObjectFilter;
   includeObject?: 'Metadata' | 'Object' | 'None';
+  /** Page size; 0 or absent lists everything. */
+  limit?: number;
+  continueToken?: ContinueToken;
+  snapshots: SnapshotRegistry;
 }
 
 export const CLUSTER_COLUMN: TableColumn = {
@@ -40,19 +45,17 @@ const DEFAULT_COLUMNS: TableColumn[] = [
   { name: 'Age', type: 'string', format: '', description: 'Time since the object was created.', priority: 0 },
 ];
 
-/** The global RV of what the store holds for a resource: each cluster's RV, the oldest of its scopes. */
-export function storeRV(store: Store, resource: CachedResource, cluster?: string): string {
+/** The global RV of what the store holds for a resource (for the clusters it is cached from). */
+export function storeRV(store: Store, resource: CachedResource, cluster?: string, snapshot?: Snapshot): string {
   const rvs: Record<string, string> = {};
-  for (const s of store.syncStates(gvrKey(resource.info))) {
-    if (!s.sync.rv || (cluster !== undefined && s.cluster !== cluster)) continue;
-    const prior = rvs[s.cluster];
-    if (prior === undefined || BigInt(s.sync.rv) < BigInt(prior)) rvs[s.cluster] = s.sync.rv;
+  for (const [c, rv] of Object.entries(store.latestRVs(gvrKey(resource.info), snapshot))) {
+    if (resource.clusters.includes(c) && (cluster === undefined || c === cluster)) rvs[c] = rv;
   }
   return encodeGlobalRV(rvs);
 }
 
-export function columnsOf(store: Store, resource: CachedResource): TableColumn[] {
-  for (const s of store.syncStates(gvrKey(resource.info))) {
+export function columnsOf(store: Store, resource: CachedResource, snapshot?: Snapshot): TableColumn[] {
+  for (const s of store.syncStates(gvrKey(resource.info), snapshot)) {
     if (s.sync.columns?.length) return s.sync.columns;
   }
   return DEFAULT_COLUMNS;
@@ -60,23 +63,51 @@ export function columnsOf(store: Store, resource: CachedResource): TableColumn[]
 
 export function listResponse(store: Store, opts: ListOptions): Buffer {
   const key = gvrKey(opts.resource.info);
-  // Everything below runs in one synchronous pass: lmdb-js serves it from one read snapshot, so the
-  // RV and the objects agree.
-  const rv = storeRV(store, opts.resource, opts.cluster);
+  const info = opts.resource.info;
+  // The pages of one list read one snapshot. Without paging, one synchronous pass is one snapshot.
+  let snapshotId = opts.continueToken?.snap;
+  let snapshot: Snapshot | undefined;
+  if (snapshotId) {
+    snapshot = opts.snapshots.get(snapshotId);
+    if (!snapshot) {
+      const fresh = encodeContinue({ rv: storeRV(store, opts.resource, opts.cluster), start: opts.continueToken!.start });
+      throw new StatusError(410, 'Expired', INCONSISTENT_CONTINUE, undefined, undefined, { continue: fresh });
+    }
+  } else if (opts.limit && !opts.continueToken) {
+    ({ id: snapshotId, snapshot } = opts.snapshots.create());
+  }
+  const rv = opts.continueToken?.rv ?? storeRV(store, opts.resource, opts.cluster, snapshot);
   const entries: StoredEntry[] = [];
   const wantsMeta = needsMeta(opts.filter);
-  for (const e of store.entries(key, { namespace: opts.namespace, cluster: opts.cluster })) {
+  const metaOf = (e: StoredEntry) => store.metaOf(key, e, snapshot);
+  let next: StoredEntry | undefined;
+  let remaining = 0;
+  const counting = !opts.filter.labelSelector?.length && !opts.filter.fieldSelector?.length;
+  for (const e of store.entries(key, { namespace: opts.namespace, cluster: opts.cluster, startKey: opts.continueToken?.start, snapshot })) {
     if (!opts.resource.clusters.includes(e.cluster)) continue;
-    if (!matches(opts.filter, e, () => (wantsMeta ? store.metaOf(key, e) : undefined))) continue;
+    if (!matches(opts.filter, e, () => (wantsMeta ? metaOf(e) : undefined))) continue;
+    if (opts.limit && entries.length >= opts.limit) {
+      next ??= e;
+      // remainingItemCount is only given for unfiltered lists, as the apiserver does.
+      if (!counting) break;
+      remaining++;
+      continue;
+    }
     entries.push(e);
   }
-  if (opts.form === 'table') return tableResponse(store, opts, entries, rv);
-  const info = opts.resource.info;
-  if (opts.form === 'metadata') {
-    const items = entries.map((e) => partialMetadata(store.metaOf(key, e)?.metadataJson ?? '{}'));
-    return Buffer.from(`{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":${JSON.stringify(rv)}},"items":[${items.join(',')}]}`);
+  let listMeta = `"resourceVersion":${JSON.stringify(rv)}`;
+  if (next) {
+    listMeta += `,"continue":${JSON.stringify(encodeContinue({ rv, start: next.key, ...(snapshotId ? { snap: snapshotId } : {}) }))}`;
+    if (counting) listMeta += `,"remainingItemCount":${remaining}`;
+  } else if (snapshotId) {
+    opts.snapshots.release(snapshotId);
   }
-  const head = Buffer.from(`{"kind":${JSON.stringify(info.kind + 'List')},"apiVersion":${JSON.stringify(groupVersion(info))},"metadata":{"resourceVersion":${JSON.stringify(rv)}},"items":[`);
+  if (opts.form === 'table') return tableResponse(store, opts, entries, `{${listMeta}}`, snapshot);
+  if (opts.form === 'metadata') {
+    const items = entries.map((e) => partialMetadata(metaOf(e)?.metadataJson ?? '{}'));
+    return Buffer.from(`{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{${listMeta}},"items":[${items.join(',')}]}`);
+  }
+  const head = Buffer.from(`{"kind":${JSON.stringify(info.kind + 'List')},"apiVersion":${JSON.stringify(groupVersion(info))},"metadata":{${listMeta}},"items":[`);
   const parts: Buffer[] = [head];
   const comma = Buffer.from(',');
   entries.forEach((e, i) => {
@@ -86,6 +117,10 @@ export function listResponse(store: Store, opts: ListOptions): Buffer {
   parts.push(Buffer.from(']}'));
   return Buffer.concat(parts);
 }
+
+// The apiserver's own words for a continue token whose snapshot is gone.
+const INCONSISTENT_CONTINUE =
+  'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.';
 
 /** The one member copy of namespace/name, or 404, or 409 when several members hold one. */
 export function findOne(store: Store, scope: ReadScope, name: string): StoredEntry {
@@ -107,7 +142,7 @@ export function findOne(store: Store, scope: ReadScope, name: string): StoredEnt
 
 export function getResponse(store: Store, scope: ReadScope, name: string, form: ResponseForm, includeObject?: ListOptions['includeObject']): Buffer {
   const hit = findOne(store, scope, name);
-  if (form === 'table') return tableResponse(store, { ...scope, includeObject }, [hit], undefined);
+  if (form === 'table') return tableResponse(store, { ...scope, includeObject }, [hit], '{}');
   if (form === 'metadata') return Buffer.from(partialMetadata(store.metaOf(gvrKey(scope.resource.info), hit)?.metadataJson ?? '{}'));
   return hit.bytes;
 }
@@ -116,21 +151,20 @@ export function partialMetadata(metadataJson: string): string {
   return `{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":${metadataJson}}`;
 }
 
-function tableResponse(store: Store, opts: ReadScope & { includeObject?: ListOptions['includeObject'] }, entries: StoredEntry[], rv: string | undefined): Buffer {
+function tableResponse(store: Store, opts: ReadScope & { includeObject?: ListOptions['includeObject'] }, entries: StoredEntry[], metadata: string, snapshot?: Snapshot): Buffer {
   const key = gvrKey(opts.resource.info);
-  const columns = columnsOf(store, opts.resource);
+  const columns = columnsOf(store, opts.resource, snapshot);
   const ageIndex = ageColumnIndex(columns);
   const now = Date.now();
   const rows: string[] = [];
   for (const e of entries) {
-    const meta = store.metaOf(key, e);
+    const meta = store.metaOf(key, e, snapshot);
     const cells = rowCells(meta, columns, ageIndex, e.name, now);
     let object = '';
     if (opts.includeObject === 'Object') object = `,"object":${e.bytes.toString('utf8')}`;
     else if (opts.includeObject !== 'None') object = `,"object":${partialMetadata(meta?.metadataJson ?? '{}')}`;
     rows.push(`{"cells":${JSON.stringify([e.cluster, ...cells])}${object}}`);
   }
-  const metadata = rv !== undefined ? `{"resourceVersion":${JSON.stringify(rv)}}` : '{}';
   return Buffer.from(
     `{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":${metadata},"columnDefinitions":${JSON.stringify([CLUSTER_COLUMN, ...columns])},"rows":[${rows.join(',')}]}`,
   );

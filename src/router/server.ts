@@ -2,7 +2,8 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import type { CacheManager } from '../cacher/cache-manager.js';
 import { getResponse, listResponse, type ListOptions } from '../mux/reads.js';
 import { WatchHub } from '../mux/watch.js';
-import { decodeGlobalRV } from '../rv/global-rv.js';
+import { SnapshotRegistry } from '../mux/snapshots.js';
+import { decodeContinue, decodeGlobalRV } from '../rv/global-rv.js';
 import { gvrKey } from '../resources/resource-info.js';
 import { parseLabelSelector } from '../selectors/labels.js';
 import { parseFieldSelector, validateFieldSelector } from '../selectors/fields.js';
@@ -49,8 +50,10 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
   let versionCache: { at: number; body: Buffer } | undefined;
   const metrics = createMetrics(() => manager.status());
   const hub = new WatchHub(store);
+  const snapshots = new SnapshotRegistry(store);
   // Open watches would hold a graceful close forever: end them first; clients re-watch elsewhere.
   app.addHook('preClose', async () => hub.closeAll());
+  app.addHook('onClose', async () => snapshots.close());
 
   app.setErrorHandler((err: Error & { statusCode?: number }, req, reply) => {
     if (err instanceof StatusError) return sendStatus(reply, err);
@@ -178,7 +181,22 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
       return sendBytes(reply, getResponse(store, scope, target.name, form, includeObject as ListOptions['includeObject']));
     }
     const form = negotiate(req.headers.accept, { list: true });
-    const body = listResponse(store, { ...scope, form, filter, includeObject: includeObject as ListOptions['includeObject'] });
+    const limitText = one(q, 'limit');
+    if (limitText !== undefined && !/^[0-9]+$/.test(limitText)) throw badRequest(`invalid limit: ${JSON.stringify(limitText)}`);
+    const continueText = one(q, 'continue');
+    const continueToken = continueText ? decodeContinue(continueText) : undefined;
+    if (continueToken && rvParam && rvParam !== '0') {
+      throw invalid('ListOptions.meta.k8s.io "" is invalid: resourceVersion: specifying resource version is not allowed when using continue', [{ reason: 'FieldValueInvalid', field: 'resourceVersion', message: 'specifying resource version is not allowed when using continue' }]);
+    }
+    const body = listResponse(store, {
+      ...scope,
+      form,
+      filter,
+      includeObject: includeObject as ListOptions['includeObject'],
+      limit: limitText ? Number(limitText) : undefined,
+      continueToken,
+      snapshots,
+    });
     return sendBytes(reply, body);
   }
 

@@ -20,6 +20,8 @@ export class StatusError extends Error {
     message: string,
     readonly details?: StatusDetails,
     readonly retryAfterSeconds?: number,
+    /** The Status's ListMeta: a 410 for an expired continue token carries a fresh token here. */
+    readonly listMeta?: { continue?: string; resourceVersion?: string },
   ) {
     super(message);
   }
@@ -28,7 +30,7 @@ export class StatusError extends Error {
     return {
       kind: 'Status',
       apiVersion: 'v1',
-      metadata: {},
+      metadata: this.listMeta ?? {},
       status: 'Failure',
       message: this.message,
       reason: this.reason,

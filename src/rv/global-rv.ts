@@ -54,18 +54,31 @@ export function mergeRVs(a: ClusterRVs, b: ClusterRVs): Record<string, string> {
   return out;
 }
 
-export function encodeContinue(c: { rv: string; start: string }): string {
-  return Buffer.from(JSON.stringify({ rv: c.rv, start: c.start })).toString('base64url');
+/**
+ * A continue token: the list's global RV, the store key the next page starts at, and the id of
+ * the snapshot the pages are read from (absent in an 'inconsistent' token, which reads the
+ * current data).
+ */
+export interface ContinueToken {
+  rv: string;
+  start: string;
+  snap?: string;
 }
 
-export function decodeContinue(token: string): { rv: string; start: string } {
+export function encodeContinue(c: ContinueToken): string {
+  return Buffer.from(JSON.stringify(c.snap ? { rv: c.rv, start: c.start, snap: c.snap } : { rv: c.rv, start: c.start })).toString('base64url');
+}
+
+export function decodeContinue(token: string): ContinueToken {
   const fail = () => badRequest(`invalid continue token "${token}"`);
   if (!BASE64URL.test(token)) throw fail();
+  let c: { rv?: unknown; start?: unknown; snap?: unknown };
   try {
-    const c = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as { rv?: unknown; start?: unknown };
-    if (typeof c.rv !== 'string' || typeof c.start !== 'string') throw fail();
-    return { rv: c.rv, start: c.start };
+    c = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as typeof c;
   } catch {
     throw fail();
   }
+  if (typeof c !== 'object' || c === null || typeof c.rv !== 'string' || typeof c.start !== 'string') throw fail();
+  if (c.snap !== undefined && typeof c.snap !== 'string') throw fail();
+  return { rv: c.rv, start: c.start, ...(typeof c.snap === 'string' ? { snap: c.snap } : {}) };
 }

@@ -1,4 +1,4 @@
-import { open, type Database, type RootDatabase } from 'lmdb';
+import { open, type Database, type RootDatabase, type Transaction } from 'lmdb';
 import type { MetaRecord, TableColumn } from '../ingest/decode.js';
 import { decodeMeta } from '../ingest/batch.js';
 import { compareMemberRV } from '../rv/global-rv.js';
@@ -28,7 +28,12 @@ export interface StoredEntry {
   namespace: string;
   name: string;
   bytes: Buffer;
+  /** The entry's store key, where a continue token resumes a paged list. */
+  key: string;
 }
+
+/** A read snapshot: every read given it sees the store as it was when it was taken. */
+export type Snapshot = Transaction;
 
 /** What one cacher owns: a resource of one cluster, or one namespace of it. */
 export interface CacheScope {
@@ -149,18 +154,21 @@ export class Store {
     return (this.logs.get(SEQ_KEY) as { seq: number } | undefined)?.seq ?? 0;
   }
 
-  /** Each cluster's RV the stored objects of a resource are complete up to (oldest of its scopes). */
-  latestRVs(resource: string): Record<string, string> {
-    let rvs = this.latest.get(resource);
-    if (!rvs) {
-      rvs = {};
-      for (const s of this.syncStates(resource)) {
-        if (!s.sync.rv) continue;
-        const prior = rvs[s.cluster];
-        if (prior === undefined || compareMemberRV(s.sync.rv, prior) < 0) rvs[s.cluster] = s.sync.rv;
-      }
-      this.latest.set(resource, rvs);
+  /**
+   * Each cluster's RV the stored objects of a resource are complete up to (the oldest of its
+   * scopes; a scope in the middle of a list has none). Cached between commits; computed afresh
+   * when read from a snapshot.
+   */
+  latestRVs(resource: string, snapshot?: Snapshot): Record<string, string> {
+    const cached = snapshot ? undefined : this.latest.get(resource);
+    if (cached) return cached;
+    const rvs: Record<string, string> = {};
+    for (const s of this.syncStates(resource, snapshot)) {
+      if (!s.sync.rv) continue;
+      const prior = rvs[s.cluster];
+      if (prior === undefined || compareMemberRV(s.sync.rv, prior) < 0) rvs[s.cluster] = s.sync.rv;
     }
+    if (!snapshot) this.latest.set(resource, rvs);
     return rvs;
   }
 
@@ -272,10 +280,15 @@ export class Store {
     return this.sync.get(syncKey(scope));
   }
 
+  /** A snapshot to read consistently across ticks (paged lists); call done() on it when finished. */
+  snapshot(): Snapshot {
+    return this.root.useReadTransaction();
+  }
+
   /** Every sync record of a resource: the RVs a list of it is as fresh as, and the Table columns. */
-  syncStates(resource: string): { cluster: string; namespace: string; sync: SyncRecord }[] {
+  syncStates(resource: string, snapshot?: Snapshot): { cluster: string; namespace: string; sync: SyncRecord }[] {
     const out: { cluster: string; namespace: string; sync: SyncRecord }[] = [];
-    for (const { key, value } of this.sync.getRange({ start: `${resource}${SEP}`, end: `${resource}${AFTER_SEP}` })) {
+    for (const { key, value } of this.sync.getRange({ start: `${resource}${SEP}`, end: `${resource}${AFTER_SEP}`, transaction: snapshot })) {
       const parts = key.split(SEP);
       out.push({ cluster: parts[1] ?? '', namespace: parts[2] ?? '', sync: value });
     }
@@ -284,15 +297,17 @@ export class Store {
 
   /**
    * Every stored object of a resource, optionally within one namespace, optionally of one cluster,
-   * in key order. Iterate synchronously: lmdb-js reads in one tick share one snapshot.
+   * in key order, from `startKey` on. Iterate synchronously (lmdb-js reads in one tick share one
+   * snapshot), or pass a snapshot.
    */
-  *entries(resource: string, opts: { namespace?: string; cluster?: string } = {}): Generator<StoredEntry> {
+  *entries(resource: string, opts: { namespace?: string; cluster?: string; startKey?: string; snapshot?: Snapshot } = {}): Generator<StoredEntry> {
     const prefix = opts.namespace !== undefined ? `${resource}${SEP}${opts.namespace}${SEP}` : `${resource}${SEP}`;
     const end = prefix.slice(0, -1) + AFTER_SEP;
-    for (const { key, value } of this.objects.getRange({ start: prefix, end })) {
+    const start = opts.startKey !== undefined && opts.startKey > prefix ? opts.startKey : prefix;
+    for (const { key, value } of this.objects.getRange({ start, end, transaction: opts.snapshot })) {
       const k = splitKey(key);
       if (opts.cluster !== undefined && k.cluster !== opts.cluster) continue;
-      yield { ...k, bytes: value };
+      yield { ...k, bytes: value, key };
     }
   }
 
@@ -304,12 +319,12 @@ export class Store {
   private *entriesNamed(resource: string, namespace: string, name: string): Generator<StoredEntry> {
     const prefix = `${resource}${SEP}${namespace}${SEP}${name}${SEP}`;
     for (const { key, value } of this.objects.getRange({ start: prefix, end: prefix.slice(0, -1) + AFTER_SEP })) {
-      yield { ...splitKey(key), bytes: value };
+      yield { ...splitKey(key), bytes: value, key };
     }
   }
 
-  metaOf(resource: string, e: { namespace: string; name: string; cluster: string }): MetaRecord | undefined {
-    const bytes = this.meta.get(objectKey(resource, e.namespace, e.name, e.cluster));
+  metaOf(resource: string, e: { namespace: string; name: string; cluster: string }, snapshot?: Snapshot): MetaRecord | undefined {
+    const bytes = this.meta.get(objectKey(resource, e.namespace, e.name, e.cluster), { transaction: snapshot });
     return bytes ? decodeMeta(bytes) : undefined;
   }
 

@@ -5,7 +5,7 @@ import { memberJson, memberRequest } from '../fleet/http.js';
 import type { MemberInfo } from '../fleet/fleet.js';
 import { startFlotillaProcess, type FlotillaProcess } from '../support/flotilla-process.js';
 import { kubectl, kubectlOk } from '../support/kubectl.js';
-import { decodeGlobalRV } from '../../src/rv/global-rv.js';
+import { decodeContinue, decodeGlobalRV, encodeContinue } from '../../src/rv/global-rv.js';
 
 /**
  * The first vertical slice against the real fleet: kubectl lists and gets pods of three members
@@ -131,6 +131,56 @@ describe('fleet-wide list', () => {
     const list = await flotillaPods(`/clusters/west/api/v1/namespaces/${NS}/pods`);
     expect(new Set(list.items.map((p) => p.metadata!.annotations![CLUSTER_ANNOTATION]))).toEqual(new Set(['west']));
     expect(list.items.length).toBe(4);
+  });
+});
+
+// Raw JSON says `continue`; client-node's type calls it `_continue`.
+const continueOf = (l: V1PodList) => (l.metadata as { continue?: string } | undefined)?.continue;
+
+describe('paging', () => {
+  it('kubectl --chunk-size pages through everything', async () => {
+    const whole = await kubectlOk(flotilla.kubeconfig, ['get', 'pods', '-A', '-o', 'name']);
+    const paged = await kubectlOk(flotilla.kubeconfig, ['get', 'pods', '-A', '-o', 'name', '--chunk-size=2']);
+    expect(paged.trim().split('\n').length).toBeGreaterThan(4);
+    expect(paged).toBe(whole);
+  });
+
+  it('serves every page from the first page’s snapshot, with remainingItemCount', async () => {
+    const path = `/api/v1/namespaces/${NS}/pods`;
+    const first = await flotillaPods(`${path}?limit=3`);
+    const total = (await flotillaPods(path)).items.length;
+    expect(first.items).toHaveLength(3);
+    expect(first.metadata!.remainingItemCount).toBe(total - 3);
+    // A pod created after the first page is not in the later pages: they read the same snapshot.
+    const created = await createPod(fleet.members[2]!, 'pod-after-first-page');
+    const id = (p: V1Pod) => `${p.metadata!.annotations![CLUSTER_ANNOTATION]}/${p.metadata!.name}`;
+    const names = first.items.map(id);
+    let token = continueOf(first);
+    while (token) {
+      const page = await flotillaPods(`${path}?limit=3&continue=${encodeURIComponent(token)}`);
+      expect(page.metadata!.resourceVersion).toBe(first.metadata!.resourceVersion);
+      names.push(...page.items.map(id));
+      token = continueOf(page);
+    }
+    expect(names).toHaveLength(total);
+    expect(new Set(names).size).toBe(total);
+    expect(names).not.toContain('north/pod-after-first-page');
+    await memberRequest(fleet.members[2]!, 'DELETE', `${path}/${created.metadata!.name}?gracePeriodSeconds=0`);
+  });
+
+  it('answers a token whose snapshot is gone with 410 and a fresh token that works', async () => {
+    const path = `/api/v1/namespaces/${NS}/pods`;
+    const first = await flotillaPods(`${path}?limit=2`);
+    const stale = encodeContinue({ ...decodeContinue(continueOf(first)!), snap: 'gone' });
+    const res = await memberRequest(flotilla.endpoint, 'GET', `${path}?limit=2&continue=${stale}`);
+    expect(res.status).toBe(410);
+    const status = JSON.parse(res.body) as { reason: string; metadata: { continue?: string } };
+    expect(status.reason).toBe('Expired');
+    expect(status.metadata.continue).toBeTruthy();
+    const rest = await flotillaPods(`${path}?limit=100&continue=${encodeURIComponent(status.metadata.continue!)}`);
+    expect(rest.items.length).toBeGreaterThan(0);
+    expect(rest.items.map((p) => p.metadata!.name)).not.toContain(first.items[0]!.metadata!.name);
+    expect((await memberRequest(flotilla.endpoint, 'GET', `${path}?limit=2&continue=not-a-token!`)).status).toBe(400);
   });
 });
 
