@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { conflict, expired, invalid, isStatusObject, notFound, StatusError, timeout, tooManyRequests } from '../../src/router/status.js';
+
+describe('Status errors', () => {
+  it('words NotFound as the apiserver does, with details', () => {
+    expect(notFound({ group: '', resource: 'pods' }, 'x').toStatus()).toEqual({
+      kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'pods "x" not found', reason: 'NotFound', details: { name: 'x', kind: 'pods' }, code: 404,
+    });
+    expect(notFound({ group: 'apps', resource: 'deployments' }, 'd').message).toBe('deployments.apps "d" not found');
+  });
+
+  it('pairs every code with its reason', () => {
+    expect([conflict('c'), expired('e'), invalid('i'), timeout('t'), tooManyRequests('r', 2)].map((e) => [e.code, e.reason])).toEqual([
+      [409, 'Conflict'], [410, 'Expired'], [422, 'Invalid'], [504, 'Timeout'], [429, 'TooManyRequests'],
+    ]);
+    expect(tooManyRequests('slow down', 3).toStatus()).toMatchObject({ details: { retryAfterSeconds: 3 } });
+    expect(invalid('bad', [{ field: 'f', message: 'm' }]).toStatus()).toMatchObject({ details: { causes: [{ field: 'f', message: 'm' }] } });
+  });
+
+  it('carries list metadata when given (a fresh continue token on 410)', () => {
+    expect(new StatusError(410, 'Expired', 'old', undefined, undefined, { continue: 'tok' }).toStatus().metadata).toEqual({ continue: 'tok' });
+  });
+
+  it('recognises a member’s Status', () => {
+    expect(isStatusObject({ kind: 'Status', apiVersion: 'v1', code: 403 })).toBe(true);
+    expect(isStatusObject({ kind: 'Pod', apiVersion: 'v1' })).toBe(false);
+    expect(isStatusObject(null)).toBe(false);
+  });
+});
