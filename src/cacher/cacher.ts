@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import type { MemberClient } from '../members/member-client.js';
 import { collectionPath, groupVersion, gvrKey, type ResourceInfo } from '../resources/resource-info.js';
 import type { IngestContext, TableColumn } from '../ingest/decode.js';
-import { decodeMeta, EVENT_TYPES, viewObjects } from '../ingest/batch.js';
+import { EVENT_TYPES, viewObjects } from '../ingest/batch.js';
 import type { IngestPool } from '../ingest/pool.js';
 import type { Change, ObjectRef, Store } from '../store/store.js';
 import type { Semaphore } from '../util/semaphore.js';
@@ -146,30 +146,39 @@ export class ResourceCacher {
     let listRV = '';
     let continueToken: string | undefined;
     let count = 0;
-    for (;;) {
+    const fetchPage = (token?: string) => {
       const q = new URLSearchParams({ limit: String(this.opts.pageSize), includeObject: 'Object' });
-      if (continueToken) q.set('continue', continueToken);
-      const res = await this.member.fetch({
-        path: `${this.path}?${q}`,
-        headers: { accept: TABLE_ACCEPT },
-        signal: this.abort.signal,
-      });
+      if (token) q.set('continue', token);
+      const p = this.member.fetch({ path: `${this.path}?${q}`, headers: { accept: TABLE_ACCEPT }, signal: this.abort.signal });
+      // A prefetched page nobody awaits any more (the list failed or stopped) must not crash the
+      // process with an unhandled rejection; whoever awaits it still sees the error.
+      p.catch(() => undefined);
+      return p;
+    };
+    // One page ahead: the next page is on its way while this one is decoded and committed.
+    let inFlight = fetchPage();
+    for (;;) {
+      const res = await inFlight;
       if (res.status === 410 && continueToken) {
         // The snapshot behind the continue token was compacted away: start the list over.
         seen.clear();
         continueToken = undefined;
         count = 0;
+        inFlight = fetchPage();
         continue;
       }
       if (res.status !== 200) throw new Error(`list ${this.key} from ${this.member.cluster}: HTTP ${res.status}: ${res.body.toString('utf8', 0, 300)}`);
+      const nextToken = peekContinue(res.body);
+      if (nextToken) inFlight = fetchPage(nextToken);
       const page = await this.opts.pool.decodePage(res.body, this.ctx);
       const objects = viewObjects(page.objects);
       if (!continueToken) listRV = page.rv;
       if (page.columns?.length) this.columns = page.columns;
       const changes: Change[] = [];
-      for (const o of objects) {
+      for (let i = 0; i < objects.length; i++) {
+        const o = objects[i]!;
         seen.add(refKey(o));
-        const rv = decodeMeta(o.meta).rv;
+        const rv = page.objectRVs[i]!;
         if (!diff) {
           changes.push({ type: 'ADDED', ...o, rv });
           continue;
@@ -182,6 +191,7 @@ export class ResourceCacher {
       // start relists rather than trusts. The RV is written with the reconcile below.
       await this.store.commit(this.scope, changes, { rv: '', columns: this.columns }, { log: diff });
       continueToken = page.continueToken;
+      if (continueToken !== nextToken) throw new Error(`list ${this.key} from ${this.member.cluster}: continue token misread`);
       if (!continueToken) break;
     }
 
@@ -284,6 +294,19 @@ export class ResourceCacher {
     }
     return lastRV;
   }
+}
+
+/**
+ * The continue token of a list page, read without parsing the page: it sits in the top-level
+ * `metadata`, which comes first and holds only strings and numbers, so it ends at the first `}`.
+ */
+export function peekContinue(body: Buffer): string | undefined {
+  const start = body.indexOf('"metadata":{');
+  if (start < 0) return undefined;
+  const end = body.indexOf('}', start);
+  const meta = body.toString('utf8', start, end < 0 ? Math.min(body.length, start + 8192) : end);
+  const m = /"continue":"([^"]*)"/.exec(meta);
+  return m?.[1] || undefined;
 }
 
 function refKey(r: ObjectRef): string {

@@ -73,6 +73,8 @@ export interface PageResult {
   continueToken?: string;
   columns?: TableColumn[];
   objects: EncodedObjects;
+  /** Each object's member RV, in order: the main thread never decodes a meta record to learn it. */
+  objectRVs: string[];
 }
 
 /**

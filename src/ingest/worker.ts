@@ -21,7 +21,7 @@ function transfer<T extends { objects: { buffer: ArrayBuffer } }>(result: T): un
 
 export function decodePageTask(body: Uint8Array, ctx: IngestContext): PageResult {
   const page = decodeListPage(Buffer.from(body.buffer, body.byteOffset, body.byteLength), ctx);
-  return { rv: page.rv, continueToken: page.continueToken, columns: page.columns, objects: encodeObjects(page.objects) };
+  return { rv: page.rv, continueToken: page.continueToken, columns: page.columns, objects: encodeObjects(page.objects), objectRVs: page.objects.map((o) => o.meta.rv) };
 }
 
 export function decodeEventsTask(body: Uint8Array, ctx: IngestContext): EventsResult {
