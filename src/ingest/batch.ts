@@ -13,11 +13,15 @@ export interface EncodedObjects {
   offsets: Uint32Array;
   /** Per object: namespace, name (alternating). */
   refs: string[];
+  /** Per object: its labels as `key=value` strings, for the label index (empty when none). */
+  labels: string[][];
 }
 
 export interface IngestedObject {
   namespace: string;
   name: string;
+  /** `key=value` per label: what the label index holds for this object. */
+  labels: string[];
   /** The served JSON bytes. */
   bytes: Buffer;
   /** The msgpack-encoded MetaRecord. */
@@ -32,6 +36,7 @@ export function encodeObjects(objects: readonly DecodedObject[]): EncodedObjects
   const out = new Uint8Array(buffer);
   const offsets = new Uint32Array(objects.length * 4);
   const refs: string[] = new Array<string>(objects.length * 2);
+  const labels: string[][] = objects.map((o) => (o.meta.labels ? Object.entries(o.meta.labels).map(([k, v]) => `${k}=${v}`) : []));
   let at = 0;
   objects.forEach((o, i) => {
     offsets[i * 4] = at;
@@ -46,7 +51,7 @@ export function encodeObjects(objects: readonly DecodedObject[]): EncodedObjects
     refs[i * 2] = o.namespace;
     refs[i * 2 + 1] = o.name;
   });
-  return { buffer, offsets, refs };
+  return { buffer, offsets, refs, labels };
 }
 
 export function viewObjects(enc: EncodedObjects): IngestedObject[] {
@@ -56,6 +61,7 @@ export function viewObjects(enc: EncodedObjects): IngestedObject[] {
     out[i] = {
       namespace: enc.refs[i * 2]!,
       name: enc.refs[i * 2 + 1]!,
+      labels: enc.labels[i]!,
       bytes: Buffer.from(enc.buffer, enc.offsets[i * 4]!, enc.offsets[i * 4 + 1]!),
       meta: Buffer.from(enc.buffer, enc.offsets[i * 4 + 2]!, enc.offsets[i * 4 + 3]!),
     };

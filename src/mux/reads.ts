@@ -83,7 +83,8 @@ export function listResponse(store: Store, opts: ListOptions): Buffer {
   let next: StoredEntry | undefined;
   let remaining = 0;
   const counting = !opts.filter.labelSelector?.length && !opts.filter.fieldSelector?.length;
-  for (const e of store.entries(key, { namespace: opts.namespace, cluster: opts.cluster, startKey: opts.continueToken?.start, snapshot })) {
+  const source = indexedEntries(store, key, opts, snapshot) ?? store.entries(key, { namespace: opts.namespace, cluster: opts.cluster, startKey: opts.continueToken?.start, snapshot });
+  for (const e of source) {
     if (!opts.resource.clusters.includes(e.cluster)) continue;
     if (!matches(opts.filter, e, () => (wantsMeta ? metaOf(e) : undefined))) continue;
     if (opts.limit && entries.length >= opts.limit) {
@@ -116,6 +117,29 @@ export function listResponse(store: Store, opts: ListOptions): Buffer {
   });
   parts.push(Buffer.from(']}'));
   return Buffer.concat(parts);
+}
+
+/**
+ * With a label requirement `k=v` or `k in (…)`, the candidates come from the label index instead of
+ * a scan of the whole resource; the remaining requirements are checked on each candidate as usual.
+ */
+function indexedEntries(store: Store, key: string, opts: ListOptions, snapshot?: Snapshot): Iterable<StoredEntry> | undefined {
+  const req = opts.filter.labelSelector?.find((r) => r.operator === 'Equals') ?? opts.filter.labelSelector?.find((r) => r.operator === 'In');
+  if (!req) return undefined;
+  const keys = new Set<string>();
+  for (const v of req.values) for (const k of store.keysLabelled(key, req.key, v, snapshot)) keys.add(k);
+  // Index hits come sorted per value; several values need merging into store key order.
+  const sorted = req.values.length > 1 ? [...keys].sort() : [...keys];
+  const prefix = opts.namespace !== undefined ? `${key}\u0000${opts.namespace}\u0000` : '';
+  const start = opts.continueToken?.start;
+  return (function* () {
+    for (const k of sorted) {
+      if (start !== undefined && k < start) continue;
+      if (prefix && !k.startsWith(prefix)) continue;
+      const e = store.entryAt(k, snapshot);
+      if (e && (opts.cluster === undefined || e.cluster === opts.cluster)) yield e;
+    }
+  })();
 }
 
 // The apiserver's own words for a continue token whose snapshot is gone.

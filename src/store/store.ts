@@ -54,6 +54,8 @@ export interface Change {
   type: ChangeType;
   namespace: string;
   name: string;
+  /** The object's labels as `key=value` (the label index); unused for DELETED. */
+  labels?: string[];
   /** The member RV of the change (for a reconcile's DELETED, the list RV that noticed it). */
   rv: string;
   bytes: Buffer;
@@ -117,6 +119,10 @@ export class Store {
   private readonly meta: Database<Buffer, string>;
   private readonly sync: Database<SyncRecord, string>;
   private readonly events: Database<LoggedRecord, [string, number]>;
+  /** Label index: `resource \0 key=value \0 objectKey` → nothing; a label query is one range. */
+  private readonly labelIndex: Database<boolean, string>;
+  /** Each indexed object's `key=value` labels, to unindex what an update or delete removes. */
+  private readonly labelsOf: Database<string[], string>;
   private readonly logs: Database<LogState | { seq: number }, string>;
   private readonly listeners = new Map<string, Set<StoreListener>>();
   private readonly latest = new Map<string, Record<string, string>>();
@@ -132,6 +138,8 @@ export class Store {
     this.sync = root.openDB<SyncRecord, string>({ name: 'sync' });
     this.events = root.openDB<LoggedRecord, [string, number]>({ name: 'events' });
     this.logs = root.openDB<LogState | { seq: number }, string>({ name: 'logs' });
+    this.labelIndex = root.openDB<boolean, string>({ name: 'labels' });
+    this.labelsOf = root.openDB<string[], string>({ name: 'labelsOf' });
     this.seq = (this.logs.get(SEQ_KEY) as { seq: number } | undefined)?.seq ?? 0;
   }
 
@@ -195,9 +203,11 @@ export class Store {
         if (c.type === 'DELETED') {
           this.objects.remove(key);
           this.meta.remove(key);
+          this.reindex(resource, key, []);
         } else {
           this.objects.put(key, c.bytes);
           this.meta.put(key, c.meta);
+          this.reindex(resource, key, c.labels ?? []);
         }
         const ev: StoreEvent = { ...c, seq: ++this.seq, cluster };
         events.push(ev);
@@ -221,6 +231,29 @@ export class Store {
     const listeners = this.listeners.get(resource);
     if (listeners && events.length > 0) for (const l of listeners) l(events);
     return events;
+  }
+
+  private reindex(resource: string, key: string, labels: readonly string[]): void {
+    const old = this.labelsOf.get(key) ?? [];
+    if (old.length === 0 && labels.length === 0) return;
+    for (const l of old) if (!labels.includes(l)) this.labelIndex.remove(`${resource}${SEP}${l}${SEP}${key}`);
+    for (const l of labels) if (!old.includes(l)) this.labelIndex.put(`${resource}${SEP}${l}${SEP}${key}`, true);
+    if (labels.length > 0) this.labelsOf.put(key, [...labels]);
+    else this.labelsOf.remove(key);
+  }
+
+  /** The keys of a resource's objects labelled key=value, in key order. */
+  *keysLabelled(resource: string, label: string, value: string, snapshot?: Snapshot): Generator<string> {
+    const prefix = `${resource}${SEP}${label}=${value}${SEP}`;
+    for (const k of this.labelIndex.getKeys({ start: prefix, end: prefix.slice(0, -1) + AFTER_SEP, transaction: snapshot })) {
+      yield k.slice(prefix.length);
+    }
+  }
+
+  /** One stored object by its key (a label index hit). */
+  entryAt(key: string, snapshot?: Snapshot): StoredEntry | undefined {
+    const bytes = this.objects.get(key, { transaction: snapshot });
+    return bytes ? { ...splitKey(key), bytes, key } : undefined;
   }
 
   /** Drops the oldest events past the window; their RVs become the per-cluster log start. */

@@ -108,6 +108,21 @@ describe('fleet-wide list', () => {
     expect(out.trim().split('\n').sort()).toEqual(['pod/pod-north-0', 'pod/pod-north-1', 'pod/pod-north-2']);
   });
 
+  it('follows relabelling on a member in label-selected lists', async () => {
+    const north = fleet.members.find((m) => m.name === 'north')!;
+    const patch = (labels: Record<string, string | null>) =>
+      memberRequest(north, 'PATCH', `/api/v1/namespaces/${NS}/pods/pod-north-0`, { metadata: { labels } }, { contentType: 'application/merge-patch+json' });
+    const names = async (sel: string) =>
+      (await flotillaPods(`/api/v1/namespaces/${NS}/pods?labelSelector=${encodeURIComponent(sel)}`)).items.map((p) => p.metadata!.name);
+    expect((await patch({ member: null, moved: 'yes' })).status).toBe(200);
+    for (let i = 0; i < 50 && (await names('moved=yes')).length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(await names('moved=yes')).toEqual(['pod-north-0']);
+    expect(await names('member in (north)')).toEqual(['pod-north-1', 'pod-north-2']);
+    expect((await patch({ member: 'north', moved: null })).status).toBe(200);
+    for (let i = 0; i < 50 && (await names('moved=yes')).length > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(await names('member=north,app=slice')).toEqual(['pod-north-0', 'pod-north-1', 'pod-north-2']);
+  });
+
   it.each(['status.phase=Running', 'spec.nodeName=east-node-1', 'status.phase!=Running,spec.restartPolicy=Always', 'metadata.name=pod-west-1', 'spec.hostNetwork=false'])(
     'selects by field %s exactly as the members do',
     async (selector) => {

@@ -16,10 +16,10 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-function change(cluster: string, namespace: string, name: string, rv: string, type: ChangeType = 'ADDED'): Change {
+function change(cluster: string, namespace: string, name: string, rv: string, type: ChangeType = 'ADDED', labels?: Record<string, string>): Change {
   const ctx: IngestContext = { cluster, apiVersion: 'v1', kind: 'Pod', dropManagedFields: true };
   // Through the same encoding the ingest workers use.
-  const o = viewObjects(encodeObjects([decodeObject({ metadata: { namespace, name, uid: `${cluster}-${name}`, resourceVersion: rv } }, ctx)]))[0]!;
+  const o = viewObjects(encodeObjects([decodeObject({ metadata: { namespace, name, uid: `${cluster}-${name}`, resourceVersion: rv, labels } }, ctx)]))[0]!;
   return { type, rv, ...o };
 }
 
@@ -88,6 +88,21 @@ describe('Store', () => {
     await store.commit(pods('west'), [change('west', 'a', 'w1', '21'), change('west', 'a', 'w2', '22')], { rv: '22' }, { log: true });
     expect([...store.logged('v1/pods')].map((e) => e.name)).toEqual(['e3', 'w1', 'w2']);
     expect(store.logStart('v1/pods')).toEqual({ east: '12', west: '20' });
+    await store.close();
+  });
+
+  it('keeps the label index in step with adds, relabels and deletes', async () => {
+    const { store } = openStore();
+    const scope = pods('east');
+    await store.commit(scope, [change('east', 'a', 'p', '1', 'ADDED', { app: 'web', tier: 'fe' }), change('east', 'b', 'q', '2', 'ADDED', { app: 'web' })], { rv: '2' }, { log: false });
+    const web = () => [...store.keysLabelled('v1/pods', 'app', 'web')].map((k) => store.entryAt(k)!.name);
+    expect(web()).toEqual(['p', 'q']);
+    await store.commit(scope, [change('east', 'a', 'p', '3', 'MODIFIED', { app: 'api' })], { rv: '3' }, { log: true });
+    expect(web()).toEqual(['q']);
+    expect([...store.keysLabelled('v1/pods', 'app', 'api')]).toHaveLength(1);
+    expect([...store.keysLabelled('v1/pods', 'tier', 'fe')]).toEqual([]);
+    await store.commit(scope, [change('east', 'b', 'q', '4', 'DELETED')], { rv: '4' }, { log: true });
+    expect(web()).toEqual([]);
     await store.close();
   });
 
