@@ -228,6 +228,20 @@ export class CacheManager {
     return this.members.get(name)?.client;
   }
 
+  /**
+   * Clusters whose copy of a resource may be out of date: their cacher is not watching (the member
+   * is unreachable, or failing), so reads serve what was cached last.
+   */
+  staleClusters(resource: string): { cluster: string; since?: string; error?: string }[] {
+    const stale = new Map<string, { cluster: string; since?: string; error?: string }>();
+    for (const e of this.cachers.values()) {
+      if (e.resource !== resource) continue;
+      const s = e.cacher.getStatus();
+      if (s.synced && s.phase !== 'watching' && s.lastError) stale.set(e.cluster, { cluster: e.cluster, since: s.lastEventAt, error: s.lastError });
+    }
+    return [...stale.values()];
+  }
+
   status(): CacherStatus[] {
     return [...this.cachers.values()].map((e) => e.cacher.getStatus());
   }

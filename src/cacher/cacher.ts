@@ -242,6 +242,7 @@ export class ResourceCacher {
       for await (const c of res) chunks.push(c as Buffer);
       throw new Error(`watch ${this.key} from ${this.member.cluster}: HTTP ${res.statusCode}: ${Buffer.concat(chunks).toString('utf8', 0, 300)}`);
     }
+    this.status.lastError = undefined;
     let lastRV = rv;
     // Whole lines go to a worker; a line cut by the chunk boundary waits for the next chunk.
     let partial: Buffer | undefined;

@@ -11,7 +11,7 @@ import { selectableFieldNames } from '../ingest/fields.js';
 import type { ObjectFilter } from '../mux/filter.js';
 import type { Store } from '../store/store.js';
 import { createMetrics } from '../metrics/metrics.js';
-import { group, groupList, legacyVersions, resourceList } from './discovery.js';
+import { AGGREGATED_DISCOVERY_V2, aggregatedDiscovery, group, groupList, legacyVersions, resourceList, wantsAggregated } from './discovery.js';
 import { negotiate } from './negotiate.js';
 import { parseRequestPath, type RequestTarget } from './request-info.js';
 import { StatusError, badRequest, methodNotAllowed, internalError, invalid, serviceUnavailable } from './status.js';
@@ -82,8 +82,10 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
       case 'root':
         return root(target.path, req, reply);
       case 'legacyVersions':
+        if (wantsAggregated(req.headers.accept)) return sendAggregated(reply, aggregatedDiscovery(manager.cachedResources(), true));
         return sendJson(reply, legacyVersions(req.host));
       case 'groups':
+        if (wantsAggregated(req.headers.accept)) return sendAggregated(reply, aggregatedDiscovery(manager.cachedResources(), false));
         return sendJson(reply, groupList(manager.cachedResources()));
       case 'group': {
         const doc = group(manager.cachedResources(), target.group);
@@ -115,9 +117,43 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
       case '/metrics':
         return reply.type(metrics.contentType).send(await metrics.metrics());
       default:
+        // kubectl explain and apply read the schema: any member's will do (they run one release).
+        if (path === '/openapi/v2' || path === '/openapi/v3' || path.startsWith('/openapi/v3/')) return proxyToMember(req, reply);
         req.log.debug({ path }, 'unknown non-resource path');
         throw notServed();
     }
+  }
+
+  /** A member that is down does not fail a read: its cached state is served, with a warning. */
+  function warnStale(reply: FastifyReply, resource: string, only?: string): void {
+    const warnings = manager
+      .staleClusters(resource)
+      .filter((s) => only === undefined || s.cluster === only)
+      .map((s) => `299 - ${JSON.stringify(`flotilla: cluster ${s.cluster} is not reachable; serving its cached state${s.since ? ` as of ${s.since}` : ''} (${(s.error ?? '').slice(0, 200)})`)}`);
+    if (warnings.length) reply.header('warning', warnings);
+  }
+
+  async function proxyToMember(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    const headers: Record<string, string> = {};
+    for (const h of ['accept', 'if-none-match', 'accept-encoding']) {
+      const v = req.headers[h];
+      if (typeof v === 'string') headers[h] = v;
+    }
+    const path = req.url.replace(/^\/clusters\/[^/]+/, '');
+    for (const name of manager.clusterNames()) {
+      try {
+        const res = await manager.member(name)!.fetch({ path, headers });
+        if (res.status >= 500) continue;
+        for (const h of ['content-type', 'etag', 'cache-control', 'content-encoding', 'vary', 'last-modified']) {
+          const v = res.headers[h];
+          if (v !== undefined) reply.header(h, v);
+        }
+        return reply.code(res.status).send(res.body);
+      } catch {
+        // ask the next member
+      }
+    }
+    throw serviceUnavailable(`no member cluster answered ${path}`);
   }
 
   async function version(): Promise<Buffer> {
@@ -176,6 +212,7 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
       return reply;
     }
     const scope = { resource, cluster: target.cluster, namespace: target.namespace };
+    warnStale(reply, gvrKey(resource.info), target.cluster);
     if (target.name !== undefined) {
       const form = negotiate(req.headers.accept, { list: false });
       return sendBytes(reply, getResponse(store, scope, target.name, form, includeObject as ListOptions['includeObject']));
@@ -233,6 +270,12 @@ function validateListOptions(o: { watching: boolean; rv: string; rvMatch?: strin
     else if (o.rvMatch === 'Exact' && o.rv === '0') causes.push({ field: 'resourceVersionMatch', message: 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"' });
   }
   if (causes.length) throw invalid(`ListOptions.meta.k8s.io "" is invalid: ${causes.map((c) => `${c.field}: ${c.message}`).join(', ')}`, causes.map((c) => ({ reason: 'FieldValueInvalid', ...c })));
+}
+
+// Bytes, not a string: fastify re-formats a string reply's content type (quoted parameters, a
+// charset); clients read these parameters, so they go out exactly as the apiserver writes them.
+function sendAggregated(reply: FastifyReply, doc: object): FastifyReply {
+  return reply.header('content-type', AGGREGATED_DISCOVERY_V2).send(Buffer.from(JSON.stringify(doc)));
 }
 
 function sendJson(reply: FastifyReply, doc: object): FastifyReply {

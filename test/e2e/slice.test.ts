@@ -288,6 +288,19 @@ describe('following the members', () => {
     expect(gone).toBe(true);
   });
 
+  it('serves aggregated discovery and proxies OpenAPI, so kubectl explain works', async () => {
+    const res = await memberRequest(flotilla.endpoint, 'GET', '/api', undefined, {
+      accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json',
+    });
+    expect(res.headers['content-type']).toContain('as=APIGroupDiscoveryList');
+    const doc = JSON.parse(res.body) as { kind: string; items: { versions: { resources: { resource: string; scope: string; verbs: string[] }[] }[] }[] };
+    expect(doc.kind).toBe('APIGroupDiscoveryList');
+    const pods = doc.items[0]!.versions[0]!.resources.find((r) => r.resource === 'pods')!;
+    expect(pods).toMatchObject({ scope: 'Namespaced', verbs: ['get', 'list', 'watch'] });
+    const explain = await kubectlOk(flotilla.kubeconfig, ['explain', 'pods.spec.nodeName']);
+    expect(explain).toContain('FIELD: nodeName <string>');
+  });
+
   it('serves discovery that kubectl understands', async () => {
     const out = await kubectlOk(flotilla.kubeconfig, ['api-resources', '--no-headers', '-o', 'name']);
     expect(out.trim().split('\n').sort()).toEqual(['namespaces', 'nodes', 'pods']);

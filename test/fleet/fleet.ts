@@ -42,6 +42,8 @@ export interface FleetInfo {
 export interface Fleet {
   info: FleetInfo;
   stop(): Promise<void>;
+  /** Stops one member's kube-apiserver (by PID), as if the member went down. */
+  stopApiserver(member: string): Promise<void>;
 }
 
 export interface FleetOptions {
@@ -248,10 +250,16 @@ export async function startFleet(opts: FleetOptions): Promise<Fleet> {
         }),
       ),
     );
+    const stopApiserver = async (member: string) => {
+      const p = procs.find((x) => x.name === `${member}/kube-apiserver`);
+      if (!p) throw new Error(`no kube-apiserver of member ${member}`);
+      await stopProcess(p);
+    };
     log(`fleet: ${members.length} member(s) ready in ${((Date.now() - started) / 1000).toFixed(1)} s (${dir})`);
     return {
       info: { dir, etcdEndpoint, caFile: pki.caCert, binDir, members, users },
       stop: stopAll,
+      stopApiserver,
     };
   } catch (e) {
     await stopAll();
