@@ -94,9 +94,38 @@ export function ensureFleetBinaries() {
   return dir;
 }
 
+// The test clients (test/clients/go: a client-go informer program) get a directory of their own,
+// keyed by their sources, so changing them rebuilds only them.
+const clientsDir = join(root, 'test', 'clients', 'go');
+
+export function testClientsDir() {
+  const h = createHash('sha256');
+  for (const f of ['go.mod', 'go.sum', 'main.go']) h.update(`${f}\n`).update(readFileSync(join(clientsDir, f)));
+  h.update(goVersion());
+  return join(cacheRoot(), 'test-clients', h.digest('hex').slice(0, 12));
+}
+
+export function ensureTestClients() {
+  const dir = testClientsDir();
+  if (existsSync(join(dir, 'informer'))) return dir;
+  const tmp = `${dir}.tmp-${process.pid}`;
+  mkdirSync(tmp, { recursive: true });
+  process.stderr.write('test clients: go build informer\n');
+  execFileSync('go', ['build', '-trimpath', '-o', join(tmp, 'informer'), '.'], {
+    cwd: clientsDir,
+    env: { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-buildvcs=false -mod=readonly' },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  rmSync(dir, { recursive: true, force: true });
+  renameSync(tmp, dir);
+  return dir;
+}
+
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   if (process.argv.includes('--print-dir')) {
     console.log(fleetBinDir());
+  } else if (process.argv.includes('--clients')) {
+    console.log(ensureTestClients());
   } else {
     console.log(ensureFleetBinaries());
   }

@@ -62,9 +62,11 @@ try {
   build();
   if (withFleet) {
     const started = Date.now();
-    const dir = execFileSync('node', [join(root, 'scripts', 'build-fleet-binaries.mjs')], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
+    const build = (arg) => execFileSync('node', [join(root, 'scripts', 'build-fleet-binaries.mjs'), ...arg], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
+    const dir = build([]);
+    build(['--clients']);
     const secs = (Date.now() - started) / 1000;
-    if (secs > 5) say(`fleet binaries built in ${secs.toFixed(0)} s: ${dir}`);
+    if (secs > 5) say(`fleet binaries and test clients built in ${secs.toFixed(0)} s: ${dir}`);
   }
 } catch (e) {
   say(`failed: ${e.message}`);

@@ -190,7 +190,11 @@ export class WatchHub {
         let meta: MetaRecord | undefined;
         const metaOf = () => (meta ??= this.store.metaOf(key, e));
         if (!matches(opts.filter, e, () => (wantsMeta ? metaOf() : undefined))) continue;
-        this.write(w, this.encode(w, 'ADDED', e.cluster, e.name, e.bytes, metaOf, mark), true);
+        // An initial event's object keeps its own RV for its own cluster (clients build updates
+        // from cached objects); the other clusters' entries are the snapshot's.
+        const own = metaOf()?.rv;
+        const objectMark = own ? encodeGlobalRV({ ...progress, [cluster]: own }) : mark;
+        this.write(w, this.encode(w, 'ADDED', e.cluster, e.name, e.bytes, metaOf, objectMark), true);
       }
     }
     if (since) {
