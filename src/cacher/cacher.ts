@@ -81,7 +81,7 @@ export class ResourceCacher {
     this.columns = stored?.columns;
     if (rv) {
       // Warm start: the store already holds a complete state at `rv`; resume watching from it.
-      this.status.objects = this.store.refsOf(this.scope).length;
+      this.status.objects = this.store.countOf(this.scope);
       this.status.rv = rv;
       this.markSynced();
     }
@@ -141,7 +141,8 @@ export class ResourceCacher {
     this.status.relists++;
     // A relist over an existing state is logged as a diff, so watchers resuming from an older RV
     // see what changed; a scope's first list is not logged (there is nothing to diff against).
-    const diff = this.store.refsOf(this.scope).length > 0 || Boolean(this.store.syncState(this.scope));
+    // The first page of any list writes the scope's sync record, so its absence means a first list.
+    const diff = this.store.syncState(this.scope) !== undefined;
     const seen = new Set<string>();
     let listRV = '';
     let continueToken: string | undefined;

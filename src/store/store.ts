@@ -119,6 +119,11 @@ export class Store {
   private readonly meta: Database<Buffer, string>;
   private readonly sync: Database<SyncRecord, string>;
   private readonly events: Database<LoggedRecord, [string, number]>;
+  /**
+   * Per-cluster index: `resource \0 cluster \0 namespace \0 name`. What one cacher owns is one
+   * range of it, so reconciles and counts never walk the other clusters' objects.
+   */
+  private readonly byCluster: Database<boolean, string>;
   /** Label index: `resource \0 key=value \0 objectKey` → nothing; a label query is one range. */
   private readonly labelIndex: Database<boolean, string>;
   /** Each indexed object's `key=value` labels, to unindex what an update or delete removes. */
@@ -139,6 +144,7 @@ export class Store {
     this.events = root.openDB<LoggedRecord, [string, number]>({ name: 'events' });
     this.logs = root.openDB<LogState | { seq: number }, string>({ name: 'logs' });
     this.labelIndex = root.openDB<boolean, string>({ name: 'labels' });
+    this.byCluster = root.openDB<boolean, string>({ name: 'byCluster' });
     this.labelsOf = root.openDB<string[], string>({ name: 'labelsOf' });
     this.seq = (this.logs.get(SEQ_KEY) as { seq: number } | undefined)?.seq ?? 0;
   }
@@ -200,13 +206,16 @@ export class Store {
       let log = this.logs.get(resource) as LogState | undefined;
       for (const c of changes) {
         const key = objectKey(resource, c.namespace, c.name, cluster);
+        const ownKey = `${resource}${SEP}${cluster}${SEP}${c.namespace}${SEP}${c.name}`;
         if (c.type === 'DELETED') {
           this.objects.remove(key);
           this.meta.remove(key);
+          this.byCluster.remove(ownKey);
           this.reindex(resource, key, []);
         } else {
           this.objects.put(key, c.bytes);
           this.meta.put(key, c.meta);
+          this.byCluster.put(ownKey, true);
           this.reindex(resource, key, c.labels ?? []);
         }
         const ev: StoreEvent = { ...c, seq: ++this.seq, cluster };
@@ -269,15 +278,27 @@ export class Store {
     }
   }
 
-  /** The refs of every object stored for one (cluster, resource): what a relist reconciles against. */
+  /** The refs of every object stored for one scope: what a relist reconciles against. */
   refsOf(scope: CacheScope): ObjectRef[] {
     const refs: ObjectRef[] = [];
-    const prefix = scope.namespace !== undefined ? `${scope.resource}${SEP}${scope.namespace}${SEP}` : `${scope.resource}${SEP}`;
-    for (const key of this.objects.getKeys({ start: prefix, end: prefix.slice(0, -1) + AFTER_SEP })) {
-      const k = splitKey(key);
-      if (k.cluster === scope.cluster) refs.push({ namespace: k.namespace, name: k.name });
+    const prefix = this.scopePrefix(scope);
+    for (const key of this.byCluster.getKeys({ start: prefix, end: prefix.slice(0, -1) + AFTER_SEP })) {
+      const parts = key.split(SEP);
+      refs.push({ namespace: parts[2] ?? '', name: parts[3] ?? '' });
     }
     return refs;
+  }
+
+  /** How many objects one scope holds. */
+  countOf(scope: CacheScope): number {
+    const prefix = this.scopePrefix(scope);
+    return this.byCluster.getCount({ start: prefix, end: prefix.slice(0, -1) + AFTER_SEP });
+  }
+
+  private scopePrefix(scope: CacheScope): string {
+    return scope.namespace !== undefined
+      ? `${scope.resource}${SEP}${scope.cluster}${SEP}${scope.namespace}${SEP}`
+      : `${scope.resource}${SEP}${scope.cluster}${SEP}`;
   }
 
   /**
