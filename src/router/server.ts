@@ -3,7 +3,7 @@ import type { CacheManager } from '../cacher/cache-manager.js';
 import { getResponse, listResponse, type ListOptions } from '../mux/reads.js';
 import { WatchHub } from '../mux/watch.js';
 import { SnapshotRegistry } from '../mux/snapshots.js';
-import { decodeContinue, decodeGlobalRV } from '../rv/global-rv.js';
+import { compareMemberRV, decodeContinue, decodeGlobalRV } from '../rv/global-rv.js';
 import { gvrKey } from '../resources/resource-info.js';
 import { parseLabelSelector } from '../selectors/labels.js';
 import { parseFieldSelector, validateFieldSelector } from '../selectors/fields.js';
@@ -14,7 +14,7 @@ import { createMetrics } from '../metrics/metrics.js';
 import { AGGREGATED_DISCOVERY_V2, aggregatedDiscovery, group, groupList, legacyVersions, resourceList, wantsAggregated } from './discovery.js';
 import { negotiate } from './negotiate.js';
 import { parseRequestPath, type RequestTarget } from './request-info.js';
-import { StatusError, badRequest, methodNotAllowed, internalError, invalid, serviceUnavailable } from './status.js';
+import { StatusError, badRequest, expired, methodNotAllowed, internalError, invalid, serviceUnavailable, timeout } from './status.js';
 
 /** The HTTP surface: Kubernetes URLs in, cached reads out, every error a `Status`. */
 export interface ServerOptions {
@@ -124,6 +124,28 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
     }
   }
 
+  /**
+   * A list at a given RV: "not older than" waits (up to 3 s) for cachers behind it, then answers
+   * 504 ResourceVersionTooLarge with Retry-After, as the apiserver's watch cache does; "Exact" can
+   * only be served for the current state (old snapshots are not kept): older is 410 Expired.
+   */
+  async function awaitResourceVersion(resource: string, since: Record<string, string>, exact: boolean, only?: string): Promise<void> {
+    const behind = () => {
+      const latest = store.latestRVs(resource);
+      return Object.entries(since).filter(([c, rv]) => (only === undefined || c === only) && (latest[c] === undefined || compareMemberRV(latest[c]!, rv) < 0));
+    };
+    const deadline = Date.now() + 3000;
+    while (behind().length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+    if (behind().length > 0) {
+      throw timeout(`Too large resource version: the cache of ${behind().map(([c]) => c).join(', ')} has not reached the requested resource version yet`, [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], 1);
+    }
+    if (exact) {
+      const latest = store.latestRVs(resource);
+      const older = Object.entries(since).filter(([c, rv]) => (only === undefined || c === only) && latest[c] !== undefined && compareMemberRV(latest[c]!, rv) > 0);
+      if (older.length > 0) throw expired(`too old resource version: flotilla serves Exact lists only at the current resource version (${older.map(([c]) => c).join(', ')} moved on)`);
+    }
+  }
+
   /** A member that is down does not fail a read: its cached state is served, with a warning. */
   function warnStale(reply: FastifyReply, resource: string, only?: string): void {
     const warnings = manager
@@ -218,6 +240,7 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
       return sendBytes(reply, getResponse(store, scope, target.name, form, includeObject as ListOptions['includeObject']));
     }
     const form = negotiate(req.headers.accept, { list: true });
+    if (since && !one(q, 'continue')) await awaitResourceVersion(gvrKey(resource.info), since, rvMatch === 'Exact', target.cluster);
     const limitText = one(q, 'limit');
     if (limitText !== undefined && !/^[0-9]+$/.test(limitText)) throw badRequest(`invalid limit: ${JSON.stringify(limitText)}`);
     const continueText = one(q, 'continue');

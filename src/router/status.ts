@@ -1,4 +1,7 @@
-/** Kubernetes `Status` errors: every error flotilla answers is one of these, with the matching reason. */
+/**
+ * Kubernetes `Status` errors. Clients (kubectl, client-go) branch on `reason` and `code`, not on the
+ * message, so every factory pairs a code with the reason the apiserver uses for it.
+ */
 export interface StatusCause {
   reason?: string;
   message?: string;
@@ -8,63 +11,143 @@ export interface StatusCause {
 export interface StatusDetails {
   name?: string;
   group?: string;
+  /** For NotFound and AlreadyExists the apiserver puts the resource plural here, not the Kind. */
   kind?: string;
   causes?: StatusCause[];
   retryAfterSeconds?: number;
 }
 
+/** The wire form of a failure `Status`. */
+export interface StatusBody {
+  kind: 'Status';
+  apiVersion: 'v1';
+  metadata: { continue?: string; resourceVersion?: string };
+  status: 'Failure';
+  message: string;
+  reason: string;
+  details?: StatusDetails;
+  code: number;
+}
+
+/** A resource as the apiserver names it in messages: `pods`, `deployments.apps`. */
+export interface GroupResource {
+  group: string;
+  resource: string;
+}
+
 export class StatusError extends Error {
+  override readonly name = 'StatusError';
+
   constructor(
     readonly code: number,
     readonly reason: string,
     message: string,
     readonly details?: StatusDetails,
+    /** Sent as the Retry-After header as well as in details, as the apiserver does. */
     readonly retryAfterSeconds?: number,
-    /** The Status's ListMeta: a 410 for an expired continue token carries a fresh token here. */
+    /** A 410 for an expired continue token carries a fresh token in the Status's list metadata. */
     readonly listMeta?: { continue?: string; resourceVersion?: string },
   ) {
     super(message);
   }
 
-  toStatus(): Record<string, unknown> {
+  toStatus(): StatusBody {
     return {
       kind: 'Status',
       apiVersion: 'v1',
-      metadata: this.listMeta ?? {},
+      metadata: this.listMeta ? { ...this.listMeta } : {},
       status: 'Failure',
       message: this.message,
       reason: this.reason,
-      ...(this.details ? { details: this.details } : {}),
+      ...(this.details !== undefined ? { details: this.details } : {}),
       code: this.code,
     };
   }
 }
 
-export const badRequest = (message: string) => new StatusError(400, 'BadRequest', message);
-export const unauthorized = (message: string) => new StatusError(401, 'Unauthorized', message);
-export const forbidden = (message: string, details?: StatusDetails) => new StatusError(403, 'Forbidden', message, details);
-
-/** `pods "x" not found`, `deployments.apps "x" not found`: the apiserver's wording and details. */
-export function notFound(r: { group: string; resource: string }, name: string): StatusError {
-  const qualified = r.group ? `${r.resource}.${r.group}` : r.resource;
-  return new StatusError(404, 'NotFound', `${qualified} "${name}" not found`, { name, ...(r.group ? { group: r.group } : {}), kind: r.resource });
+function qualified(r: GroupResource): string {
+  return r.group ? `${r.resource}.${r.group}` : r.resource;
 }
 
-export const methodNotAllowed = (message: string) => new StatusError(405, 'MethodNotAllowed', message);
-export const notAcceptable = (message: string) => new StatusError(406, 'NotAcceptable', message);
-export const conflict = (message: string, details?: StatusDetails) => new StatusError(409, 'Conflict', message, details);
-export const alreadyExists = (message: string, details?: StatusDetails) => new StatusError(409, 'AlreadyExists', message, details);
-export const expired = (message: string) => new StatusError(410, 'Expired', message);
-export const gone = (message: string) => new StatusError(410, 'Gone', message);
-export const tooLarge = (message: string) => new StatusError(413, 'RequestEntityTooLarge', message);
-export const invalid = (message: string, causes?: StatusCause[]) => new StatusError(422, 'Invalid', message, causes ? { causes } : undefined);
-export const tooManyRequests = (message: string, retryAfterSeconds: number) =>
-  new StatusError(429, 'TooManyRequests', message, { retryAfterSeconds }, retryAfterSeconds);
-export const serviceUnavailable = (message: string) => new StatusError(503, 'ServiceUnavailable', message);
-export const timeout = (message: string, causes?: StatusCause[], retryAfterSeconds?: number) =>
-  new StatusError(504, 'Timeout', message, causes || retryAfterSeconds !== undefined ? { ...(causes ? { causes } : {}), ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}) } : undefined, retryAfterSeconds);
-export const internalError = (message: string) => new StatusError(500, 'InternalError', message);
+function resourceDetails(r: GroupResource, name: string): StatusDetails {
+  return { name, ...(r.group ? { group: r.group } : {}), kind: r.resource };
+}
 
+export function badRequest(message: string): StatusError {
+  return new StatusError(400, 'BadRequest', message);
+}
+
+export function unauthorized(message: string): StatusError {
+  return new StatusError(401, 'Unauthorized', message);
+}
+
+export function forbidden(message: string, details?: StatusDetails): StatusError {
+  return new StatusError(403, 'Forbidden', message, details);
+}
+
+/** Worded as the apiserver words it (`deployments.apps "web" not found`): users and scripts grep for it. */
+export function notFound(resourceWithGroup: GroupResource, name: string): StatusError {
+  return new StatusError(404, 'NotFound', `${qualified(resourceWithGroup)} "${name}" not found`, resourceDetails(resourceWithGroup, name));
+}
+
+export function methodNotAllowed(message: string): StatusError {
+  return new StatusError(405, 'MethodNotAllowed', message);
+}
+
+export function notAcceptable(message: string): StatusError {
+  return new StatusError(406, 'NotAcceptable', message);
+}
+
+export function conflict(message: string, details?: StatusDetails): StatusError {
+  return new StatusError(409, 'Conflict', message, details);
+}
+
+/** `pods "x" already exists`, with the same details as NotFound, as the apiserver answers a create. */
+export function alreadyExists(resourceWithGroup: GroupResource, name: string): StatusError {
+  return new StatusError(409, 'AlreadyExists', `${qualified(resourceWithGroup)} "${name}" already exists`, resourceDetails(resourceWithGroup, name));
+}
+
+/** A resourceVersion or continue token older than what is kept: clients relist on this reason. */
+export function expired(message: string): StatusError {
+  return new StatusError(410, 'Expired', message);
+}
+
+export function gone(message: string): StatusError {
+  return new StatusError(410, 'Gone', message);
+}
+
+export function tooLarge(message: string): StatusError {
+  return new StatusError(413, 'RequestEntityTooLarge', message);
+}
+
+export function invalid(message: string, causes?: StatusCause[]): StatusError {
+  return new StatusError(422, 'Invalid', message, causes ? { causes } : undefined);
+}
+
+export function tooManyRequests(message: string, retryAfterSeconds: number): StatusError {
+  return new StatusError(429, 'TooManyRequests', message, { retryAfterSeconds }, retryAfterSeconds);
+}
+
+export function serviceUnavailable(message: string): StatusError {
+  return new StatusError(503, 'ServiceUnavailable', message);
+}
+
+/** 504 Timeout; with cause `ResourceVersionTooLarge` and a retry delay it tells clients to wait for the cache. */
+export function timeout(message: string, causes?: StatusCause[], retryAfterSeconds?: number): StatusError {
+  const details: StatusDetails = {
+    ...(causes ? { causes } : {}),
+    ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}),
+  };
+  return new StatusError(504, 'Timeout', message, Object.keys(details).length > 0 ? details : undefined, retryAfterSeconds);
+}
+
+export function internalError(message: string): StatusError {
+  return new StatusError(500, 'InternalError', message);
+}
+
+/** A member's own Status (a JSON body it answered with), which is passed through unchanged. */
 export function isStatusObject(x: unknown): boolean {
-  return typeof x === 'object' && x !== null && (x as { kind?: unknown }).kind === 'Status' && (x as { apiVersion?: unknown }).apiVersion === 'v1';
+  if (typeof x !== 'object' || x === null || Array.isArray(x)) return false;
+  const o = x as { kind?: unknown; apiVersion?: unknown };
+  return o.kind === 'Status' && o.apiVersion === 'v1';
 }
