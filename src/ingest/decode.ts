@@ -1,5 +1,6 @@
 import { encodeGlobalRV } from '../rv/global-rv.js';
 import { selectableFieldValues } from './fields.js';
+import { relativeCellsOf, type RelativeCell } from '../table/relative-cells.js';
 
 /**
  * Turns what a member sends (list pages and watch events, in Table form with the full object
@@ -36,6 +37,8 @@ export interface MetaRecord {
   metadataJson: string;
   /** Values of the kind's selectable fields (field selectors), when it has any. */
   fields?: Record<string, string>;
+  /** Cells printed relative to now (besides Age), reprinted when served. */
+  relative?: RelativeCell[];
 }
 
 export interface DecodedObject {
@@ -107,8 +110,12 @@ export function decodeObject(obj: RawObject, ctx: IngestContext, cells?: unknown
   const meta: MetaRecord = { uid: md.uid ?? '', rv: memberRV, metadataJson };
   if (md.labels && Object.keys(md.labels).length > 0) meta.labels = md.labels;
   if (md.creationTimestamp) meta.created = md.creationTimestamp;
-  if (cells) meta.cells = cells;
   const group = ctx.apiVersion.includes('/') ? ctx.apiVersion.slice(0, ctx.apiVersion.indexOf('/')) : '';
+  if (cells) {
+    meta.cells = cells;
+    const relative = relativeCellsOf(group, ctx.kind, obj, cells);
+    if (relative) meta.relative = relative;
+  }
   const fields = selectableFieldValues(group, ctx.kind, obj);
   if (fields) meta.fields = fields;
   return { namespace: md.namespace ?? '', name: md.name ?? '', bytes: Buffer.from(json), meta };

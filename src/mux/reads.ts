@@ -3,9 +3,10 @@ import type { MetaRecord, TableColumn } from '../ingest/decode.js';
 import { gvrKey, groupVersion } from '../resources/resource-info.js';
 import { encodeContinue, encodeGlobalRV, type ContinueToken } from '../rv/global-rv.js';
 import { matches, needsMeta, type ObjectFilter } from './filter.js';
-import type { Snapshot, Store, StoredEntry } from '../store/store.js';
+import { KEY_SEP, type Snapshot, type Store, type StoredEntry } from '../store/store.js';
 import type { SnapshotRegistry } from './snapshots.js';
 import { ageCell } from '../table/human-duration.js';
+import { reprintRelativeCells } from '../table/relative-cells.js';
 import { StatusError, conflict, notFound } from '../router/status.js';
 import type { ResponseForm } from '../router/negotiate.js';
 
@@ -63,7 +64,6 @@ export function columnsOf(store: Store, resource: CachedResource, snapshot?: Sna
 
 export function listResponse(store: Store, opts: ListOptions): Buffer {
   const key = gvrKey(opts.resource.info);
-  const info = opts.resource.info;
   // The pages of one list read one snapshot. Without paging, one synchronous pass is one snapshot.
   let snapshotId = opts.continueToken?.snap;
   let snapshot: Snapshot | undefined;
@@ -100,12 +100,20 @@ export function listResponse(store: Store, opts: ListOptions): Buffer {
   if (next) {
     listMeta += `,"continue":${JSON.stringify(encodeContinue({ rv, start: next.key, ...(snapshotId ? { snap: snapshotId } : {}) }))}`;
     if (counting) listMeta += `,"remainingItemCount":${remaining}`;
-  } else if (snapshotId) {
-    opts.snapshots.release(snapshotId);
   }
+  try {
+    return renderList(store, opts, entries, listMeta, snapshot);
+  } finally {
+    // The last page's snapshot goes once the page is rendered (Table rows read meta from it).
+    if (!next && snapshotId) opts.snapshots.release(snapshotId);
+  }
+}
+
+function renderList(store: Store, opts: ListOptions, entries: StoredEntry[], listMeta: string, snapshot: Snapshot | undefined): Buffer {
+  const info = opts.resource.info;
   if (opts.form === 'table') return tableResponse(store, opts, entries, `{${listMeta}}`, snapshot);
   if (opts.form === 'metadata') {
-    const items = entries.map((e) => partialMetadata(metaOf(e)?.metadataJson ?? '{}'));
+    const items = entries.map((e) => partialMetadata(store.metaOf(gvrKey(info), e, snapshot)?.metadataJson ?? '{}'));
     return Buffer.from(`{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{${listMeta}},"items":[${items.join(',')}]}`);
   }
   const head = Buffer.from(`{"kind":${JSON.stringify(info.kind + 'List')},"apiVersion":${JSON.stringify(groupVersion(info))},"metadata":{${listMeta}},"items":[`);
@@ -130,7 +138,7 @@ function indexedEntries(store: Store, key: string, opts: ListOptions, snapshot?:
   for (const v of req.values) for (const k of store.keysLabelled(key, req.key, v, snapshot)) keys.add(k);
   // Index hits come sorted per value; several values need merging into store key order.
   const sorted = req.values.length > 1 ? [...keys].sort() : [...keys];
-  const prefix = opts.namespace !== undefined ? `${key}\u0000${opts.namespace}\u0000` : '';
+  const prefix = opts.namespace !== undefined ? `${key}${KEY_SEP}${opts.namespace}${KEY_SEP}` : '';
   const start = opts.continueToken?.start;
   return (function* () {
     for (const k of sorted) {
@@ -194,11 +202,12 @@ function tableResponse(store: Store, opts: ReadScope & { includeObject?: ListOpt
   );
 }
 
-/** The member's cells for an object with Age recomputed, or Name and Age when it sent none. */
+/** The member's cells for an object with Age and other relative times reprinted, or Name and Age when it sent none. */
 export function rowCells(meta: MetaRecord | undefined, columns: TableColumn[], ageIndex: number, name: string, now: number): unknown[] {
   if (meta?.cells && meta.cells.length === columns.length) {
     const cells = meta.cells.slice();
     if (ageIndex >= 0) cells[ageIndex] = ageCell(meta.created, now);
+    if (meta.relative) reprintRelativeCells(cells, columns, meta.relative, now);
     return cells;
   }
   return [name, ageCell(meta?.created, now)];

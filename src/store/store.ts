@@ -9,7 +9,7 @@ import { compareMemberRV } from '../rv/global-rv.js';
  * and the RV they were read at are committed in one transaction, so a restart can resume watching
  * from the stored RV.
  *
- * Keys sort as resource \0 namespace \0 name \0 cluster: a fleet-wide list is one range, a namespace
+ * Keys sort as resource · namespace · name · cluster (· is KEY_SEP): a fleet-wide list is one range, a namespace
  * is a sub-range, and a get by name finds every member's copy next to each other.
  *
  * Every change gets a sequence number and, unless it comes from a scope's very first list, goes
@@ -97,8 +97,17 @@ export type StoreListener = (events: readonly StoreEvent[]) => void;
 
 const SEQ_KEY = '\u0000seq';
 
-const SEP = '\u0000';
-const AFTER_SEP = '\u0001';
+/**
+ * The key separator: below every character a resource, namespace, name or label can hold. Not
+ * \u0000-\u0004: lmdb's key encoding escapes those in strings shorter than 64 characters and writes
+ * them raw in longer ones, so a long key would sort outside its prefix's range and vanish from lists.
+ */
+export const KEY_SEP = '\u0005';
+const SEP = KEY_SEP;
+const AFTER_SEP = '\u0006';
+/** Bumped whenever the key layout changes: a store written in another layout is emptied and relisted. */
+const FORMAT = 2;
+const FORMAT_KEY = '\u0000format';
 
 export function objectKey(resource: string, namespace: string, name: string, cluster: string): string {
   return `${resource}${SEP}${namespace}${SEP}${name}${SEP}${cluster}`;
@@ -120,15 +129,15 @@ export class Store {
   private readonly sync: Database<SyncRecord, string>;
   private readonly events: Database<LoggedRecord, [string, number]>;
   /**
-   * Per-cluster index: `resource \0 cluster \0 namespace \0 name`. What one cacher owns is one
+   * Per-cluster index: `resource · cluster · namespace · name`. What one cacher owns is one
    * range of it, so reconciles and counts never walk the other clusters' objects.
    */
   private readonly byCluster: Database<boolean, string>;
-  /** Label index: `resource \0 key=value \0 objectKey` → nothing; a label query is one range. */
+  /** Label index: `resource · key=value · objectKey` → nothing; a label query is one range. */
   private readonly labelIndex: Database<boolean, string>;
   /** Each indexed object's `key=value` labels, to unindex what an update or delete removes. */
   private readonly labelsOf: Database<string[], string>;
-  private readonly logs: Database<LogState | { seq: number }, string>;
+  private readonly logs: Database<LogState | { seq: number } | { format: number }, string>;
   private readonly listeners = new Map<string, Set<StoreListener>>();
   private readonly latest = new Map<string, Record<string, string>>();
   private seq: number;
@@ -142,10 +151,11 @@ export class Store {
     this.meta = root.openDB<Buffer, string>({ name: 'meta', encoding: 'binary' });
     this.sync = root.openDB<SyncRecord, string>({ name: 'sync' });
     this.events = root.openDB<LoggedRecord, [string, number]>({ name: 'events' });
-    this.logs = root.openDB<LogState | { seq: number }, string>({ name: 'logs' });
+    this.logs = root.openDB<LogState | { seq: number } | { format: number }, string>({ name: 'logs' });
     this.labelIndex = root.openDB<boolean, string>({ name: 'labels' });
     this.byCluster = root.openDB<boolean, string>({ name: 'byCluster' });
     this.labelsOf = root.openDB<string[], string>({ name: 'labelsOf' });
+    this.upgradeFormat();
     this.seq = (this.logs.get(SEQ_KEY) as { seq: number } | undefined)?.seq ?? 0;
   }
 
@@ -153,6 +163,16 @@ export class Store {
     // One environment, several named databases; noSync trades the last few commits on power loss
     // for write speed: a lost commit only means a re-watch from a slightly older RV.
     return new Store(open({ path, maxDbs: 16, noSync: true, mapSize: 64 * 1024 ** 3 }), opts.eventLogSize ?? 100_000);
+  }
+
+  /** A store in an older key layout cannot be read correctly: start empty, the cachers relist. */
+  private upgradeFormat(): void {
+    const stored = (this.logs.get(FORMAT_KEY) as { format?: number } | undefined)?.format;
+    if (stored === FORMAT) return;
+    for (const db of [this.objects, this.meta, this.sync, this.events, this.logs, this.labelIndex, this.byCluster, this.labelsOf]) {
+      (db as Database<unknown, string>).clearSync();
+    }
+    this.logs.putSync(FORMAT_KEY, { format: FORMAT });
   }
 
   /** Hears every committed batch of a resource's changes, in commit order. */

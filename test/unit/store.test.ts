@@ -42,6 +42,33 @@ describe('Store', () => {
     await store.close();
   });
 
+  it('keeps long keys inside their namespace range (lmdb writes long strings unescaped)', async () => {
+    const { store } = openStore();
+    const long = `web-north-67744b7647-7tq8c.18ea997ba46c626b-${'x'.repeat(40)}`;
+    const labels = { app: 'web' };
+    await store.commit(pods('north'), [change('north', 'fidelity', 'short', '1', 'ADDED', labels), change('north', 'fidelity', long, '2', 'ADDED', labels)], { rv: '2' }, { log: false });
+    expect([...store.entries('v1/pods', { namespace: 'fidelity' })].map((e) => e.name)).toEqual(['short', long]);
+    expect([...store.entries('v1/pods')].map((e) => e.name)).toEqual(['short', long]);
+    expect([...store.keysLabelled('v1/pods', 'app', 'web')]).toHaveLength(2);
+    expect(store.refsOf(pods('north', 'fidelity')).map((r) => r.name)).toEqual(['short', long]);
+    await store.close();
+  });
+
+  it('empties a store written in an older key layout', async () => {
+    const { store, dir } = openStore();
+    await store.commit(pods('east'), [change('east', 'a', 'x', '1')], { rv: '1' }, { log: true });
+    await store.close();
+    const { open } = await import('lmdb');
+    const raw = open({ path: dir, maxDbs: 16 });
+    const logs = raw.openDB({ name: 'logs' });
+    await logs.remove('\u0000format');
+    await raw.close();
+    const again = Store.open(dir);
+    expect([...again.entries('v1/pods')]).toEqual([]);
+    expect(again.syncState(pods('east'))).toBeUndefined();
+    await again.close();
+  });
+
   it('deletes, reconciles per scope, and keeps everything across a reopen', async () => {
     const { store, dir } = openStore();
     const scope = pods('east', 'a');
