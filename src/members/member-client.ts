@@ -13,7 +13,8 @@ import type { ClusterConfig } from '../registry/config.js';
 export interface MemberRequest {
   method?: string;
   path: string;
-  headers?: Record<string, string>;
+  /** A list value is sent as repeated headers (Impersonate-Group). */
+  headers?: Record<string, string | string[]>;
   body?: Buffer | string;
   signal?: AbortSignal;
   /** Socket idle timeout; watches rely on bookmarks to keep the socket busy. */

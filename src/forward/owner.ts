@@ -1,0 +1,39 @@
+import type { CacheManager } from '../cacher/cache-manager.js';
+import { findOne } from '../mux/reads.js';
+import type { RequestTarget } from '../router/request-info.js';
+import { gvrKey } from '../resources/resource-info.js';
+import type { Store } from '../store/store.js';
+import { StatusError, badRequest } from '../router/status.js';
+
+export type ResourceTarget = Extract<RequestTarget, { type: 'resource' }>;
+
+/**
+ * The member a request about one named object goes to: the `/clusters/<name>/` it addressed, else
+ * the one member whose cached copy holds the object (404 when none does, 409 naming the clusters
+ * when several do). A resource flotilla does not cache can only be reached through one member's
+ * prefix, unless the fleet has a single member.
+ */
+export function owningCluster(manager: CacheManager, store: Store, target: ResourceTarget): string {
+  if (target.cluster !== undefined) {
+    if (!manager.clusterNames().includes(target.cluster)) {
+      throw new StatusError(404, 'NotFound', `cluster "${target.cluster}" is not a member of this fleet`);
+    }
+    return target.cluster;
+  }
+  const resource = manager.resource(gvrKey(target));
+  if (resource && target.name !== undefined) {
+    return findOne(store, { resource, namespace: target.namespace }, target.name).cluster;
+  }
+  const clusters = manager.clusterNames();
+  if (clusters.length === 1) return clusters[0]!;
+  const what = target.group ? `${target.resource}.${target.group}` : target.resource;
+  throw badRequest(
+    `flotilla cannot tell which cluster owns this ${what} request (${resource ? 'no object name' : 'the resource is not cached'}); ` +
+      `address one cluster with the /clusters/<name>/ path prefix, one of: ${clusters.join(', ')}`,
+  );
+}
+
+/** The request path as the member sees it: without flotilla's `/clusters/<name>` prefix. */
+export function memberPath(url: string): string {
+  return url.replace(/^\/clusters\/[^/?]+/, '');
+}
