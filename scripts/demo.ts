@@ -120,6 +120,9 @@ Try:
   kubectl --kubeconfig ${kc} get --raw /status                 # cacher state per cluster and resource
   kubectl --kubeconfig ${fleet.info.members[0]!.kubeconfig} run hello --image=example.com/hello   # a member directly…
   kubectl --kubeconfig ${kc} get pods -A | grep hello          # …and it is in flotilla's cache
+  kubectl --kubeconfig ${kc} scale deployment -n payments ledger --replicas=3   # writes go to the owning member (east)
+  kubectl --kubeconfig ${kc} annotate deployment -n shop cart note=hi           # 409: east and north both have it
+  kubectl --kubeconfig ${kc} --server ${flotilla.url}/clusters/north annotate deployment -n shop cart note=hi   # one member
 
 Ctrl-C stops flotilla and the fleet.
 KUBECONFIG=${kc}`);

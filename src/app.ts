@@ -1,4 +1,5 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { Authenticator, parseTokenFile } from './auth/authenticator.js';
 import type { AddressInfo } from 'node:net';
 import { CacheManager } from './cacher/cache-manager.js';
 import type { FleetConfig } from './registry/config.js';
@@ -14,7 +15,8 @@ export interface FlotillaOptions {
   dataDir: string;
   port: number;
   host: string;
-  https?: { key: Buffer; cert: Buffer };
+  /** With `ca`, client certificates signed by it authenticate callers (user = CN, groups = O). */
+  https?: { key: Buffer; cert: Buffer; ca?: Buffer };
   logLevel?: string;
   log?: (line: string) => void;
 }
@@ -41,10 +43,22 @@ export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
         onError: (message) => log(`flotilla: configuration not reloaded, keeping the previous one:\n${message}`),
       })
     : undefined;
+  // Read once at start: a reload does not change who may call (restart to rotate tokens).
+  const auth = opts.config.authentication;
+  const authenticator = new Authenticator(
+    {
+      ...(auth.tokenReviewCluster ? { tokenReviewCluster: auth.tokenReviewCluster } : {}),
+      ...(auth.tokenFile ? { tokens: parseTokenFile(readFileSync(auth.tokenFile, 'utf8'), auth.tokenFile) } : {}),
+      cacheTTLSeconds: auth.cacheTTLSeconds,
+    },
+    (name) => manager.member(name),
+  );
+  const https = opts.https?.ca ? { ...opts.https, requestCert: true, rejectUnauthorized: false } : opts.https;
   const server = buildServer({
     manager,
     store,
-    https: opts.https,
+    authenticator,
+    https,
     logLevel: opts.logLevel,
     watch: { bookmarkIntervalMs: opts.config.options.watchBookmarkIntervalSeconds * 1000 },
   });

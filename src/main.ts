@@ -5,7 +5,7 @@ import { loadFleetConfig, ConfigError } from './registry/config.js';
 import { startFlotilla } from './app.js';
 
 const usage = `usage: flotilla --config FLEET.yaml [--data-dir DIR] [--port 8443] [--bind 127.0.0.1]
-                [--tls-cert-file CERT --tls-private-key-file KEY] [--log-level warn]`;
+                [--tls-cert-file CERT --tls-private-key-file KEY] [--client-ca-file CA] [--log-level warn]`;
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -16,6 +16,7 @@ async function main(): Promise<void> {
       bind: { type: 'string', default: '127.0.0.1' },
       'tls-cert-file': { type: 'string' },
       'tls-private-key-file': { type: 'string' },
+      'client-ca-file': { type: 'string' },
       'log-level': { type: 'string', default: 'warn' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -44,8 +45,16 @@ async function main(): Promise<void> {
     throw e;
   }
   const https = values['tls-cert-file']
-    ? { cert: readFileSync(values['tls-cert-file']), key: readFileSync(values['tls-private-key-file']!) }
+    ? {
+        cert: readFileSync(values['tls-cert-file']),
+        key: readFileSync(values['tls-private-key-file']!),
+        ...(values['client-ca-file'] ? { ca: readFileSync(values['client-ca-file']) } : {}),
+      }
     : undefined;
+  if (values['client-ca-file'] && !https) {
+    console.error('--client-ca-file needs --tls-cert-file and --tls-private-key-file');
+    process.exit(2);
+  }
   const flotilla = await startFlotilla({ config, configPath: values.config, dataDir: values['data-dir'], port, host: values.bind, https, logLevel: values['log-level'] });
   console.log(`flotilla: serving ${flotilla.url} (${config.clusters.length} clusters, ${config.resources.length} resources)`);
 

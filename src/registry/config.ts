@@ -43,10 +43,20 @@ export interface FleetOptions {
   eventLogSize: number;
 }
 
+/** How flotilla learns who calls it; writes are forwarded as that caller (Impersonate-*). */
+export interface AuthenticationSpec {
+  /** A member whose TokenReview API vouches for bearer tokens. */
+  tokenReviewCluster?: string;
+  /** A kube-apiserver static token file (absolute, or relative to the fleet file). */
+  tokenFile?: string;
+  cacheTTLSeconds: number;
+}
+
 export interface FleetConfig {
   clusters: ClusterConfig[];
   resources: ResourceRule[];
   options: FleetOptions;
+  authentication: AuthenticationSpec;
 }
 
 export class ConfigError extends Error {}
@@ -145,7 +155,7 @@ export function parseFleetConfig(text: string, sourcePath: string): FleetConfig 
   } catch (e) {
     throw new ConfigError(`${file}: not valid YAML: ${(e as Error).message}`);
   }
-  const root = c.object(doc ?? {}, '', ['clusters', 'resources', 'options']) ?? {};
+  const root = c.object(doc ?? {}, '', ['clusters', 'resources', 'options', 'authentication']) ?? {};
 
   const clusters: ClusterConfig[] = [];
   if (!Array.isArray(root.clusters) || root.clusters.length === 0) {
@@ -274,8 +284,25 @@ export function parseFleetConfig(text: string, sourcePath: string): FleetConfig 
     int('eventLogSize', 1000, 100_000_000);
   }
 
+  const authentication: AuthenticationSpec = { cacheTTLSeconds: 10 };
+  if (root.authentication !== undefined) {
+    const o = c.object(root.authentication, 'authentication', ['tokenReviewCluster', 'tokenFile', 'cacheTTLSeconds']);
+    const reviewer = c.string(o?.tokenReviewCluster, 'authentication.tokenReviewCluster');
+    if (reviewer !== undefined) {
+      if (!clusters.some((cl) => cl.name === reviewer)) c.fail('authentication.tokenReviewCluster', `names no cluster of this file: ${JSON.stringify(reviewer)}`);
+      authentication.tokenReviewCluster = reviewer;
+    }
+    const tokenFile = c.string(o?.tokenFile, 'authentication.tokenFile');
+    if (tokenFile !== undefined) authentication.tokenFile = abs(tokenFile);
+    const ttl = o?.cacheTTLSeconds;
+    if (ttl !== undefined) {
+      if (typeof ttl !== 'number' || !Number.isInteger(ttl) || ttl < 0 || ttl > 3600) c.fail('authentication.cacheTTLSeconds', `must be an integer from 0 to 3600, got ${describe(ttl)}`);
+      else authentication.cacheTTLSeconds = ttl;
+    }
+  }
+
   if (c.errors.length > 0) throw new ConfigError(c.errors.join('\n'));
-  return { clusters, resources, options };
+  return { clusters, resources, options, authentication };
 }
 
 export async function loadFleetConfig(path: string): Promise<FleetConfig> {

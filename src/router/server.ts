@@ -14,16 +14,28 @@ import { createMetrics } from '../metrics/metrics.js';
 import { AGGREGATED_DISCOVERY_V2, aggregatedDiscovery, group, groupList, legacyVersions, resourceList, wantsAggregated } from './discovery.js';
 import { negotiate } from './negotiate.js';
 import { parseRequestPath, type RequestTarget } from './request-info.js';
-import { StatusError, badRequest, expired, methodNotAllowed, internalError, invalid, serviceUnavailable, timeout } from './status.js';
+import { StatusError, badRequest, expired, internalError, invalid, serviceUnavailable, timeout, unauthorized } from './status.js';
+import type { IncomingMessage } from 'node:http';
+import type { Authenticator } from '../auth/authenticator.js';
+import { impersonationHeaders, type Identity } from '../auth/identity.js';
+import { WriteTracker } from '../forward/read-your-writes.js';
+import { forwardRead, forwardWrite, type ForwardDeps } from '../forward/writes.js';
 
 /** The HTTP surface: Kubernetes URLs in, cached reads out, every error a `Status`. */
 export interface ServerOptions {
   manager: CacheManager;
   store: Store;
   watch?: { bookmarkIntervalMs?: number; maxBufferedBytes?: number };
-  https?: { key: Buffer; cert: Buffer };
+  https?: { key: Buffer; cert: Buffer; ca?: Buffer; requestCert?: boolean; rejectUnauthorized?: boolean };
   logLevel?: string;
+  /** Who callers are; without one, callers are anonymous and nothing is forwarded to members. */
+  authenticator?: Authenticator;
 }
+
+// What anyone may read, as the apiserver's system:public-info-viewer role allows.
+const PUBLIC_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version']);
+// The apiserver's limit on a request body is 3 MiB of object plus some room for the envelope.
+const BODY_LIMIT = 3 * 1024 * 1024 + 512 * 1024;
 
 type Query = Record<string, string | string[] | undefined>;
 
@@ -58,18 +70,58 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
   app.setErrorHandler((err: Error & { statusCode?: number }, req, reply) => {
     if (err instanceof StatusError) return sendStatus(reply, err);
     if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
-      return sendStatus(reply, new StatusError(err.statusCode, err.statusCode === 415 ? 'UnsupportedMediaType' : 'BadRequest', err.message));
+      const reason = err.statusCode === 415 ? 'UnsupportedMediaType' : err.statusCode === 413 ? 'RequestEntityTooLarge' : 'BadRequest';
+      return sendStatus(reply, new StatusError(err.statusCode, reason, err.message));
     }
     req.log.error({ err, url: req.url }, 'request failed');
     return sendStatus(reply, internalError(`flotilla failed to serve ${req.method} ${req.url.split('?')[0]}: ${err.message}`));
   });
   app.setNotFoundHandler((_req, reply) => sendStatus(reply, notServed()));
 
+  // Bodies are forwarded as they came (JSON, YAML, protobuf): never parsed by fastify.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, (_req, body, done) => done(null, body));
+
+  const identities = new WeakMap<IncomingMessage, Identity | null>();
+  async function identify(req: IncomingMessage): Promise<Identity | undefined> {
+    const known = identities.get(req);
+    if (known !== undefined) return known ?? undefined;
+    const id = opts.authenticator?.enabled ? await opts.authenticator.authenticate(req) : undefined;
+    identities.set(req, id ?? null);
+    return id;
+  }
+  app.addHook('onRequest', async (req) => {
+    if (!opts.authenticator?.enabled || PUBLIC_PATHS.has(req.url.split('?')[0]!)) return;
+    if (!(await identify(req.raw))) throw unauthorized('Unauthorized: send a bearer token or a client certificate');
+  });
+  const writes = new WriteTracker();
+  const forwardDeps: ForwardDeps = {
+    manager,
+    store,
+    writes,
+    async callerHeaders(req) {
+      const id = await identify(req);
+      if (!id) {
+        throw unauthorized('flotilla forwards this request to a member cluster as its caller (Impersonate-User), and does not know the caller: ' +
+          (opts.authenticator?.enabled ? 'send a bearer token or a client certificate' : 'configure authentication in the fleet file'));
+      }
+      return impersonationHeaders(id);
+    },
+    callerKey: (req) => {
+      const id = identities.get(req);
+      return id ? `user:${id.user}` : `addr:${req.socket.remoteAddress ?? ''}`;
+    },
+  };
+
   app.route({
     method: ['POST', 'PUT', 'PATCH', 'DELETE'],
     url: '/*',
-    handler: async (req) => {
-      throw methodNotAllowed(`${req.method} is not supported by flotilla yet: it serves reads from its cache`);
+    handler: async (req, reply) => {
+      const target = parseRequestPath(req.url);
+      if (target.cluster !== undefined && !manager.clusterNames().includes(target.cluster)) {
+        throw new StatusError(404, 'NotFound', `cluster "${target.cluster}" is not a member of this fleet`);
+      }
+      return forwardWrite(req, reply, forwardDeps, target);
     },
   });
 
@@ -130,14 +182,11 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
    * only be served for the current state (old snapshots are not kept): older is 410 Expired.
    */
   async function awaitResourceVersion(resource: string, since: Record<string, string>, exact: boolean, only?: string): Promise<void> {
-    const behind = () => {
+    const wanted = Object.fromEntries(Object.entries(since).filter(([c]) => only === undefined || c === only));
+    if (!(await store.waitFor(resource, wanted, 3000))) {
       const latest = store.latestRVs(resource);
-      return Object.entries(since).filter(([c, rv]) => (only === undefined || c === only) && (latest[c] === undefined || compareMemberRV(latest[c]!, rv) < 0));
-    };
-    const deadline = Date.now() + 3000;
-    while (behind().length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
-    if (behind().length > 0) {
-      throw timeout(`Too large resource version: the cache of ${behind().map(([c]) => c).join(', ')} has not reached the requested resource version yet`, [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], 1);
+      const behind = Object.entries(wanted).filter(([c, rv]) => latest[c] === undefined || compareMemberRV(latest[c]!, rv) < 0).map(([c]) => c);
+      throw timeout(`Too large resource version: the cache of ${behind.join(', ')} has not reached the requested resource version yet`, [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], 1);
     }
     if (exact) {
       const latest = store.latestRVs(resource);
@@ -197,8 +246,11 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
   async function read(target: Extract<RequestTarget, { type: 'resource' }>, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const resource = manager.resource(gvrKey(target));
     if (!resource) throw notServed();
-    if (target.subresource) throw notServed();
     if (target.namespace !== undefined && !resource.info.namespaced) throw notServed();
+    if (target.subresource) {
+      if (target.name === undefined) throw notServed();
+      return forwardRead(req, reply, forwardDeps, target);
+    }
     const q = req.query as Query;
     const watching = one(q, 'watch') === 'true' || one(q, 'watch') === '1';
     const includeObject = one(q, 'includeObject');
@@ -235,6 +287,9 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
     }
     const scope = { resource, cluster: target.cluster, namespace: target.namespace };
     warnStale(reply, gvrKey(resource.info), target.cluster);
+    // Read-your-writes: a caller's read waits (briefly) for the cache to hold the caller's last write.
+    const written = since ? undefined : writes.pending(forwardDeps.callerKey(req.raw), gvrKey(resource.info));
+    if (written) await store.waitFor(gvrKey(resource.info), written, 2000);
     if (target.name !== undefined) {
       const form = negotiate(req.headers.accept, { list: false });
       return sendBytes(reply, getResponse(store, scope, target.name, form, includeObject as ListOptions['includeObject']));

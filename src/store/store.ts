@@ -139,6 +139,8 @@ export class Store {
   private readonly labelsOf: Database<string[], string>;
   private readonly logs: Database<LogState | { seq: number } | { format: number }, string>;
   private readonly listeners = new Map<string, Set<StoreListener>>();
+  /** Woken after every commit of a resource, with changes or only a newer RV (waitFor). */
+  private readonly progress = new Map<string, Set<() => void>>();
   private readonly latest = new Map<string, Record<string, string>>();
   private seq: number;
 
@@ -206,6 +208,36 @@ export class Store {
     return rvs;
   }
 
+  /**
+   * Resolves once the stored state of `resource` has reached each cluster's RV in `rvs` (true), or
+   * when `timeoutMs` passes first (false). Woken by commits, not by polling.
+   */
+  waitFor(resource: string, rvs: Record<string, string>, timeoutMs: number): Promise<boolean> {
+    const reached = () => {
+      const latest = this.latestRVs(resource);
+      return Object.entries(rvs).every(([c, rv]) => latest[c] !== undefined && compareMemberRV(latest[c]!, rv) >= 0);
+    };
+    if (reached()) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const done = (ok: boolean) => {
+        clearTimeout(timer);
+        unsubscribe();
+        resolve(ok);
+      };
+      const timer = setTimeout(() => done(false), timeoutMs);
+      const check = () => {
+        if (reached()) done(true);
+      };
+      let set = this.progress.get(resource);
+      if (!set) this.progress.set(resource, (set = new Set()));
+      set.add(check);
+      const unsubscribe = () => {
+        set.delete(check);
+        if (set.size === 0) this.progress.delete(resource);
+      };
+    });
+  }
+
   /** Per cluster, the RV below which the log cannot replay events of a resource. */
   logStart(resource: string): Record<string, string> {
     return ((this.logs.get(resource) as LogState | undefined)?.start ?? {});
@@ -259,6 +291,8 @@ export class Store {
     this.latest.delete(resource);
     const listeners = this.listeners.get(resource);
     if (listeners && events.length > 0) for (const l of listeners) l(events);
+    const waiting = this.progress.get(resource);
+    if (waiting) for (const w of [...waiting]) w();
     return events;
   }
 

@@ -40,6 +40,8 @@ export interface FlotillaStart {
   port?: number;
   /** false: return as soon as flotilla answers at all, before its cachers have synced. */
   waitReady?: boolean;
+  /** The bearer token of the kubeconfig and endpoint (default: the fleet admin's). */
+  token?: string;
 }
 
 export const DEFAULT_RESOURCES: ResourceRuleSpec[] = [
@@ -65,6 +67,7 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** A fleet file; callers' bearer tokens are reviewed by the first member (the test fleet's members share their tokens). */
 export function writeFleetConfig(path: string, members: MemberInfo[], resources: ResourceRuleSpec[], options?: Record<string, unknown>): void {
   writeFileSync(
     path,
@@ -72,19 +75,19 @@ export function writeFleetConfig(path: string, members: MemberInfo[], resources:
       clusters: members.map((m) => ({ name: m.name, kubeconfig: m.kubeconfig })),
       resources,
       ...(options ? { options } : {}),
+      authentication: { tokenReviewCluster: members[0]!.name },
     }),
   );
 }
 
-export function writeProxyKubeconfig(path: string, url: string, caFile: string, name = 'flotilla'): void {
+export function writeProxyKubeconfig(path: string, url: string, caFile: string, token: string, name = 'flotilla'): void {
   writeFileSync(
     path,
     toYaml({
       apiVersion: 'v1',
       kind: 'Config',
       clusters: [{ name, cluster: { server: url, 'certificate-authority': caFile } }],
-      // A token keeps kubectl from prompting for a username; flotilla does not authenticate yet.
-      users: [{ name: `${name}-user`, user: { token: 'flotilla-demo' } }],
+      users: [{ name: `${name}-user`, user: { token } }],
       contexts: [{ name, context: { cluster: name, user: `${name}-user` } }],
       'current-context': name,
     }),
@@ -113,10 +116,11 @@ export async function startFlotillaProcess(opts: FlotillaStart): Promise<Flotill
     pidFile: join(opts.fleet.dir, 'pids'),
   });
   const url = `https://127.0.0.1:${port}`;
-  const endpoint = { server: url, token: 'unused', caFile: opts.fleet.caFile };
+  const token = opts.token ?? opts.fleet.members[0]!.token;
+  const endpoint = { server: url, token, caFile: opts.fleet.caFile };
   await waitReady(endpoint, proc, 60_000, opts.waitReady === false ? '/healthz' : '/readyz');
   const kubeconfig = join(opts.dir, 'kubeconfig');
-  writeProxyKubeconfig(kubeconfig, url, opts.fleet.caFile);
+  writeProxyKubeconfig(kubeconfig, url, opts.fleet.caFile, token);
   return {
     url,
     kubeconfig,

@@ -1,0 +1,150 @@
+import { parse as parseYaml } from 'yaml';
+import { CLUSTER_ANNOTATION } from '../ingest/decode.js';
+import { decodeGlobalRV, encodeGlobalRV } from '../rv/global-rv.js';
+import { badRequest, conflict } from '../router/status.js';
+
+/**
+ * What flotilla changes in bodies on the way to and from a member: the resourceVersion (global on
+ * flotilla's side, the member's own on the member's) and flotilla's cluster annotation (shown to
+ * clients, never written to members). Everything else passes unchanged.
+ */
+type Doc = Record<string, unknown>;
+
+function isObject(v: unknown): v is Doc {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** A global RV as the member's own RV for `cluster`; a token that is not global passes as it is. */
+export function memberRV(rv: string, cluster: string): string {
+  if (rv === '' || rv === '0') return rv;
+  let rvs: Record<string, string>;
+  try {
+    rvs = decodeGlobalRV(rv);
+  } catch {
+    // Not one of ours (a member RV a client got elsewhere): the member judges it.
+    return rv;
+  }
+  const own = rvs[cluster];
+  if (own === undefined) {
+    throw conflict(`the resourceVersion ${JSON.stringify(rv)} was read from ${Object.keys(rvs).join(', ') || 'no cluster'}, not from cluster ${cluster} that this request goes to; read the object again`);
+  }
+  return own;
+}
+
+/** The member's view of an object a client sends: member RV, no cluster annotation. */
+function toMember(o: Doc, cluster: string): boolean {
+  const md = o['metadata'];
+  if (!isObject(md)) return false;
+  let changed = false;
+  if (typeof md['resourceVersion'] === 'string') {
+    const rv = memberRV(md['resourceVersion'], cluster);
+    if (rv !== md['resourceVersion']) {
+      md['resourceVersion'] = rv;
+      changed = true;
+    }
+  }
+  const ann = md['annotations'];
+  if (isObject(ann) && CLUSTER_ANNOTATION in ann) {
+    delete ann[CLUSTER_ANNOTATION];
+    if (Object.keys(ann).length === 0) delete md['annotations'];
+    changed = true;
+  }
+  return changed;
+}
+
+/**
+ * A request body as the member must see it. JSON and apply-YAML bodies are translated (and sent as
+ * JSON, which every one of these content types accepts) only when they carry something of
+ * flotilla's; otherwise, and for protobuf, the bytes go as they came.
+ */
+export function requestBodyForMember(body: Buffer | undefined, contentType: string | undefined, cluster: string): Buffer | undefined {
+  if (!body || body.length === 0) return body;
+  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  const isJson = type === 'application/json' || type.endsWith('+json');
+  const isYaml = type === 'application/apply-patch+yaml' || type === 'application/yaml';
+  if (!isJson && !isYaml) return body;
+  const text = body.toString('utf8');
+  // Cheap test first: most bodies (annotate, label, scale patches) carry neither.
+  if (!text.includes('resourceVersion') && !text.includes(CLUSTER_ANNOTATION)) return body;
+  let doc: unknown;
+  try {
+    doc = isJson ? JSON.parse(text) : parseYaml(text);
+  } catch (e) {
+    throw badRequest(`the request body is not valid ${isJson ? 'JSON' : 'YAML'}: ${(e as Error).message}`);
+  }
+  let changed = false;
+  if (Array.isArray(doc)) {
+    // JSON patch: an operation may set or test metadata.resourceVersion.
+    for (const op of doc) {
+      if (isObject(op) && op['path'] === '/metadata/resourceVersion' && typeof op['value'] === 'string') {
+        const rv = memberRV(op['value'], cluster);
+        if (rv !== op['value']) {
+          op['value'] = rv;
+          changed = true;
+        }
+      }
+    }
+  } else if (isObject(doc)) {
+    changed = toMember(doc, cluster);
+    if (Array.isArray(doc['items'])) for (const item of doc['items']) if (isObject(item) && toMember(item, cluster)) changed = true;
+  }
+  return changed ? Buffer.from(JSON.stringify(doc)) : body;
+}
+
+/** A member's object as flotilla shows it: global RV, cluster annotation. Status bodies stay as they are. */
+function toFleet(o: Doc, cluster: string): void {
+  const md = o['metadata'];
+  if (!isObject(md)) return;
+  if (typeof md['resourceVersion'] === 'string' && md['resourceVersion'] !== '') {
+    md['resourceVersion'] = encodeGlobalRV({ [cluster]: md['resourceVersion'] });
+  }
+  if (o['kind'] !== 'Status' && typeof md['name'] === 'string') {
+    md['annotations'] = { ...(isObject(md['annotations']) ? md['annotations'] : {}), [CLUSTER_ANNOTATION]: cluster };
+  }
+}
+
+export interface MemberAnswer {
+  /** The body to send the client. */
+  body: Buffer;
+  /** The member's own RV of the written object, when the answer carried one. */
+  rv?: string;
+}
+
+/** A member's JSON answer with RVs made global; other content types pass unchanged. */
+export function responseForClient(body: Buffer, contentType: string | undefined, cluster: string): MemberAnswer {
+  if (!(contentType ?? '').toLowerCase().startsWith('application/json') || body.length === 0) return { body };
+  let doc: unknown;
+  try {
+    doc = JSON.parse(body.toString('utf8'));
+  } catch {
+    return { body };
+  }
+  if (!isObject(doc) || doc['kind'] === 'Status') return { body };
+  const md = doc['metadata'];
+  const rv = isObject(md) && typeof md['resourceVersion'] === 'string' ? md['resourceVersion'] : undefined;
+  toFleet(doc, cluster);
+  if (Array.isArray(doc['items'])) for (const item of doc['items']) if (isObject(item)) toFleet(item, cluster);
+  return { body: Buffer.from(JSON.stringify(doc)), ...(rv ? { rv } : {}) };
+}
+
+/** Merges the JSON list answers of a deletecollection fanned out to several members. */
+export function mergeListAnswers(answers: { cluster: string; body: Buffer }[]): Buffer {
+  let head: Doc | undefined;
+  const items: unknown[] = [];
+  const rvs: Record<string, string> = {};
+  for (const a of answers) {
+    const doc = JSON.parse(a.body.toString('utf8')) as Doc;
+    if (doc['kind'] === 'Status') continue;
+    head ??= doc;
+    const md = doc['metadata'];
+    if (isObject(md) && typeof md['resourceVersion'] === 'string' && md['resourceVersion'] !== '') rvs[a.cluster] = md['resourceVersion'];
+    if (Array.isArray(doc['items'])) {
+      for (const item of doc['items']) {
+        if (isObject(item)) toFleet(item, a.cluster);
+        items.push(item);
+      }
+    }
+  }
+  if (!head) return answers[0]?.body ?? Buffer.from('{}');
+  return Buffer.from(JSON.stringify({ ...head, metadata: { resourceVersion: encodeGlobalRV(rvs) }, items }));
+}

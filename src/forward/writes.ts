@@ -1,0 +1,183 @@
+import type { IncomingMessage } from 'node:http';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { CacheManager } from '../cacher/cache-manager.js';
+import { CLUSTER_ANNOTATION } from '../ingest/decode.js';
+import { gvrKey } from '../resources/resource-info.js';
+import type { RequestTarget } from '../router/request-info.js';
+import { StatusError, badRequest, methodNotAllowed, serviceUnavailable } from '../router/status.js';
+import type { Store } from '../store/store.js';
+import { memberPath, owningCluster, type ResourceTarget } from './owner.js';
+import type { WriteTracker } from './read-your-writes.js';
+import { mergeListAnswers, memberRV, requestBodyForMember, responseForClient } from './translate.js';
+
+/**
+ * Writes and the plain (non-streaming) subresources, forwarded to the member that owns the object:
+ * update, patch, delete, create, deletecollection (fanned out), status, scale, eviction, binding.
+ * Bodies go as they came except for flotilla's RV and annotation; answers come back as the member
+ * gave them, RVs made global. Member errors (409 on a stale RV, 403 from its RBAC) pass through.
+ */
+export interface ForwardDeps {
+  manager: CacheManager;
+  store: Store;
+  writes: WriteTracker;
+  /** The caller's Impersonate-* headers (401 when flotilla does not know the caller). */
+  callerHeaders(req: IncomingMessage): Promise<Record<string, string | string[]>>;
+  /** Whom read-your-writes is tracked for. */
+  callerKey(req: IncomingMessage): string;
+}
+
+const PASSED_RESPONSE_HEADERS = ['content-type', 'warning', 'retry-after', 'audit-id'];
+const MEMBER_TIMEOUT_MS = 60_000;
+
+export async function forwardWrite(req: FastifyRequest, reply: FastifyReply, deps: ForwardDeps, target: RequestTarget): Promise<FastifyReply> {
+  if (target.type !== 'resource') throw methodNotAllowed(`${req.method} is not allowed on ${req.url.split('?')[0]}`);
+  const body = Buffer.isBuffer(req.body) ? req.body : undefined;
+  if (req.method === 'DELETE' && target.name === undefined) return deleteCollection(req, reply, deps, target, body);
+  if (req.method === 'POST' && target.name === undefined) {
+    const cluster = await createTarget(deps, target, body, req.headers['content-type']);
+    return forward(req, reply, deps, target, cluster, body);
+  }
+  if (target.name === undefined) throw methodNotAllowed(`${req.method} needs an object name: ${req.url.split('?')[0]}`);
+  return forward(req, reply, deps, target, owningCluster(deps.manager, deps.store, target), body);
+}
+
+/** GET of a subresource that is not cached (status, scale, …): read through to the owner. */
+export function forwardRead(req: FastifyRequest, reply: FastifyReply, deps: ForwardDeps, target: ResourceTarget): Promise<FastifyReply> {
+  return forward(req, reply, deps, target, owningCluster(deps.manager, deps.store, target), undefined);
+}
+
+async function forward(req: FastifyRequest, reply: FastifyReply, deps: ForwardDeps, target: ResourceTarget, cluster: string, body: Buffer | undefined): Promise<FastifyReply> {
+  const answer = await callMember(req, deps, cluster, body);
+  const translated = responseForClient(answer.body, headerText(answer.headers['content-type']), cluster);
+  if (answer.status < 300 && req.method !== 'GET' && translated.rv) {
+    const resource = deps.manager.resource(gvrKey(target));
+    if (resource?.clusters.includes(cluster)) deps.writes.record(deps.callerKey(req.raw), gvrKey(target), cluster, translated.rv);
+  }
+  return send(reply, answer.status, answer.headers, translated.body);
+}
+
+interface Answer {
+  status: number;
+  headers: IncomingMessage['headers'];
+  body: Buffer;
+}
+
+async function callMember(req: FastifyRequest, deps: ForwardDeps, cluster: string, body: Buffer | undefined): Promise<Answer> {
+  const member = deps.manager.member(cluster);
+  if (!member) throw new StatusError(404, 'NotFound', `cluster "${cluster}" is not a member of this fleet`);
+  const identity = await deps.callerHeaders(req.raw);
+  const headers: Record<string, string | string[]> = { ...identity };
+  for (const h of ['content-type', 'accept']) {
+    const v = req.headers[h];
+    if (typeof v === 'string') headers[h] = v;
+  }
+  const ua = req.headers['user-agent'];
+  headers['user-agent'] = `${typeof ua === 'string' ? ua : 'unknown'} via flotilla`;
+  const forwarded = requestBodyForMember(body, req.headers['content-type'], cluster);
+  const signal = AbortSignal.timeout(MEMBER_TIMEOUT_MS);
+  try {
+    return await member.fetch({ method: req.method, path: memberQuery(memberPath(req.url), cluster), headers, body: forwarded, signal });
+  } catch (e) {
+    throw serviceUnavailable(`cluster ${cluster} did not answer ${req.method} ${memberPath(req.url).split('?')[0]}: ${(e as Error).message}`);
+  }
+}
+
+/** A resourceVersion in the query (deletecollection's list options) is global on our side. */
+function memberQuery(path: string, cluster: string): string {
+  const q = path.indexOf('?');
+  if (q < 0) return path;
+  const params = new URLSearchParams(path.slice(q + 1));
+  const rv = params.get('resourceVersion');
+  if (!rv) return path;
+  params.set('resourceVersion', memberRV(rv, cluster));
+  return `${path.slice(0, q)}?${params}`;
+}
+
+/**
+ * Where a create goes: the `/clusters/<name>/` prefix, else the cluster the object's own
+ * `search.flotilla.io/cluster` annotation names (a manifest exported from flotilla), else the one
+ * member that has the namespace. Anything else is ambiguous: 400 saying how to choose.
+ */
+async function createTarget(deps: ForwardDeps, target: ResourceTarget, body: Buffer | undefined, contentType: string | undefined): Promise<string> {
+  const clusters = deps.manager.clusterNames();
+  if (target.cluster !== undefined) return owningCluster(deps.manager, deps.store, target);
+  const annotated = annotatedCluster(body, contentType);
+  if (annotated !== undefined) {
+    if (!clusters.includes(annotated)) throw badRequest(`the object's ${CLUSTER_ANNOTATION} annotation names "${annotated}", which is not a member of this fleet (${clusters.join(', ')})`);
+    return annotated;
+  }
+  if (clusters.length === 1) return clusters[0]!;
+  const how = `address one cluster with the /clusters/<name>/ path prefix (one of ${clusters.join(', ')}) or set the ${CLUSTER_ANNOTATION} annotation on the object`;
+  if (target.namespace === undefined) throw badRequest(`flotilla cannot tell which cluster should get this new ${target.resource}: ${how}`);
+  const holders = await clustersWithNamespace(deps, target.namespace);
+  if (holders.length === 1) return holders[0]!;
+  if (holders.length === 0) {
+    throw new StatusError(404, 'NotFound', `namespaces "${target.namespace}" not found in any cluster of the fleet`, { name: target.namespace, kind: 'namespaces' });
+  }
+  throw badRequest(`namespace "${target.namespace}" exists in clusters ${holders.join(', ')}: flotilla cannot tell which one should get this new ${target.resource}; ${how}`);
+}
+
+function annotatedCluster(body: Buffer | undefined, contentType: string | undefined): string | undefined {
+  if (!body || !(contentType ?? '').includes('json') || !body.includes(CLUSTER_ANNOTATION)) return undefined;
+  try {
+    const doc = JSON.parse(body.toString('utf8')) as { metadata?: { annotations?: Record<string, unknown> } };
+    const v = doc.metadata?.annotations?.[CLUSTER_ANNOTATION];
+    return typeof v === 'string' ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The members that have a namespace: from the cache when namespaces are cached everywhere, else asked. */
+async function clustersWithNamespace(deps: ForwardDeps, namespace: string): Promise<string[]> {
+  const clusters = deps.manager.clusterNames();
+  const cached = deps.manager.resource('v1/namespaces');
+  if (cached && clusters.every((c) => cached.clusters.includes(c))) {
+    return deps.store.lookup('v1/namespaces', '', namespace).map((e) => e.cluster);
+  }
+  const found = await Promise.all(
+    clusters.map(async (c) => {
+      try {
+        const res = await deps.manager.member(c)!.fetch({ path: `/api/v1/namespaces/${encodeURIComponent(namespace)}`, headers: { accept: 'application/json' }, signal: AbortSignal.timeout(5000) });
+        return res.status === 200 ? c : undefined;
+      } catch {
+        return undefined;
+      }
+    }),
+  );
+  return found.filter((c): c is string => c !== undefined);
+}
+
+/**
+ * deletecollection goes to every member the request covers; their lists of deleted objects are
+ * merged. A member that fails is named in a Warning; when all fail, the first failure is the answer.
+ */
+async function deleteCollection(req: FastifyRequest, reply: FastifyReply, deps: ForwardDeps, target: ResourceTarget, body: Buffer | undefined): Promise<FastifyReply> {
+  const cached = deps.manager.resource(gvrKey(target));
+  const clusters = target.cluster !== undefined ? [owningCluster(deps.manager, deps.store, target)] : (cached?.clusters ?? deps.manager.clusterNames());
+  const answers = await Promise.all(clusters.map(async (cluster) => ({ cluster, answer: await callMember(req, deps, cluster, body) })));
+  const ok = answers.filter((a) => a.answer.status < 300);
+  if (ok.length === 0) return send(reply, answers[0]!.answer.status, answers[0]!.answer.headers, answers[0]!.answer.body);
+  const failed = answers.filter((a) => a.answer.status >= 300);
+  if (failed.length) {
+    reply.header('warning', failed.map((f) => `299 - ${JSON.stringify(`flotilla: cluster ${f.cluster} answered ${f.answer.status}: ${f.answer.body.toString('utf8', 0, 200)}`)}`));
+  }
+  const jsonAnswers = ok.filter((a) => headerText(a.answer.headers['content-type'])?.startsWith('application/json'));
+  if (jsonAnswers.length !== ok.length || ok.length === 1) {
+    const only = ok[0]!;
+    return send(reply, only.answer.status, only.answer.headers, responseForClient(only.answer.body, headerText(only.answer.headers['content-type']), only.cluster).body);
+  }
+  return send(reply, 200, { 'content-type': 'application/json' }, mergeListAnswers(ok.map((a) => ({ cluster: a.cluster, body: a.answer.body }))));
+}
+
+function send(reply: FastifyReply, status: number, headers: IncomingMessage['headers'], body: Buffer): FastifyReply {
+  for (const h of PASSED_RESPONSE_HEADERS) {
+    const v = headers[h];
+    if (v !== undefined) reply.header(h, v);
+  }
+  return reply.code(status).send(body);
+}
+
+function headerText(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v[0] : v;
+}

@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import { mergeListAnswers, memberRV, requestBodyForMember, responseForClient } from '../../src/forward/translate.js';
+import { impersonationHeaders } from '../../src/auth/identity.js';
+import { parseTokenFile } from '../../src/auth/authenticator.js';
+import { encodeGlobalRV, decodeGlobalRV } from '../../src/rv/global-rv.js';
+import { StatusError } from '../../src/router/status.js';
+
+const CLUSTER = 'search.flotilla.io/cluster';
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- assertions reach into arbitrary JSON
+type Json = any;
+const json = (b: Buffer | undefined) => JSON.parse(b!.toString()) as Json;
+
+describe('RV and annotation translation', () => {
+  it('a global RV becomes the member’s own; one from another cluster is a 409; a foreign token passes', () => {
+    expect(memberRV(encodeGlobalRV({ east: '42' }), 'east')).toBe('42');
+    expect(() => memberRV(encodeGlobalRV({ west: '42' }), 'east')).toThrow(StatusError);
+    expect(memberRV('12345', 'east')).toBe('12345');
+    expect(memberRV('', 'east')).toBe('');
+  });
+
+  it('request bodies: JSON objects, JSON patches and apply YAML are translated; others pass byte for byte', () => {
+    const rv = encodeGlobalRV({ east: '7' });
+    const obj = Buffer.from(JSON.stringify({ metadata: { name: 'x', resourceVersion: rv, annotations: { [CLUSTER]: 'east', keep: 'y' } }, data: { a: '1' } }));
+    expect(json(requestBodyForMember(obj, 'application/json', 'east'))).toEqual({ metadata: { name: 'x', resourceVersion: '7', annotations: { keep: 'y' } }, data: { a: '1' } });
+    const patch = Buffer.from(JSON.stringify([{ op: 'test', path: '/metadata/resourceVersion', value: rv }, { op: 'add', path: '/data/b', value: '2' }]));
+    expect(json(requestBodyForMember(patch, 'application/json-patch+json', 'east'))[0].value).toBe('7');
+    const yaml = Buffer.from(`apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  resourceVersion: "${rv}"\n`);
+    expect(json(requestBodyForMember(yaml, 'application/apply-patch+yaml', 'east')).metadata.resourceVersion).toBe('7');
+    const plain = Buffer.from('{"metadata":{"annotations":{"a":"b"}}}');
+    expect(requestBodyForMember(plain, 'application/merge-patch+json', 'east')).toBe(plain);
+    const proto = Buffer.from([0x6b, 0x38, 0x73, 0x00, 1, 2, 3]);
+    expect(requestBodyForMember(proto, 'application/vnd.kubernetes.protobuf', 'east')).toBe(proto);
+    expect(() => requestBodyForMember(Buffer.from('{"resourceVersion": nope'), 'application/json', 'east')).toThrow(/not valid JSON/);
+  });
+
+  it('answers: objects and list items get a global RV and the cluster annotation; Status passes', () => {
+    const a = responseForClient(Buffer.from(JSON.stringify({ kind: 'ConfigMap', metadata: { name: 'x', resourceVersion: '9' } })), 'application/json', 'west');
+    expect(a.rv).toBe('9');
+    expect(json(a.body).metadata).toEqual({ name: 'x', resourceVersion: encodeGlobalRV({ west: '9' }), annotations: { [CLUSTER]: 'west' } });
+    const status = Buffer.from(JSON.stringify({ kind: 'Status', apiVersion: 'v1', code: 409, metadata: {} }));
+    expect(responseForClient(status, 'application/json', 'west').body).toBe(status);
+    const proto = Buffer.from([1, 2, 3]);
+    expect(responseForClient(proto, 'application/vnd.kubernetes.protobuf', 'west').body).toBe(proto);
+  });
+
+  it('merges the lists of a fanned-out deletecollection', () => {
+    const list = (rv: string, names: string[]) => Buffer.from(JSON.stringify({ kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: rv }, items: names.map((name) => ({ metadata: { name, resourceVersion: rv } })) }));
+    const merged = json(mergeListAnswers([{ cluster: 'east', body: list('5', ['a']) }, { cluster: 'west', body: list('8', ['b', 'c']) }]));
+    expect(merged.kind).toBe('ConfigMapList');
+    expect(decodeGlobalRV(merged.metadata.resourceVersion)).toEqual({ east: '5', west: '8' });
+    expect(merged.items.map((i: Json) => `${i.metadata.annotations[CLUSTER]}/${i.metadata.name}`)).toEqual(['east/a', 'west/b', 'west/c']);
+  });
+});
+
+describe('identity', () => {
+  it('Impersonate-* headers: groups repeated, extra keys percent-encoded, system:authenticated left out', () => {
+    expect(impersonationHeaders({ user: 'alice', uid: 'u1', groups: ['team-a', 'system:authenticated'], extra: { 'scopes.example.com/Key': ['a', 'b'] } })).toEqual({
+      'impersonate-user': 'alice',
+      'impersonate-uid': 'u1',
+      'impersonate-group': ['team-a'],
+      'impersonate-extra-scopes.example.com%2fkey': ['a', 'b'],
+    });
+  });
+
+  it('reads the apiserver’s static token file format', () => {
+    const tokens = parseTokenFile('# comment\nt1,alice,uid-a,"team-a,devs"\nt2,bob,uid-b\n\n', 'tokens.csv');
+    expect(tokens.get('t1')).toEqual({ user: 'alice', uid: 'uid-a', groups: ['team-a', 'devs'], extra: {} });
+    expect(tokens.get('t2')).toEqual({ user: 'bob', uid: 'uid-b', groups: [], extra: {} });
+    expect(() => parseTokenFile('only-a-token\n', 'tokens.csv')).toThrow(/tokens.csv:1/);
+  });
+});
