@@ -56,7 +56,7 @@ interface InformerRun {
   dump(): Promise<{ lines: string[]; resyncs: number }>;
 }
 
-function runInformer(mode: 'informer' | 'metadata', watchList: boolean): InformerRun {
+function runInformer(mode: 'informer' | 'metadata' | 'patcher', watchList: boolean): InformerRun & { output(): string } {
   const child = spawn(informerBin, ['-kubeconfig', flotilla.kubeconfig, '-mode', mode, '-resync', '1s'], {
     env: { ...process.env, KUBE_FEATURE_WatchListClient: String(watchList) },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -81,6 +81,7 @@ function runInformer(mode: 'informer' | 'metadata', watchList: boolean): Informe
   synced.catch(() => undefined);
   return {
     synced,
+    output: () => out,
     async dump() {
       child.kill('SIGTERM');
       const code = await exited;
@@ -131,5 +132,40 @@ describe('client-go against flotilla', () => {
     const { lines, resyncs } = await run.dump();
     expect(lines).toEqual(direct);
     expect(resyncs).toBeGreaterThan(0);
+  });
+});
+
+describe('a service-discovery controller on client-go', () => {
+  it('watches pods fleet-wide and patches each through flotilla: every member converges, the cache within a second', async () => {
+    const run = runInformer('patcher', false);
+    await run.synced;
+    const ANNOTATION = 'discovery.flotilla.io/cluster';
+    const names = fleet.members.flatMap((m) => [0, 1, 2].map((i) => ({ m, name: `disc-${m.name}-${i}` })));
+    await Promise.all(names.map(({ m, name }) => ok(m, 'POST', PODS, { ...pod(name), metadata: { name, labels: { discover: 'yes' } } })));
+    const patchedAt = new Map<string, number>();
+    const cachedAt = new Map<string, number>();
+    const deadline = Date.now() + 20_000;
+    while (Date.now() < deadline && cachedAt.size < names.length) {
+      for (const line of run.output().split('\n')) {
+        const m = /^PATCHED \S+\/(\S+) /.exec(line);
+        if (m && !patchedAt.has(m[1]!)) patchedAt.set(m[1]!, Date.now());
+      }
+      const cached = JSON.parse((await memberRequest(flotilla.endpoint, 'GET', `${PODS}?labelSelector=discover%3Dyes`)).body) as V1PodList;
+      for (const p of cached.items) {
+        if (p.metadata!.annotations?.[ANNOTATION] && !cachedAt.has(p.metadata!.name!)) cachedAt.set(p.metadata!.name!, Date.now());
+      }
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    const { lines } = await run.dump();
+    expect(lines.length).toBeGreaterThanOrEqual(names.length);
+    expect(run.output()).not.toContain('PATCH-ERROR');
+    for (const { m, name } of names) {
+      const direct = await memberJson<{ metadata: { annotations?: Record<string, string> } }>(m, 'GET', `${PODS}/${name}`);
+      expect(direct.metadata.annotations?.[ANNOTATION], name).toBe(m.name);
+      expect(run.output()).toContain(`PATCHED ${NS}/${name} ${m.name}`);
+      expect(cachedAt.has(name), name).toBe(true);
+      // Seen in the cache within a second of the controller reporting its patch (polled every 25 ms).
+      if (patchedAt.has(name)) expect(cachedAt.get(name)! - patchedAt.get(name)!, name).toBeLessThan(1000);
+    }
   });
 });

@@ -2,10 +2,15 @@
 // through the given kubeconfig, prints "SYNCED" once its cache has synced, and on SIGTERM prints
 // every cached pod as "<namespace>/<name> <uid> <resourceVersion> <cluster annotation>", one per
 // line, then "END".
+//
+// With -mode=patcher it is a small service-discovery controller: for every pod labelled
+// discover=yes it merge-patches the annotation discovery.flotilla.io/cluster with the cluster
+// the pod lives in (as flotilla's annotation says), through the same server it watches.
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -14,8 +19,10 @@ import (
 	"syscall"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
@@ -39,6 +46,27 @@ func main() {
 
 	var informer cache.SharedIndexInformer
 	switch *mode {
+	case "patcher":
+		client := kubernetes.NewForConfigOrDie(cfg)
+		factory := informers.NewSharedInformerFactoryWithOptions(client, *resync, informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = "discover=yes" }))
+		informer = factory.Core().V1().Pods().Informer()
+		patch := func(obj interface{}) {
+			pod := obj.(*corev1.Pod)
+			cluster := pod.Annotations["search.flotilla.io/cluster"]
+			if cluster == "" || pod.Annotations["discovery.flotilla.io/cluster"] == cluster {
+				return
+			}
+			body, _ := json.Marshal(map[string]interface{}{"metadata": map[string]interface{}{"annotations": map[string]string{"discovery.flotilla.io/cluster": cluster}}})
+			if _, err := client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.MergePatchType, body, metav1.PatchOptions{}); err != nil {
+				fmt.Printf("PATCH-ERROR %s/%s %v\n", pod.Namespace, pod.Name, err)
+				return
+			}
+			fmt.Printf("PATCHED %s/%s %s\n", pod.Namespace, pod.Name, cluster)
+		}
+		_, _ = informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    patch,
+			UpdateFunc: func(_, newObj interface{}) { patch(newObj) },
+		})
 	case "informer":
 		client := kubernetes.NewForConfigOrDie(cfg)
 		factory := informers.NewSharedInformerFactory(client, *resync)
