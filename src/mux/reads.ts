@@ -62,9 +62,18 @@ export function columnsOf(store: Store, resource: CachedResource, snapshot?: Sna
   return DEFAULT_COLUMNS;
 }
 
-export function listResponse(store: Store, opts: ListOptions): Buffer {
-  const key = gvrKey(opts.resource.info);
-  // The pages of one list read one snapshot. Without paging, one synchronous pass is one snapshot.
+/**
+ * A rendered list. A page (limit) is one buffer. An unpaged list is produced in chunks of about
+ * CHUNK_BYTES from one read snapshot as the client takes them, so a list of a million objects
+ * neither builds one giant buffer nor holds the event loop: `done` releases the snapshot.
+ */
+export type ListBody = Buffer | { chunks: Iterable<Buffer>; done(): void };
+
+const CHUNK_BYTES = 256 * 1024;
+
+export function listResponse(store: Store, opts: ListOptions): ListBody {
+  if (!opts.limit && !opts.continueToken) return unpagedList(store, opts);
+  // The pages of one list read one snapshot, kept between requests behind the continue token.
   let snapshotId = opts.continueToken?.snap;
   let snapshot: Snapshot | undefined;
   if (snapshotId) {
@@ -73,20 +82,15 @@ export function listResponse(store: Store, opts: ListOptions): Buffer {
       const fresh = encodeContinue({ rv: storeRV(store, opts.resource, opts.cluster), start: opts.continueToken!.start });
       throw new StatusError(410, 'Expired', INCONSISTENT_CONTINUE, undefined, undefined, { continue: fresh });
     }
-  } else if (opts.limit && !opts.continueToken) {
+  } else if (!opts.continueToken) {
     ({ id: snapshotId, snapshot } = opts.snapshots.create());
   }
   const rv = opts.continueToken?.rv ?? storeRV(store, opts.resource, opts.cluster, snapshot);
   const entries: StoredEntry[] = [];
-  const wantsMeta = needsMeta(opts.filter);
-  const metaOf = (e: StoredEntry) => store.metaOf(key, e, snapshot);
   let next: StoredEntry | undefined;
   let remaining = 0;
   const counting = !opts.filter.labelSelector?.length && !opts.filter.fieldSelector?.length;
-  const source = indexedEntries(store, key, opts, snapshot) ?? store.entries(key, { namespace: opts.namespace, cluster: opts.cluster, startKey: opts.continueToken?.start, snapshot });
-  for (const e of source) {
-    if (!opts.resource.clusters.includes(e.cluster)) continue;
-    if (!matches(opts.filter, e, () => (wantsMeta ? metaOf(e) : undefined))) continue;
+  for (const e of matchingEntries(store, opts, snapshot)) {
     if (opts.limit && entries.length >= opts.limit) {
       next ??= e;
       // remainingItemCount is only given for unfiltered lists, as the apiserver does.
@@ -102,29 +106,131 @@ export function listResponse(store: Store, opts: ListOptions): Buffer {
     if (counting) listMeta += `,"remainingItemCount":${remaining}`;
   }
   try {
-    return renderList(store, opts, entries, listMeta, snapshot);
+    const frame = listFrame(store, opts, listMeta, snapshot);
+    const parts: Buffer[] = [frame.head];
+    entries.forEach((e, i) => {
+      if (i > 0) parts.push(COMMA);
+      parts.push(frame.item(e));
+    });
+    parts.push(frame.tail);
+    return Buffer.concat(parts);
   } finally {
     // The last page's snapshot goes once the page is rendered (Table rows read meta from it).
     if (!next && snapshotId) opts.snapshots.release(snapshotId);
   }
 }
 
-function renderList(store: Store, opts: ListOptions, entries: StoredEntry[], listMeta: string, snapshot: Snapshot | undefined): Buffer {
-  const info = opts.resource.info;
-  if (opts.form === 'table') return tableResponse(store, opts, entries, `{${listMeta}}`, snapshot);
-  if (opts.form === 'metadata') {
-    const items = entries.map((e) => partialMetadata(store.metaOf(gvrKey(info), e, snapshot)?.metadataJson ?? '{}'));
-    return Buffer.from(`{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{${listMeta}},"items":[${items.join(',')}]}`);
+/** The objects of a list's scope that pass its filter, in key order, from the continue point on. */
+function* matchingEntries(store: Store, opts: ListOptions, snapshot: Snapshot | undefined): Generator<StoredEntry> {
+  const key = gvrKey(opts.resource.info);
+  const wantsMeta = needsMeta(opts.filter);
+  const source = indexedEntries(store, key, opts, snapshot) ?? store.entries(key, { namespace: opts.namespace, cluster: opts.cluster, startKey: opts.continueToken?.start, snapshot });
+  for (const e of source) {
+    if (!opts.resource.clusters.includes(e.cluster)) continue;
+    if (!matches(opts.filter, e, () => (wantsMeta ? store.metaOf(key, e, snapshot) : undefined))) continue;
+    yield e;
   }
-  const head = Buffer.from(`{"kind":${JSON.stringify(info.kind + 'List')},"apiVersion":${JSON.stringify(groupVersion(info))},"metadata":{${listMeta}},"items":[`);
-  const parts: Buffer[] = [head];
-  const comma = Buffer.from(',');
-  entries.forEach((e, i) => {
-    if (i > 0) parts.push(comma);
-    parts.push(e.bytes);
-  });
-  parts.push(Buffer.from(']}'));
-  return Buffer.concat(parts);
+}
+
+function unpagedList(store: Store, opts: ListOptions): ListBody {
+  const snapshot = store.snapshot();
+  let released = false;
+  const done = () => {
+    if (!released) snapshot.done();
+    released = true;
+  };
+  try {
+    const frame = listFrame(store, opts, `"resourceVersion":${JSON.stringify(storeRV(store, opts.resource, opts.cluster, snapshot))}`, snapshot);
+    const entries = matchingEntries(store, opts, snapshot);
+    let first = true;
+    const nextChunk = (): { chunk: Buffer; last: boolean } => {
+      const parts: Buffer[] = [];
+      let size = 0;
+      for (let r = entries.next(); !r.done; r = entries.next()) {
+        if (!first) parts.push(COMMA);
+        first = false;
+        const item = frame.item(r.value);
+        parts.push(item);
+        size += item.length + 1;
+        if (size >= CHUNK_BYTES) return { chunk: Buffer.concat(parts), last: false };
+      }
+      parts.push(frame.tail);
+      return { chunk: Buffer.concat(parts), last: true };
+    };
+    const opening = nextChunk();
+    if (opening.last) {
+      // Small enough for one pass: one buffer, no stream.
+      done();
+      return Buffer.concat([frame.head, opening.chunk]);
+    }
+    return {
+      done,
+      chunks: (function* () {
+        try {
+          yield Buffer.concat([frame.head, opening.chunk]);
+          for (;;) {
+            const c = nextChunk();
+            yield c.chunk;
+            if (c.last) return;
+          }
+        } finally {
+          done();
+        }
+      })(),
+    };
+  } catch (e) {
+    done();
+    throw e;
+  }
+}
+
+const COMMA = Buffer.from(',');
+
+interface ListFrame {
+  head: Buffer;
+  tail: Buffer;
+  item(e: StoredEntry): Buffer;
+}
+
+/** What goes around and between a list's items, per response form. */
+function listFrame(store: Store, opts: ListOptions, listMeta: string, snapshot: Snapshot | undefined): ListFrame {
+  const info = opts.resource.info;
+  const key = gvrKey(info);
+  if (opts.form === 'table') {
+    const columns = columnsOf(store, opts.resource, snapshot);
+    const row = tableRow(store, key, columns, opts.includeObject, snapshot);
+    return {
+      head: Buffer.from(`{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{${listMeta}},"columnDefinitions":${JSON.stringify([CLUSTER_COLUMN, ...columns])},"rows":[`),
+      tail: Buffer.from(']}'),
+      item: (e) => Buffer.from(row(e)),
+    };
+  }
+  if (opts.form === 'metadata') {
+    return {
+      head: Buffer.from(`{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{${listMeta}},"items":[`),
+      tail: Buffer.from(']}'),
+      item: (e) => Buffer.from(partialMetadata(store.metaOf(key, e, snapshot)?.metadataJson ?? '{}')),
+    };
+  }
+  return {
+    head: Buffer.from(`{"kind":${JSON.stringify(info.kind + 'List')},"apiVersion":${JSON.stringify(groupVersion(info))},"metadata":{${listMeta}},"items":[`),
+    tail: Buffer.from(']}'),
+    item: (e) => e.bytes,
+  };
+}
+
+/** Renders Table rows: the member's cells (relative times reprinted) behind a Cluster cell. */
+function tableRow(store: Store, key: string, columns: TableColumn[], includeObject: ListOptions['includeObject'], snapshot: Snapshot | undefined): (e: StoredEntry) => string {
+  const ageIndex = ageColumnIndex(columns);
+  const now = Date.now();
+  return (e) => {
+    const meta = store.metaOf(key, e, snapshot);
+    const cells = rowCells(meta, columns, ageIndex, e.name, now);
+    let object = '';
+    if (includeObject === 'Object') object = `,"object":${e.bytes.toString('utf8')}`;
+    else if (includeObject !== 'None') object = `,"object":${partialMetadata(meta?.metadataJson ?? '{}')}`;
+    return `{"cells":${JSON.stringify([e.cluster, ...cells])}${object}}`;
+  };
 }
 
 /**
@@ -174,32 +280,17 @@ export function findOne(store: Store, scope: ReadScope, name: string): StoredEnt
 
 export function getResponse(store: Store, scope: ReadScope, name: string, form: ResponseForm, includeObject?: ListOptions['includeObject']): Buffer {
   const hit = findOne(store, scope, name);
-  if (form === 'table') return tableResponse(store, { ...scope, includeObject }, [hit], '{}');
+  if (form === 'table') {
+    const columns = columnsOf(store, scope.resource);
+    const row = tableRow(store, gvrKey(scope.resource.info), columns, includeObject, undefined)(hit);
+    return Buffer.from(`{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{},"columnDefinitions":${JSON.stringify([CLUSTER_COLUMN, ...columns])},"rows":[${row}]}`);
+  }
   if (form === 'metadata') return Buffer.from(partialMetadata(store.metaOf(gvrKey(scope.resource.info), hit)?.metadataJson ?? '{}'));
   return hit.bytes;
 }
 
 export function partialMetadata(metadataJson: string): string {
   return `{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":${metadataJson}}`;
-}
-
-function tableResponse(store: Store, opts: ReadScope & { includeObject?: ListOptions['includeObject'] }, entries: StoredEntry[], metadata: string, snapshot?: Snapshot): Buffer {
-  const key = gvrKey(opts.resource.info);
-  const columns = columnsOf(store, opts.resource, snapshot);
-  const ageIndex = ageColumnIndex(columns);
-  const now = Date.now();
-  const rows: string[] = [];
-  for (const e of entries) {
-    const meta = store.metaOf(key, e, snapshot);
-    const cells = rowCells(meta, columns, ageIndex, e.name, now);
-    let object = '';
-    if (opts.includeObject === 'Object') object = `,"object":${e.bytes.toString('utf8')}`;
-    else if (opts.includeObject !== 'None') object = `,"object":${partialMetadata(meta?.metadataJson ?? '{}')}`;
-    rows.push(`{"cells":${JSON.stringify([e.cluster, ...cells])}${object}}`);
-  }
-  return Buffer.from(
-    `{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":${metadata},"columnDefinitions":${JSON.stringify([CLUSTER_COLUMN, ...columns])},"rows":[${rows.join(',')}]}`,
-  );
 }
 
 /** The member's cells for an object with Age and other relative times reprinted, or Name and Age when it sent none. */

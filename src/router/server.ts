@@ -16,6 +16,7 @@ import { negotiate } from './negotiate.js';
 import { parseRequestPath, type RequestTarget } from './request-info.js';
 import { StatusError, badRequest, expired, internalError, invalid, serviceUnavailable, timeout, unauthorized } from './status.js';
 import type { IncomingMessage } from 'node:http';
+import { Readable } from 'node:stream';
 import type { Authenticator } from '../auth/authenticator.js';
 import { impersonationHeaders, type Identity } from '../auth/identity.js';
 import { WriteTracker } from '../forward/read-your-writes.js';
@@ -312,7 +313,11 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
       continueToken,
       snapshots,
     });
-    return sendBytes(reply, body);
+    if (Buffer.isBuffer(body)) return sendBytes(reply, body);
+    // A large list streams; the client going away ends it and frees its snapshot.
+    const stream = Readable.from(body.chunks, { objectMode: false, highWaterMark: 1 });
+    stream.once('close', body.done);
+    return reply.type('application/json').send(stream);
   }
 
   return app;
