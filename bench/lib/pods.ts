@@ -1,0 +1,97 @@
+/**
+ * Realistic pods for seeding: what a Deployment's pod looks like once written (labels, owner
+ * reference, two containers with env, resources, ports, probes and mounts), about 2.5 KB of JSON
+ * as flotilla serves it (managedFields dropped), about 4.4 KB as the member stores it. Deterministic in the index, so a run can be repeated exactly.
+ */
+const APPS = ['web', 'cart', 'checkout', 'search', 'payments', 'catalog', 'auth', 'inventory'];
+const TEAMS = ['storefront', 'platform', 'data', 'identity'];
+
+/** Pods are grouped by consecutive index: `g10` is shared by 10 pods, `g50` by 50 (per member). */
+export const GROUP_SIZES = [10, 50] as const;
+export const GROUP_LABEL = (size: number) => `bench.flotilla.io/g${size}`;
+
+function hash(i: number, len: number): string {
+  // A stable pseudo-random suffix from the apimachinery alphabet (no vowels).
+  const alphabet = 'bcdfghjklmnpqrstvwxz2456789';
+  let x = (i + 1) * 2654435761;
+  let s = '';
+  for (let k = 0; k < len; k++) {
+    x = (x * 1103515245 + 12345) >>> 0;
+    s += alphabet[x % alphabet.length];
+  }
+  return s;
+}
+
+export function podName(i: number): string {
+  const app = APPS[i % APPS.length]!;
+  return `${app}-${hash(Math.floor(i / 1000), 10)}-${hash(i, 5)}`;
+}
+
+export function makePod(i: number, namespace: string): object {
+  const app = APPS[i % APPS.length]!;
+  const team = TEAMS[i % TEAMS.length]!;
+  const templateHash = hash(Math.floor(i / 1000), 10);
+  const version = `v1.${(i >> 4) % 30}.${i % 7}`;
+  const labels: Record<string, string> = {
+    app,
+    'app.kubernetes.io/name': app,
+    'app.kubernetes.io/version': version,
+    'pod-template-hash': templateHash,
+    team,
+    tier: i % 3 === 0 ? 'frontend' : 'backend',
+  };
+  for (const size of GROUP_SIZES) labels[GROUP_LABEL(size)] = `g${Math.floor(i / size)}`;
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: podName(i),
+      namespace,
+      labels,
+      annotations: {
+        'kubectl.kubernetes.io/default-container': app,
+      },
+      ownerReferences: [
+        {
+          apiVersion: 'apps/v1',
+          kind: 'ReplicaSet',
+          name: `${app}-${templateHash}`,
+          uid: `5c7a${hash(i >> 10, 4)}-1f2e-4b6a-9c1d-${(100000000000 + (i >> 10)).toString(16).padStart(12, '0')}`,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
+    },
+    spec: {
+      nodeName: `node-${String(i % 250).padStart(3, '0')}`,
+      terminationGracePeriodSeconds: 30,
+      // No projected token volume (admission would add ~0.9 KB of it per pod).
+      automountServiceAccountToken: false,
+      containers: [
+        {
+          name: app,
+          image: `registry.example.com/shop/${app}:${version}`,
+          imagePullPolicy: 'IfNotPresent',
+          ports: [
+            { name: 'http', containerPort: 8080, protocol: 'TCP' },
+            { name: 'metrics', containerPort: 9090, protocol: 'TCP' },
+          ],
+          env: [
+            { name: 'APP_NAME', value: app },
+            { name: 'DATABASE_URL', value: `postgres://${app}@db.${namespace}.svc:5432/${app}` },
+            { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+          ],
+          resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '500m', memory: '512Mi' } },
+          volumeMounts: [{ name: 'config', mountPath: '/etc/app', readOnly: true }],
+        },
+        {
+          name: 'log-shipper',
+          image: 'registry.example.com/infra/fluent-bit:3.1.4',
+          args: ['--config=/fluent-bit/etc/fluent-bit.conf'],
+          resources: { requests: { cpu: '10m', memory: '32Mi' }, limits: { memory: '64Mi' } },
+        },
+      ],
+      volumes: [{ name: 'config', configMap: { name: `${app}-config` } }],
+    },
+  };
+}

@@ -1,0 +1,86 @@
+import { performance } from 'node:perf_hooks';
+import type { BenchContext } from '../lib/context.js';
+import { procMemory, scrapeMetrics } from '../lib/flotilla.js';
+import { BenchClient, occurrenceCounter } from '../lib/http.js';
+import type { Figure } from '../lib/report.js';
+import { MB, type Scenario } from '../lib/scenario.js';
+
+/** NaN when no interval could be read (then the figure is a miss, not a fake zero). */
+const worst = (xs: number[]) => (xs.length ? Math.max(...xs) : NaN);
+
+/**
+ * ingest: pods seeded into one real member, then a fresh flotilla caching them under K cluster
+ * names. Measured from flotilla's process start until /readyz; memory read after the sync.
+ */
+export const ingest: Scenario = {
+  name: 'ingest',
+  async run(ctx, emit) {
+    const seed = await ctx.ensureSeeded();
+    await ctx.stopFlotilla();
+    const baseline = await memberPagedList(ctx);
+    ctx.log(`ingest: the member serves the same paged Table lists to a plain client at ${Math.round(baseline.objects / baseline.seconds)} objects/s (${baseline.objects} objects in ${baseline.seconds.toFixed(1)} s)`);
+    ctx.log(`ingest: starting flotilla over ${seed.pods} pods × ${ctx.profile.names} cluster names`);
+    const start = await ctx.startFlotilla({ reuseData: false });
+    const pid = start.flotilla.proc.pid;
+    const mem = procMemory(pid);
+    const metrics = await scrapeMetrics(start.flotilla.endpoint, 30_000);
+    const { objects, errors } = await ctx.cachedObjects();
+    const expected = seed.pods * ctx.profile.names;
+    const seconds = start.readyMs / 1000;
+    const per100k = objects / 100_000;
+    const figures: Figure[] = [];
+    const add = (metric: string, value: number, unit: string, target?: Figure['target']) => {
+      const f: Figure = { scenario: 'ingest', metric, value, unit, ...(target ? { target } : {}) };
+      figures.push(f);
+      emit(f);
+    };
+    add('objects', objects, 'objects');
+    add('seconds_to_ready', seconds, 's');
+    add('objects_per_second', Math.round(objects / seconds), 'objects/s', { op: '>=', value: 50_000 });
+    add('member_list_objects_per_second', Math.round(baseline.objects / baseline.seconds), 'objects/s');
+    add('vs_member_list', objects / seconds / (baseline.objects / baseline.seconds), 'x');
+    add('rss_per_100k_objects_mb', mem.rssBytes / MB / per100k, 'MB');
+    add('rss_anon_per_100k_objects_mb', mem.anonBytes / MB / per100k, 'MB');
+    add('heap_per_100k_objects_mb', (metrics.get('nodejs_heap_size_used_bytes') ?? NaN) / MB / per100k, 'MB');
+    add('peak_rss_mb', Math.max(start.peakRssBytes, mem.peakRssBytes) / MB, 'MB');
+    add('eventloop_lag_p99_ms', worst(start.lagP99Seconds) * 1000, 'ms', { op: '<=', value: 50 });
+    add('eventloop_lag_max_ms', worst(start.lagMaxSeconds) * 1000, 'ms');
+    const notes = [
+      `${seed.pods} pods in ${seed.namespaces.length} namespaces seeded at ${Math.round(seed.pods / seed.seconds)}/s (${seed.requestBytesAvg} B per create request)`,
+      `one kube-apiserver registered under ${ctx.profile.names} cluster names`,
+      `member_list: the lists flotilla's cachers make (Table + includeObject=Object, limit ${PAGE}, following continue), one chain per cluster name, all in parallel, bodies read and discarded: what the member alone can serve`,
+      `RSS from /proc/<pid>/status (VmRSS, includes LMDB pages mapped in), heap = nodejs_heap_size_used_bytes (main thread), both after /readyz, divided per 100k cached objects`,
+      `event-loop lag: prom-client histogram (10 ms resolution included) read every 2 s during the sync; the worst interval's p99`,
+    ];
+    if (objects !== expected) notes.push(`expected ${expected} cached objects, /status counts ${objects}`);
+    if (errors.length) notes.push(`cacher errors: ${errors.slice(0, 3).join(', ')}`);
+    return { figures, facts: { objects, objectBytes: seed.memberBytesAvg, objectBytesAre: 'as the member stores it, managedFields included', notes } };
+  },
+};
+
+const PAGE = 500;
+const TABLE_ACCEPT = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json';
+
+/** The member's side alone: the same paged Table lists the cachers make, by a client that keeps nothing. */
+async function memberPagedList(ctx: BenchContext): Promise<{ objects: number; seconds: number }> {
+  const client = new BenchClient(ctx.member);
+  try {
+    const started = performance.now();
+    const counts = await Promise.all(
+      ctx.registered().map(async () => {
+        const rows = occurrenceCounter('{"cells":[');
+        let cont: string | undefined;
+        do {
+          const q = new URLSearchParams({ limit: String(PAGE), includeObject: 'Object', ...(cont ? { continue: cont } : {}) });
+          const r = await client.get(`/api/v1/pods?${q}`, { accept: TABLE_ACCEPT, timeoutMs: 120_000, keepHead: 4096, onChunk: rows.onChunk });
+          if (r.status !== 200) throw new Error(`member paged list: ${r.status} ${r.errorText ?? ''}`);
+          cont = /"continue":"([^"]+)"/.exec(r.head ?? '')?.[1];
+        } while (cont);
+        return rows.count();
+      }),
+    );
+    return { objects: counts.reduce((a, b) => a + b, 0), seconds: (performance.now() - started) / 1000 };
+  } finally {
+    client.close();
+  }
+}

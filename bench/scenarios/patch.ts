@@ -1,0 +1,70 @@
+import { BenchClient, percentile, type TimedResponse } from '../lib/http.js';
+import type { Figure } from '../lib/report.js';
+import type { Scenario } from '../lib/scenario.js';
+
+const ROUNDS = 300;
+
+function ok(r: TimedResponse, what: string): TimedResponse {
+  if (r.status !== 200) throw new Error(`${what}: ${r.status} ${r.errorText ?? ''}`);
+  return r;
+}
+
+/**
+ * patch: the latency a proxied write adds. The same merge patch (an annotation, as a
+ * service-discovery controller writes) goes to one pod through flotilla (`/clusters/<name>/`,
+ * since the bench's member is registered under several names) and straight to the member,
+ * alternating, sequentially, on warm keep-alive connections. Flotilla authenticates the caller
+ * (a cached TokenReview) and forwards with Impersonate-* headers, which the member then checks.
+ */
+export const patch: Scenario = {
+  name: 'patch',
+  async run(ctx, emit) {
+    const seed = await ctx.ensureSeeded();
+    const flotilla = await ctx.ensureFlotilla();
+    const name = ctx.registered()[0]!.name;
+    const ns = seed.namespaces[0]!;
+    const pods = JSON.parse((ok(await new BenchClient(ctx.member).get(`/api/v1/namespaces/${ns}/pods?limit=1`, { keepHead: 1 << 20 }), 'pick a pod')).head!) as { items: { metadata: { name: string } }[] };
+    const pod = pods.items[0]!.metadata.name;
+    const path = `/api/v1/namespaces/${ns}/pods/${pod}`;
+    const via = new BenchClient(flotilla.endpoint);
+    const direct = new BenchClient(ctx.member);
+    const figures: Figure[] = [];
+    const add = (metric: string, value: number, unit: string, target?: Figure['target']) => {
+      const f: Figure = { scenario: 'patch', metric, value, unit, ...(target ? { target } : {}) };
+      figures.push(f);
+      emit(f);
+    };
+    try {
+      const body = (i: number) => JSON.stringify({ metadata: { annotations: { 'bench.flotilla.io/seq': String(i) } } });
+      const viaMs: number[] = [];
+      const directMs: number[] = [];
+      for (let i = -20; i < ROUNDS; i++) {
+        const a = ok(await via.send('PATCH', `/clusters/${name}${path}`, { body: body(i), contentType: 'application/merge-patch+json' }), 'patch through flotilla');
+        const b = ok(await direct.send('PATCH', path, { body: body(i), contentType: 'application/merge-patch+json' }), 'patch direct');
+        // The first 20 warm up connections and the token review cache.
+        if (i >= 0) {
+          viaMs.push(a.ms);
+          directMs.push(b.ms);
+        }
+      }
+      add('direct_p50_ms', percentile(directMs, 50), 'ms');
+      add('direct_p99_ms', percentile(directMs, 99), 'ms');
+      add('flotilla_p50_ms', percentile(viaMs, 50), 'ms');
+      add('flotilla_p99_ms', percentile(viaMs, 99), 'ms');
+      add('added_p50_ms', percentile(viaMs, 50) - percentile(directMs, 50), 'ms', { op: '<=', value: 2 });
+      add('added_p99_ms', percentile(viaMs, 99) - percentile(directMs, 99), 'ms', { op: '<=', value: 10 });
+      return {
+        figures,
+        facts: {
+          objects: 1,
+          objectBytes: seed.memberBytesAvg,
+          objectBytesAre: 'as the member stores the pod',
+          notes: [`${ROUNDS} merge patches of one annotation on ${ns}/${pod}, through flotilla and direct alternating, after 20 warm-up rounds each; added = flotilla percentile − direct percentile`],
+        },
+      };
+    } finally {
+      via.close();
+      direct.close();
+    }
+  },
+};
