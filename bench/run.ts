@@ -6,12 +6,11 @@
  * kube-apiserver), seeds it, runs flotilla as its own process, and stops all of it at the end, on
  * error, on SIGINT/SIGTERM and when the run outlives its budget.
  */
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { BenchContext, PROFILES, type Profile } from './lib/context.js';
+import { findProjectRoot } from '../test/fleet/fleet.js';
 import { benchLine, gitCommit, machine, recordRun, type Figure, type RunRecord, type ScenarioRecord } from './lib/report.js';
 import type { Scenario } from './lib/scenario.js';
 import { ingest } from './scenarios/ingest.js';
@@ -21,15 +20,6 @@ import { patch } from './scenarios/patch.js';
 
 const SCENARIOS: Scenario[] = [ingest, warmRestart, list, patch];
 
-function projectRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(dir, 'package.json'))) {
-    const up = dirname(dir);
-    if (up === dir) throw new Error('flotilla project root not found');
-    dir = up;
-  }
-  return dir;
-}
 
 const usage = `usage: npm run bench -- [${SCENARIOS.map((s) => s.name).join('|')} ...] [--quick] [--pods N] [--names K] [--cpu-prof]`;
 
@@ -72,7 +62,7 @@ async function main(): Promise<number> {
   };
   const overridden = profile.pods !== base.pods || profile.names !== base.names;
 
-  const root = projectRoot();
+  const root = findProjectRoot();
   // Taken at the start: src/ may be committed to while the run goes on (dist/ is what runs).
   const commit = gitCommit(root);
   const dir = process.env.FLOTILLA_BENCH_DIR ?? join(root, '.cache', 'bench', profile.name);

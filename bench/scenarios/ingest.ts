@@ -2,8 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { BenchContext } from '../lib/context.js';
 import { procMemory, scrapeMetrics } from '../lib/flotilla.js';
 import { BenchClient, occurrenceCounter } from '../lib/http.js';
-import type { Figure } from '../lib/report.js';
-import { MB, type Scenario } from '../lib/scenario.js';
+import { MB, figureSink, type Scenario } from '../lib/scenario.js';
 
 /** NaN when no interval could be read (then the figure is a miss, not a fake zero). */
 const worst = (xs: number[]) => (xs.length ? Math.max(...xs) : NaN);
@@ -28,12 +27,7 @@ export const ingest: Scenario = {
     const expected = seed.pods * ctx.profile.names;
     const seconds = start.readyMs / 1000;
     const per100k = objects / 100_000;
-    const figures: Figure[] = [];
-    const add = (metric: string, value: number, unit: string, target?: Figure['target']) => {
-      const f: Figure = { scenario: 'ingest', metric, value, unit, ...(target ? { target } : {}) };
-      figures.push(f);
-      emit(f);
-    };
+    const { figures, add } = figureSink('ingest', emit);
     add('objects', objects, 'objects');
     add('seconds_to_ready', seconds, 's');
     add('objects_per_second', Math.round(objects / seconds), 'objects/s', { op: '>=', value: 50_000 });

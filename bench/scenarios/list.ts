@@ -2,15 +2,9 @@ import { performance } from 'node:perf_hooks';
 import { procMemory } from '../lib/flotilla.js';
 import { BenchClient, median, occurrenceCounter, percentile, type TimedResponse } from '../lib/http.js';
 import { GROUP_LABEL, GROUP_SIZES } from '../lib/pods.js';
-import type { Figure } from '../lib/report.js';
-import { MB, type Scenario } from '../lib/scenario.js';
+import { MB, figureSink, ok, type Scenario } from '../lib/scenario.js';
 
 const BIG_TIMEOUT_MS = 600_000;
-
-function ok(r: TimedResponse, what: string): TimedResponse {
-  if (r.status !== 200) throw new Error(`${what}: ${r.status} ${r.errorText ?? ''}`);
-  return r;
-}
 
 /**
  * list: the fleet-wide pod list through flotilla against the same pods fetched straight from the
@@ -25,12 +19,7 @@ export const list: Scenario = {
     const names = ctx.registered();
     const viaFlotilla = new BenchClient(flotilla.endpoint);
     const direct = new BenchClient(ctx.member);
-    const figures: Figure[] = [];
-    const add = (metric: string, value: number, unit: string, target?: Figure['target']) => {
-      const f: Figure = { scenario: 'list', metric, value, unit, ...(target ? { target } : {}) };
-      figures.push(f);
-      emit(f);
-    };
+    const { figures, add } = figureSink('list', emit);
     const notes: string[] = [];
     try {
       const fanOut = async (query: string): Promise<{ ms: number; bytes: number }> => {

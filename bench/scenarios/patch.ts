@@ -1,13 +1,7 @@
-import { BenchClient, percentile, type TimedResponse } from '../lib/http.js';
-import type { Figure } from '../lib/report.js';
-import type { Scenario } from '../lib/scenario.js';
+import { BenchClient, percentile } from '../lib/http.js';
+import { figureSink, ok, type Scenario } from '../lib/scenario.js';
 
 const ROUNDS = 300;
-
-function ok(r: TimedResponse, what: string): TimedResponse {
-  if (r.status !== 200) throw new Error(`${what}: ${r.status} ${r.errorText ?? ''}`);
-  return r;
-}
 
 /**
  * patch: the latency a proxied write adds. The same merge patch (an annotation, as a
@@ -28,12 +22,7 @@ export const patch: Scenario = {
     const path = `/api/v1/namespaces/${ns}/pods/${pod}`;
     const via = new BenchClient(flotilla.endpoint);
     const direct = new BenchClient(ctx.member);
-    const figures: Figure[] = [];
-    const add = (metric: string, value: number, unit: string, target?: Figure['target']) => {
-      const f: Figure = { scenario: 'patch', metric, value, unit, ...(target ? { target } : {}) };
-      figures.push(f);
-      emit(f);
-    };
+    const { figures, add } = figureSink('patch', emit);
     try {
       const body = (i: number) => JSON.stringify({ metadata: { annotations: { 'bench.flotilla.io/seq': String(i) } } });
       const viaMs: number[] = [];

@@ -1,7 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { flotillaStatus, sleep, sumOf } from '../lib/flotilla.js';
-import type { Figure } from '../lib/report.js';
-import type { Scenario } from '../lib/scenario.js';
+import { figureSink, type Scenario } from '../lib/scenario.js';
 
 /**
  * warm-restart: flotilla stopped (SIGTERM, then SIGKILL) and started again on the same data dir.
@@ -13,12 +12,7 @@ export const warmRestart: Scenario = {
     const seed = await ctx.ensureSeeded();
     await ctx.ensureFlotilla();
     const before = await ctx.cachedObjects();
-    const figures: Figure[] = [];
-    const add = (metric: string, value: number, unit: string, target?: Figure['target']) => {
-      const f: Figure = { scenario: 'warm_restart', metric, value, unit, ...(target ? { target } : {}) };
-      figures.push(f);
-      emit(f);
-    };
+    const { figures, add } = figureSink('warm_restart', emit);
     const notes: string[] = [];
 
     const stopStarted = performance.now();

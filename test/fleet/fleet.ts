@@ -62,7 +62,8 @@ export interface FleetOptions {
 
 const projectRoot = findProjectRoot();
 
-function findProjectRoot(): string {
+/** The flotilla checkout this code runs from (source or dist/), for the harness, bench and demo. */
+export function findProjectRoot(): string {
   // Works from test/fleet (vitest, TypeScript) and from dist/test/fleet (compiled).
   let dir = dirname(fileURLToPath(import.meta.url));
   while (!existsSync(join(dir, 'package.json'))) {

@@ -1,9 +1,8 @@
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { stringify as toYaml } from 'yaml';
-import type { FleetInfo, MemberInfo } from '../fleet/fleet.js';
+import { findProjectRoot, type FleetInfo, type MemberInfo } from '../fleet/fleet.js';
 import { startProcess, stopProcess, tailLog, type Supervised } from '../fleet/processes.js';
 import { memberRequest } from '../fleet/http.js';
 
@@ -50,11 +49,6 @@ export const DEFAULT_RESOURCES: ResourceRuleSpec[] = [
   { version: 'v1', resource: 'nodes' },
 ];
 
-function projectRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(dir, 'package.json'))) dir = dirname(dir);
-  return dir;
-}
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -95,7 +89,7 @@ export function writeProxyKubeconfig(path: string, url: string, caFile: string, 
 }
 
 export async function startFlotillaProcess(opts: FlotillaStart): Promise<FlotillaProcess> {
-  const root = projectRoot();
+  const root = findProjectRoot();
   mkdirSync(opts.dir, { recursive: true });
   const configPath = join(opts.dir, 'fleet.yaml');
   writeFleetConfig(configPath, opts.members ?? opts.fleet.members, opts.resources ?? DEFAULT_RESOURCES, opts.options);
