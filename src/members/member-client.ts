@@ -1,6 +1,7 @@
 import { Agent, request, type RequestOptions } from 'node:https';
 import { request as httpRequest, Agent as HttpAgent } from 'node:http';
 import type { IncomingMessage } from 'node:http';
+import type { Duplex, Readable } from 'node:stream';
 import { readFile } from 'node:fs/promises';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { ClusterConfig } from '../registry/config.js';
@@ -15,7 +16,8 @@ export interface MemberRequest {
   path: string;
   /** A list value is sent as repeated headers (Impersonate-Group). */
   headers?: Record<string, string | string[]>;
-  body?: Buffer | string;
+  /** A stream is piped as it arrives (a proxied upload is never held in memory). */
+  body?: Buffer | string | Readable;
   signal?: AbortSignal;
   /** Socket idle timeout; watches rely on bookmarks to keep the socket busy. */
   idleTimeoutMs?: number;
@@ -83,7 +85,37 @@ export class MemberClient {
       );
       if (req.idleTimeoutMs) r.setTimeout(req.idleTimeoutMs, () => r.destroy(new Error(`no data from ${this.cluster} for ${req.idleTimeoutMs} ms`)));
       r.on('error', reject);
-      r.end(req.body);
+      const body = req.body;
+      if (body === undefined || typeof body === 'string' || Buffer.isBuffer(body)) {
+        r.end(body);
+      } else {
+        body.on('error', (e) => r.destroy(e));
+        body.pipe(r);
+      }
+    });
+  }
+
+  /**
+   * Sends an HTTP upgrade request (exec, attach, port-forward, a proxied websocket). Resolves with
+   * the member's socket once it answers 101, or with its plain response otherwise (the caller
+   * passes that back, so clients can fall back from websocket to SPDY).
+   */
+  upgrade(req: MemberRequest): Promise<UpgradeResult> {
+    const url = new URL(req.path, this.server);
+    const doRequest = url.protocol === 'http:' ? httpRequest : request;
+    return new Promise((resolve, reject) => {
+      const r = doRequest(url, {
+        method: req.method ?? 'GET',
+        // Its own connection: an upgraded socket never goes back to a keep-alive pool.
+        agent: false,
+        ...this.tls,
+        headers: { ...this.authHeaders, 'user-agent': 'flotilla', ...req.headers },
+        signal: req.signal,
+      });
+      r.on('upgrade', (res: IncomingMessage, socket: Duplex, head: Buffer) => resolve({ upgraded: true, res, socket, head }));
+      r.on('response', (res: IncomingMessage) => resolve({ upgraded: false, res }));
+      r.on('error', reject);
+      r.end();
     });
   }
 
@@ -105,6 +137,10 @@ export class MemberClient {
     this.agent.destroy();
   }
 }
+
+export type UpgradeResult =
+  | { upgraded: true; res: IncomingMessage; socket: Duplex; head: Buffer }
+  | { upgraded: false; res: IncomingMessage };
 
 export class MemberHttpError extends Error {
   constructor(

@@ -11,6 +11,7 @@ import { selectableFieldNames } from '../ingest/fields.js';
 import type { ObjectFilter } from '../mux/filter.js';
 import type { Store } from '../store/store.js';
 import { createMetrics } from '../metrics/metrics.js';
+import { registerSubresources } from '../forward/subresources.js';
 import { AGGREGATED_DISCOVERY_V2, aggregatedDiscovery, group, groupList, legacyVersions, resourceList, wantsAggregated } from './discovery.js';
 import { negotiate } from './negotiate.js';
 import { parseRequestPath, type RequestTarget } from './request-info.js';
@@ -113,6 +114,8 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
       return id ? `user:${id.user}` : `addr:${req.socket.remoteAddress ?? ''}`;
     },
   };
+  // Logs, exec, attach, port-forward and proxy stream straight through to the owning member.
+  registerSubresources(app, { manager, store, callerHeaders: forwardDeps.callerHeaders, metrics });
 
   app.route({
     method: ['POST', 'PUT', 'PATCH', 'DELETE'],

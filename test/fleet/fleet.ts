@@ -20,9 +20,17 @@ export interface MemberInfo extends MemberEndpoint {
   kubeconfig: string;
   kwokPort: number;
   nodes: string[];
-  /** Appended to by tests: kwok serves it (following) as every container's log. */
+  /** Appended to by tests: kwok serves it (following) as every container's log and attach output. */
   podLogFile: string;
+  /**
+   * kwok forwards port 8080 of every pod to 127.0.0.1:<this port> (`kubectl port-forward`); nothing
+   * listens there until a test does.
+   */
+  portForwardTargetPort: number;
 }
+
+/** The pod port kwok's port-forward serves (see `MemberInfo.portForwardTargetPort`). */
+export const KWOK_FORWARDED_POD_PORT = 8080;
 
 export interface TestUser {
   name: string;
@@ -123,7 +131,7 @@ function kubeconfigYaml(name: string, server: string, caFile: string, token: str
   });
 }
 
-function kwokConfigYaml(podLogFile: string): string {
+function kwokConfigYaml(podLogFile: string, portForwardTargetPort: number): string {
   const docs = [
     {
       apiVersion: 'kwok.x-k8s.io/v1alpha1',
@@ -136,6 +144,18 @@ function kwokConfigYaml(podLogFile: string): string {
       kind: 'ClusterExec',
       metadata: { name: 'all-pods' },
       spec: { selector: {}, execs: [{ local: { workDir: '/tmp' } }] },
+    },
+    {
+      apiVersion: 'kwok.x-k8s.io/v1alpha1',
+      kind: 'ClusterAttach',
+      metadata: { name: 'all-pods' },
+      spec: { selector: {}, attaches: [{ logsFile: podLogFile }] },
+    },
+    {
+      apiVersion: 'kwok.x-k8s.io/v1alpha1',
+      kind: 'ClusterPortForward',
+      metadata: { name: 'all-pods' },
+      spec: { selector: {}, forwards: [{ ports: [KWOK_FORWARDED_POD_PORT], target: { address: '127.0.0.1', port: portForwardTargetPort } }] },
     },
   ];
   return docs.map((d) => toYaml(d)).join('---\n');
@@ -202,7 +222,7 @@ export async function startFleet(opts: FleetOptions): Promise<Fleet> {
   };
 
   try {
-    const ports = await freePorts(2 + opts.names.length * 2);
+    const ports = await freePorts(2 + opts.names.length * 3);
     const [etcdClientPort, etcdPeerPort] = ports as [number, number];
     const etcdEndpoint = `http://127.0.0.1:${etcdClientPort}`;
     const etcdDir = join(dir, 'etcd');
@@ -236,8 +256,9 @@ export async function startFleet(opts: FleetOptions): Promise<Fleet> {
         startMember({
           name,
           dir: join(dir, name),
-          port: ports[2 + i * 2]!,
-          kwokPort: ports[3 + i * 2]!,
+          port: ports[2 + i * 3]!,
+          kwokPort: ports[3 + i * 3]!,
+          portForwardTargetPort: ports[4 + i * 3]!,
           etcdEndpoint,
           pki,
           tokenFile,
@@ -273,6 +294,7 @@ interface MemberStart {
   dir: string;
   port: number;
   kwokPort: number;
+  portForwardTargetPort: number;
   etcdEndpoint: string;
   pki: FleetPki;
   tokenFile: string;
@@ -327,7 +349,7 @@ async function startMember(m: MemberStart): Promise<MemberInfo> {
   await waitFor(`${m.name} kube-apiserver /readyz`, async () => (await memberRequest(ep, 'GET', '/readyz')).status === 200, 120_000, apiserver);
 
   const podLogFile = join(m.dir, 'pod.log');
-  const info: MemberInfo = { name: m.name, server, token: m.adminToken, caFile: m.pki.caCert, port: m.port, kubeconfig, kwokPort: m.kwokPort, nodes: [], podLogFile };
+  const info: MemberInfo = { name: m.name, server, token: m.adminToken, caFile: m.pki.caCert, port: m.port, kubeconfig, kwokPort: m.kwokPort, nodes: [], podLogFile, portForwardTargetPort: m.portForwardTargetPort };
   if (!m.workloads) return info;
 
   // The controller manager and scheduler serve nothing we need; port 0 keeps members from colliding.
@@ -354,7 +376,7 @@ async function startMember(m: MemberStart): Promise<MemberInfo> {
   ]);
   writeFileSync(podLogFile, criLogLine(`hello from a kwok pod in ${m.name}`));
   const kwokConfig = join(m.dir, 'kwok.yaml');
-  writeFileSync(kwokConfig, kwokConfigYaml(podLogFile));
+  writeFileSync(kwokConfig, kwokConfigYaml(podLogFile, m.portForwardTargetPort));
   const kwok = start('kwok', 'kwok', [
     `--kubeconfig=${kubeconfig}`,
     `--config=${kwokConfig}`,

@@ -1,4 +1,4 @@
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { existsSync, realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
@@ -20,14 +20,64 @@ export function kubectlBinary(version?: string): string {
   return bin;
 }
 
-export function kubectl(kubeconfig: string, args: string[], opts: { version?: string; timeoutMs?: number } = {}): Promise<KubectlResult> {
+export function kubectl(kubeconfig: string, args: string[], opts: { version?: string; timeoutMs?: number; input?: string } = {}): Promise<KubectlResult> {
   const bin = kubectlBinary(opts.version);
   return new Promise((resolve) => {
-    execFile(bin, ['--kubeconfig', kubeconfig, ...args], { timeout: opts.timeoutMs ?? 30_000, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+    const child = execFile(bin, ['--kubeconfig', kubeconfig, ...args], { timeout: opts.timeoutMs ?? 30_000, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
       const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : 1) : 0;
       resolve({ code, stdout, stderr });
     });
+    child.stdin?.end(opts.input);
   });
+}
+
+/** A kubectl that keeps running (logs -f, port-forward, attach) until the test stops it by its PID. */
+export interface KubectlSession {
+  readonly pid: number;
+  stdout(): string;
+  stderr(): string;
+  /** Resolves with the first match in stdout; rejects on timeout or when kubectl exits first. */
+  waitForOutput(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  stop(): Promise<void>;
+}
+
+export function kubectlSession(kubeconfig: string, args: string[], opts: { version?: string } = {}): KubectlSession {
+  const child = spawn(kubectlBinary(opts.version), ['--kubeconfig', kubeconfig, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  if (child.pid === undefined) throw new Error(`kubectl ${args.join(' ')} did not start`);
+  const pid = child.pid;
+  let out = '';
+  let err = '';
+  let exited = false;
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+  const exit = new Promise<void>((resolve) => child.once('exit', () => {
+    exited = true;
+    resolve();
+  }));
+  return {
+    pid,
+    stdout: () => out,
+    stderr: () => err,
+    async waitForOutput(pattern, timeoutMs = 15_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const m = pattern.exec(out);
+        if (m) return m;
+        if (exited) throw new Error(`kubectl ${args.join(' ')} exited before printing ${pattern}; stdout: ${out.slice(-500)} stderr: ${err.slice(-500)}`);
+        if (Date.now() > deadline) throw new Error(`kubectl ${args.join(' ')} printed no ${pattern} in ${timeoutMs} ms; stdout: ${out.slice(-500)} stderr: ${err.slice(-500)}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    },
+    async stop() {
+      if (exited) return;
+      process.kill(pid, 'SIGTERM');
+      const timer = setTimeout(() => {
+        if (!exited) process.kill(pid, 'SIGKILL');
+      }, 5000);
+      await exit;
+      clearTimeout(timer);
+    },
+  };
 }
 
 export async function kubectlOk(kubeconfig: string, args: string[], opts: { version?: string } = {}): Promise<string> {

@@ -1,0 +1,143 @@
+import { STATUS_CODES, type IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { StatusError, internalError } from '../router/status.js';
+import type { UpgradeResult } from '../members/member-client.js';
+import { clusterPrefix, forwardedRequestHeaders, forwardedResponseHeaders, memberFailure, resolveStreamTarget, type StreamingDeps } from './streaming.js';
+import type { OpenStreams, SubresourceMetrics } from './subresources.js';
+
+/**
+ * exec, attach, portforward and proxied upgrades: the client's upgrade request goes to the owning
+ * member as it came (method, path, query, the offered protocols), and once the member answers 101
+ * the two sockets are joined byte for byte. Flotilla never reads the streams: websocket channels
+ * and SPDY frames alike pass through. A member that does not switch protocols is answered back
+ * verbatim, which is how kubectl learns to fall back from websocket to SPDY.
+ */
+const HANDSHAKE_TIMEOUT_MS = 60_000;
+// After one side has closed, the other gets this long to flush and close before it is cut.
+const LINGER_MS = 30_000;
+
+export function handleUpgrade(deps: StreamingDeps, metrics: SubresourceMetrics, open: OpenStreams, req: IncomingMessage, socket: Duplex, head: Buffer): void {
+  // Until joined, a client reset must not become an unhandled error.
+  const ignore = () => undefined;
+  socket.on('error', ignore);
+  connect(deps, metrics, open, req, socket, head).catch((e: unknown) => {
+    writeStatus(socket, e instanceof StatusError ? e : internalError(`flotilla failed to forward ${req.method} ${(req.url ?? '').split('?')[0]}: ${(e as Error).message}`));
+  });
+}
+
+async function connect(deps: StreamingDeps, metrics: SubresourceMetrics, open: OpenStreams, req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+  const target = resolveStreamTarget(deps, req.url ?? '/');
+  const protocol = upgradeProtocol(req);
+  const count = (code: number) => metrics.requests.inc({ cluster: target.cluster, subresource: target.subresource, protocol, code: String(code) });
+  const member = deps.manager.member(target.cluster);
+  if (!member) {
+    count(503);
+    throw new StatusError(503, 'ServiceUnavailable', `cluster "${target.cluster}" has no connection yet`);
+  }
+  const caller = deps.callerHeaders ? await deps.callerHeaders(req) : {};
+
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(new Error(`no answer to the upgrade within ${HANDSHAKE_TIMEOUT_MS / 1000} s`)), HANDSHAKE_TIMEOUT_MS);
+  const onClientGone = () => abort.abort(new Error('the client went away'));
+  socket.once('close', onClientGone);
+  let result: UpgradeResult;
+  try {
+    result = await member.upgrade({
+      method: req.method ?? 'GET',
+      path: target.path,
+      headers: { ...forwardedRequestHeaders(req.rawHeaders, true), ...caller },
+      signal: abort.signal,
+    });
+  } catch (e) {
+    const err = abort.signal.aborted && !socket.destroyed
+      ? new StatusError(504, 'Timeout', `cluster "${target.cluster}" did not answer the ${target.subresource} upgrade within ${HANDSHAKE_TIMEOUT_MS / 1000} s`)
+      : memberFailure(target.cluster, e);
+    count(err.code);
+    throw err;
+  } finally {
+    clearTimeout(timer);
+    socket.off('close', onClientGone);
+  }
+  count(result.res.statusCode ?? 0);
+
+  if (!result.upgraded) {
+    passBack(socket, result.res, req.url ?? '/');
+    return;
+  }
+  const upstream = result.socket;
+  if (socket.destroyed) {
+    upstream.destroy();
+    return;
+  }
+  const res = result.res;
+  const lines = [`HTTP/1.1 ${res.statusCode} ${res.statusMessage ?? STATUS_CODES[res.statusCode ?? 101] ?? ''}`];
+  const headers = forwardedResponseHeaders(res.rawHeaders, { upgrade: true });
+  for (let i = 0; i < headers.length; i += 2) lines.push(`${headers[i]}: ${headers[i + 1]}`);
+  socket.write(`${lines.join('\r\n')}\r\n\r\n`);
+  // Bytes each side sent right behind its head belong to the stream.
+  if (result.head.length) socket.write(result.head);
+  if (head.length) upstream.write(head);
+  metrics.streams.inc({ subresource: target.subresource });
+  const cut = () => {
+    socket.destroy();
+    upstream.destroy();
+  };
+  open.add(cut);
+  join(socket, upstream, () => {
+    open.delete(cut);
+    metrics.streams.dec({ subresource: target.subresource });
+  });
+}
+
+/** `websocket` or `spdy` (from `SPDY/3.1`), for the metrics. */
+function upgradeProtocol(req: IncomingMessage): string {
+  const offered = (req.headers.upgrade ?? '').toLowerCase();
+  if (offered.includes('websocket')) return 'websocket';
+  if (offered.startsWith('spdy')) return 'spdy';
+  return offered.split('/')[0] || 'unknown';
+}
+
+/** Pipes both ways; an end travels to the other side, an error or a lingering half cuts both. */
+function join(a: Duplex, b: Duplex, onClosed: () => void): void {
+  for (const s of [a, b]) {
+    (s as Duplex & { setNoDelay?: (v: boolean) => void }).setNoDelay?.(true);
+    (s as Duplex & { setTimeout?: (ms: number) => void }).setTimeout?.(0);
+  }
+  let open = 2;
+  const closed = (other: Duplex) => () => {
+    if (!other.destroyed) {
+      other.end();
+      // Its pipe went with the closed side: drain what it still sends so its end is seen.
+      other.resume();
+      setTimeout(() => other.destroy(), LINGER_MS).unref();
+    }
+    if (--open === 0) onClosed();
+  };
+  a.on('error', () => b.destroy());
+  b.on('error', () => a.destroy());
+  a.once('close', closed(b));
+  b.once('close', closed(a));
+  a.pipe(b);
+  b.pipe(a);
+}
+
+/** A member that did not switch protocols: its status, headers and body, then the connection ends. */
+function passBack(socket: Duplex, res: IncomingMessage, url: string): void {
+  const headers = forwardedResponseHeaders(res.rawHeaders, { upgrade: false, clusterPrefix: clusterPrefix(url) });
+  const lines = [`HTTP/1.1 ${res.statusCode} ${res.statusMessage ?? STATUS_CODES[res.statusCode ?? 500] ?? ''}`];
+  for (let i = 0; i < headers.length; i += 2) lines.push(`${headers[i]}: ${headers[i + 1]}`);
+  // Without a length, the body runs to the end of the connection (chunked framing was the member's hop).
+  lines.push('Connection: close');
+  socket.write(`${lines.join('\r\n')}\r\n\r\n`);
+  res.on('error', () => socket.destroy());
+  res.pipe(socket);
+}
+
+function writeStatus(socket: Duplex, err: StatusError): void {
+  if (socket.destroyed || !socket.writable) return;
+  const body = JSON.stringify(err.toStatus());
+  const extra = err.retryAfterSeconds !== undefined ? `Retry-After: ${err.retryAfterSeconds}\r\n` : '';
+  socket.end(
+    `HTTP/1.1 ${err.code} ${STATUS_CODES[err.code] ?? ''}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`,
+  );
+}
