@@ -17,8 +17,9 @@ import { ingest } from './scenarios/ingest.js';
 import { list } from './scenarios/list.js';
 import { warmRestart } from './scenarios/warm-restart.js';
 import { patch } from './scenarios/patch.js';
+import { logs } from './scenarios/logs.js';
 
-const SCENARIOS: Scenario[] = [ingest, warmRestart, list, patch];
+const SCENARIOS: Scenario[] = [ingest, warmRestart, list, patch, logs];
 
 
 const usage = `usage: npm run bench -- [${SCENARIOS.map((s) => s.name).join('|')} ...] [--quick] [--pods N] [--names K] [--cpu-prof]`;

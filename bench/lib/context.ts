@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { startFleet, type Fleet, type MemberInfo } from '../../test/fleet/fleet.js';
@@ -27,16 +27,20 @@ export interface Profile {
   readyTimeoutMs: number;
   /** The whole run's bound; past it the run stops everything and fails. */
   runBudgetMs: number;
+  /** Size of the container log the logs scenario streams. */
+  logBytes: number;
 }
 
 export const PROFILES: Record<Profile['name'], Profile> = {
   quick: {
     name: 'quick', pods: 10_000, names: 2, namespaces: 4, seedConcurrency: 64,
     listRounds: 5, selectorRuns: 200, selectorBudgetMs: 15_000, readyTimeoutMs: 120_000, runBudgetMs: 10 * 60_000,
+    logBytes: 16 * 1024 * 1024,
   },
   full: {
     name: 'full', pods: 100_000, names: 10, namespaces: 10, seedConcurrency: 64,
     listRounds: 5, selectorRuns: 200, selectorBudgetMs: 90_000, readyTimeoutMs: 20 * 60_000, runBudgetMs: 75 * 60_000,
+    logBytes: 128 * 1024 * 1024,
   },
 };
 
@@ -69,6 +73,8 @@ export class BenchContext {
   readonly flotillaDir: string;
   /** When set, flotilla is CPU-profiled (lib/cpu-profile.ts) and writes its profiles here on exit. */
   cpuProfDir?: string;
+  /** What scenarios started on their own (another fleet, another flotilla): stopped by stopAll, last first. */
+  private readonly adopted: (() => Promise<void>)[] = [];
 
   constructor(readonly profile: Profile, readonly dir: string, readonly log: Log) {
     this.flotillaDir = join(dir, 'flotilla');
@@ -76,8 +82,11 @@ export class BenchContext {
 
   /** Removes what an earlier run left (stopping its processes by PID first). */
   static prepareDir(dir: string): void {
-    const pidFile = join(dir, 'fleet', 'pids');
-    if (existsSync(pidFile)) reapStalePids(pidFile);
+    // Each fleet a run starts (the bench fleet, a scenario's own) keeps a PID file in its folder.
+    for (const sub of existsSync(dir) ? readdirSync(dir) : []) {
+      const pidFile = join(dir, sub, 'pids');
+      if (existsSync(pidFile)) reapStalePids(pidFile);
+    }
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true });
   }
@@ -231,8 +240,14 @@ export class BenchContext {
     if (f) await f.stop();
   }
 
+  /** Registers a stop for something a scenario started; it runs in stopAll even if the scenario fails. */
+  adopt(stop: () => Promise<void>): void {
+    this.adopted.push(stop);
+  }
+
   async stopAll(): Promise<void> {
     try {
+      for (const stop of this.adopted.splice(0).reverse()) await stop().catch((e: unknown) => this.log(`stopping: ${(e as Error).message}`));
       await this.stopFlotilla();
     } finally {
       const fleet = this.fleet;
