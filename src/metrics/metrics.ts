@@ -1,4 +1,4 @@
-import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { CacherStatus } from '../cacher/cacher.js';
 
 /**
@@ -7,7 +7,14 @@ import type { CacherStatus } from '../cacher/cacher.js';
  */
 const PHASES = ['pending', 'listing', 'watching', 'backoff', 'stopped'] as const;
 
-export function createMetrics(statuses: () => CacherStatus[]): Registry {
+export interface WatchStats {
+  /** Watches open now. */
+  open: number;
+  /** Watches ended because the client read too slowly, since start. */
+  evicted: number;
+}
+
+export function createMetrics(statuses: () => CacherStatus[], watches?: () => WatchStats): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const labelNames = ['cluster', 'resource', 'namespace'] as const;
@@ -46,5 +53,17 @@ export function createMetrics(statuses: () => CacherStatus[]): Registry {
       for (const s of statuses()) for (const phase of PHASES) this.set({ ...labels(s), phase }, s.phase === phase ? 1 : 0);
     },
   });
+  if (watches) {
+    new Gauge({ name: 'flotilla_watches', help: 'Client watches open now.', registers: [registry], collect() { this.set(watches().open); } });
+    new Counter({
+      name: 'flotilla_watch_evictions_total',
+      help: 'Client watches ended because the client fell further behind than the watch buffer allows.',
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(watches().evicted);
+      },
+    });
+  }
   return registry;
 }

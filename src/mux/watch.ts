@@ -84,6 +84,8 @@ function objectLine(type: string, object: Buffer | string): Buffer {
 export class WatchHub {
   private readonly watchers = new Map<string, Set<Watcher>>();
   private readonly unsubscribe = new Map<string, () => void>();
+  /** Watches ended for falling behind, since start (a metric). */
+  evicted = 0;
 
   constructor(private readonly store: Store) {}
 
@@ -270,6 +272,7 @@ export class WatchHub {
     // While catching up the whole snapshot is written at once; the bound applies to live events.
     if (!catchingUp && w.res.writableLength > w.opts.maxBufferedBytes) {
       w.closed = true;
+      this.evicted++;
       w.res.destroy();
     }
   }

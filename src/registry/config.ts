@@ -39,6 +39,10 @@ export interface FleetOptions {
   maxInflightListsPerMember: number;
   /** How often a watch that allows bookmarks gets one. */
   watchBookmarkIntervalSeconds: number;
+  /** A client watch more than this far behind (bytes written but not yet taken by it) is ended. */
+  maxWatchBufferMiB: number;
+  /** A watch that names no timeoutSeconds ends after a random time between this and twice this. */
+  minWatchTimeoutSeconds: number;
   /** Events kept per resource for watches resuming from an older RV; older RVs get 410. */
   eventLogSize: number;
 }
@@ -261,9 +265,9 @@ export function parseFleetConfig(text: string, sourcePath: string): FleetConfig 
     });
   }
 
-  const options: FleetOptions = { dropManagedFields: true, listPageSize: 500, maxInflightListsPerMember: 4, watchBookmarkIntervalSeconds: 30, eventLogSize: 100_000 };
+  const options: FleetOptions = { dropManagedFields: true, listPageSize: 500, maxInflightListsPerMember: 4, watchBookmarkIntervalSeconds: 30, minWatchTimeoutSeconds: 1800, maxWatchBufferMiB: 16, eventLogSize: 100_000 };
   if (root.options !== undefined) {
-    const o = c.object(root.options, 'options', ['dropManagedFields', 'listPageSize', 'maxInflightListsPerMember', 'watchBookmarkIntervalSeconds', 'eventLogSize']);
+    const o = c.object(root.options, 'options', ['dropManagedFields', 'listPageSize', 'maxInflightListsPerMember', 'watchBookmarkIntervalSeconds', 'minWatchTimeoutSeconds', 'maxWatchBufferMiB', 'eventLogSize']);
     if (o?.dropManagedFields !== undefined) {
       if (typeof o.dropManagedFields !== 'boolean') c.fail('options.dropManagedFields', 'must be true or false');
       else options.dropManagedFields = o.dropManagedFields;
@@ -273,7 +277,7 @@ export function parseFleetConfig(text: string, sourcePath: string): FleetConfig 
       if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 10000) c.fail('options.listPageSize', `must be an integer from 1 to 10000, got ${describe(n)}`);
       else options.listPageSize = n;
     }
-    const int = (field: 'maxInflightListsPerMember' | 'watchBookmarkIntervalSeconds' | 'eventLogSize', min: number, max: number) => {
+    const int = (field: 'maxInflightListsPerMember' | 'watchBookmarkIntervalSeconds' | 'minWatchTimeoutSeconds' | 'maxWatchBufferMiB' | 'eventLogSize', min: number, max: number) => {
       const n = o?.[field];
       if (n === undefined) return;
       if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > max) c.fail(`options.${field}`, `must be an integer from ${min} to ${max}, got ${describe(n)}`);
@@ -281,6 +285,8 @@ export function parseFleetConfig(text: string, sourcePath: string): FleetConfig 
     };
     int('maxInflightListsPerMember', 1, 100);
     int('watchBookmarkIntervalSeconds', 1, 3600);
+    int('minWatchTimeoutSeconds', 1, 86400);
+    int('maxWatchBufferMiB', 1, 1024);
     int('eventLogSize', 1000, 100_000_000);
   }
 

@@ -27,7 +27,8 @@ import { forwardRead, forwardWrite, type ForwardDeps } from '../forward/writes.j
 export interface ServerOptions {
   manager: CacheManager;
   store: Store;
-  watch?: { bookmarkIntervalMs?: number; maxBufferedBytes?: number };
+  /** minTimeoutSeconds: as the apiserver's --min-request-timeout, for watches without timeoutSeconds. */
+  watch?: { bookmarkIntervalMs?: number; maxBufferedBytes?: number; minTimeoutSeconds?: number };
   https?: { key: Buffer; cert: Buffer; ca?: Buffer; requestCert?: boolean; rejectUnauthorized?: boolean };
   logLevel?: string;
   /** Who callers are; without one, callers are anonymous and nothing is forwarded to members. */
@@ -62,8 +63,8 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
   }) as unknown as FastifyInstance;
   const { manager, store } = opts;
   let versionCache: { at: number; body: Buffer } | undefined;
-  const metrics = createMetrics(() => manager.status());
   const hub = new WatchHub(store);
+  const metrics = createMetrics(() => manager.status(), () => ({ open: hub.size, evicted: hub.evicted }));
   const snapshots = new SnapshotRegistry(store);
   // Open watches would hold a graceful close forever: end them first; clients re-watch elsewhere.
   app.addHook('preClose', async () => hub.closeAll());
@@ -96,6 +97,7 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
     if (!opts.authenticator?.enabled || PUBLIC_PATHS.has(req.url.split('?')[0]!)) return;
     if (!(await identify(req.raw))) throw unauthorized('Unauthorized: send a bearer token or a client certificate');
   });
+  const minWatchTimeout = opts.watch?.minTimeoutSeconds ?? 1800;
   const writes = new WriteTracker();
   const forwardDeps: ForwardDeps = {
     manager,
@@ -282,8 +284,9 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
         since,
         sendInitialEvents: sendInitialEvents === 'true',
         bookmarks: one(q, 'allowWatchBookmarks') === 'true',
-        // Like the apiserver: the client's timeout, else a random 30 to 60 minutes.
-        timeoutMs: timeoutSeconds !== undefined ? Number(timeoutSeconds) * 1000 : (1800 + Math.random() * 1800) * 1000,
+        // Like the apiserver: the client's timeout, else a random one from the minimum to twice it,
+        // so that the watches of a fleet of clients do not all end (and relist) at once.
+        timeoutMs: (timeoutSeconds !== undefined ? Number(timeoutSeconds) : minWatchTimeout * (1 + Math.random())) * 1000,
         bookmarkIntervalMs: opts.watch?.bookmarkIntervalMs ?? 30_000,
         maxBufferedBytes: opts.watch?.maxBufferedBytes ?? 16 * 1024 * 1024,
       });

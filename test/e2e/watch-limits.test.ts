@@ -1,0 +1,128 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { request } from 'node:https';
+import type { IncomingMessage } from 'node:http';
+import { CoreV1Api, KubeConfig, makeInformer, type V1ConfigMap, type V1ConfigMapList } from '@kubernetes/client-node';
+import { memberJson, memberRequest } from '../fleet/http.js';
+import type { MemberInfo } from '../fleet/fleet.js';
+import { startFlotillaProcess, type FlotillaProcess } from '../support/flotilla-process.js';
+import { inParallel } from '../support/compare.js';
+import { openWatch } from '../support/watch-client.js';
+
+/**
+ * Where a watch ends without the client asking: the server-side watch timeout, an RV that fell out
+ * of the event log (410, and a real client relisting), and a client too slow to keep up (evicted,
+ * while others go on). Flotilla runs with small limits so each happens within seconds.
+ */
+const fleet = inject('fleet');
+const NS = 'watch-limits';
+const CLUSTER = 'search.flotilla.io/cluster';
+const [east, west] = [fleet.members[0]!, fleet.members[1]!];
+const EVENT_LOG = 1000;
+let flotilla: FlotillaProcess;
+
+async function ok(m: MemberInfo, method: string, path: string, body?: unknown): Promise<void> {
+  const res = await memberRequest(m, method, path, body);
+  if (res.status >= 300 && res.status !== 409) throw new Error(`${m.name} ${method} ${path}: ${res.status} ${res.body.slice(0, 300)}`);
+}
+
+const cm = (name: string, labels: Record<string, string> = {}, data: Record<string, string> = { v: '1' }): V1ConfigMap => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels }, data });
+
+async function metric(name: string): Promise<number> {
+  const res = await memberRequest(flotilla.endpoint, 'GET', '/metrics', undefined, { accept: 'text/plain' });
+  const line = res.body.split('\n').find((l) => l.startsWith(`${name} `));
+  return line ? Number(line.split(' ')[1]) : 0;
+}
+
+beforeAll(async () => {
+  for (const m of [east, west]) await ok(m, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+  flotilla = await startFlotillaProcess({
+    fleet,
+    dir: join(fleet.dir, 'flotilla-watch-limits'),
+    resources: [{ version: 'v1', resource: 'configmaps', namespaces: [NS] }, { version: 'v1', resource: 'namespaces' }],
+    options: { eventLogSize: EVENT_LOG, minWatchTimeoutSeconds: 2, maxWatchBufferMiB: 1 },
+  });
+});
+
+afterAll(async () => {
+  await flotilla?.stop();
+});
+
+describe('watch limits', () => {
+  it('a @kubernetes/client-node informer whose RV fell out of the event log gets 410, relists, and ends equal to the members', async () => {
+    const kc = new KubeConfig();
+    kc.loadFromFile(flotilla.kubeconfig);
+    const api = kc.makeApiClient(CoreV1Api);
+    let lists = 0;
+    // Selected: it sees no event of the churn below, so its RV stays behind while the log moves on.
+    const informer = makeInformer<V1ConfigMap>(kc, `/api/v1/namespaces/${NS}/configmaps`, () => {
+      lists++;
+      return api.listNamespacedConfigMap({ namespace: NS, labelSelector: 'tier=rare' });
+    }, 'tier=rare');
+    const errors: unknown[] = [];
+    informer.on('error', (e) => errors.push(e));
+    await ok(east, 'POST', `/api/v1/namespaces/${NS}/configmaps`, cm('rare-0', { tier: 'rare' }));
+    await informer.start();
+    try {
+      expect(lists).toBe(1);
+      await ok(east, 'POST', `/api/v1/namespaces/${NS}/configmaps`, cm('rare-1', { tier: 'rare' }));
+      await until(() => informer.list().some((c) => c.metadata!.name === 'rare-1'), 'the informer to see rare-1 by watch');
+      expect(lists).toBe(1);
+
+      // More changes in east than the event log keeps, none of them selected: the informer's RV
+      // (rare-1's) falls out of the log.
+      const names = Array.from({ length: EVENT_LOG + 200 }, (_, i) => `churn-${i}`);
+      await inParallel(names, 32, (n) => ok(east, 'POST', `/api/v1/namespaces/${NS}/configmaps`, cm(n)));
+
+      // Its watch ends at the server-side timeout (2–4 s); resuming from its old RV is a 410.
+      await until(() => lists >= 2, `the informer to relist (errors: ${errors.map(String).join('; ')})`, 20_000);
+      const want = (await memberJson<V1ConfigMapList>(east, 'GET', `/api/v1/namespaces/${NS}/configmaps?labelSelector=tier%3Drare`)).items.map((c) => c.metadata!.name).sort();
+      await until(() => JSON.stringify(informer.list().map((c) => c.metadata!.name).sort()) === JSON.stringify(want), 'the informer to equal east');
+      expect(want).toEqual(['rare-0', 'rare-1']);
+      expect(informer.list().map((c) => c.metadata!.annotations![CLUSTER])).toEqual(['east', 'east']);
+      expect(errors).toEqual([]);
+    } finally {
+      await informer.stop();
+    }
+  }, 120_000);
+
+  it('a watcher that stops reading is evicted; one that reads sees every event', async () => {
+    const list = await memberJson<V1ConfigMapList>(flotilla.endpoint, 'GET', `/api/v1/namespaces/${NS}/configmaps`);
+    const from = list.metadata!.resourceVersion!;
+    const path = `/api/v1/namespaces/${NS}/configmaps?watch=1&resourceVersion=${encodeURIComponent(from)}&timeoutSeconds=120&labelSelector=size%3Dbig`;
+    const reader = await openWatch(flotilla.endpoint, path);
+    const stalled = await new Promise<{ res: IncomingMessage; closed: Promise<void> }>((resolve, reject) => {
+      const req = request(new URL(path, flotilla.url), { ca: readFileSync(fleet.caFile), headers: { authorization: `Bearer ${flotilla.endpoint.token}` } }, (res) => {
+        res.pause();
+        resolve({ res, closed: new Promise((r) => res.socket.once('close', () => r())) });
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    try {
+      const evictedBefore = await metric('flotilla_watch_evictions_total');
+      // ~24 MB of events: far more than 1 MiB of buffer plus what the sockets hold.
+      const big = 'x'.repeat(80 * 1024);
+      const names = Array.from({ length: 300 }, (_, i) => `big-${i}`);
+      await inParallel(names, 16, (n) => ok(west, 'POST', `/api/v1/namespaces/${NS}/configmaps`, cm(n, { size: 'big' }, { big })));
+      await reader.until((evs) => evs.filter((e) => e.type === 'ADDED').length === names.length, 30_000);
+      expect(new Set(reader.events.map((e) => e.object.metadata!.name)).size).toBe(names.length);
+      await until(async () => (await metric('flotilla_watch_evictions_total')) > evictedBefore, 'the stalled watcher to be evicted');
+      // Flotilla closed its connection: the stalled client sees the end once it reads again.
+      stalled.res.resume();
+      await stalled.closed;
+    } finally {
+      reader.close();
+      stalled.res.destroy();
+    }
+  }, 120_000);
+});
+
+async function until(pred: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await pred())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
