@@ -10,27 +10,34 @@ const TEAMS = ['storefront', 'platform', 'data', 'identity'];
 export const GROUP_SIZES = [10, 50] as const;
 export const GROUP_LABEL = (size: number) => `bench.flotilla.io/g${size}`;
 
-function hash(i: number, len: number): string {
-  // A stable pseudo-random suffix from the apimachinery alphabet (no vowels).
-  const alphabet = 'bcdfghjklmnpqrstvwxz2456789';
-  let x = (i + 1) * 2654435761;
+// The apimachinery alphabet (no vowels), as generated names use.
+const ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
+
+/**
+ * A stable, random-looking, collision-free suffix: `n` times an odd multiplier coprime to 27 is a
+ * bijection modulo 27^len, so distinct n below 27^len give distinct strings.
+ */
+function scrambled(n: number, len: number): string {
+  const base = BigInt(ALPHABET.length);
+  const space = base ** BigInt(len);
+  let x = (BigInt(n) * 2654435761n + 12345n) % space;
   let s = '';
   for (let k = 0; k < len; k++) {
-    x = (x * 1103515245 + 12345) >>> 0;
-    s += alphabet[x % alphabet.length];
+    s += ALPHABET[Number(x % base)];
+    x /= base;
   }
   return s;
 }
 
 export function podName(i: number): string {
   const app = APPS[i % APPS.length]!;
-  return `${app}-${hash(Math.floor(i / 1000), 10)}-${hash(i, 5)}`;
+  return `${app}-${scrambled(Math.floor(i / 1000), 10)}-${scrambled(i % 1000, 5)}`;
 }
 
 export function makePod(i: number, namespace: string): object {
   const app = APPS[i % APPS.length]!;
   const team = TEAMS[i % TEAMS.length]!;
-  const templateHash = hash(Math.floor(i / 1000), 10);
+  const templateHash = scrambled(Math.floor(i / 1000), 10);
   const version = `v1.${(i >> 4) % 30}.${i % 7}`;
   const labels: Record<string, string> = {
     app,
@@ -56,7 +63,7 @@ export function makePod(i: number, namespace: string): object {
           apiVersion: 'apps/v1',
           kind: 'ReplicaSet',
           name: `${app}-${templateHash}`,
-          uid: `5c7a${hash(i >> 10, 4)}-1f2e-4b6a-9c1d-${(100000000000 + (i >> 10)).toString(16).padStart(12, '0')}`,
+          uid: `5c7a${scrambled(i >> 10, 4)}-1f2e-4b6a-9c1d-${(100000000000 + (i >> 10)).toString(16).padStart(12, '0')}`,
           controller: true,
           blockOwnerDeletion: true,
         },

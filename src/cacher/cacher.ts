@@ -197,11 +197,16 @@ export class ResourceCacher {
     }
 
     const gone: Change[] = [];
-    for (const r of this.store.refsOf(this.scope)) {
-      if (seen.has(refKey(r))) continue;
-      const last = this.store.stored(this.scope, r);
-      // Deleted at some point up to the list RV: that is the RV its DELETED event carries.
-      if (last) gone.push({ type: 'DELETED', ...r, rv: listRV, ...last });
+    // A first list started from nothing: everything stored is what it just wrote.
+    if (diff) {
+      for await (const refs of this.store.refsOfPaged(this.scope)) {
+        for (const r of refs) {
+          if (seen.has(refKey(r))) continue;
+          const last = this.store.stored(this.scope, r);
+          // Deleted at some point up to the list RV: that is the RV its DELETED event carries.
+          if (last) gone.push({ type: 'DELETED', ...r, rv: listRV, ...last });
+        }
+      }
     }
     const logged = this.store.logStart(this.key)[this.member.cluster] !== undefined;
     await this.store.commit(this.scope, gone, { rv: listRV, columns: this.columns, listedAt: new Date().toISOString() }, {

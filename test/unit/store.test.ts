@@ -54,6 +54,34 @@ describe('Store', () => {
     await store.close();
   });
 
+  it('writes a large first list in slices yet numbers its events in order, and pages refs back', async () => {
+    const { store } = openStore();
+    const scope = pods('east', 'big');
+    const names = Array.from({ length: 450 }, (_, i) => `p-${String(i).padStart(4, '0')}`);
+    const heard: StoreEvent[] = [];
+    store.subscribe('v1/pods', (evs) => heard.push(...evs));
+    const events = await store.commit(scope, names.map((n, i) => change('east', 'big', n, String(i + 1), 'ADDED', { app: 'web' })), { rv: '450' }, { log: false });
+    expect(events.map((e) => e.name)).toEqual(names);
+    expect(events.map((e) => e.seq)).toEqual(names.map((_, i) => i + 1));
+    expect(heard).toHaveLength(450);
+    expect(store.lastSeq()).toBe(450);
+    expect(store.syncState(scope)?.rv).toBe('450');
+    expect([...store.keysLabelled('v1/pods', 'app', 'web')]).toHaveLength(450);
+    const paged: string[] = [];
+    for await (const refs of store.refsOfPaged(scope, 100)) {
+      expect(refs.length).toBeLessThanOrEqual(100);
+      paged.push(...refs.map((r) => r.name));
+    }
+    expect(paged).toEqual(names);
+    // Another cluster's and another namespace's objects stay out of the scope's pages.
+    await store.commit(pods('west', 'big'), [change('west', 'big', 'p-0000', '1')], { rv: '1' }, { log: true });
+    await store.commit(pods('east', 'bigger'), [change('east', 'bigger', 'p-0000', '2')], { rv: '2' }, { log: true });
+    let n = 0;
+    for await (const refs of store.refsOfPaged(scope, 7)) n += refs.length;
+    expect(n).toBe(450);
+    await store.close();
+  });
+
   it('empties a store written in an older key layout', async () => {
     const { store, dir } = openStore();
     await store.commit(pods('east'), [change('east', 'a', 'x', '1')], { rv: '1' }, { log: true });
