@@ -1,12 +1,12 @@
 /**
- * Runs LMDB write transactions one at a time, small ones first.
+ * Runs the store's write tasks one at a time, small ones first, each to its commit.
  *
- * lmdb-js runs the callbacks of every async transaction queued while its writer is busy in one
- * turn of the event loop, so cachers committing list pages side by side add up to one long stall
- * (200 ms and more at a few hundred thousand objects; measured in bench `ingest`). Handing
- * lmdb-js one transaction at a time bounds a turn by the largest single transaction and costs
- * no throughput: LMDB commits one writer at a time anyway. Urgent work (live watch events) goes
- * ahead of bulk work (list pages), so a watch event is not held behind a fleet's initial sync.
+ * Handed to lmdb-js all at once, the writes of ten cachers committing list pages side by side
+ * ran in one turn of the event loop (200 ms and more at a few hundred thousand objects; bench
+ * `ingest`). One task per turn bounds a turn by the largest task, and makes each task see every
+ * earlier one committed; it costs no throughput, as LMDB commits one writer at a time anyway.
+ * Urgent tasks (live watch events) go ahead of bulk ones (list pages), so a watch event is not
+ * held behind a fleet's initial sync.
  */
 interface Task {
   fn: () => void;

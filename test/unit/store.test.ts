@@ -82,6 +82,20 @@ describe('Store', () => {
     await store.close();
   });
 
+  it('keeps the label index right when one batch changes an object twice', async () => {
+    const { store } = openStore();
+    const scope = pods('east', 'twice');
+    await store.commit(scope, [change('east', 'twice', 'x', '1', 'ADDED', { v: '1' })], { rv: '1' }, { log: true });
+    await store.commit(scope, [change('east', 'twice', 'x', '2', 'MODIFIED', { v: '2' }), change('east', 'twice', 'x', '3', 'MODIFIED', { v: '3' })], { rv: '3' }, { log: true });
+    expect([...store.keysLabelled('v1/pods', 'v', '1')]).toEqual([]);
+    expect([...store.keysLabelled('v1/pods', 'v', '2')]).toEqual([]);
+    expect([...store.keysLabelled('v1/pods', 'v', '3')]).toHaveLength(1);
+    await store.commit(scope, [change('east', 'twice', 'x', '4', 'MODIFIED', { v: '4' }), change('east', 'twice', 'x', '5', 'DELETED', { v: '4' })], { rv: '5' }, { log: true });
+    expect([...store.keysLabelled('v1/pods', 'v', '3')]).toEqual([]);
+    expect([...store.keysLabelled('v1/pods', 'v', '4')]).toEqual([]);
+    await store.close();
+  });
+
   it('empties a store written in an older key layout', async () => {
     const { store, dir } = openStore();
     await store.commit(pods('east'), [change('east', 'a', 'x', '1')], { rv: '1' }, { log: true });
