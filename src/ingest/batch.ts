@@ -1,5 +1,6 @@
 import { pack, unpack } from 'msgpackr';
 import type { DecodedObject, MetaRecord, TableColumn } from './decode.js';
+import { INDEXED_FIELDS, fieldIndexEntry } from './fields.js';
 
 /**
  * How decoded objects cross from an ingest worker to the main thread without the main thread
@@ -13,7 +14,7 @@ export interface EncodedObjects {
   offsets: Uint32Array;
   /** Per object: namespace, name (alternating). */
   refs: string[];
-  /** Per object: its labels as `key=value` strings, for the label index (empty when none). */
+  /** Per object: its labels as `key=value` strings and its indexed fields, for the label index (empty when none). */
   labels: string[][];
 }
 
@@ -36,7 +37,7 @@ export function encodeObjects(objects: readonly DecodedObject[]): EncodedObjects
   const out = new Uint8Array(buffer);
   const offsets = new Uint32Array(objects.length * 4);
   const refs: string[] = new Array<string>(objects.length * 2);
-  const labels: string[][] = objects.map((o) => (o.meta.labels ? Object.entries(o.meta.labels).map(([k, v]) => `${k}=${v}`) : []));
+  const labels: string[][] = objects.map(indexEntries);
   let at = 0;
   objects.forEach((o, i) => {
     offsets[i * 4] = at;
@@ -52,6 +53,15 @@ export function encodeObjects(objects: readonly DecodedObject[]): EncodedObjects
     refs[i * 2 + 1] = o.name;
   });
   return { buffer, offsets, refs, labels };
+}
+
+/** The label index entries of one object: its labels, and its indexed fields that have a value. */
+function indexEntries(o: DecodedObject): string[] {
+  const out = o.meta.labels ? Object.entries(o.meta.labels).map(([k, v]) => `${k}=${v}`) : [];
+  if (o.meta.fields) {
+    for (const [field, value] of Object.entries(o.meta.fields)) if (value !== '' && INDEXED_FIELDS.has(field)) out.push(fieldIndexEntry(field, value));
+  }
+  return out;
 }
 
 export function viewObjects(enc: EncodedObjects): IngestedObject[] {

@@ -3,6 +3,8 @@ import type { MetaRecord, TableColumn } from '../ingest/decode.js';
 import { gvrKey, groupVersion } from '../resources/resource-info.js';
 import { encodeContinue, encodeGlobalRV, type ContinueToken } from '../rv/global-rv.js';
 import { matches, needsMeta, type ObjectFilter } from './filter.js';
+import { INDEXED_FIELDS, fieldIndexKey } from '../ingest/fields.js';
+import type { FieldSelector } from '../selectors/fields.js';
 import { KEY_SEP, type Snapshot, type Store, type StoredEntry } from '../store/store.js';
 import type { SnapshotRegistry } from './snapshots.js';
 import { ageCell } from '../table/human-duration.js';
@@ -238,7 +240,7 @@ function tableRow(store: Store, key: string, columns: TableColumn[], includeObje
  * a scan of the whole resource; the remaining requirements are checked on each candidate as usual.
  */
 function indexedEntries(store: Store, key: string, opts: ListOptions, snapshot?: Snapshot): Iterable<StoredEntry> | undefined {
-  const req = opts.filter.labelSelector?.find((r) => r.operator === 'Equals') ?? opts.filter.labelSelector?.find((r) => r.operator === 'In');
+  const req = opts.filter.labelSelector?.find((r) => r.operator === 'Equals') ?? opts.filter.labelSelector?.find((r) => r.operator === 'In') ?? indexedField(opts.filter.fieldSelector);
   if (!req) return undefined;
   const keys = new Set<string>();
   for (const v of req.values) for (const k of store.keysLabelled(key, req.key, v, snapshot)) keys.add(k);
@@ -254,6 +256,12 @@ function indexedEntries(store: Store, key: string, opts: ListOptions, snapshot?:
       if (e && (opts.cluster === undefined || e.cluster === opts.cluster)) yield e;
     }
   })();
+}
+
+/** A field requirement the index can answer (`spec.nodeName=n1`), as a label-index lookup. */
+function indexedField(selector: FieldSelector | undefined): { key: string; values: string[] } | undefined {
+  const r = selector?.find((f) => f.operator === 'Equals' && f.value !== '' && INDEXED_FIELDS.has(f.field));
+  return r ? { key: fieldIndexKey(r.field), values: [r.value] } : undefined;
 }
 
 // The apiserver's own words for a continue token whose snapshot is gone.

@@ -107,7 +107,7 @@ export const KEY_SEP = '\u0005';
 const SEP = KEY_SEP;
 const AFTER_SEP = '\u0006';
 /** Bumped whenever the key layout changes: a store written in another layout is emptied and relisted. */
-const FORMAT = 2;
+const FORMAT = 3; // 3: indexed fields (src/ingest/fields.ts) in the label index
 // Bench ingest at 300k objects: 100 per transaction 5.5k objects/s, event-loop p99 50 ms (CPU-profiled); 200: 7.5k/s, 42 ms;
 // 500: 7.1k/s, 68 ms. Larger transactions commit more cheaply per object but hold a turn longer.
 const OBJECTS_PER_TRANSACTION = 200;

@@ -153,6 +153,20 @@ describe('kubectl output', () => {
     expect(labels).toContain('app=web');
   });
 
+  it('kubectl describe shows the same events as the member (events selected by involvedObject, from the field index)', async () => {
+    const podName = (await memberJson<V1PodList>(west, 'GET', `/api/v1/namespaces/${NS}/pods`)).items[0]!.metadata!.name!;
+    const eventLines = (out: string) => out.slice(out.indexOf('\nEvents:')).split('\n').slice(1).filter((l) => /^\s+\S/.test(l) && !l.includes('----')).map((l) => l.trim().split(/\s{2,}/)).map((cols) => [cols[0], cols[1], cols.at(-1)].join('|'));
+    const direct = eventLines(await kubectlOk(west.kubeconfig, ['describe', 'pod', '-n', NS, podName]));
+    expect(direct.length).toBeGreaterThan(0);
+    let via: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      via = eventLines(await kubectlOk(flotilla.kubeconfig, ['describe', 'pod', '-n', NS, podName]));
+      if (JSON.stringify(via) === JSON.stringify(direct)) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(via).toEqual(direct);
+  });
+
   it('kubectl wait --for a condition through a watch', async () => {
     const podName = (await memberJson<V1PodList>(west, 'GET', `/api/v1/namespaces/${NS}/pods`)).items[0]!.metadata!.name!;
     const r = await kubectl(flotilla.kubeconfig, ['wait', '-n', NS, '--for=condition=Ready', `pod/${podName}`, '--timeout=20s'], { timeoutMs: 30_000 });

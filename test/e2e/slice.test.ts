@@ -123,7 +123,8 @@ describe('fleet-wide list', () => {
     expect(await names('member=north,app=slice')).toEqual(['pod-north-0', 'pod-north-1', 'pod-north-2']);
   });
 
-  it.each(['status.phase=Running', 'spec.nodeName=east-node-1', 'status.phase!=Running,spec.restartPolicy=Always', 'metadata.name=pod-west-1', 'spec.hostNetwork=false'])(
+  // spec.nodeName=<node> is answered from the field index; `spec.nodeName=` (unscheduled) by a scan.
+  it.each(['status.phase=Running', 'spec.nodeName=east-node-1', 'spec.nodeName=east-node-1,status.phase=Running', 'spec.nodeName=', 'status.phase!=Running,spec.restartPolicy=Always', 'metadata.name=pod-west-1', 'spec.hostNetwork=false'])(
     'selects by field %s exactly as the members do',
     async (selector) => {
       const q = `?fieldSelector=${encodeURIComponent(selector)}`;

@@ -2,9 +2,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Store, type Change, type ChangeType, type StoreEvent } from '../../src/store/store.js';
+import { KEY_SEP, Store, type Change, type ChangeType, type StoreEvent } from '../../src/store/store.js';
 import { decodeObject, type IngestContext } from '../../src/ingest/decode.js';
 import { encodeObjects, viewObjects } from '../../src/ingest/batch.js';
+import { fieldIndexKey } from '../../src/ingest/fields.js';
 
 const dirs: string[] = [];
 function openStore(eventLogSize?: number): { store: Store; dir: string } {
@@ -93,6 +94,20 @@ describe('Store', () => {
     await store.commit(scope, [change('east', 'twice', 'x', '4', 'MODIFIED', { v: '4' }), change('east', 'twice', 'x', '5', 'DELETED', { v: '4' })], { rv: '5' }, { log: true });
     expect([...store.keysLabelled('v1/pods', 'v', '3')]).toEqual([]);
     expect([...store.keysLabelled('v1/pods', 'v', '4')]).toEqual([]);
+    await store.close();
+  });
+
+  it('enters selective fields in the index (a node\'s pods), but not empty or low-cardinality ones', async () => {
+    const { store } = openStore();
+    const ctx: IngestContext = { cluster: 'east', apiVersion: 'v1', kind: 'Pod', dropManagedFields: true };
+    const pod = (name: string, nodeName?: string): Change => {
+      const o = viewObjects(encodeObjects([decodeObject({ metadata: { namespace: 'n', name, uid: name, resourceVersion: '1' }, spec: { nodeName }, status: { phase: 'Running' } }, ctx)]))[0]!;
+      return { type: 'ADDED', rv: '1', ...o };
+    };
+    await store.commit(pods('east', 'n'), [pod('a', 'node-1'), pod('b', 'node-2'), pod('c', 'node-1'), pod('d')], { rv: '1' }, { log: false });
+    expect([...store.keysLabelled('v1/pods', fieldIndexKey('spec.nodeName'), 'node-1')].map((k) => k.split(KEY_SEP)[2])).toEqual(['a', 'c']);
+    expect([...store.keysLabelled('v1/pods', fieldIndexKey('spec.nodeName'), '')]).toEqual([]);
+    expect([...store.keysLabelled('v1/pods', fieldIndexKey('status.phase'), 'Running')]).toEqual([]);
     await store.close();
   });
 
