@@ -38,7 +38,8 @@ function versionLdflags() {
   return pkgs.flatMap((p) => Object.entries(vars).map(([k, v]) => `-X ${p}.${k}=${v}`)).join(' ') + ' -s -w';
 }
 
-function cacheRoot() {
+/** Where every cached test tool lives (fleet binaries, test clients); FLOTILLA_CACHE_DIR moves it. */
+export function cacheRoot() {
   if (process.env.FLOTILLA_CACHE_DIR) return resolve(process.env.FLOTILLA_CACHE_DIR);
   const xdg = process.env.XDG_CACHE_HOME || join(homedir(), '.cache');
   return join(xdg, 'flotilla');

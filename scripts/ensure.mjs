@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Makes a fresh clone ready to run: the tools flotilla's build and test fleet need (openssl, Go),
 // node_modules (installed when missing or stale), the TypeScript build, and the test fleet's Go-built
-// binaries (cached by version, so only the first run pays for them).
+// binaries (cached by version, so only the first run pays for them), and a venv with the Python
+// Kubernetes client for its e2e test (likewise cached by version).
 //
 //   node scripts/ensure.mjs            everything
 //   node scripts/ensure.mjs --no-fleet skip the fleet binaries
@@ -9,6 +10,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensurePythonClient } from './python-client.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const say = (msg) => process.stderr.write(`ensure: ${msg}\n`);
@@ -65,8 +67,9 @@ try {
     const build = (arg) => execFileSync('node', [join(root, 'scripts', 'build-fleet-binaries.mjs'), ...arg], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
     const dir = build([]);
     build(['--clients']);
+    const python = ensurePythonClient();
     const secs = (Date.now() - started) / 1000;
-    if (secs > 5) say(`fleet binaries and test clients built in ${secs.toFixed(0)} s: ${dir}`);
+    if (secs > 5) say(`fleet binaries and test clients built in ${secs.toFixed(0)} s: ${dir}, ${python}`);
   }
 } catch (e) {
   say(`failed: ${e.message}`);
