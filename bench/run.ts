@@ -18,8 +18,9 @@ import { list } from './scenarios/list.js';
 import { warmRestart } from './scenarios/warm-restart.js';
 import { patch } from './scenarios/patch.js';
 import { logs } from './scenarios/logs.js';
+import { table } from './scenarios/table.js';
 
-const SCENARIOS: Scenario[] = [ingest, warmRestart, list, patch, logs];
+const SCENARIOS: Scenario[] = [ingest, warmRestart, list, table, patch, logs];
 
 
 const usage = `usage: npm run bench -- [${SCENARIOS.map((s) => s.name).join('|')} ...] [--quick] [--pods N] [--names K] [--cpu-prof]`;

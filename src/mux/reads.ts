@@ -94,14 +94,14 @@ export function listResponse(store: Store, opts: ListOptions): ListBody {
   const counting = !opts.filter.labelSelector?.length && !opts.filter.fieldSelector?.length;
   for (const e of matchingEntries(store, opts, snapshot)) {
     if (opts.limit && entries.length >= opts.limit) {
-      next ??= e;
-      // remainingItemCount is only given for unfiltered lists, as the apiserver does.
-      if (!counting) break;
-      remaining++;
-      continue;
+      next = e;
+      break;
     }
     entries.push(e);
   }
+  // remainingItemCount is only given for unfiltered lists, as the apiserver does; LMDB counts
+  // the keys from the next object on without reading a single object.
+  if (next && counting) remaining = store.countFrom(gvrKey(opts.resource.info), { namespace: opts.namespace, cluster: opts.cluster, startKey: next.key, snapshot });
   let listMeta = `"resourceVersion":${JSON.stringify(rv)}`;
   if (next) {
     listMeta += `,"continue":${JSON.stringify(encodeContinue({ rv, start: next.key, ...(snapshotId ? { snap: snapshotId } : {}) }))}`;

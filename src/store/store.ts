@@ -474,14 +474,51 @@ export class Store {
    * snapshot), or pass a snapshot.
    */
   *entries(resource: string, opts: { namespace?: string; cluster?: string; startKey?: string; snapshot?: Snapshot } = {}): Generator<StoredEntry> {
+    if (opts.cluster !== undefined) {
+      yield* this.clusterEntries(resource, opts.cluster, opts);
+      return;
+    }
     const prefix = opts.namespace !== undefined ? `${resource}${SEP}${opts.namespace}${SEP}` : `${resource}${SEP}`;
     const end = prefix.slice(0, -1) + AFTER_SEP;
     const start = opts.startKey !== undefined && opts.startKey > prefix ? opts.startKey : prefix;
     for (const { key, value } of this.objects.getRange({ start, end, transaction: opts.snapshot })) {
-      const k = splitKey(key);
-      if (opts.cluster !== undefined && k.cluster !== opts.cluster) continue;
-      yield { ...k, bytes: value, key };
+      yield { ...splitKey(key), bytes: value, key };
     }
+  }
+
+  /**
+   * One cluster's objects through its own index (same order: namespace, name), so a
+   * `/clusters/<name>/` list of one member of a hundred reads that member's bytes only.
+   */
+  private *clusterEntries(resource: string, cluster: string, opts: { namespace?: string; startKey?: string; snapshot?: Snapshot }): Generator<StoredEntry> {
+    const range = this.clusterRange(resource, cluster, opts);
+    for (const own of this.byCluster.getKeys({ ...range, transaction: opts.snapshot })) {
+      const parts = own.split(SEP);
+      const namespace = parts[2] ?? '';
+      const name = parts[3] ?? '';
+      const key = objectKey(resource, namespace, name, cluster);
+      const bytes = this.objects.get(key, { transaction: opts.snapshot });
+      if (bytes) yield { namespace, name, cluster, bytes, key };
+    }
+  }
+
+  private clusterRange(resource: string, cluster: string, opts: { namespace?: string; startKey?: string }): { start: string; end: string } {
+    const prefix = opts.namespace !== undefined ? `${resource}${SEP}${cluster}${SEP}${opts.namespace}${SEP}` : `${resource}${SEP}${cluster}${SEP}`;
+    let start = prefix;
+    if (opts.startKey !== undefined) {
+      const k = splitKey(opts.startKey);
+      const from = `${resource}${SEP}${cluster}${SEP}${k.namespace}${SEP}${k.name}`;
+      if (from > prefix) start = from;
+    }
+    return { start, end: prefix.slice(0, -1) + AFTER_SEP };
+  }
+
+  /** How many objects `entries` would yield from `startKey` on, counted by LMDB without reading them. */
+  countFrom(resource: string, opts: { namespace?: string; cluster?: string; startKey: string; snapshot?: Snapshot }): number {
+    if (opts.cluster !== undefined) return this.byCluster.getCount({ ...this.clusterRange(resource, opts.cluster, opts), transaction: opts.snapshot });
+    const prefix = opts.namespace !== undefined ? `${resource}${SEP}${opts.namespace}${SEP}` : `${resource}${SEP}`;
+    const start = opts.startKey > prefix ? opts.startKey : prefix;
+    return this.objects.getCount({ start, end: prefix.slice(0, -1) + AFTER_SEP, transaction: opts.snapshot });
   }
 
   /** Every member's copy of namespace/name. */

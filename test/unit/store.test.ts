@@ -111,6 +111,26 @@ describe('Store', () => {
     await store.close();
   });
 
+  it('lists one cluster from its own index and counts what follows a key without reading it', async () => {
+    const { store } = openStore();
+    for (const c of ['east', 'west']) {
+      await store.commit(pods(c, 'a'), ['p1', 'p2', 'p3'].map((n, i) => change(c, 'a', n, String(i + 1))), { rv: '3' }, { log: true });
+      await store.commit(pods(c, 'b'), [change(c, 'b', 'p1', '4')], { rv: '4' }, { log: true });
+    }
+    const names = (es: Iterable<{ namespace: string; name: string; cluster: string }>) => [...es].map((e) => `${e.cluster}/${e.namespace}/${e.name}`);
+    expect(names(store.entries('v1/pods', { cluster: 'west' }))).toEqual(['west/a/p1', 'west/a/p2', 'west/a/p3', 'west/b/p1']);
+    expect(names(store.entries('v1/pods', { cluster: 'west', namespace: 'a' }))).toEqual(['west/a/p1', 'west/a/p2', 'west/a/p3']);
+    const all = [...store.entries('v1/pods')];
+    const from = all.find((e) => e.cluster === 'west' && e.name === 'p2')!.key;
+    expect(names(store.entries('v1/pods', { cluster: 'west', startKey: from }))).toEqual(['west/a/p2', 'west/a/p3', 'west/b/p1']);
+    expect(store.countFrom('v1/pods', { cluster: 'west', startKey: from })).toBe(3);
+    expect(store.countFrom('v1/pods', { cluster: 'west', namespace: 'a', startKey: from })).toBe(2);
+    // Without a cluster: every member's copies from that key on (a/p2 west, a/p3 east+west, b/p1 east+west).
+    expect(store.countFrom('v1/pods', { startKey: from })).toBe(5);
+    expect(store.countFrom('v1/pods', { startKey: from })).toBe([...store.entries('v1/pods', { startKey: from })].length);
+    await store.close();
+  });
+
   it('empties a store written in an older key layout', async () => {
     const { store, dir } = openStore();
     await store.commit(pods('east'), [change('east', 'a', 'x', '1')], { rv: '1' }, { log: true });
