@@ -19,11 +19,13 @@ import { warmRestart } from './scenarios/warm-restart.js';
 import { patch } from './scenarios/patch.js';
 import { logs } from './scenarios/logs.js';
 import { table } from './scenarios/table.js';
+import { watchers } from './scenarios/watchers.js';
 
-const SCENARIOS: Scenario[] = [ingest, warmRestart, list, table, patch, logs];
+// watchers adds pods to the member: after the scenarios that count the seeded ones.
+const SCENARIOS: Scenario[] = [ingest, warmRestart, list, table, patch, watchers, logs];
 
 
-const usage = `usage: npm run bench -- [${SCENARIOS.map((s) => s.name).join('|')} ...] [--quick] [--pods N] [--names K] [--cpu-prof]`;
+const usage = `usage: npm run bench -- [${SCENARIOS.map((s) => s.name).join('|')} ...] [--quick] [--pods N] [--names K] [--watchers N] [--watch-rate R] [--cpu-prof]`;
 
 function positiveInt(flag: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
@@ -42,6 +44,8 @@ async function main(): Promise<number> {
       quick: { type: 'boolean', default: false },
       pods: { type: 'string' },
       names: { type: 'string' },
+      watchers: { type: 'string' },
+      'watch-rate': { type: 'string' },
       'cpu-prof': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h' },
     },
@@ -61,8 +65,10 @@ async function main(): Promise<number> {
     ...base,
     pods: positiveInt('--pods', values.pods) ?? base.pods,
     names: positiveInt('--names', values.names) ?? base.names,
+    watchers: positiveInt('--watchers', values.watchers) ?? base.watchers,
+    watchEventsPerSecond: positiveInt('--watch-rate', values['watch-rate']) ?? base.watchEventsPerSecond,
   };
-  const overridden = profile.pods !== base.pods || profile.names !== base.names;
+  const overridden = profile.pods !== base.pods || profile.names !== base.names || profile.watchers !== base.watchers || profile.watchEventsPerSecond !== base.watchEventsPerSecond;
 
   const root = findProjectRoot();
   // Taken at the start: src/ may be committed to while the run goes on (dist/ is what runs).
@@ -126,7 +132,7 @@ async function main(): Promise<number> {
   }
 
   const run: RunRecord = {
-    profile: profile.name + (overridden ? `-${profile.pods}x${profile.names}` : '') + (ctx.cpuProfDir ? '+cpu-prof' : ''),
+    profile: profile.name + (overridden ? `-${profile.pods}x${profile.names}` : '') + (profile.watchers !== base.watchers || profile.watchEventsPerSecond !== base.watchEventsPerSecond ? `-w${profile.watchers}x${profile.watchEventsPerSecond}` : '') + (ctx.cpuProfDir ? '+cpu-prof' : ''),
     scenarios: chosen.map((s) => s.name),
     date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
     commit,

@@ -29,6 +29,10 @@ export interface Profile {
   runBudgetMs: number;
   /** Size of the container log the logs scenario streams. */
   logBytes: number;
+  /** The watchers scenario: clients watching, patches a second, seconds measured. */
+  watchers: number;
+  watchEventsPerSecond: number;
+  watchSeconds: number;
 }
 
 export const PROFILES: Record<Profile['name'], Profile> = {
@@ -36,11 +40,13 @@ export const PROFILES: Record<Profile['name'], Profile> = {
     name: 'quick', pods: 10_000, names: 2, namespaces: 4, seedConcurrency: 64,
     listRounds: 5, selectorRuns: 200, selectorBudgetMs: 15_000, readyTimeoutMs: 120_000, runBudgetMs: 10 * 60_000,
     logBytes: 16 * 1024 * 1024,
+    watchers: 100, watchEventsPerSecond: 50, watchSeconds: 10,
   },
   full: {
     name: 'full', pods: 100_000, names: 10, namespaces: 10, seedConcurrency: 64,
     listRounds: 5, selectorRuns: 200, selectorBudgetMs: 90_000, readyTimeoutMs: 20 * 60_000, runBudgetMs: 75 * 60_000,
     logBytes: 128 * 1024 * 1024,
+    watchers: 1000, watchEventsPerSecond: 200, watchSeconds: 20,
   },
 };
 
