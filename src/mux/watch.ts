@@ -199,8 +199,9 @@ export class WatchHub {
         this.write(w, this.encode(w, 'ADDED', e.cluster, e.name, e.bytes, metaOf, objectMark), true);
       }
     }
-    if (since) {
-      for (const ev of this.store.logged(key)) {
+    const resumeAfter = since ? this.store.resumeSeq(key, since) : undefined;
+    if (since && resumeAfter !== undefined) {
+      for (const ev of this.store.logged(key, resumeAfter)) {
         const from = since[ev.cluster];
         if (from === undefined || compareMemberRV(ev.rv, from) <= 0) continue;
         if (!opts.resource.clusters.includes(ev.cluster)) continue;

@@ -107,7 +107,7 @@ export const KEY_SEP = '\u0005';
 const SEP = KEY_SEP;
 const AFTER_SEP = '\u0006';
 /** Bumped whenever the key layout changes: a store written in another layout is emptied and relisted. */
-const FORMAT = 3; // 3: indexed fields (src/ingest/fields.ts) in the label index
+const FORMAT = 4; // 3: indexed fields (src/ingest/fields.ts) in the label index; 4: eventRVs
 // Bench ingest at 300k objects: 100 per transaction 5.5k objects/s, event-loop p99 50 ms (CPU-profiled); 200: 7.5k/s, 42 ms;
 // 500: 7.1k/s, 68 ms. Larger transactions commit more cheaply per object but hold a turn longer.
 const OBJECTS_PER_TRANSACTION = 200;
@@ -122,6 +122,12 @@ function splitKey(key: string): { namespace: string; name: string; cluster: stri
   return { namespace: parts[1] ?? '', name: parts[2] ?? '', cluster: parts[3] ?? '' };
 }
 
+/** A member RV as the integer it is in practice (an etcd revision); undefined when it is not one. */
+function numericRV(rv: string): number | undefined {
+  if (!/^[0-9]{1,15}$/.test(rv)) return undefined;
+  return Number(rv);
+}
+
 function syncKey(s: CacheScope): string {
   return `${s.resource}${SEP}${s.cluster}${SEP}${s.namespace ?? ''}`;
 }
@@ -132,6 +138,8 @@ export class Store {
   private readonly meta: Database<Buffer, string>;
   private readonly sync: Database<SyncRecord, string>;
   private readonly events: Database<LoggedRecord, [string, number]>;
+  /** [resource, cluster, member RV, seq] of every logged event: where a watch resumes in the log. */
+  private readonly eventRVs: Database<boolean, [string, string, number, number]>;
   /**
    * Per-cluster index: `resource · cluster · namespace · name`. What one cacher owns is one
    * range of it, so reconciles and counts never walk the other clusters' objects.
@@ -158,6 +166,7 @@ export class Store {
     this.meta = root.openDB<Buffer, string>({ name: 'meta', encoding: 'binary' });
     this.sync = root.openDB<SyncRecord, string>({ name: 'sync' });
     this.events = root.openDB<LoggedRecord, [string, number]>({ name: 'events' });
+    this.eventRVs = root.openDB<boolean, [string, string, number, number]>({ name: 'eventRVs' });
     this.logs = root.openDB<LogState | { seq: number } | { format: number }, string>({ name: 'logs' });
     this.labelIndex = root.openDB<boolean, string>({ name: 'labels' });
     this.byCluster = root.openDB<boolean, string>({ name: 'byCluster' });
@@ -166,7 +175,9 @@ export class Store {
     // the main thread only encodes write instructions (a 100-byte-key put inside transaction()
     // costs ~5 µs of main thread; outside, ~1 µs). Puts of one event turn commit as one LMDB
     // transaction, and the queue runs one task per turn and waits for its commit, so every task
-    // is atomic and reads in it see all earlier tasks (not its own writes: see applyObject).
+    // is atomic and reads in it see all earlier tasks (not its own writes: see applyObject). A put
+    // that threw would leave the task's earlier puts queued; none can: our longest key (a label
+    // index entry, at most ~900 bytes from Kubernetes' name limits) is far below LMDB's 1978.
     this.writes = new TransactionQueue((fn) => {
       fn();
       return root.committed;
@@ -185,7 +196,7 @@ export class Store {
   private upgradeFormat(): void {
     const stored = (this.logs.get(FORMAT_KEY) as { format?: number } | undefined)?.format;
     if (stored === FORMAT) return;
-    for (const db of [this.objects, this.meta, this.sync, this.events, this.logs, this.labelIndex, this.byCluster, this.labelsOf]) {
+    for (const db of [this.objects, this.meta, this.sync, this.events, this.eventRVs, this.logs, this.labelIndex, this.byCluster, this.labelsOf]) {
       (db as Database<unknown, string>).clearSync();
     }
     this.logs.putSync(FORMAT_KEY, { format: FORMAT });
@@ -257,6 +268,25 @@ export class Store {
     return ((this.logs.get(resource) as LogState | undefined)?.start ?? {});
   }
 
+  /**
+   * Where in a resource's log a watch resuming from `since` (per cluster, the member RV it has)
+   * starts: the sequence number just before the first logged event it has not seen, or undefined
+   * when it has seen every logged event. Found through the eventRVs index, so a watch resumes
+   * without reading the log from its beginning.
+   */
+  resumeSeq(resource: string, since: Record<string, string>, snapshot?: Snapshot): number | undefined {
+    let first: number | undefined;
+    for (const [cluster, rv] of Object.entries(since)) {
+      const n = numericRV(rv);
+      // An RV we cannot order numerically: read the log from its start, as before the index.
+      if (n === undefined) return 0;
+      for (const key of this.eventRVs.getKeys({ start: [resource, cluster, n + 1], end: [resource, cluster, Number.MAX_SAFE_INTEGER], limit: 1, transaction: snapshot })) {
+        if (first === undefined || key[3] < first) first = key[3];
+      }
+    }
+    return first === undefined ? undefined : first - 1;
+  }
+
   /** The logged events of a resource after `afterSeq`, in order. Iterate synchronously. */
   *logged(resource: string, afterSeq = 0): Generator<StoreEvent> {
     for (const { key, value } of this.events.getRange({ start: [resource, afterSeq + 1], end: [resource, Number.MAX_SAFE_INTEGER] })) {
@@ -297,6 +327,8 @@ export class Store {
         events.push(ev);
         if (opts.log) {
           this.events.put([resource, ev.seq], { c: cluster, t: c.type, n: c.namespace, m: c.name, rv: c.rv, o: c.bytes, x: c.meta });
+          const rvNumber = numericRV(c.rv);
+          if (rvNumber !== undefined) this.eventRVs.put([resource, cluster, rvNumber, ev.seq], true);
           log ??= { start: {}, count: 0, firstSeq: ev.seq };
           log.count++;
         }
@@ -366,6 +398,8 @@ export class Store {
     for (const { key, value } of this.events.getRange({ start: [resource, 0], end: [resource, Number.MAX_SAFE_INTEGER] })) {
       if (excess-- <= 0) break;
       this.events.remove(key);
+      const rvNumber = numericRV(value.rv);
+      if (rvNumber !== undefined) this.eventRVs.remove([resource, value.c, rvNumber, key[1]]);
       log.count--;
       log.firstSeq = key[1] + 1;
       const prior = log.start[value.c];

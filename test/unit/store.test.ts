@@ -131,6 +131,27 @@ describe('Store', () => {
     await store.close();
   });
 
+  it('finds where a watch resumes in the log without reading it from the start, also after trimming', async () => {
+    const { store } = openStore(1000);
+    await store.commit(pods('east'), [change('east', 'a', 'x', '10'), change('east', 'a', 'y', '12')], { rv: '12' }, { log: true }); // seq 1, 2
+    await store.commit(pods('west'), [change('west', 'a', 'x', '11')], { rv: '11' }, { log: true }); // seq 3
+    await store.commit(pods('east'), [change('east', 'a', 'x', '15', 'MODIFIED')], { rv: '15' }, { log: true }); // seq 4
+    expect(store.resumeSeq('v1/pods', { east: '10' })).toBe(1); // east's rv 12 (seq 2) is next
+    expect(store.resumeSeq('v1/pods', { east: '12', west: '10' })).toBe(2); // west's rv 11 (seq 3)
+    expect(store.resumeSeq('v1/pods', { east: '15', west: '11' })).toBeUndefined();
+    expect(store.resumeSeq('v1/pods', { east: 'not-a-number' })).toBe(0);
+    const after = (since: Record<string, string>) => [...store.logged('v1/pods', store.resumeSeq('v1/pods', since) ?? Infinity)].map((e) => `${e.cluster}@${e.rv}`);
+    expect(after({ east: '12', west: '10' })).toEqual(['west@11', 'east@15']);
+    // Past the window the oldest go, from the index too.
+    const many = Array.from({ length: 1200 }, (_, i) => change('east', 'b', `p${i}`, String(100 + i)));
+    await store.commit(pods('east', 'b'), many.slice(0, 600), { rv: '699' }, { log: true }); // seq 5..604
+    await store.commit(pods('east', 'b'), many.slice(600), { rv: '1299' }, { log: true }); // seq 605..1204; 1..204 trimmed
+    expect(store.logStart('v1/pods')).toEqual({ east: '299', west: '11' });
+    expect(store.resumeSeq('v1/pods', { east: '299' })).toBe(204);
+    expect(after({ east: '1298' })).toEqual(['east@1299']);
+    await store.close();
+  });
+
   it('empties a store written in an older key layout', async () => {
     const { store, dir } = openStore();
     await store.commit(pods('east'), [change('east', 'a', 'x', '1')], { rv: '1' }, { log: true });
