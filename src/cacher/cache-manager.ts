@@ -145,15 +145,30 @@ export class CacheManager {
     return { started, stopped };
   }
 
+  /**
+   * A resource's kind and scope: known already, else what discovery said last time (saved in the
+   * store, so a restart while every member is unreachable still serves the cache), refreshed from
+   * a member in the background; else from a member now.
+   */
   private resourceInfo(key: string, rule: ResourceRule, clusters: string[]): Promise<ResourceInfo | undefined> {
     const known = this.resources.get(key);
     if (known) return Promise.resolve(known.info);
     let pending = this.discovering.get(key);
     if (!pending) {
-      pending = this.discover(rule, clusters).finally(() => this.discovering.delete(key));
+      pending = this.discover(rule, clusters)
+        .then(async (info) => {
+          if (info) {
+            await this.store.saveResourceInfo(key, info);
+            const entry = this.resources.get(key);
+            if (entry) entry.info = info;
+          }
+          return info;
+        })
+        .finally(() => this.discovering.delete(key));
       this.discovering.set(key, pending);
     }
-    return pending;
+    const saved = this.store.resourceInfo(key);
+    return saved ? Promise.resolve(saved) : pending;
   }
 
   private async discover(rule: ResourceRule, clusters: string[]): Promise<ResourceInfo | undefined> {

@@ -3,6 +3,7 @@ import type { MetaRecord, TableColumn } from '../ingest/decode.js';
 import { decodeMeta } from '../ingest/batch.js';
 import { compareMemberRV } from '../rv/global-rv.js';
 import { TransactionQueue } from './transaction-queue.js';
+import type { ResourceInfo } from '../resources/resource-info.js';
 
 /**
  * The embedded cache: one LMDB environment holding, per (resource, namespace, name, cluster), the
@@ -149,6 +150,8 @@ export class Store {
   private readonly labelIndex: Database<boolean, string>;
   /** Each indexed object's `key=value` labels, to unindex what an update or delete removes. */
   private readonly labelsOf: Database<string[], string>;
+  /** What discovery said of each cached resource, so a restart with every member down still serves. */
+  private readonly resourceInfos: Database<ResourceInfo, string>;
   private readonly logs: Database<LogState | { seq: number } | { format: number }, string>;
   private readonly listeners = new Map<string, Set<StoreListener>>();
   /** Woken after every commit of a resource, with changes or only a newer RV (waitFor). */
@@ -171,6 +174,7 @@ export class Store {
     this.labelIndex = root.openDB<boolean, string>({ name: 'labels' });
     this.byCluster = root.openDB<boolean, string>({ name: 'byCluster' });
     this.labelsOf = root.openDB<string[], string>({ name: 'labelsOf' });
+    this.resourceInfos = root.openDB<ResourceInfo, string>({ name: 'resources' });
     // Plain puts, not transaction(): lmdb-js then does the B-tree work on its writer thread and
     // the main thread only encodes write instructions (a 100-byte-key put inside transaction()
     // costs ~5 µs of main thread; outside, ~1 µs). Puts of one event turn commit as one LMDB
@@ -196,10 +200,19 @@ export class Store {
   private upgradeFormat(): void {
     const stored = (this.logs.get(FORMAT_KEY) as { format?: number } | undefined)?.format;
     if (stored === FORMAT) return;
-    for (const db of [this.objects, this.meta, this.sync, this.events, this.eventRVs, this.logs, this.labelIndex, this.byCluster, this.labelsOf]) {
+    for (const db of [this.objects, this.meta, this.sync, this.events, this.eventRVs, this.logs, this.labelIndex, this.byCluster, this.labelsOf, this.resourceInfos]) {
       (db as Database<unknown, string>).clearSync();
     }
     this.logs.putSync(FORMAT_KEY, { format: FORMAT });
+  }
+
+  /** The discovery answer last saved for a resource (by gvrKey). */
+  resourceInfo(resource: string): ResourceInfo | undefined {
+    return this.resourceInfos.get(resource);
+  }
+
+  saveResourceInfo(resource: string, info: ResourceInfo): Promise<void> {
+    return this.writes.run(() => void this.resourceInfos.put(resource, info), true);
   }
 
   /** Hears every committed batch of a resource's changes, in commit order. */

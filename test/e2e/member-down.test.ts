@@ -59,4 +59,24 @@ describe('a member that is down', () => {
     // Still ready: one member down does not take the fleet down.
     expect((await memberRequest(flotilla.endpoint, 'GET', '/readyz')).status).toBe(200);
   });
+
+  it('restarted while every member is down, serves the cached state from what it saved of discovery', async () => {
+    await flotilla.stop();
+    await fleet.stopApiserver('up');
+    // Token review needs a member; the fleet's static token file does not.
+    flotilla = await startFlotillaProcess({
+      fleet: fleet.info,
+      dir: join(fleet.info.dir, 'flotilla'),
+      resources: [{ version: 'v1', resource: 'configmaps' }],
+      authentication: { tokenFile: join(fleet.info.dir, 'tokens.csv') },
+      waitReady: false,
+    });
+    const res = await memberRequest(flotilla.endpoint, 'GET', PATH);
+    expect(res.status).toBe(200);
+    const names = (JSON.parse(res.body) as { items: { metadata: { name: string } }[] }).items.map((i) => i.metadata.name);
+    expect(names).toEqual(expect.arrayContaining(['cm-up', 'cm-down']));
+    expect(String(res.headers.warning)).toContain('cluster down is not reachable');
+    expect(String(res.headers.warning)).toContain('cluster up is not reachable');
+    expect((await memberRequest(flotilla.endpoint, 'GET', `${PATH}/cm-up`)).status).toBe(200);
+  });
 });

@@ -36,6 +36,8 @@ export interface FlotillaStart {
   resources?: ResourceRuleSpec[];
   /** Extra YAML fields under `options`. */
   options?: Record<string, unknown>;
+  /** The `authentication` section (default: token review by the first member). */
+  authentication?: Record<string, unknown>;
   port?: number;
   /** false: return as soon as flotilla answers at all, before its cachers have synced. */
   waitReady?: boolean;
@@ -62,14 +64,14 @@ export async function freePort(): Promise<number> {
 }
 
 /** A fleet file; callers' bearer tokens are reviewed by the first member (the test fleet's members share their tokens). */
-export function writeFleetConfig(path: string, members: MemberInfo[], resources: ResourceRuleSpec[], options?: Record<string, unknown>): void {
+export function writeFleetConfig(path: string, members: MemberInfo[], resources: ResourceRuleSpec[], options?: Record<string, unknown>, authentication?: Record<string, unknown>): void {
   writeFileSync(
     path,
     toYaml({
       clusters: members.map((m) => ({ name: m.name, kubeconfig: m.kubeconfig })),
       resources,
       ...(options ? { options } : {}),
-      authentication: { tokenReviewCluster: members[0]!.name },
+      authentication: authentication ?? { tokenReviewCluster: members[0]!.name },
     }),
   );
 }
@@ -92,7 +94,7 @@ export async function startFlotillaProcess(opts: FlotillaStart): Promise<Flotill
   const root = findProjectRoot();
   mkdirSync(opts.dir, { recursive: true });
   const configPath = join(opts.dir, 'fleet.yaml');
-  writeFleetConfig(configPath, opts.members ?? opts.fleet.members, opts.resources ?? DEFAULT_RESOURCES, opts.options);
+  writeFleetConfig(configPath, opts.members ?? opts.fleet.members, opts.resources ?? DEFAULT_RESOURCES, opts.options, opts.authentication);
   const dataDir = join(opts.dir, 'data');
   const port = opts.port ?? (await freePort());
   const proc = startProcess({
