@@ -1,6 +1,6 @@
 import { Agent, request, type RequestOptions } from 'node:https';
 import { request as httpRequest, Agent as HttpAgent } from 'node:http';
-import type { IncomingMessage } from 'node:http';
+import type { ClientRequest, IncomingMessage } from 'node:http';
 import type { Duplex, Readable } from 'node:stream';
 import { readFile } from 'node:fs/promises';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -69,20 +69,8 @@ export class MemberClient {
 
   /** Sends a request and resolves with the response head; the body is left unread. */
   send(req: MemberRequest): Promise<IncomingMessage> {
-    const url = new URL(req.path, this.server);
-    const doRequest = url.protocol === 'http:' ? httpRequest : request;
     return new Promise((resolve, reject) => {
-      const r = doRequest(
-        url,
-        {
-          method: req.method ?? 'GET',
-          agent: this.agent,
-          ...this.tls,
-          headers: { ...this.authHeaders, 'user-agent': 'flotilla', ...req.headers },
-          signal: req.signal,
-        },
-        resolve,
-      );
+      const r = this.open(req, this.agent, resolve);
       if (req.idleTimeoutMs) r.setTimeout(req.idleTimeoutMs, () => r.destroy(new Error(`no data from ${this.cluster} for ${req.idleTimeoutMs} ms`)));
       r.on('error', reject);
       const body = req.body;
@@ -101,22 +89,31 @@ export class MemberClient {
    * passes that back, so clients can fall back from websocket to SPDY).
    */
   upgrade(req: MemberRequest): Promise<UpgradeResult> {
-    const url = new URL(req.path, this.server);
-    const doRequest = url.protocol === 'http:' ? httpRequest : request;
     return new Promise((resolve, reject) => {
-      const r = doRequest(url, {
-        method: req.method ?? 'GET',
-        // Its own connection: an upgraded socket never goes back to a keep-alive pool.
-        agent: false,
-        ...this.tls,
-        headers: { ...this.authHeaders, 'user-agent': 'flotilla', ...req.headers },
-        signal: req.signal,
-      });
+      // Its own connection: an upgraded socket never goes back to a keep-alive pool.
+      const r = this.open(req, false);
       r.on('upgrade', (res: IncomingMessage, socket: Duplex, head: Buffer) => resolve({ upgraded: true, res, socket, head }));
       r.on('response', (res: IncomingMessage) => resolve({ upgraded: false, res }));
       r.on('error', reject);
       r.end();
     });
+  }
+
+  /** A request to the member with flotilla's credentials and the request's own headers. */
+  private open(req: MemberRequest, agent: Agent | HttpAgent | false, onResponse?: (res: IncomingMessage) => void): ClientRequest {
+    const url = new URL(req.path, this.server);
+    const doRequest = url.protocol === 'http:' ? httpRequest : request;
+    return doRequest(
+      url,
+      {
+        method: req.method ?? 'GET',
+        agent,
+        ...this.tls,
+        headers: { ...this.authHeaders, 'user-agent': 'flotilla', ...req.headers },
+        signal: req.signal,
+      },
+      onResponse,
+    );
   }
 
   /** Sends a request and buffers the whole body. */
