@@ -3,7 +3,7 @@ import { findOne } from '../mux/reads.js';
 import type { RequestTarget } from '../router/request-info.js';
 import { gvrKey } from '../resources/resource-info.js';
 import type { Store } from '../store/store.js';
-import { StatusError, badRequest } from '../router/status.js';
+import { badRequest, unknownCluster } from '../router/status.js';
 
 export type ResourceTarget = Extract<RequestTarget, { type: 'resource' }>;
 
@@ -15,9 +15,7 @@ export type ResourceTarget = Extract<RequestTarget, { type: 'resource' }>;
  */
 export function owningCluster(manager: CacheManager, store: Store, target: ResourceTarget): string {
   if (target.cluster !== undefined) {
-    if (!manager.clusterNames().includes(target.cluster)) {
-      throw new StatusError(404, 'NotFound', `cluster "${target.cluster}" is not a member of this fleet`);
-    }
+    checkAddressedCluster(manager, target);
     return target.cluster;
   }
   const resource = manager.resource(gvrKey(target));
@@ -31,6 +29,11 @@ export function owningCluster(manager: CacheManager, store: Store, target: Resou
     `flotilla cannot tell which cluster owns this ${what} request (${resource ? 'no object name' : 'the resource is not cached'}); ` +
       `address one cluster with the /clusters/<name>/ path prefix, one of: ${clusters.join(', ')}`,
   );
+}
+
+/** 404 for a `/clusters/<name>/` prefix naming no member of the fleet. */
+export function checkAddressedCluster(manager: CacheManager, target: { cluster?: string }): void {
+  if (target.cluster !== undefined && !manager.clusterNames().includes(target.cluster)) throw unknownCluster(target.cluster);
 }
 
 /** The request path as the member sees it: without flotilla's `/clusters/<name>` prefix. */

@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { CacheManager } from '../cacher/cache-manager.js';
 import type { Store } from '../store/store.js';
 import { parseRequestPath } from '../router/request-info.js';
-import { StatusError, badRequest } from '../router/status.js';
+import { StatusError, badRequest, serviceUnavailable } from '../router/status.js';
 import { memberPath, owningCluster } from './owner.js';
 
 /**
@@ -126,8 +126,13 @@ export function hasBody(headers: IncomingHttpHeaders): boolean {
   return headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
 }
 
+/** No connection to the member a stream goes to (yet): 503, the client retries. */
+export function noConnection(cluster: string): StatusError {
+  return serviceUnavailable(`cluster "${cluster}" has no connection yet`);
+}
+
 /** A failure before the member answered, as a Status: unreachable members are 503, not 500. */
 export function memberFailure(cluster: string, err: unknown): StatusError {
   if (err instanceof StatusError) return err;
-  return new StatusError(503, 'ServiceUnavailable', `cluster "${cluster}" did not answer: ${(err as Error).message}`);
+  return serviceUnavailable(`cluster "${cluster}" did not answer: ${(err as Error).message}`);
 }

@@ -1,8 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { IncomingMessage } from 'node:http';
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { StatusError } from '../router/status.js';
-import { clusterPrefix, forwardedRequestHeaders, forwardedResponseHeaders, hasBody, memberFailure, resolveStreamTarget, type StreamingDeps, type StreamTarget } from './streaming.js';
+import { clusterPrefix, forwardedRequestHeaders, forwardedResponseHeaders, hasBody, memberFailure, noConnection, resolveStreamTarget, type StreamingDeps, type StreamTarget } from './streaming.js';
 import { handleUpgrade } from './upgrade.js';
 
 /**
@@ -76,7 +75,7 @@ export function registerSubresources(app: FastifyInstance, deps: SubresourceDeps
 async function forward(deps: SubresourceDeps, metrics: SubresourceMetrics, open: OpenStreams, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const target = resolveStreamTarget(deps, req.url);
   const member = deps.manager.member(target.cluster);
-  if (!member) throw new StatusError(503, 'ServiceUnavailable', `cluster "${target.cluster}" has no connection yet`);
+  if (!member) throw noConnection(target.cluster);
   const caller = deps.callerHeaders ? await deps.callerHeaders(req.raw) : {};
   const count = (code: number) => metrics.requests.inc({ cluster: target.cluster, subresource: target.subresource, protocol: 'http', code: String(code) });
 

@@ -1,8 +1,8 @@
 import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { StatusError, internalError } from '../router/status.js';
+import { StatusError, internalError, timeout } from '../router/status.js';
 import type { UpgradeResult } from '../members/member-client.js';
-import { clusterPrefix, forwardedRequestHeaders, forwardedResponseHeaders, memberFailure, resolveStreamTarget, type StreamingDeps } from './streaming.js';
+import { clusterPrefix, forwardedRequestHeaders, forwardedResponseHeaders, memberFailure, noConnection, resolveStreamTarget, type StreamingDeps } from './streaming.js';
 import type { OpenStreams, SubresourceMetrics } from './subresources.js';
 
 /**
@@ -32,7 +32,7 @@ async function connect(deps: StreamingDeps, metrics: SubresourceMetrics, open: O
   const member = deps.manager.member(target.cluster);
   if (!member) {
     count(503);
-    throw new StatusError(503, 'ServiceUnavailable', `cluster "${target.cluster}" has no connection yet`);
+    throw noConnection(target.cluster);
   }
   const caller = deps.callerHeaders ? await deps.callerHeaders(req) : {};
 
@@ -50,7 +50,7 @@ async function connect(deps: StreamingDeps, metrics: SubresourceMetrics, open: O
     });
   } catch (e) {
     const err = abort.signal.aborted && !socket.destroyed
-      ? new StatusError(504, 'Timeout', `cluster "${target.cluster}" did not answer the ${target.subresource} upgrade within ${HANDSHAKE_TIMEOUT_MS / 1000} s`)
+      ? timeout(`cluster "${target.cluster}" did not answer the ${target.subresource} upgrade within ${HANDSHAKE_TIMEOUT_MS / 1000} s`)
       : memberFailure(target.cluster, e);
     count(err.code);
     throw err;

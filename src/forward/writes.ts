@@ -4,7 +4,7 @@ import type { CacheManager } from '../cacher/cache-manager.js';
 import { CLUSTER_ANNOTATION } from '../ingest/decode.js';
 import { gvrKey } from '../resources/resource-info.js';
 import type { RequestTarget } from '../router/request-info.js';
-import { StatusError, badRequest, methodNotAllowed, serviceUnavailable } from '../router/status.js';
+import { StatusError, badRequest, methodNotAllowed, serviceUnavailable, unknownCluster } from '../router/status.js';
 import type { Store } from '../store/store.js';
 import { memberPath, owningCluster, type ResourceTarget } from './owner.js';
 import type { WriteTracker } from './read-your-writes.js';
@@ -64,7 +64,7 @@ interface Answer {
 
 async function callMember(req: FastifyRequest, deps: ForwardDeps, cluster: string, body: Buffer | undefined): Promise<Answer> {
   const member = deps.manager.member(cluster);
-  if (!member) throw new StatusError(404, 'NotFound', `cluster "${cluster}" is not a member of this fleet`);
+  if (!member) throw unknownCluster(cluster);
   const identity = await deps.callerHeaders(req.raw);
   const headers: Record<string, string | string[]> = { ...identity };
   for (const h of ['content-type', 'accept']) {

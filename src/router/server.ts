@@ -22,6 +22,7 @@ import type { Authenticator } from '../auth/authenticator.js';
 import { impersonationHeaders, type Identity } from '../auth/identity.js';
 import { WriteTracker } from '../forward/read-your-writes.js';
 import { forwardRead, forwardWrite, type ForwardDeps } from '../forward/writes.js';
+import { checkAddressedCluster } from '../forward/owner.js';
 
 /** The HTTP surface: Kubernetes URLs in, cached reads out, every error a `Status`. */
 export interface ServerOptions {
@@ -124,18 +125,14 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
     url: '/*',
     handler: async (req, reply) => {
       const target = parseRequestPath(req.url);
-      if (target.cluster !== undefined && !manager.clusterNames().includes(target.cluster)) {
-        throw new StatusError(404, 'NotFound', `cluster "${target.cluster}" is not a member of this fleet`);
-      }
+      checkAddressedCluster(manager, target);
       return forwardWrite(req, reply, forwardDeps, target);
     },
   });
 
   app.get('/*', async (req, reply) => {
     const target = parseRequestPath(req.url);
-    if (target.cluster !== undefined && !manager.clusterNames().includes(target.cluster)) {
-      throw new StatusError(404, 'NotFound', `cluster "${target.cluster}" is not a member of this fleet`);
-    }
+    checkAddressedCluster(manager, target);
     switch (target.type) {
       case 'root':
         return root(target.path, req, reply);
@@ -196,7 +193,7 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
     }
     if (exact) {
       const latest = store.latestRVs(resource);
-      const older = Object.entries(since).filter(([c, rv]) => (only === undefined || c === only) && latest[c] !== undefined && compareMemberRV(latest[c]!, rv) > 0);
+      const older = Object.entries(wanted).filter(([c, rv]) => latest[c] !== undefined && compareMemberRV(latest[c]!, rv) > 0);
       if (older.length > 0) throw expired(`too old resource version: flotilla serves Exact lists only at the current resource version (${older.map(([c]) => c).join(', ')} moved on)`);
     }
   }

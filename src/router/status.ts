@@ -90,6 +90,11 @@ export function notFound(resourceWithGroup: GroupResource, name: string): Status
   return new StatusError(404, 'NotFound', `${qualified(resourceWithGroup)} "${name}" not found`, resourceDetails(resourceWithGroup, name));
 }
 
+/** A `/clusters/<name>/` (or a cluster a request resolved to) that the fleet does not have. */
+export function unknownCluster(cluster: string): StatusError {
+  return new StatusError(404, 'NotFound', `cluster "${cluster}" is not a member of this fleet`);
+}
+
 export function methodNotAllowed(message: string): StatusError {
   return new StatusError(405, 'MethodNotAllowed', message);
 }
