@@ -195,7 +195,7 @@ interface ListFrame {
 }
 
 /** What goes around and between a list's items, per response form. */
-function listFrame(store: Store, opts: ListOptions, listMeta: string, snapshot: Snapshot | undefined): ListFrame {
+function listFrame(store: Store, opts: Pick<ListOptions, 'resource' | 'form' | 'includeObject'>, listMeta: string, snapshot: Snapshot | undefined): ListFrame {
   const info = opts.resource.info;
   const key = gvrKey(info);
   if (opts.form === 'table') {
@@ -289,9 +289,9 @@ export function findOne(store: Store, scope: ReadScope, name: string): StoredEnt
 export function getResponse(store: Store, scope: ReadScope, name: string, form: ResponseForm, includeObject?: ListOptions['includeObject']): Buffer {
   const hit = findOne(store, scope, name);
   if (form === 'table') {
-    const columns = columnsOf(store, scope.resource);
-    const row = tableRow(store, gvrKey(scope.resource.info), columns, includeObject, undefined)(hit);
-    return Buffer.from(`{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{},"columnDefinitions":${JSON.stringify([CLUSTER_COLUMN, ...columns])},"rows":[${row}]}`);
+    // A Table of one row, with no list metadata.
+    const frame = listFrame(store, { resource: scope.resource, form, includeObject }, '', undefined);
+    return Buffer.concat([frame.head, frame.item(hit), frame.tail]);
   }
   if (form === 'metadata') return Buffer.from(partialMetadata(store.metaOf(gvrKey(scope.resource.info), hit)?.metadataJson ?? '{}'));
   return hit.bytes;

@@ -129,6 +129,11 @@ function numericRV(rv: string): number | undefined {
   return Number(rv);
 }
 
+/** An object's key in the per-cluster index (byCluster): resource, cluster, namespace, name. */
+function ownKey(resource: string, cluster: string, namespace: string, name: string): string {
+  return `${resource}${SEP}${cluster}${SEP}${namespace}${SEP}${name}`;
+}
+
 function syncKey(s: CacheScope): string {
   return `${s.resource}${SEP}${s.cluster}${SEP}${s.namespace ?? ''}`;
 }
@@ -367,16 +372,16 @@ export class Store {
   /** `written`: labels this task already set, which reads in the task cannot see yet. */
   private applyObject(resource: string, cluster: string, c: Change, written: Map<string, readonly string[]>): void {
     const key = objectKey(resource, c.namespace, c.name, cluster);
-    const ownKey = `${resource}${SEP}${cluster}${SEP}${c.namespace}${SEP}${c.name}`;
+    const own = ownKey(resource, cluster, c.namespace, c.name);
     if (c.type === 'DELETED') {
       this.objects.remove(key);
       this.meta.remove(key);
-      this.byCluster.remove(ownKey);
+      this.byCluster.remove(own);
       this.reindex(resource, key, [], written);
     } else {
       this.objects.put(key, c.bytes);
       this.meta.put(key, c.meta);
-      this.byCluster.put(ownKey, true);
+      this.byCluster.put(own, true);
       this.reindex(resource, key, c.labels ?? [], written);
     }
   }
@@ -430,21 +435,20 @@ export class Store {
    * in one go holds the event loop for hundreds of milliseconds.
    */
   async *refsOfPaged(scope: CacheScope, pageSize = 2000): AsyncGenerator<ObjectRef[]> {
-    let after: string | undefined;
+    let after: ObjectRef | undefined;
     for (;;) {
       const page = this.refsPage(scope, after, pageSize);
       if (page.length === 0) return;
       yield page;
-      const last = page[page.length - 1]!;
-      after = `${last.namespace}${SEP}${last.name}`;
+      after = page[page.length - 1]!;
       await new Promise((resolve) => setImmediate(resolve));
     }
   }
 
-  private refsPage(scope: CacheScope, after: string | undefined, limit: number): ObjectRef[] {
+  private refsPage(scope: CacheScope, after: ObjectRef | undefined, limit: number): ObjectRef[] {
     const prefix = this.scopePrefix(scope);
     // Resume at the last key read (ordered-binary has no key "just after" a string to start from).
-    const start = after === undefined ? prefix : `${scope.resource}${SEP}${scope.cluster}${SEP}${after}`;
+    const start = after === undefined ? prefix : ownKey(scope.resource, scope.cluster, after.namespace, after.name);
     const refs: ObjectRef[] = [];
     for (const key of this.byCluster.getKeys({ start, end: prefix.slice(0, -1) + AFTER_SEP, limit: after === undefined ? limit : limit + 1 })) {
       if (after !== undefined && key === start) continue;
@@ -525,10 +529,7 @@ export class Store {
       yield* this.clusterEntries(resource, opts.cluster, opts);
       return;
     }
-    const prefix = opts.namespace !== undefined ? `${resource}${SEP}${opts.namespace}${SEP}` : `${resource}${SEP}`;
-    const end = prefix.slice(0, -1) + AFTER_SEP;
-    const start = opts.startKey !== undefined && opts.startKey > prefix ? opts.startKey : prefix;
-    for (const { key, value } of this.objects.getRange({ start, end, transaction: opts.snapshot })) {
+    for (const { key, value } of this.objects.getRange({ ...this.objectRange(resource, opts), transaction: opts.snapshot })) {
       yield { ...splitKey(key), bytes: value, key };
     }
   }
@@ -549,12 +550,20 @@ export class Store {
     }
   }
 
+  /** The objects' keys of a resource (or one namespace), from `startKey` on. */
+  private objectRange(resource: string, opts: { namespace?: string; startKey?: string }): { start: string; end: string } {
+    const prefix = opts.namespace !== undefined ? `${resource}${SEP}${opts.namespace}${SEP}` : `${resource}${SEP}`;
+    const start = opts.startKey !== undefined && opts.startKey > prefix ? opts.startKey : prefix;
+    return { start, end: prefix.slice(0, -1) + AFTER_SEP };
+  }
+
+  /** The same for one cluster, in its own index; `startKey` is an objects key. */
   private clusterRange(resource: string, cluster: string, opts: { namespace?: string; startKey?: string }): { start: string; end: string } {
-    const prefix = opts.namespace !== undefined ? `${resource}${SEP}${cluster}${SEP}${opts.namespace}${SEP}` : `${resource}${SEP}${cluster}${SEP}`;
+    const prefix = this.scopePrefix({ resource, cluster, namespace: opts.namespace });
     let start = prefix;
     if (opts.startKey !== undefined) {
       const k = splitKey(opts.startKey);
-      const from = `${resource}${SEP}${cluster}${SEP}${k.namespace}${SEP}${k.name}`;
+      const from = ownKey(resource, cluster, k.namespace, k.name);
       if (from > prefix) start = from;
     }
     return { start, end: prefix.slice(0, -1) + AFTER_SEP };
@@ -563,9 +572,7 @@ export class Store {
   /** How many objects `entries` would yield from `startKey` on, counted by LMDB without reading them. */
   countFrom(resource: string, opts: { namespace?: string; cluster?: string; startKey: string; snapshot?: Snapshot }): number {
     if (opts.cluster !== undefined) return this.byCluster.getCount({ ...this.clusterRange(resource, opts.cluster, opts), transaction: opts.snapshot });
-    const prefix = opts.namespace !== undefined ? `${resource}${SEP}${opts.namespace}${SEP}` : `${resource}${SEP}`;
-    const start = opts.startKey > prefix ? opts.startKey : prefix;
-    return this.objects.getCount({ start, end: prefix.slice(0, -1) + AFTER_SEP, transaction: opts.snapshot });
+    return this.objects.getCount({ ...this.objectRange(resource, opts), transaction: opts.snapshot });
   }
 
   /** Every member's copy of namespace/name. */
