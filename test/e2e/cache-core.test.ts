@@ -5,6 +5,7 @@ import { memberRequest } from '../fleet/http.js';
 import type { MemberInfo } from '../fleet/fleet.js';
 import { startFlotillaProcess, waitReady, writeFleetConfig, type FlotillaProcess, type ResourceRuleSpec } from '../support/flotilla-process.js';
 import { cacherStatus, expectConverged, inParallel } from '../support/compare.js';
+import { until } from '../support/poll.js';
 
 /**
  * The cache core against the real fleet: churn, SIGKILL mid-list and mid-watch with warm restart,
@@ -156,7 +157,7 @@ describe('configuration hot reload', () => {
     expect(before.map((s) => s.cluster).sort()).toEqual(['east', 'west']);
 
     writeFleetConfig(f.configPath, [east, west, north], [pods, widgets]);
-    await waitFor(async () => {
+    await until('the added cluster and resource to be watching', async () => {
       const s = await cacherStatus(f.endpoint);
       return s.length === 6 && s.every((c) => c.synced && c.phase === 'watching');
     });
@@ -174,11 +175,11 @@ describe('configuration hot reload', () => {
     // An invalid file is refused and the running configuration kept.
     const { writeFileSync } = await import('node:fs');
     writeFileSync(f.configPath, 'clusters: [{name: "Bad_Name"}]\nresources: []\n');
-    await waitFor(async () => readFileSync(f.proc.logPath, 'utf8').includes('configuration not reloaded'));
+    await until('the invalid file to be refused', () => readFileSync(f.proc.logPath, 'utf8').includes('configuration not reloaded'));
     expect((await cacherStatus(f.endpoint)).length).toBe(6);
 
     writeFleetConfig(f.configPath, [west, north], [pods, widgets]);
-    await waitFor(async () => (await cacherStatus(f.endpoint)).every((c) => c.cluster !== 'east'));
+    await until('the removed cluster\'s cachers to stop', async () => (await cacherStatus(f.endpoint)).every((c) => c.cluster !== 'east'));
     const pruned = await cacherStatus(f.endpoint);
     expect(pruned.length).toBe(4);
     const westPods = pruned.find((c) => c.cluster === 'west' && c.resource === 'v1/pods')!;
@@ -190,11 +191,3 @@ describe('configuration hot reload', () => {
     expect((await memberRequest(f.endpoint, 'GET', '/clusters/east/api/v1/pods')).status).toBe(404);
   });
 });
-
-async function waitFor(check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}

@@ -7,6 +7,7 @@ import { startFlotillaProcess, type FlotillaProcess, type ResourceRuleSpec } fro
 import { expectConverged, membersView } from '../support/compare.js';
 import { pythonClientBin, pythonClientScript, runPython } from '../support/python.js';
 import { decodeGlobalRV } from '../../src/rv/global-rv.js';
+import { until } from '../support/poll.js';
 
 /**
  * The official Python client (test/clients/python/fleet_reader.py, in the venv that
@@ -51,14 +52,6 @@ async function create<T>(m: MemberInfo, path: string, body: unknown): Promise<T>
   const res = await memberRequest(m, 'POST', path, body);
   if (res.status !== 201) throw new Error(`${m.name} POST ${path}: ${res.status} ${res.body.slice(0, 300)}`);
   return JSON.parse(res.body) as T;
-}
-
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 const configMap = (name: string): V1ConfigMap => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { from: name } });

@@ -10,6 +10,7 @@ import { memberJson, memberRequest } from '../fleet/http.js';
 import { appendPodLog, type MemberInfo } from '../fleet/fleet.js';
 import { startFlotillaProcess, writeProxyKubeconfig, type FlotillaProcess } from '../support/flotilla-process.js';
 import { kubectl, kubectlSession } from '../support/kubectl.js';
+import { until } from '../support/poll.js';
 
 /**
  * Streaming subresources through flotilla against the real fleet: logs (followed), exec, attach and
@@ -42,16 +43,6 @@ const pod = (name: string, spec: Partial<NonNullable<V1Pod['spec']>> = {}): V1Po
   metadata: { name },
   spec: { containers: [{ name: 'main', image: 'example.com/app:1' }], ...spec },
 });
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 /** The value of one sample of flotilla's /metrics, 0 when absent. */
 async function metric(name: string, labels: Record<string, string>): Promise<number> {
@@ -93,7 +84,7 @@ beforeAll(async () => {
   await until('solo and the twins Running, as flotilla sees them', async () => {
     const list = await memberJson<{ items: V1Pod[] }>(flotilla.endpoint, 'GET', `/api/v1/namespaces/${NS}/pods`);
     const running = list.items.filter((p) => p.status?.phase === 'Running').map((p) => p.metadata!.name);
-    return running.filter((n) => n === 'solo').length === 1 && running.filter((n) => n === 'twin').length === 2 ? true : undefined;
+    return running.filter((n) => n === 'solo').length === 1 && running.filter((n) => n === 'twin').length === 2;
   });
 });
 
@@ -142,7 +133,7 @@ describe('pods/log', () => {
     } finally {
       await follow.stop();
     }
-    await until('the log stream to the member to close', async () => ((await metric('flotilla_subresource_streams', { subresource: 'log' })) === 0 ? true : undefined), 10_000);
+    await until('the log stream to the member to close', async () => (await metric('flotilla_subresource_streams', { subresource: 'log' })) === 0, 10_000);
   });
 });
 
@@ -175,7 +166,7 @@ describe('exec and attach', () => {
         await until('attach to print a new line', async () => {
           appendPodLog(west, marker);
           await new Promise((r) => setTimeout(r, 300));
-          return attach.stdout().includes(marker) ? true : undefined;
+          return attach.stdout().includes(marker);
         }, 15_000);
       } finally {
         await attach.stop();

@@ -9,6 +9,7 @@ import type { MemberInfo } from '../fleet/fleet.js';
 import { startFlotillaProcess, type FlotillaProcess } from '../support/flotilla-process.js';
 import { inParallel } from '../support/compare.js';
 import { openWatch } from '../support/watch-client.js';
+import { until } from '../support/poll.js';
 
 /**
  * Where a watch ends without the client asking: the server-side watch timeout, an RV that fell out
@@ -67,7 +68,7 @@ describe('watch limits', () => {
     try {
       expect(lists).toBe(1);
       await ok(east, 'POST', `/api/v1/namespaces/${NS}/configmaps`, cm('rare-1', { tier: 'rare' }));
-      await until(() => informer.list().some((c) => c.metadata!.name === 'rare-1'), 'the informer to see rare-1 by watch');
+      await until('the informer to see rare-1 by watch', () => informer.list().some((c) => c.metadata!.name === 'rare-1'), 10_000);
       expect(lists).toBe(1);
 
       // More changes in east than the event log keeps, none of them selected: the informer's RV
@@ -76,9 +77,9 @@ describe('watch limits', () => {
       await inParallel(names, 32, (n) => ok(east, 'POST', `/api/v1/namespaces/${NS}/configmaps`, cm(n)));
 
       // Its watch ends at the server-side timeout (2–4 s); resuming from its old RV is a 410.
-      await until(() => lists >= 2, `the informer to relist (errors: ${errors.map(String).join('; ')})`, 20_000);
+      await until(`the informer to relist (errors: ${errors.map(String).join('; ')})`, () => lists >= 2, 20_000);
       const want = (await memberJson<V1ConfigMapList>(east, 'GET', `/api/v1/namespaces/${NS}/configmaps?labelSelector=tier%3Drare`)).items.map((c) => c.metadata!.name).sort();
-      await until(() => JSON.stringify(informer.list().map((c) => c.metadata!.name).sort()) === JSON.stringify(want), 'the informer to equal east');
+      await until('the informer to equal east', () => JSON.stringify(informer.list().map((c) => c.metadata!.name).sort()) === JSON.stringify(want), 10_000);
       expect(want).toEqual(['rare-0', 'rare-1']);
       expect(informer.list().map((c) => c.metadata!.annotations![CLUSTER])).toEqual(['east', 'east']);
       expect(errors).toEqual([]);
@@ -108,7 +109,7 @@ describe('watch limits', () => {
       await inParallel(names, 16, (n) => ok(west, 'POST', `/api/v1/namespaces/${NS}/configmaps`, cm(n, { size: 'big' }, { big })));
       await reader.until((evs) => evs.filter((e) => e.type === 'ADDED').length === names.length, 30_000);
       expect(new Set(reader.events.map((e) => e.object.metadata!.name)).size).toBe(names.length);
-      await until(async () => (await metric('flotilla_watch_evictions_total')) > evictedBefore, 'the stalled watcher to be evicted');
+      await until('the stalled watcher to be evicted', async () => (await metric('flotilla_watch_evictions_total')) > evictedBefore, 10_000);
       // Flotilla closed its connection: the stalled client sees the end once it reads again.
       stalled.res.resume();
       await stalled.closed;
@@ -118,11 +119,3 @@ describe('watch limits', () => {
     }
   }, 120_000);
 });
-
-async function until(pred: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await pred())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
