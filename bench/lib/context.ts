@@ -77,6 +77,8 @@ export class BenchContext {
   seed?: SeedInfo;
   flotilla?: FlotillaProcess;
   readonly flotillaDir: string;
+  /** The running flotilla caches less than every seeded pod under every name (a scaling point). */
+  private partialFlotilla = false;
   /** When set, flotilla is CPU-profiled (lib/cpu-profile.ts) and writes its profiles here on exit. */
   cpuProfDir?: string;
   /** What scenarios started on their own (another fleet, another flotilla): stopped by stopAll, last first. */
@@ -103,10 +105,10 @@ export class BenchContext {
     return m;
   }
 
-  /** The one member under `profile.names` cluster names. */
-  registered(): MemberInfo[] {
-    const width = String(this.profile.names).length;
-    return Array.from({ length: this.profile.names }, (_, i) => ({ ...this.member, name: `c${String(i).padStart(Math.max(3, width), '0')}` }));
+  /** The one member under `names` (default `profile.names`) cluster names. */
+  registered(names = this.profile.names): MemberInfo[] {
+    const width = String(names).length;
+    return Array.from({ length: names }, (_, i) => ({ ...this.member, name: `c${String(i).padStart(Math.max(3, width), '0')}` }));
   }
 
   async ensureFleet(): Promise<Fleet> {
@@ -189,8 +191,11 @@ export class BenchContext {
     return this.seed;
   }
 
-  /** Starts flotilla (fresh data dir unless `reuseData`) and waits for /readyz, sampling on the way. */
-  async startFlotilla(opts: { reuseData: boolean }): Promise<FlotillaStart> {
+  /**
+   * Starts flotilla (fresh data dir unless `reuseData`) and waits for /readyz, sampling on the way.
+   * By default it caches every pod under `profile.names` names; `names` and `namespaces` shrink it.
+   */
+  async startFlotilla(opts: { reuseData: boolean; names?: number; namespaces?: string[] }): Promise<FlotillaStart> {
     const fleet = await this.ensureFleet();
     if (this.flotilla && !this.flotilla.proc.exited) throw new Error('flotilla is already running');
     if (!opts.reuseData) rmSync(join(this.flotillaDir, 'data'), { recursive: true, force: true });
@@ -207,8 +212,8 @@ export class BenchContext {
       flotilla = await startFlotillaProcess({
         fleet: fleet.info,
         dir: this.flotillaDir,
-        members: this.registered(),
-        resources: PODS_RESOURCE,
+        members: this.registered(opts.names),
+        resources: opts.namespaces ? PODS_RESOURCE.map((r) => ({ ...r, namespaces: opts.namespaces })) : PODS_RESOURCE,
         waitReady: false,
       });
     } finally {
@@ -217,6 +222,7 @@ export class BenchContext {
       delete process.env.FLOTILLA_BENCH_CPU_PROF_DIR;
     }
     this.flotilla = flotilla;
+    this.partialFlotilla = (opts.names !== undefined && opts.names !== this.profile.names) || opts.namespaces !== undefined;
     const watch = await watchUntilReady(flotilla.endpoint, flotilla.proc, startedAt, this.profile.readyTimeoutMs);
     return { flotilla, ...watch };
   }
@@ -224,7 +230,8 @@ export class BenchContext {
   /** A synced flotilla over the seeded pods, started without measuring when none runs yet. */
   async ensureFlotilla(): Promise<FlotillaProcess> {
     await this.ensureSeeded();
-    if (this.flotilla && !this.flotilla.proc.exited) return this.flotilla;
+    if (this.flotilla && !this.flotilla.proc.exited && !this.partialFlotilla) return this.flotilla;
+    await this.stopFlotilla();
     this.log('flotilla: starting (not measured here)');
     const { flotilla } = await this.startFlotilla({ reuseData: false });
     return flotilla;

@@ -21,6 +21,8 @@ export interface ScenarioFacts {
   /** Which size `objectBytes` is (as stored by the member, as served by flotilla, ...). */
   objectBytesAre: string;
   notes: string[];
+  /** A figure set that reads better as rows (the scaling line). */
+  table?: { header: string[]; rows: string[][] };
 }
 
 export interface ScenarioRecord {
@@ -142,8 +144,14 @@ export function renderResults(runs: RunRecord[]): string {
       out.push(`| ${r.name} | ${r.facts ? r.facts.objects : ''} | ${size} | ${r.seconds.toFixed(0)} s |`);
     }
     for (const r of run.results) {
-      if (!r.facts?.notes.length && !r.error) continue;
+      if (!r.facts?.notes.length && !r.error && !r.facts?.table) continue;
       out.push('', `${r.name}:`);
+      const table = r.facts?.table;
+      if (table) {
+        out.push('', `| ${table.header.join(' | ')} |`, `|${table.header.map(() => '---').join('|')}|`);
+        for (const row of table.rows) out.push(`| ${row.join(' | ')} |`);
+        out.push('');
+      }
       for (const n of r.facts?.notes ?? []) out.push(`- ${n}`);
       if (r.error) out.push(`- failed: ${r.error.replace(/\n/g, ' ').slice(0, 500)}`);
     }

@@ -1,44 +1,31 @@
-import { Agent, request } from 'node:https';
-import type { ClientRequest } from 'node:http';
-import { readFileSync } from 'node:fs';
-import { performance } from 'node:perf_hooks';
+import { fork, type ChildProcess } from 'node:child_process';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import type { MemberEndpoint } from '../../test/fleet/http.js';
 import { memberJson, memberRequest } from '../../test/fleet/http.js';
 import { BenchClient } from '../lib/http.js';
 import { sleep } from '../lib/flotilla.js';
+import { LatencyHistogram, epochMs } from '../lib/latency.js';
+import type { FromWatchLoad, ToWatchLoad, WatchLoadSpec } from '../lib/watch-load.js';
 import { figureSink, type Scenario } from '../lib/scenario.js';
+import type { BenchContext } from '../lib/context.js';
 
 const NS = 'bench-watch';
 const PODS = 50;
 const STAMP = 'bench.flotilla.io/sent';
 const WARMUP_MS = 2000;
-
-/** Delivery latencies in 0.1 ms buckets up to 10 s: percentiles without keeping every sample. */
-class LatencyHistogram {
-  private readonly buckets = new Uint32Array(100_001);
-  count = 0;
-  add(ms: number): void {
-    this.buckets[Math.min(this.buckets.length - 1, Math.max(0, Math.round(ms * 10)))]!++;
-    this.count++;
-  }
-  percentile(p: number): number {
-    let need = Math.ceil((this.count * p) / 100);
-    for (let i = 0; i < this.buckets.length; i++) {
-      need -= this.buckets[i]!;
-      if (need <= 0) return i / 10;
-    }
-    return NaN;
-  }
-}
-
-const now = () => performance.timeOrigin + performance.now();
+/** Watchers per load-generator process; no more processes than CPUs, which they share with the rest. */
+const WATCHERS_PER_PROCESS = 250;
+const MAX_PROCESSES = availableParallelism();
+const WATCH_LOAD = fileURLToPath(new URL('../lib/watch-load.js', import.meta.url));
 
 /**
  * watchers: many clients watching the same pods while a writer changes them at a steady rate;
  * each event's delivery latency is the time from the writer's stamp (an annotation set by the
  * patch) to its arrival at a watcher. Once with every watcher straight on the member apiserver,
  * once through flotilla (`/clusters/<name>/`, so both see the same event stream); the same writer
- * load both times. Watchers run in the bench process and only scan for the stamp.
+ * load both times. The watchers run in load-generator processes of their own (lib/watch-load.ts),
+ * apart from the writer in the bench process and from flotilla.
  */
 export const watchers: Scenario = {
   name: 'watchers',
@@ -50,6 +37,7 @@ export const watchers: Scenario = {
     const name = ctx.registered()[0]!.name;
     await preparePods(member);
     const { figures, add } = figureSink('watchers', emit);
+    const processes = Math.min(MAX_PROCESSES, Math.ceil(count / WATCHERS_PER_PROCESS));
 
     const sides = {
       direct: { ep: member as MemberEndpoint, path: `/api/v1/namespaces/${NS}/pods` },
@@ -59,79 +47,29 @@ export const watchers: Scenario = {
     for (const side of ['direct', 'flotilla'] as const) {
       const { ep, path } = sides[side];
       const list = await memberJson<{ metadata: { resourceVersion: string } }>(ep, 'GET', `${path}?limit=1`);
-      const hist = new LatencyHistogram();
-      // Only events the writer stamped inside the measured window count, wherever they arrive.
-      let windowFrom = Infinity;
-      let windowTo = Infinity;
-      const agent = new Agent({ keepAlive: false, ca: readFileSync(ep.caFile), maxSockets: count + 10 });
-      const open: ClientRequest[] = [];
-      let connected = 0;
-      for (let i = 0; i < count; i++) {
-        const req = request(new URL(`${path}?watch=1&resourceVersion=${encodeURIComponent(list.metadata.resourceVersion)}`, ep.server), { agent, headers: { authorization: `Bearer ${ep.token}` } }, (res) => {
-          connected++;
-          let carry = '';
-          res.setEncoding('latin1');
-          res.on('data', (chunk: string) => {
-            const at = now();
-            const text = carry + chunk;
-            let from = 0;
-            for (;;) {
-              const i = text.indexOf(STAMP, from);
-              if (i < 0) break;
-              const end = text.indexOf('"', i + STAMP.length + 3);
-              if (end < 0) break;
-              const stamp = Number(text.slice(i + STAMP.length + 3, end));
-              if (stamp >= windowFrom && stamp < windowTo) hist.add(at - stamp);
-              from = end;
-            }
-            carry = text.slice(Math.max(from, text.length - 200));
-          });
-          res.on('error', () => undefined);
-        });
-        req.on('error', () => undefined);
-        req.end();
-        open.push(req);
-      }
-      const writer = new BenchClient(member);
-      const deadline = Date.now() + 60_000;
-      while (connected < count) {
-        if (Date.now() > deadline) throw new Error(`${side}: only ${connected} of ${count} watches answered`);
-        await sleep(50);
-      }
-      // The writer: `rate` merge patches a second, round-robin over the pods, straight to the member.
-      let sent = 0;
-      let seq = 0;
-      const patchOne = async () => {
-        const pod = `w-${seq++ % PODS}`;
-        const stamp = now();
-        const r = await writer.send('PATCH', `/api/v1/namespaces/${NS}/pods/${pod}`, { body: JSON.stringify({ metadata: { annotations: { [STAMP]: stamp.toFixed(3) } } }), contentType: 'application/merge-patch+json' });
-        if (r.status !== 200) throw new Error(`patch ${pod}: ${r.status} ${r.errorText ?? ''}`);
-        if (stamp >= windowFrom && stamp < windowTo) sent++;
-      };
-      const writing = (async () => {
-        const started = performance.now();
-        const total = Math.round(rate * (WARMUP_MS / 1000 + watchSeconds));
-        const inflight = new Set<Promise<void>>();
-        for (let i = 0; i < total; i++) {
-          const due = started + (i * 1000) / rate;
-          const wait = due - performance.now();
-          if (wait > 1) await sleep(wait);
-          if (performance.now() - started >= WARMUP_MS && windowFrom === Infinity) windowFrom = now();
-          const p: Promise<void> = patchOne().finally(() => inflight.delete(p));
-          inflight.add(p);
-          if (inflight.size > 200) await Promise.race(inflight);
+      const url = `${path}?watch=1&resourceVersion=${encodeURIComponent(list.metadata.resourceVersion)}`;
+      const loads = startLoads(ctx, ep, url, count, processes);
+      try {
+        const deadline = Date.now() + 60_000;
+        while (loads.connected() < count) {
+          if (Date.now() > deadline) throw new Error(`${side}: only ${loads.connected()} of ${count} watches answered`);
+          if (loads.exited()) throw new Error(`${side}: a watch load generator exited early`);
+          await sleep(50);
         }
-        windowTo = now();
-        await Promise.all(inflight);
-      })();
-      await writing;
-      // Let the last events arrive.
-      await sleep(2000);
-      for (const r of open) r.destroy();
-      agent.destroy();
-      writer.close();
-      results[side] = { hist, sent, expected: sent * count };
-      ctx.log(`watchers ${side}: ${hist.count} deliveries of ${sent * count} expected`);
+        // The writer: `rate` merge patches a second, round-robin over the pods, straight to the
+        // member, on a schedule fixed in advance so the load generators know the measured window.
+        const begin = epochMs() + 100;
+        const window = { from: begin + WARMUP_MS, to: begin + WARMUP_MS + watchSeconds * 1000 };
+        loads.tell({ window });
+        const sent = await write(member, rate, begin, window);
+        // Let the last events arrive.
+        await sleep(2000);
+        const hist = await loads.report();
+        results[side] = { hist, sent, expected: sent * count };
+        ctx.log(`watchers ${side}: ${hist.count} deliveries of ${sent * count} expected (${processes} load-generator processes)`);
+      } finally {
+        await loads.stop();
+      }
     }
 
     const d = results.direct!;
@@ -152,12 +90,100 @@ export const watchers: Scenario = {
         objectBytes: 0,
         objectBytesAre: 'small pods (one container, no managedFields through flotilla)',
         notes: [
-          `${count} watchers on ${PODS} pods of one namespace; ${rate} merge patches/s for ${watchSeconds} s after ${WARMUP_MS / 1000} s warm-up, the same load direct then through flotilla; latency = arrival - the writer's stamp in the event; watchers in the bench process (on this 2-CPU machine they share CPU with flotilla and the apiserver)`,
+          `${count} watchers on ${PODS} pods of one namespace, in ${processes} load-generator processes; ${rate} merge patches/s for ${watchSeconds} s after ${WARMUP_MS / 1000} s warm-up, the same load direct then through flotilla; latency = arrival - the writer's stamp in the event; on this machine the load generators share its CPUs with flotilla and the apiserver`,
         ],
       },
     };
   },
 };
+
+/** Merge patches at `rate`/s from `begin` (epoch ms) to the window's end; returns those stamped inside the window. */
+async function write(member: MemberEndpoint, rate: number, begin: number, window: { from: number; to: number }): Promise<number> {
+  const writer = new BenchClient(member);
+  let sent = 0;
+  try {
+    const inflight = new Set<Promise<void>>();
+    const total = Math.round(((window.to - begin) * rate) / 1000);
+    for (let i = 0; i < total; i++) {
+      const wait = begin + (i * 1000) / rate - epochMs();
+      if (wait > 1) await sleep(wait);
+      const pod = `w-${i % PODS}`;
+      const p: Promise<void> = (async () => {
+        const stamp = epochMs();
+        const r = await writer.send('PATCH', `/api/v1/namespaces/${NS}/pods/${pod}`, { body: JSON.stringify({ metadata: { annotations: { [STAMP]: stamp.toFixed(3) } } }), contentType: 'application/merge-patch+json' });
+        if (r.status !== 200) throw new Error(`patch ${pod}: ${r.status} ${r.errorText ?? ''}`);
+        if (stamp >= window.from && stamp < window.to) sent++;
+      })().finally(() => inflight.delete(p));
+      inflight.add(p);
+      if (inflight.size > 200) await Promise.race(inflight);
+    }
+    await Promise.all(inflight);
+  } finally {
+    writer.close();
+  }
+  return sent;
+}
+
+interface Loads {
+  connected(): number;
+  exited(): boolean;
+  tell(m: ToWatchLoad): void;
+  /** Asks every generator for its histogram and merges them. */
+  report(): Promise<LatencyHistogram>;
+  stop(): Promise<void>;
+}
+
+/** `count` watches spread over `processes` forked load generators, each stopped by its PID. */
+function startLoads(ctx: BenchContext, ep: MemberEndpoint, url: string, count: number, processes: number): Loads {
+  const children: { proc: ChildProcess; connected: number; exited: boolean; report?: (m: FromWatchLoad) => void }[] = [];
+  for (let i = 0; i < processes; i++) {
+    const share = Math.floor(count / processes) + (i < count % processes ? 1 : 0);
+    const spec: WatchLoadSpec = { server: ep.server, caFile: ep.caFile, token: ep.token, url, count: share, stamp: STAMP };
+    const proc = fork(WATCH_LOAD, [JSON.stringify(spec)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child: (typeof children)[number] = { proc, connected: 0, exited: false };
+    proc.on('message', (m: FromWatchLoad) => {
+      if ('connected' in m) child.connected = m.connected;
+      else child.report?.(m);
+    });
+    proc.on('exit', () => (child.exited = true));
+    children.push(child);
+  }
+  const stop = async () => {
+    await Promise.all(
+      children.map(async (c) => {
+        if (c.exited) return;
+        c.proc.kill('SIGKILL');
+        await new Promise((r) => c.proc.once('exit', r));
+      }),
+    );
+  };
+  ctx.adopt(stop);
+  return {
+    connected: () => children.reduce((n, c) => n + c.connected, 0),
+    exited: () => children.some((c) => c.exited),
+    tell: (m) => children.forEach((c) => c.proc.send(m)),
+    async report() {
+      const hist = new LatencyHistogram();
+      await Promise.all(
+        children.map(
+          (c) =>
+            new Promise<void>((resolve, reject) => {
+              // A generator behind on its streams reads the request only after what it has already received.
+              const timer = setTimeout(() => reject(new Error(`watch load generator ${c.proc.pid} sent no report within 120 s`)), 120_000);
+              c.report = (m) => {
+                if ('histogram' in m) hist.addSparse(m.histogram);
+                clearTimeout(timer);
+                resolve();
+              };
+              c.proc.send({ report: true } satisfies ToWatchLoad);
+            }),
+        ),
+      );
+      return hist;
+    },
+    stop,
+  };
+}
 
 async function preparePods(member: MemberEndpoint): Promise<void> {
   const made = async (path: string, body: unknown) => {
