@@ -21,10 +21,11 @@ import { logs } from './scenarios/logs.js';
 import { table } from './scenarios/table.js';
 import { watchers } from './scenarios/watchers.js';
 import { scaling } from './scenarios/scaling.js';
+import { memoryLimit } from './scenarios/memory-limit.js';
 
-// watchers adds pods to the member: after the scenarios that count the seeded ones. scaling
-// leaves flotilla caching everything, as the scenarios after it would start it.
-const SCENARIOS: Scenario[] = [ingest, warmRestart, list, scaling, table, patch, watchers, logs];
+// watchers adds pods to the member: after the scenarios that count the seeded ones. scaling and
+// memory-limit leave flotilla caching everything, as the scenarios after them would start it.
+const SCENARIOS: Scenario[] = [ingest, warmRestart, list, scaling, memoryLimit, table, patch, watchers, logs];
 
 const usage = `usage: npm run bench -- [${SCENARIOS.map((s) => s.name).join('|')} ...] [--quick] [--pods N] [--names K] [--watchers N] [--watch-rate R] [--cpu-prof]`;
 

@@ -195,7 +195,7 @@ export class BenchContext {
    * Starts flotilla (fresh data dir unless `reuseData`) and waits for /readyz, sampling on the way.
    * By default it caches every pod under `profile.names` names; `names` and `namespaces` shrink it.
    */
-  async startFlotilla(opts: { reuseData: boolean; names?: number; namespaces?: string[] }): Promise<FlotillaStart> {
+  async startFlotilla(opts: { reuseData: boolean; names?: number; namespaces?: string[]; onSpawn?: (pid: number) => void }): Promise<FlotillaStart> {
     const fleet = await this.ensureFleet();
     if (this.flotilla && !this.flotilla.proc.exited) throw new Error('flotilla is already running');
     if (!opts.reuseData) rmSync(join(this.flotillaDir, 'data'), { recursive: true, force: true });
@@ -215,6 +215,7 @@ export class BenchContext {
         members: this.registered(opts.names),
         resources: opts.namespaces ? PODS_RESOURCE.map((r) => ({ ...r, namespaces: opts.namespaces })) : PODS_RESOURCE,
         waitReady: false,
+        ...(opts.onSpawn ? { onSpawn: opts.onSpawn } : {}),
       });
     } finally {
       if (priorNodeOptions === undefined) delete process.env.NODE_OPTIONS;

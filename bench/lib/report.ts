@@ -120,7 +120,8 @@ export function renderResults(runs: RunRecord[]): string {
     '',
     'Written by `npm run bench` (`bench/run.ts`); do not edit by hand. Each section is the last run of',
     'one profile and scenario set. Flotilla runs as its own process in front of one real',
-    'kube-apiserver registered under several cluster names; load generators run in the bench process.',
+    'kube-apiserver registered under several cluster names; load generators run in the bench process,',
+    'except the watchers, which run in forked load-generator processes of their own.',
     'Machines here are shared and noisy: read the ratios, not the absolute times.',
     '',
   ];

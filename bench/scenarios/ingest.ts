@@ -33,6 +33,11 @@ export const ingest: Scenario = {
     add('objects_per_second', Math.round(objects / seconds), 'objects/s', { op: '>=', value: 50_000 });
     add('member_list_objects_per_second', Math.round(baseline.objects / baseline.seconds), 'objects/s');
     add('vs_member_list', objects / seconds / (baseline.objects / baseline.seconds), 'x');
+    // VmRSS counts LMDB's mapped file pages, which the kernel can drop; RssAnon is flotilla's own
+    // memory. The memory-limit scenario runs the same cache under a 1.5 GiB cgroup limit.
+    add('rss_mb', mem.rssBytes / MB, 'MB');
+    add('rss_anon_mb', mem.anonBytes / MB, 'MB', { op: '<=', value: 1536 });
+    add('heap_mb', (metrics.get('nodejs_heap_size_used_bytes') ?? NaN) / MB, 'MB', { op: '<=', value: 400 });
     add('rss_per_100k_objects_mb', mem.rssBytes / MB / per100k, 'MB');
     add('rss_anon_per_100k_objects_mb', mem.anonBytes / MB / per100k, 'MB');
     add('heap_per_100k_objects_mb', (metrics.get('nodejs_heap_size_used_bytes') ?? NaN) / MB / per100k, 'MB');

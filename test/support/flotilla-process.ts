@@ -43,6 +43,8 @@ export interface FlotillaStart {
   waitReady?: boolean;
   /** The bearer token of the kubeconfig and endpoint (default: the fleet admin's). */
   token?: string;
+  /** Called with the PID as soon as the process exists, before it has done any work. */
+  onSpawn?: (pid: number) => void;
 }
 
 export const DEFAULT_RESOURCES: ResourceRuleSpec[] = [
@@ -111,6 +113,7 @@ export async function startFlotillaProcess(opts: FlotillaStart): Promise<Flotill
     logPath: join(opts.dir, 'flotilla.log'),
     pidFile: join(opts.fleet.dir, 'pids'),
   });
+  opts.onSpawn?.(proc.pid);
   const url = `https://127.0.0.1:${port}`;
   const token = opts.token ?? opts.fleet.members[0]!.token;
   const endpoint = { server: url, token, caFile: opts.fleet.caFile };

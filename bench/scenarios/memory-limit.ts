@@ -1,0 +1,109 @@
+import type { BenchContext } from '../lib/context.js';
+import { procMemory } from '../lib/flotilla.js';
+import { BenchClient, median, occurrenceCounter } from '../lib/http.js';
+import { createMemoryCgroup, type MemoryCgroup } from '../lib/memory-cgroup.js';
+import { MB, figureSink, ok, type Scenario } from '../lib/scenario.js';
+
+const LIMIT_BYTES = 1.5 * 1024 ** 3;
+const LIST_ROUNDS = 3;
+const BIG_TIMEOUT_MS = 600_000;
+
+/**
+ * memory-limit: flotilla caching every seeded pod under every name (1M objects in the full
+ * profile) inside a 1.5 GiB memory cgroup, as a container with `limits.memory: 1536Mi` would run.
+ * VmRSS counts LMDB's mapped file pages, which the kernel may drop and read again; the limit shows
+ * what flotilla really needs: it syncs, serves the fleet list, and is not OOM-killed. The same
+ * data is then listed by an unlimited flotilla (a warm restart on the same data dir), so the cost
+ * of the limit is a ratio from one run.
+ */
+export const memoryLimit: Scenario = {
+  name: 'memory-limit',
+  async run(ctx, emit) {
+    const seed = await ctx.ensureSeeded();
+    const { figures, add } = figureSink('memory_limit', emit);
+    const notes: string[] = [];
+    const facts = () => ({ objects: seed.pods * ctx.profile.names, objectBytes: seed.memberBytesAvg, objectBytesAre: 'as the member stores it, managedFields included', notes });
+    await ctx.stopFlotilla();
+    let group: MemoryCgroup;
+    try {
+      group = createMemoryCgroup(`flotilla-bench-${process.pid}`, LIMIT_BYTES);
+    } catch (e) {
+      notes.push(`not measured: this machine cannot make a memory cgroup (${(e as Error).message}); it needs root and a cgroup memory controller`);
+      add('oom_kills', NaN, 'kills', { op: '=', value: 0 });
+      return { figures, facts: facts() };
+    }
+    let removed = false;
+    const removeGroup = async () => {
+      if (removed) return;
+      removed = true;
+      // Only an empty group can go: flotilla first.
+      await ctx.stopFlotilla();
+      try {
+        group.remove();
+      } catch (e) {
+        ctx.log(`memory-limit: could not remove ${group.path}: ${(e as Error).message}`);
+      }
+    };
+    ctx.adopt(removeGroup);
+    try {
+      await measure(ctx, group, removeGroup, add, notes);
+      return { figures, facts: facts() };
+    } catch (e) {
+      // Later scenarios must not get a flotilla that still runs under the limit.
+      await removeGroup();
+      throw e;
+    }
+  },
+};
+
+async function measure(
+  ctx: BenchContext,
+  group: MemoryCgroup,
+  removeGroup: () => Promise<void>,
+  add: ReturnType<typeof figureSink>['add'],
+  notes: string[],
+): Promise<void> {
+  add('limit_mb', LIMIT_BYTES / MB, 'MB');
+  ctx.log(`memory-limit: flotilla in ${group.path} (cgroup v${group.version}), limit ${LIMIT_BYTES / MB} MB`);
+  const limited = await ctx.startFlotilla({ reuseData: false, onSpawn: (pid) => group.add(pid) });
+  const { objects } = await ctx.cachedObjects();
+  add('objects', objects, 'objects');
+  add('ready_s', limited.readyMs / 1000, 's');
+  const limitedLists = await fleetLists(ctx, 'limited');
+  const pid = limited.flotilla.proc.pid;
+  const mem = procMemory(pid);
+  add('list_ms', limitedLists.ms, 'ms');
+  add('listed_objects', limitedLists.objects, 'objects', { op: '=', value: objects });
+  add('rss_mb', mem.rssBytes / MB, 'MB');
+  add('rss_anon_mb', mem.anonBytes / MB, 'MB');
+  add('rss_file_mb', mem.fileBytes / MB, 'MB');
+  add('cgroup_peak_mb', group.peakBytes() / MB, 'MB', { op: '<=', value: LIMIT_BYTES / MB });
+  add('oom_kills', group.oomKills() + (limited.flotilla.proc.exited ? 1 : 0), 'kills', { op: '=', value: 0 });
+
+  // The same data without the limit: a warm restart (no relist) outside the group.
+  await removeGroup();
+  await ctx.startFlotilla({ reuseData: true });
+  const unlimited = await fleetLists(ctx, 'unlimited');
+  add('unlimited_list_ms', unlimited.ms, 'ms');
+  add('list_vs_unlimited', limitedLists.ms / unlimited.ms, 'x');
+  notes.push(
+    `cgroup v${group.version} memory limit ${LIMIT_BYTES / MB} MB on flotilla's process from its first instruction (main thread and ingest workers); page cache of the LMDB file counts against it`,
+    `list: median of ${LIST_ROUNDS} fleet-wide lists after one warm-up, bodies read and discarded; rss_* from /proc/<pid>/status after the lists; oom_kills from the group's OOM counter, plus 1 if flotilla died`,
+    `unlimited: the same data dir restarted warm outside the group, the same lists`,
+  );
+}
+
+async function fleetLists(ctx: BenchContext, what: string): Promise<{ ms: number; objects: number }> {
+  const f = ctx.flotilla;
+  if (!f) throw new Error('flotilla is not running');
+  const client = new BenchClient(f.endpoint);
+  try {
+    const counter = occurrenceCounter('{"kind":"Pod","apiVersion":"v1"');
+    ok(await client.get('/api/v1/pods', { timeoutMs: BIG_TIMEOUT_MS, onChunk: counter.onChunk }), `${what}: fleet list`);
+    const ms: number[] = [];
+    for (let round = 0; round < LIST_ROUNDS; round++) ms.push(ok(await client.get('/api/v1/pods', { timeoutMs: BIG_TIMEOUT_MS }), `${what}: fleet list`).ms);
+    return { ms: median(ms), objects: counter.count() };
+  } finally {
+    client.close();
+  }
+}
