@@ -8,7 +8,9 @@ export class LatencyHistogram {
     this.count++;
   }
 
+  /** NaN when nothing arrived: no latency is not a latency of zero. */
   percentile(p: number): number {
+    if (this.count === 0) return NaN;
     let need = Math.ceil((this.count * p) / 100);
     for (let i = 0; i < this.buckets.length; i++) {
       need -= this.buckets[i]!;

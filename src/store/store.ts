@@ -198,7 +198,13 @@ export class Store {
   static open(path: string, opts: { eventLogSize?: number } = {}): Store {
     // One environment, several named databases; noSync trades the last few commits on power loss
     // for write speed: a lost commit only means a re-watch from a slightly older RV.
-    return new Store(open({ path, maxDbs: 16, noSync: true, mapSize: 64 * 1024 ** 3 }), opts.eventLogSize ?? 100_000);
+    // noReadAhead (MDB_NORDAHEAD, in lmdb-js's options but not its types): once the file is larger
+    // than the memory a container may use for it, every index page an insert touches would fault
+    // in a whole readahead window. Measured with 300k objects (a 2.5 GB file) under a 700 MB cgroup
+    // limit: the first sync did not finish in 120 s with readahead and took 68 s without. A full
+    // scan from disk is slower without it; from the page cache there is no difference.
+    const options = { path, maxDbs: 16, noSync: true, mapSize: 64 * 1024 ** 3, noReadAhead: true };
+    return new Store(open(options), opts.eventLogSize ?? 100_000);
   }
 
   /** A store in an older key layout cannot be read correctly: start empty, the cachers relist. */
