@@ -1,6 +1,7 @@
 import type { BenchContext } from './context.js';
 import type { Figure, ScenarioFacts } from './report.js';
-import type { TimedResponse } from './http.js';
+import type { MemberEndpoint } from '../../test/fleet/http.js';
+import { BenchClient, median, occurrenceCounter, type TimedResponse } from './http.js';
 
 export interface ScenarioResult {
   figures: Figure[];
@@ -14,6 +15,10 @@ export interface Scenario {
 }
 
 export const MB = 1024 * 1024;
+/** A fleet-wide list of 1M objects, or one read from disk under a memory limit, takes minutes. */
+export const LIST_TIMEOUT_MS = 600_000;
+/** How every pod item of a JSON list begins: counting it counts the items without parsing. */
+export const POD_ITEM = '{"kind":"Pod","apiVersion":"v1"';
 
 /** Collects a scenario's figures and prints each as it is measured. */
 export function figureSink(scenario: string, emit: (f: Figure) => void): { figures: Figure[]; add(metric: string, value: number, unit: string, target?: Figure['target']): void } {
@@ -32,4 +37,21 @@ export function figureSink(scenario: string, emit: (f: Figure) => void): { figur
 export function ok(r: TimedResponse, what: string): TimedResponse {
   if (r.status !== 200) throw new Error(`${what}: ${r.status} ${r.errorText ?? ''}`);
   return r;
+}
+
+/**
+ * The fleet-wide pod list through flotilla: one that counts the items (and warms up), then
+ * `rounds` timed ones; bodies are read to the end and discarded.
+ */
+export async function fleetLists(ep: MemberEndpoint, what: string, rounds: number): Promise<{ ms: number; objects: number }> {
+  const client = new BenchClient(ep);
+  try {
+    const counter = occurrenceCounter(POD_ITEM);
+    ok(await client.get('/api/v1/pods', { timeoutMs: LIST_TIMEOUT_MS, onChunk: counter.onChunk }), `${what}: fleet list`);
+    const ms: number[] = [];
+    for (let round = 0; round < rounds; round++) ms.push(ok(await client.get('/api/v1/pods', { timeoutMs: LIST_TIMEOUT_MS }), `${what}: fleet list`).ms);
+    return { ms: median(ms), objects: counter.count() };
+  } finally {
+    client.close();
+  }
 }

@@ -2,9 +2,8 @@ import { performance } from 'node:perf_hooks';
 import { procMemory } from '../lib/flotilla.js';
 import { BenchClient, median, occurrenceCounter, percentile, type TimedResponse } from '../lib/http.js';
 import { GROUP_LABEL, GROUP_SIZES } from '../lib/pods.js';
-import { MB, figureSink, ok, type Scenario } from '../lib/scenario.js';
+import { LIST_TIMEOUT_MS, MB, POD_ITEM, figureSink, ok, type Scenario } from '../lib/scenario.js';
 
-const BIG_TIMEOUT_MS = 600_000;
 
 /**
  * list: the fleet-wide pod list through flotilla against the same pods fetched straight from the
@@ -24,19 +23,19 @@ export const list: Scenario = {
     try {
       const fanOut = async (query: string): Promise<{ ms: number; bytes: number }> => {
         const started = performance.now();
-        const all = await Promise.all(names.map(() => direct.get(`/api/v1/pods?${query}`, { timeoutMs: BIG_TIMEOUT_MS })));
+        const all = await Promise.all(names.map(() => direct.get(`/api/v1/pods?${query}`, { timeoutMs: LIST_TIMEOUT_MS })));
         all.forEach((r) => ok(r, 'direct list'));
         return { ms: performance.now() - started, bytes: all.reduce((n, r) => n + r.bytes, 0) };
       };
 
       // Warm-up (connections, caches), and the object count, outside the timed rounds.
-      const counter = occurrenceCounter('{"kind":"Pod","apiVersion":"v1"');
+      const counter = occurrenceCounter(POD_ITEM);
       const expected = seed.pods * names.length;
       let objects = expected;
       let servedBytes = NaN;
       let warm: TimedResponse | undefined;
       try {
-        warm = ok(await viaFlotilla.get('/api/v1/pods', { timeoutMs: BIG_TIMEOUT_MS, onChunk: counter.onChunk }), 'flotilla list');
+        warm = ok(await viaFlotilla.get('/api/v1/pods', { timeoutMs: LIST_TIMEOUT_MS, onChunk: counter.onChunk }), 'flotilla list');
       } catch (e) {
         // Recorded as a miss; the label-selected part below still runs.
         notes.push(`the fleet-wide list through flotilla failed: ${(e as Error).message}`);
@@ -51,7 +50,7 @@ export const list: Scenario = {
         const viaMs: number[] = [];
         const directMs: number[] = [];
         for (let round = 0; round < ctx.profile.listRounds; round++) {
-          viaMs.push(ok(await viaFlotilla.get('/api/v1/pods', { timeoutMs: BIG_TIMEOUT_MS }), 'flotilla list').ms);
+          viaMs.push(ok(await viaFlotilla.get('/api/v1/pods', { timeoutMs: LIST_TIMEOUT_MS }), 'flotilla list').ms);
           directMs.push((await fanOut('resourceVersion=0')).ms);
         }
         const f = median(viaMs);
@@ -72,13 +71,13 @@ export const list: Scenario = {
       const group = Math.floor(seed.pods / 2 / size);
       const selector = `labelSelector=${encodeURIComponent(`${GROUP_LABEL(size)}=g${group}`)}`;
       const selected = async (query: string) => {
-        const counter = occurrenceCounter('{"kind":"Pod","apiVersion":"v1"');
-        ok(await viaFlotilla.get(`/api/v1/pods?${query}`, { timeoutMs: BIG_TIMEOUT_MS, onChunk: counter.onChunk }), 'flotilla selected list');
+        const counter = occurrenceCounter(POD_ITEM);
+        ok(await viaFlotilla.get(`/api/v1/pods?${query}`, { timeoutMs: LIST_TIMEOUT_MS, onChunk: counter.onChunk }), 'flotilla selected list');
         await fanOut(`resourceVersion=0&${query}`);
         const via: number[] = [];
         const started = performance.now();
         while (via.length < ctx.profile.selectorRuns && (via.length < 20 || performance.now() - started < ctx.profile.selectorBudgetMs)) {
-          via.push(ok(await viaFlotilla.get(`/api/v1/pods?${query}`, { timeoutMs: BIG_TIMEOUT_MS }), 'flotilla selected list').ms);
+          via.push(ok(await viaFlotilla.get(`/api/v1/pods?${query}`, { timeoutMs: LIST_TIMEOUT_MS }), 'flotilla selected list').ms);
         }
         const directMs: number[] = [];
         const directStarted = performance.now();

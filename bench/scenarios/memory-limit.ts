@@ -1,13 +1,11 @@
 import type { BenchContext } from '../lib/context.js';
 import { procMemory } from '../lib/flotilla.js';
-import { BenchClient, median, occurrenceCounter } from '../lib/http.js';
 import { createMemoryCgroup, type MemoryCgroup } from '../lib/memory-cgroup.js';
-import { MB, figureSink, ok, type Scenario } from '../lib/scenario.js';
+import { MB, figureSink, fleetLists, type Scenario } from '../lib/scenario.js';
 
 const LIMIT_BYTES = 1.5 * 1024 ** 3;
 /** Timed fleet lists after the one that counts; under the limit each may read the whole file from disk. */
 const LIST_ROUNDS = { limited: 1, unlimited: 3 };
-const BIG_TIMEOUT_MS = 600_000;
 
 /**
  * memory-limit: flotilla caching every seeded pod under every name (1M objects in the full
@@ -70,7 +68,7 @@ async function measure(
   const { objects } = await ctx.cachedObjects();
   add('objects', objects, 'objects');
   add('ready_s', limited.readyMs / 1000, 's');
-  const limitedLists = await fleetLists(ctx, 'limited', LIST_ROUNDS.limited);
+  const limitedLists = await fleetLists(limited.flotilla.endpoint, 'limited', LIST_ROUNDS.limited);
   const pid = limited.flotilla.proc.pid;
   const mem = procMemory(pid);
   add('list_ms', limitedLists.ms, 'ms');
@@ -83,8 +81,8 @@ async function measure(
 
   // The same data without the limit: a warm restart (no relist) outside the group.
   await removeGroup();
-  await ctx.startFlotilla({ reuseData: true });
-  const unlimited = await fleetLists(ctx, 'unlimited', LIST_ROUNDS.unlimited);
+  const warm = await ctx.startFlotilla({ reuseData: true });
+  const unlimited = await fleetLists(warm.flotilla.endpoint, 'unlimited', LIST_ROUNDS.unlimited);
   add('unlimited_list_ms', unlimited.ms, 'ms');
   add('list_vs_unlimited', limitedLists.ms / unlimited.ms, 'x');
   notes.push(
@@ -94,17 +92,3 @@ async function measure(
   );
 }
 
-async function fleetLists(ctx: BenchContext, what: string, rounds: number): Promise<{ ms: number; objects: number }> {
-  const f = ctx.flotilla;
-  if (!f) throw new Error('flotilla is not running');
-  const client = new BenchClient(f.endpoint);
-  try {
-    const counter = occurrenceCounter('{"kind":"Pod","apiVersion":"v1"');
-    ok(await client.get('/api/v1/pods', { timeoutMs: BIG_TIMEOUT_MS, onChunk: counter.onChunk }), `${what}: fleet list`);
-    const ms: number[] = [];
-    for (let round = 0; round < rounds; round++) ms.push(ok(await client.get('/api/v1/pods', { timeoutMs: BIG_TIMEOUT_MS }), `${what}: fleet list`).ms);
-    return { ms: median(ms), objects: counter.count() };
-  } finally {
-    client.close();
-  }
-}

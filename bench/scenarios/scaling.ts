@@ -2,11 +2,9 @@ import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BenchContext } from '../lib/context.js';
 import { procMemory, scrapeMetrics } from '../lib/flotilla.js';
-import { BenchClient, median, occurrenceCounter } from '../lib/http.js';
-import { MB, figureSink, ok, type Scenario } from '../lib/scenario.js';
+import { MB, figureSink, fleetLists, type Scenario } from '../lib/scenario.js';
 
 const LIST_ROUNDS = 3;
-const BIG_TIMEOUT_MS = 600_000;
 
 interface Point {
   /** How the figures name it: `10k`, `1m`. */
@@ -30,6 +28,7 @@ export const scaling: Scenario = {
     const points = scalingPoints(ctx, seed.namespaces);
     const { figures, add } = figureSink('scaling', emit);
     const rows: string[][] = [];
+    const usPerObject: number[] = [];
     const notes: string[] = [];
     for (const point of points) {
       await ctx.stopFlotilla();
@@ -42,28 +41,16 @@ export const scaling: Scenario = {
       const heap = (await scrapeMetrics(start.flotilla.endpoint, 30_000)).get('nodejs_heap_size_used_bytes') ?? NaN;
       const dbBytes = directoryBytes(start.flotilla.dataDir);
 
-      const client = new BenchClient(start.flotilla.endpoint);
-      const listMs: number[] = [];
-      let listed = 0;
-      try {
-        for (let round = 0; round <= LIST_ROUNDS; round++) {
-          const counter = occurrenceCounter('{"kind":"Pod","apiVersion":"v1"');
-          const r = ok(await client.get('/api/v1/pods', { timeoutMs: BIG_TIMEOUT_MS, onChunk: counter.onChunk }), `${point.label}: fleet list`);
-          // Round 0 warms up (connection, page cache) and counts the items.
-          if (round === 0) listed = counter.count();
-          else listMs.push(r.ms);
-        }
-      } finally {
-        client.close();
-      }
-      if (listed !== objects) notes.push(`${point.label}: the list held ${listed} objects, /status counts ${objects}`);
+      const lists = await fleetLists(start.flotilla.endpoint, point.label, LIST_ROUNDS);
+      if (lists.objects !== objects) notes.push(`${point.label}: the list held ${lists.objects} objects, /status counts ${objects}`);
       const after = procMemory(pid);
       const l = point.label;
-      const ms = median(listMs);
+      const ms = lists.ms;
       add(`objects_${l}`, objects, 'objects');
       add(`ready_s_${l}`, start.readyMs / 1000, 's');
       add(`list_ms_${l}`, ms, 'ms');
-      add(`list_us_per_object_${l}`, (ms * 1000) / objects, 'µs');
+      usPerObject.push((ms * 1000) / objects);
+      add(`list_us_per_object_${l}`, usPerObject.at(-1)!, 'µs');
       add(`rss_mb_${l}`, after.rssBytes / MB, 'MB');
       add(`rss_anon_mb_${l}`, after.anonBytes / MB, 'MB');
       add(`rss_hwm_mb_${l}`, after.peakRssBytes / MB, 'MB');
@@ -74,7 +61,7 @@ export const scaling: Scenario = {
         String(objects),
         (start.readyMs / 1000).toFixed(1),
         ms.toFixed(0),
-        ((ms * 1000) / objects).toFixed(1),
+        usPerObject.at(-1)!.toFixed(1),
         (ready.rssBytes / MB).toFixed(0),
         (after.rssBytes / MB).toFixed(0),
         (after.anonBytes / MB).toFixed(0),
@@ -83,9 +70,7 @@ export const scaling: Scenario = {
       ]);
     }
     // Still running: the last point caches every pod under every name, as later scenarios expect.
-    const first = figures.find((f) => f.metric === `list_us_per_object_${points[0]!.label}`)?.value ?? NaN;
-    const last = figures.find((f) => f.metric === `list_us_per_object_${points.at(-1)!.label}`)?.value ?? NaN;
-    add('list_per_object_growth', last / first, 'x');
+    add('list_per_object_growth', usPerObject.at(-1)! / usPerObject[0]!, 'x');
     notes.unshift(
       `each point: a fresh flotilla (empty data dir) caching the one member under that many names; memory from /proc/<pid>/status: VmRSS once ready and after ${LIST_ROUNDS + 1} fleet lists, RssAnon (the process's own memory, without LMDB's mapped file pages) after them; heap = nodejs_heap_size_used_bytes once ready; db = the LMDB files' blocks on disk; list = median of ${LIST_ROUNDS} fleet-wide lists after one warm-up, bodies read and discarded`,
       `list_per_object_growth: list time per object at the largest point ÷ at the smallest (1 = linear growth)`,
