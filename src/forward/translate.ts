@@ -2,6 +2,7 @@ import { parse as parseYaml } from 'yaml';
 import { CLUSTER_ANNOTATION } from '../ingest/decode.js';
 import { decodeGlobalRV, encodeGlobalRV } from '../rv/global-rv.js';
 import { badRequest, conflict } from '../router/status.js';
+import { objectMembers, type JsonMember } from '../util/json-members.js';
 
 /**
  * What flotilla changes in bodies on the way to and from a member: the resourceVersion (global on
@@ -113,6 +114,10 @@ export interface MemberAnswer {
 /** A member's JSON answer with RVs made global; other content types pass unchanged. */
 export function responseForClient(body: Buffer, contentType: string | undefined, cluster: string): MemberAnswer {
   if (!(contentType ?? '').toLowerCase().startsWith('application/json') || body.length === 0) return { body };
+  return splicedAnswer(body, cluster) ?? parsedAnswer(body, cluster);
+}
+
+export function parsedAnswer(body: Buffer, cluster: string): MemberAnswer {
   let doc: unknown;
   try {
     doc = JSON.parse(body.toString('utf8'));
@@ -125,6 +130,54 @@ export function responseForClient(body: Buffer, contentType: string | undefined,
   toFleet(doc, cluster);
   if (Array.isArray(doc['items'])) for (const item of doc['items']) if (isObject(item)) toFleet(item, cluster);
   return { body: Buffer.from(JSON.stringify(doc)), ...(rv ? { rv } : {}) };
+}
+
+const QUOTE = 0x22;
+const OPEN_BRACE = 0x7b;
+
+/**
+ * The same for a single object, by splicing its bytes: the global RV over the member's, the
+ * cluster annotation into `metadata.annotations`. A write's answer is a whole object (managed
+ * fields included), and a controller patching pods fleet-wide sends many: parsing and
+ * re-serializing each cost more than the rest of flotilla's work on the request. Undefined for
+ * anything else (a list, a body it cannot follow), which goes through parsedAnswer.
+ */
+export function splicedAnswer(body: Buffer, cluster: string): MemberAnswer | undefined {
+  const top = objectMembers(body, 0);
+  if (!top || top.members.some((m) => m.key === 'items' || m.key.includes('\\'))) return undefined;
+  const find = (ms: JsonMember[], key: string) => ms.find((m) => m.key === key);
+  const text = (m: JsonMember | undefined) => (m && body[m.start] === QUOTE ? (JSON.parse(body.toString('utf8', m.start, m.end)) as string) : undefined);
+  const mdAt = find(top.members, 'metadata');
+  if (text(find(top.members, 'kind')) === 'Status' || !mdAt) return { body };
+  const md = objectMembers(body, mdAt.start);
+  if (!md || md.members.some((m) => m.key.includes('\\'))) return undefined;
+  const edits: { start: number; end: number; text: string }[] = [];
+  const rv = text(find(md.members, 'resourceVersion'));
+  if (rv) edits.push({ ...find(md.members, 'resourceVersion')!, text: JSON.stringify(encodeGlobalRV({ [cluster]: rv })) });
+  if (text(find(md.members, 'name')) !== undefined) {
+    const entry = `${JSON.stringify(CLUSTER_ANNOTATION)}:${JSON.stringify(cluster)}`;
+    const annAt = find(md.members, 'annotations');
+    if (!annAt) {
+      edits.push({ start: md.close, end: md.close, text: `${md.members.length > 0 ? ',' : ''}"annotations":{${entry}}` });
+    } else if (body[annAt.start] !== OPEN_BRACE) {
+      edits.push({ ...annAt, text: `{${entry}}` });
+    } else {
+      const ann = objectMembers(body, annAt.start);
+      if (!ann || ann.members.some((m) => m.key.includes('\\'))) return undefined;
+      const ours = find(ann.members, CLUSTER_ANNOTATION);
+      if (ours) edits.push({ ...ours, text: JSON.stringify(cluster) });
+      else edits.push({ start: ann.close, end: ann.close, text: `${ann.members.length > 0 ? ',' : ''}${entry}` });
+    }
+  }
+  edits.sort((a, b) => a.start - b.start);
+  const parts: Buffer[] = [];
+  let at = 0;
+  for (const e of edits) {
+    parts.push(body.subarray(at, e.start), Buffer.from(e.text));
+    at = e.end;
+  }
+  parts.push(body.subarray(at));
+  return { body: Buffer.concat(parts), ...(rv ? { rv } : {}) };
 }
 
 /** Merges the JSON list answers of a deletecollection fanned out to several members. */

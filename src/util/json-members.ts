@@ -1,0 +1,100 @@
+/**
+ * Reading the members of a JSON object in place, without parsing it: where each key's value
+ * starts and ends in the bytes. Lets a caller rewrite one value of a large document (an object's
+ * resourceVersion) by splicing bytes instead of a parse and a stringify of the whole thing.
+ *
+ * Only for documents already known to be valid JSON (a member apiserver's answer); on anything
+ * it cannot follow it returns undefined, and the caller falls back to parsing.
+ */
+export interface JsonMember {
+  /** The key as written between its quotes (escapes not decoded). */
+  key: string;
+  /** Offset of the value's first byte. */
+  start: number;
+  /** Offset just past the value's last byte. */
+  end: number;
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+
+function isSpace(b: number): boolean {
+  return b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
+}
+
+function skipSpace(buf: Uint8Array, i: number): number {
+  while (i < buf.length && isSpace(buf[i]!)) i++;
+  return i;
+}
+
+/** Past the closing quote of the string whose opening quote is at `i`; -1 when unterminated. */
+function skipString(buf: Uint8Array, i: number): number {
+  for (;;) {
+    // indexOf runs natively; a quote is the string's end unless an odd run of backslashes escapes it.
+    const q = buf.indexOf(QUOTE, i + 1);
+    if (q < 0) return -1;
+    let slashes = 0;
+    while (buf[q - 1 - slashes] === BACKSLASH) slashes++;
+    if (slashes % 2 === 0) return q + 1;
+    i = q;
+  }
+}
+
+/** Past the end of the value starting at `i` (after whitespace); -1 when it cannot tell. */
+function skipValue(buf: Uint8Array, i: number): number {
+  const first = buf[i];
+  if (first === QUOTE) return skipString(buf, i);
+  if (first === OPEN_BRACE || first === OPEN_BRACKET) {
+    let depth = 0;
+    for (; i < buf.length; i++) {
+      const b = buf[i]!;
+      if (b === QUOTE) {
+        i = skipString(buf, i);
+        if (i < 0) return -1;
+        i--;
+      } else if (b === OPEN_BRACE || b === OPEN_BRACKET) depth++;
+      else if (b === CLOSE_BRACE || b === CLOSE_BRACKET) {
+        if (--depth === 0) return i + 1;
+      }
+    }
+    return -1;
+  }
+  // A number, true, false or null: runs to the next delimiter.
+  const from = i;
+  while (i < buf.length && buf[i] !== COMMA && buf[i] !== CLOSE_BRACE && buf[i] !== CLOSE_BRACKET && !isSpace(buf[i]!)) i++;
+  return i > from ? i : -1;
+}
+
+/**
+ * The members of the object whose `{` is at `open` (after any whitespace), in order, and the
+ * offset of its closing `}`; undefined when `open` is not an object or the bytes do not follow.
+ */
+export function objectMembers(buf: Uint8Array, open: number): { members: JsonMember[]; close: number } | undefined {
+  let i = skipSpace(buf, open);
+  if (buf[i] !== OPEN_BRACE) return undefined;
+  const members: JsonMember[] = [];
+  i = skipSpace(buf, i + 1);
+  if (buf[i] === CLOSE_BRACE) return { members, close: i };
+  for (;;) {
+    if (buf[i] !== QUOTE) return undefined;
+    const keyEnd = skipString(buf, i);
+    if (keyEnd < 0) return undefined;
+    const key = Buffer.from(buf.buffer, buf.byteOffset + i + 1, keyEnd - i - 2).toString('utf8');
+    i = skipSpace(buf, keyEnd);
+    if (buf[i] !== COLON) return undefined;
+    const start = skipSpace(buf, i + 1);
+    const end = skipValue(buf, start);
+    if (end < 0) return undefined;
+    members.push({ key, start, end });
+    i = skipSpace(buf, end);
+    if (buf[i] === CLOSE_BRACE) return { members, close: i };
+    if (buf[i] !== COMMA) return undefined;
+    i = skipSpace(buf, i + 1);
+  }
+}
