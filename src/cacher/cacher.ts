@@ -178,12 +178,14 @@ export class ResourceCacher {
       const changes: Change[] = [];
       for (let i = 0; i < objects.length; i++) {
         const o = objects[i]!;
-        seen.add(refKey(o));
         const rv = page.objectRVs[i]!;
         if (!diff) {
           changes.push({ type: 'ADDED', ...o, rv });
           continue;
         }
+        // Only a relist reconciles against what it saw; a first list would keep 100k strings
+        // alive through its whole list for nothing, and the old-generation GC would trace them.
+        seen.add(refKey(o));
         const stored = this.store.storedRV(this.scope, o);
         if (stored !== rv) changes.push({ type: stored === undefined ? 'ADDED' : 'MODIFIED', ...o, rv });
       }

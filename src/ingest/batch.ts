@@ -1,6 +1,7 @@
 import { pack, unpack } from 'msgpackr';
 import type { DecodedObject, MetaRecord, TableColumn } from './decode.js';
 import { INDEXED_FIELDS, fieldIndexEntry } from './fields.js';
+import { KEY_SEP } from '../store/keys.js';
 
 /**
  * How decoded objects cross from an ingest worker to the main thread without the main thread
@@ -14,15 +15,20 @@ export interface EncodedObjects {
   offsets: Uint32Array;
   /** Per object: namespace, name (alternating). */
   refs: string[];
-  /** Per object: its labels as `key=value` strings and its indexed fields, for the label index (empty when none). */
-  labels: string[][];
+  /** Per object: its label index entries (labelEntries), joined by KEY_SEP; '' when none. */
+  labels: string[];
 }
 
 export interface IngestedObject {
   namespace: string;
   name: string;
-  /** `key=value` per label: what the label index holds for this object. */
-  labels: string[];
+  /**
+   * What the label index holds for this object: `key=value` per label and indexed field, joined
+   * by KEY_SEP, which none of them can contain. One string, not an array: a page's objects live
+   * across several event turns, and the young-generation GC copies every object still alive
+   * (nine strings and an array per pod made its pauses most of the sync's long turns).
+   */
+  labels: string;
   /** The served JSON bytes. */
   bytes: Buffer;
   /** The msgpack-encoded MetaRecord. */
@@ -37,7 +43,7 @@ export function encodeObjects(objects: readonly DecodedObject[]): EncodedObjects
   const out = new Uint8Array(buffer);
   const offsets = new Uint32Array(objects.length * 4);
   const refs: string[] = new Array<string>(objects.length * 2);
-  const labels: string[][] = objects.map(indexEntries);
+  const labels: string[] = objects.map((o) => indexEntries(o).join(KEY_SEP));
   let at = 0;
   objects.forEach((o, i) => {
     offsets[i * 4] = at;

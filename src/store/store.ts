@@ -3,6 +3,7 @@ import type { MetaRecord, TableColumn } from '../ingest/decode.js';
 import { decodeMeta } from '../ingest/batch.js';
 import { compareMemberRV } from '../rv/global-rv.js';
 import { TransactionQueue } from './transaction-queue.js';
+import { KEY_SEP } from './keys.js';
 import type { ResourceInfo } from '../resources/resource-info.js';
 
 /**
@@ -56,8 +57,8 @@ export interface Change {
   type: ChangeType;
   namespace: string;
   name: string;
-  /** The object's labels as `key=value` (the label index); unused for DELETED. */
-  labels?: string[];
+  /** The object's label index entries (`key=value`) joined by KEY_SEP; unused for DELETED. */
+  labels?: string;
   /** The member RV of the change (for a reconcile's DELETED, the list RV that noticed it). */
   rv: string;
   bytes: Buffer;
@@ -99,16 +100,11 @@ export type StoreListener = (events: readonly StoreEvent[]) => void;
 
 const SEQ_KEY = '\u0000seq';
 
-/**
- * The key separator: below every character a resource, namespace, name or label can hold. Not
- * \u0000-\u0004: lmdb's key encoding escapes those in strings shorter than 64 characters and writes
- * them raw in longer ones, so a long key would sort outside its prefix's range and vanish from lists.
- */
-export const KEY_SEP = '\u0005';
+export { KEY_SEP };
 const SEP = KEY_SEP;
 const AFTER_SEP = '\u0006';
 /** Bumped whenever the key layout changes: a store written in another layout is emptied and relisted. */
-const FORMAT = 4; // 3: indexed fields (src/ingest/fields.ts) in the label index; 4: eventRVs
+const FORMAT = 5; // 3: indexed fields (src/ingest/fields.ts) in the label index; 4: eventRVs; 5: labelsOf as one string
 // Bench ingest at 300k objects: 100 per transaction 5.5k objects/s, event-loop p99 50 ms (CPU-profiled); 200: 7.5k/s, 42 ms;
 // 500: 7.1k/s, 68 ms. Larger transactions commit more cheaply per object but hold a turn longer.
 const OBJECTS_PER_TRANSACTION = 200;
@@ -153,8 +149,8 @@ export class Store {
   private readonly byCluster: Database<boolean, string>;
   /** Label index: `resource · key=value · objectKey` → nothing; a label query is one range. */
   private readonly labelIndex: Database<boolean, string>;
-  /** Each indexed object's `key=value` labels, to unindex what an update or delete removes. */
-  private readonly labelsOf: Database<string[], string>;
+  /** Each indexed object's label index entries (as Change.labels), to unindex what an update or delete removes. */
+  private readonly labelsOf: Database<string, string>;
   /** What discovery said of each cached resource, so a restart with every member down still serves. */
   private readonly resourceInfos: Database<ResourceInfo, string>;
   private readonly logs: Database<LogState | { seq: number } | { format: number }, string>;
@@ -178,7 +174,7 @@ export class Store {
     this.logs = root.openDB<LogState | { seq: number } | { format: number }, string>({ name: 'logs' });
     this.labelIndex = root.openDB<boolean, string>({ name: 'labels' });
     this.byCluster = root.openDB<boolean, string>({ name: 'byCluster' });
-    this.labelsOf = root.openDB<string[], string>({ name: 'labelsOf' });
+    this.labelsOf = root.openDB<string, string>({ name: 'labelsOf' });
     this.resourceInfos = root.openDB<ResourceInfo, string>({ name: 'resources' });
     // Plain puts, not transaction(): lmdb-js then does the B-tree work on its writer thread and
     // the main thread only encodes write instructions (a 100-byte-key put inside transaction()
@@ -324,36 +320,35 @@ export class Store {
    * slices of OBJECTS_PER_TRANSACTION, the sync state with the last: a crash in between leaves
    * objects a resumed list writes again, and no event turn holds more than one slice.
    */
-  async commit(scope: CacheScope, changes: readonly Change[], sync: SyncRecord, opts: CommitOptions): Promise<readonly StoreEvent[]> {
+  async commit(scope: CacheScope, changes: readonly Change[], sync: SyncRecord, opts: CommitOptions): Promise<void> {
     const { cluster, resource } = scope;
-    const events: StoreEvent[] = [];
     const urgent = changes.length <= OBJECTS_PER_TRANSACTION;
     let from = 0;
     if (!opts.log) {
       for (; changes.length - from > OBJECTS_PER_TRANSACTION; from += OBJECTS_PER_TRANSACTION) {
         const slice = changes.slice(from, from + OBJECTS_PER_TRANSACTION);
         await this.writes.run(() => {
-          const written = new Map<string, readonly string[]>();
+          const written = new Map<string, string>();
           for (const c of slice) this.applyObject(resource, cluster, c, written);
         }, false);
-        for (const c of slice) events.push({ ...c, seq: 0, cluster });
       }
     }
+    // The changes are numbered in order, in this transaction (slices written before included).
+    let firstSeq = 0;
     await this.writes.run(() => {
-      const written = new Map<string, readonly string[]>();
+      const written = new Map<string, string>();
       let log = this.logs.get(resource) as LogState | undefined;
-      // Slices written before were not numbered: the sequence only moves in this transaction.
-      for (const e of events) e.seq = ++this.seq;
+      firstSeq = this.seq + 1;
+      this.seq += from;
       for (let i = from; i < changes.length; i++) {
         const c = changes[i]!;
         this.applyObject(resource, cluster, c, written);
-        const ev: StoreEvent = { ...c, seq: ++this.seq, cluster };
-        events.push(ev);
+        const seq = ++this.seq;
         if (opts.log) {
-          this.events.put([resource, ev.seq], { c: cluster, t: c.type, n: c.namespace, m: c.name, rv: c.rv, o: c.bytes, x: c.meta });
+          this.events.put([resource, seq], { c: cluster, t: c.type, n: c.namespace, m: c.name, rv: c.rv, o: c.bytes, x: c.meta });
           const rvNumber = numericRV(c.rv);
-          if (rvNumber !== undefined) this.eventRVs.put([resource, cluster, rvNumber, ev.seq], true);
-          log ??= { start: {}, count: 0, firstSeq: ev.seq };
+          if (rvNumber !== undefined) this.eventRVs.put([resource, cluster, rvNumber, seq], true);
+          log ??= { start: {}, count: 0, firstSeq: seq };
           log.count++;
         }
       }
@@ -368,37 +363,43 @@ export class Store {
       else this.sync.put(syncKey(scope), sync);
     }, urgent);
     this.latest.delete(resource);
+    // Events are built only when a watch listens: a first sync with nobody watching would
+    // allocate an object per change for nothing (GC pauses were most of its long event turns).
     const listeners = this.listeners.get(resource);
-    if (listeners && events.length > 0) for (const l of listeners) l(events);
+    if (listeners && listeners.size > 0 && changes.length > 0) {
+      const events = changes.map((c, i): StoreEvent => ({ ...c, seq: firstSeq + i, cluster }));
+      for (const l of listeners) l(events);
+    }
     const waiting = this.progress.get(resource);
     if (waiting) for (const w of [...waiting]) w();
-    return events;
   }
 
   /** `written`: labels this task already set, which reads in the task cannot see yet. */
-  private applyObject(resource: string, cluster: string, c: Change, written: Map<string, readonly string[]>): void {
+  private applyObject(resource: string, cluster: string, c: Change, written: Map<string, string>): void {
     const key = objectKey(resource, c.namespace, c.name, cluster);
     const own = ownKey(resource, cluster, c.namespace, c.name);
     if (c.type === 'DELETED') {
       this.objects.remove(key);
       this.meta.remove(key);
       this.byCluster.remove(own);
-      this.reindex(resource, key, [], written);
+      this.reindex(resource, key, '', written);
     } else {
       this.objects.put(key, c.bytes);
       this.meta.put(key, c.meta);
       this.byCluster.put(own, true);
-      this.reindex(resource, key, c.labels ?? [], written);
+      this.reindex(resource, key, c.labels ?? '', written);
     }
   }
 
-  private reindex(resource: string, key: string, labels: readonly string[], written: Map<string, readonly string[]>): void {
-    const old = written.get(key) ?? this.labelsOf.get(key) ?? [];
+  private reindex(resource: string, key: string, labels: string, written: Map<string, string>): void {
+    const old = written.get(key) ?? this.labelsOf.get(key) ?? '';
     written.set(key, labels);
-    if (old.length === 0 && labels.length === 0) return;
-    for (const l of old) if (!labels.includes(l)) this.labelIndex.remove(`${resource}${SEP}${l}${SEP}${key}`);
-    for (const l of labels) if (!old.includes(l)) this.labelIndex.put(`${resource}${SEP}${l}${SEP}${key}`, true);
-    if (labels.length > 0) this.labelsOf.put(key, [...labels]);
+    if (old === labels) return;
+    const before = old === '' ? [] : old.split(SEP);
+    const after = labels === '' ? [] : labels.split(SEP);
+    for (const l of before) if (!after.includes(l)) this.labelIndex.remove(`${resource}${SEP}${l}${SEP}${key}`);
+    for (const l of after) if (!before.includes(l)) this.labelIndex.put(`${resource}${SEP}${l}${SEP}${key}`, true);
+    if (labels !== '') this.labelsOf.put(key, labels);
     else this.labelsOf.remove(key);
   }
 
