@@ -117,6 +117,7 @@ export function responseForClient(body: Buffer, contentType: string | undefined,
   return splicedAnswer(body, cluster) ?? parsedAnswer(body, cluster);
 }
 
+/** The same by parsing: lists, bodies the splice does not follow, and the reference it must agree with. */
 export function parsedAnswer(body: Buffer, cluster: string): MemberAnswer {
   let doc: unknown;
   try {

@@ -15,7 +15,7 @@ export interface EncodedObjects {
   offsets: Uint32Array;
   /** Per object: namespace, name (alternating). */
   refs: string[];
-  /** Per object: its label index entries (labelEntries), joined by KEY_SEP; '' when none. */
+  /** Per object: its label index entries (indexEntries), joined by KEY_SEP; '' when none. */
   labels: string[];
 }
 
