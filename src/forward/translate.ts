@@ -153,8 +153,9 @@ export function splicedAnswer(body: Buffer, cluster: string): MemberAnswer | und
   const md = objectMembers(body, mdAt.start);
   if (!md || md.members.some((m) => m.key.includes('\\'))) return undefined;
   const edits: { start: number; end: number; text: string }[] = [];
-  const rv = text(find(md.members, 'resourceVersion'));
-  if (rv) edits.push({ ...find(md.members, 'resourceVersion')!, text: JSON.stringify(encodeGlobalRV({ [cluster]: rv })) });
+  const rvAt = find(md.members, 'resourceVersion');
+  const rv = text(rvAt);
+  if (rv) edits.push({ ...rvAt!, text: JSON.stringify(encodeGlobalRV({ [cluster]: rv })) });
   if (text(find(md.members, 'name')) !== undefined) {
     const entry = `${JSON.stringify(CLUSTER_ANNOTATION)}:${JSON.stringify(cluster)}`;
     const annAt = find(md.members, 'annotations');
