@@ -211,7 +211,7 @@ function listFrame(store: Store, opts: Pick<ListOptions, 'resource' | 'form' | '
     return {
       head: Buffer.from(`{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{${listMeta}},"items":[`),
       tail: Buffer.from(']}'),
-      item: (e) => Buffer.from(partialMetadata(store.metaOf(key, e, snapshot)?.metadataJson ?? '{}')),
+      item: (e) => Buffer.from(partialMetadata(metadataJsonOf(e.bytes, store.metaOf(key, e, snapshot)))),
     };
   }
   return {
@@ -230,7 +230,7 @@ function tableRow(store: Store, key: string, columns: TableColumn[], includeObje
     const cells = rowCells(meta, columns, ageIndex, e.name, now);
     let object = '';
     if (includeObject === 'Object') object = `,"object":${e.bytes.toString('utf8')}`;
-    else if (includeObject !== 'None') object = `,"object":${partialMetadata(meta?.metadataJson ?? '{}')}`;
+    else if (includeObject !== 'None') object = `,"object":${partialMetadata(metadataJsonOf(e.bytes, meta))}`;
     return `{"cells":${JSON.stringify([e.cluster, ...cells])}${object}}`;
   };
 }
@@ -293,8 +293,14 @@ export function getResponse(store: Store, scope: ReadScope, name: string, form: 
     const frame = listFrame(store, { resource: scope.resource, form, includeObject }, '', undefined);
     return Buffer.concat([frame.head, frame.item(hit), frame.tail]);
   }
-  if (form === 'metadata') return Buffer.from(partialMetadata(store.metaOf(gvrKey(scope.resource.info), hit)?.metadataJson ?? '{}'));
+  if (form === 'metadata') return Buffer.from(partialMetadata(metadataJsonOf(hit.bytes, store.metaOf(gvrKey(scope.resource.info), hit))));
   return hit.bytes;
+}
+
+/** The served object's `metadata` JSON, sliced from its stored bytes where its meta record says. */
+export function metadataJsonOf(bytes: Buffer, meta: MetaRecord | undefined): string {
+  const span = meta?.metadataSpan;
+  return span ? bytes.toString('utf8', span[0], span[0] + span[1]) : '{}';
 }
 
 export function partialMetadata(metadataJson: string): string {

@@ -7,7 +7,7 @@ import { compareMemberRV, encodeGlobalRV } from '../rv/global-rv.js';
 import type { ResponseForm } from '../router/negotiate.js';
 import type { Store, StoreEvent } from '../store/store.js';
 import { matches, needsMeta, type ObjectFilter } from './filter.js';
-import { CLUSTER_COLUMN, ageColumnIndex, columnsOf, partialMetadata, rowCells } from './reads.js';
+import { CLUSTER_COLUMN, ageColumnIndex, columnsOf, metadataJsonOf, partialMetadata, rowCells } from './reads.js';
 import { withResourceVersion, withResourceVersionText } from './resource-version.js';
 
 /**
@@ -248,7 +248,7 @@ export class WatchHub {
     const { opts } = w;
     if (opts.form === 'object') return objectLine(type, withResourceVersion(bytes, mark));
     const m = meta();
-    const metadata = withResourceVersionText(m?.metadataJson ?? '{}', mark);
+    const metadata = withResourceVersionText(metadataJsonOf(bytes, m), mark);
     if (opts.form === 'metadata') return objectLine(type, partialMetadata(metadata));
     w.columns ??= columnsOf(this.store, opts.resource);
     const columns = w.columns;

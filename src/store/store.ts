@@ -104,7 +104,7 @@ export { KEY_SEP };
 const SEP = KEY_SEP;
 const AFTER_SEP = '\u0006';
 /** Bumped whenever the key layout changes: a store written in another layout is emptied and relisted. */
-const FORMAT = 5; // 3: indexed fields (src/ingest/fields.ts) in the label index; 4: eventRVs; 5: labelsOf as one string
+const FORMAT = 6; // 3: indexed fields (src/ingest/fields.ts) in the label index; 4: eventRVs; 5: labelsOf as one string; 6: metadataSpan
 // Bench ingest at 300k objects: 100 per transaction 5.5k objects/s, event-loop p99 50 ms (CPU-profiled); 200: 7.5k/s, 42 ms;
 // 500: 7.1k/s, 68 ms. Larger transactions commit more cheaply per object but hold a turn longer.
 const OBJECTS_PER_TRANSACTION = 200;

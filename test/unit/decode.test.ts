@@ -48,7 +48,8 @@ describe('decodeListPage', () => {
     expect(served.metadata.managedFields).toBeUndefined();
     expect(served.spec).toEqual({ nodeName: 'n1' });
     expect(o.meta).toMatchObject({ uid: 'uid-a', rv: '100', labels: { app: 'x' }, created: '2026-01-01T00:00:00Z', cells: ['a', '5m'] });
-    expect(JSON.parse(o.meta.metadataJson)).toEqual(served.metadata);
+    const [at, length] = o.meta.metadataSpan;
+    expect(JSON.parse(o.bytes.subarray(at, at + length).toString('utf8'))).toEqual(served.metadata);
   });
 
   it('accepts a plain list (members that cannot print Tables) and keeps managedFields when asked', () => {
@@ -61,6 +62,17 @@ describe('decodeListPage', () => {
     expect(served.kind).toBe('Pod');
     expect(served.metadata.managedFields).toEqual([{ manager: 'kubectl' }]);
     expect(out.objects[0]!.meta.cells).toBeUndefined();
+  });
+
+  it('spans the metadata in bytes, not characters, when it holds multi-byte text', () => {
+    const p = pod('c', '8');
+    const withText = { ...p, metadata: { ...p.metadata, annotations: { note: 'déjà vu ✓ 🚢' } } };
+    const list = { kind: 'PodList', apiVersion: 'v1', metadata: { resourceVersion: '9' }, items: [withText] };
+    const o = decodeListPage(JSON.stringify(list), { ...ctx, kind: 'Pödling' }).objects[0]!;
+    const [at, length] = o.meta.metadataSpan;
+    const sliced = JSON.parse(o.bytes.subarray(at, at + length).toString('utf8'));
+    expect(sliced).toEqual(JSON.parse(o.bytes.toString('utf8')).metadata);
+    expect(sliced.annotations.note).toBe('déjà vu ✓ 🚢');
   });
 });
 
