@@ -180,6 +180,31 @@ describe('Store', () => {
     await again.close();
   });
 
+  it('creates 8 KB pages, and keeps serving a store an older flotilla created with 4 KB pages', async () => {
+    const { open } = await import('lmdb');
+    const pageSizeOf = async (dir: string) => {
+      const raw = open({ path: dir, maxDbs: 16 });
+      const size = (raw.getStats() as { pageSize: number }).pageSize;
+      await raw.close();
+      return size;
+    };
+    const { store, dir } = openStore();
+    await store.commit(pods('east'), [change('east', 'a', 'x', '1')], { rv: '1' }, { log: false });
+    await store.close();
+    expect(await pageSizeOf(dir)).toBe(8192);
+
+    const { dir: older } = openStore();
+    rmSync(older, { recursive: true, force: true });
+    const legacy = open({ path: older, maxDbs: 16, pageSize: 4096 });
+    await legacy.put('k', 'v');
+    await legacy.close();
+    const reopened = Store.open(older);
+    await reopened.commit(pods('east'), [change('east', 'a', 'y', '2')], { rv: '2' }, { log: false });
+    expect([...reopened.entries('v1/pods')].map((e) => e.name)).toEqual(['y']);
+    await reopened.close();
+    expect(await pageSizeOf(older)).toBe(4096);
+  });
+
   it('deletes, reconciles per scope, and keeps everything across a reopen', async () => {
     const { store, dir } = openStore();
     const scope = pods('east', 'a');
