@@ -193,8 +193,8 @@ describe('Store', () => {
     await store.close();
     expect(await pageSizeOf(dir)).toBe(8192);
 
-    const { dir: older } = openStore();
-    rmSync(older, { recursive: true, force: true });
+    const older = mkdtempSync(join(tmpdir(), 'flotilla-store-'));
+    dirs.push(older);
     const legacy = open({ path: older, maxDbs: 16, pageSize: 4096 });
     await legacy.put('k', 'v');
     await legacy.close();
