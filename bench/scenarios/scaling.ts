@@ -49,8 +49,9 @@ export const scaling: Scenario = {
       add(`objects_${l}`, objects, 'objects');
       add(`ready_s_${l}`, start.readyMs / 1000, 's');
       add(`list_ms_${l}`, ms, 'ms');
-      usPerObject.push((ms * 1000) / objects);
-      add(`list_us_per_object_${l}`, usPerObject.at(-1)!, 'µs');
+      const us = (ms * 1000) / objects;
+      usPerObject.push(us);
+      add(`list_us_per_object_${l}`, us, 'µs');
       add(`rss_mb_${l}`, after.rssBytes / MB, 'MB');
       add(`rss_anon_mb_${l}`, after.anonBytes / MB, 'MB');
       add(`rss_hwm_mb_${l}`, after.peakRssBytes / MB, 'MB');
@@ -61,7 +62,7 @@ export const scaling: Scenario = {
         String(objects),
         (start.readyMs / 1000).toFixed(1),
         ms.toFixed(0),
-        usPerObject.at(-1)!.toFixed(1),
+        us.toFixed(1),
         (ready.rssBytes / MB).toFixed(0),
         (after.rssBytes / MB).toFixed(0),
         (after.anonBytes / MB).toFixed(0),
