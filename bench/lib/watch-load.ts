@@ -4,11 +4,12 @@
  * `count` watches, scans each stream for the writer's stamp, and keeps a latency histogram of the
  * stamps inside the measured window. Talks to the bench over the IPC channel:
  *   parent → child: { window: { from, to } }, { report: true }
- *   child → parent: { connected: n }, { histogram: [[bucket, count], ...], count }
+ *   child → parent: { connected: n }, { histogram: [[bucket, count], ...], count, busy }
  */
 import { Agent, request } from 'node:https';
 import type { ClientRequest } from 'node:http';
 import { readFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
 import { LatencyHistogram, epochMs } from './latency.js';
 
 export interface WatchLoadSpec {
@@ -23,7 +24,8 @@ export interface WatchLoadSpec {
 }
 
 export type ToWatchLoad = { window: { from: number; to: number } } | { report: true };
-export type FromWatchLoad = { connected: number } | { histogram: [number, number][]; count: number };
+/** busy: CPU seconds this process used from the window's start to the report ÷ wall seconds (1 = one whole CPU). */
+export type FromWatchLoad = { connected: number } | { histogram: [number, number][]; count: number; busy: number };
 
 function main(): void {
   const spec = JSON.parse(process.argv[2]!) as WatchLoadSpec;
@@ -35,6 +37,8 @@ function main(): void {
   const agent = new Agent({ keepAlive: false, ca: readFileSync(spec.caFile), maxSockets: spec.count + 10 });
   const open: ClientRequest[] = [];
   let connected = 0;
+  let windowCpu = process.cpuUsage();
+  let windowWall = performance.now();
   for (let n = 0; n < spec.count; n++) {
     const req = request(new URL(spec.url, spec.server), { agent, headers: { authorization: `Bearer ${spec.token}` } }, (res) => {
       send({ connected: ++connected });
@@ -66,10 +70,14 @@ function main(): void {
     if ('window' in m) {
       from = m.window.from;
       to = m.window.to;
+      windowCpu = process.cpuUsage();
+      windowWall = performance.now();
     } else {
       for (const r of open) r.destroy();
       agent.destroy();
-      send({ histogram: hist.toSparse(), count: hist.count });
+      const cpu = process.cpuUsage(windowCpu);
+      const busy = (cpu.user + cpu.system) / 1e6 / ((performance.now() - windowWall) / 1000);
+      send({ histogram: hist.toSparse(), count: hist.count, busy });
       process.disconnect();
     }
   });

@@ -1,5 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import type { BenchContext } from '../lib/context.js';
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { cpuSeconds, memberPids, totalCpuSeconds } from '../lib/cpu-time.js';
 import { procMemory, scrapeMetrics } from '../lib/flotilla.js';
 import { BenchClient, occurrenceCounter } from '../lib/http.js';
 import { MB, figureSink, type Scenario } from '../lib/scenario.js';
@@ -16,11 +19,18 @@ export const ingest: Scenario = {
   async run(ctx, emit) {
     const seed = await ctx.ensureSeeded();
     await ctx.stopFlotilla();
+    const members = memberPids(join(ctx.dir, 'fleet'));
+    const memberCpuBeforeList = totalCpuSeconds(members);
     const baseline = await memberPagedList(ctx);
+    const memberListCpu = totalCpuSeconds(members) - memberCpuBeforeList;
     ctx.log(`ingest: the member serves the same paged Table lists to a plain client at ${Math.round(baseline.objects / baseline.seconds)} objects/s (${baseline.objects} objects in ${baseline.seconds.toFixed(1)} s)`);
     ctx.log(`ingest: starting flotilla over ${seed.pods} pods × ${ctx.profile.names} cluster names`);
+    const memberCpuBeforeSync = totalCpuSeconds(members);
     const start = await ctx.startFlotilla({ reuseData: false });
     const pid = start.flotilla.proc.pid;
+    // Read at once: flotilla has used CPU since it started, and the members since the sync began.
+    const flotillaCpu = cpuSeconds(pid);
+    const memberSyncCpu = totalCpuSeconds(members) - memberCpuBeforeSync;
     const mem = procMemory(pid);
     const metrics = await scrapeMetrics(start.flotilla.endpoint, 30_000);
     const { objects, errors } = await ctx.cachedObjects();
@@ -46,12 +56,19 @@ export const ingest: Scenario = {
     add('peak_rss_mb', Math.max(start.peakRssBytes, mem.peakRssBytes) / MB, 'MB');
     add('eventloop_lag_p99_ms', worst(start.lagP99Seconds) * 1000, 'ms', { op: '<=', value: 50 });
     add('eventloop_lag_max_ms', worst(start.lagMaxSeconds) * 1000, 'ms');
+    // Where the sync's time goes on this machine: CPU per object on each side, and how busy the
+    // machine's CPUs were while flotilla and the member shared them.
+    add('flotilla_cpu_us_per_object', (flotillaCpu / objects) * 1e6, 'µs');
+    add('member_cpu_us_per_object', (memberSyncCpu / objects) * 1e6, 'µs');
+    add('member_list_cpu_us_per_object', (memberListCpu / baseline.objects) * 1e6, 'µs');
+    add('cpu_busy_during_sync', (flotillaCpu + memberSyncCpu) / (seconds * availableParallelism()), 'x');
     const notes = [
       `${seed.pods} pods in ${seed.namespaces.length} namespaces seeded at ${Math.round(seed.pods / seed.seconds)}/s (${seed.requestBytesAvg} B per create request)`,
       `one kube-apiserver registered under ${ctx.profile.names} cluster names`,
       `member_list: the lists flotilla's cachers make (Table + includeObject=Object, limit ${PAGE}, following continue), one chain per cluster name, all in parallel, bodies read and discarded: what the member alone can serve`,
       `RSS from /proc/<pid>/status (VmRSS, includes LMDB pages mapped in), heap = nodejs_heap_size_used_bytes (main thread), both after /readyz, divided per 100k cached objects`,
       `event-loop lag: prom-client histogram (10 ms resolution included) read every 2 s during the sync; the worst interval's p99`,
+      `CPU: user + system time from /proc/<pid>/stat, all threads; flotilla's from its start to /readyz, the member's (kube-apiserver + etcd) over the same time and over member_list; cpu_busy_during_sync = both together ÷ (seconds to ready × ${availableParallelism()} CPUs)`,
     ];
     if (objects !== expected) notes.push(`expected ${expected} cached objects, /status counts ${objects}`);
     if (errors.length) notes.push(`cacher errors: ${errors.slice(0, 3).join(', ')}`);

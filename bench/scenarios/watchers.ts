@@ -44,7 +44,7 @@ export const watchers: Scenario = {
       direct: { ep: member as MemberEndpoint, path: `/api/v1/namespaces/${NS}/pods` },
       flotilla: { ep: flotilla.endpoint, path: `/clusters/${name}/api/v1/namespaces/${NS}/pods` },
     };
-    const results: Record<string, { hist: LatencyHistogram; sent: number; expected: number; unreported: number }> = {};
+    const results: Record<string, { hist: LatencyHistogram; sent: number; expected: number; unreported: number; busy: number }> = {};
     for (const side of ['direct', 'flotilla'] as const) {
       const { ep, path } = sides[side];
       const list = await memberJson<{ metadata: { resourceVersion: string } }>(ep, 'GET', `${path}?limit=1`);
@@ -65,9 +65,9 @@ export const watchers: Scenario = {
         const sent = await write(member, rate, begin, window);
         // Let the last events arrive.
         await sleep(2000);
-        const { hist, unreported } = await loads.report();
-        results[side] = { hist, sent, expected: sent * count, unreported };
-        ctx.log(`watchers ${side}: ${hist.count} deliveries of ${sent * count} expected (${processes} load-generator processes, ${unreported} did not report)`);
+        const { hist, unreported, busy } = await loads.report();
+        results[side] = { hist, sent, expected: sent * count, unreported, busy };
+        ctx.log(`watchers ${side}: ${hist.count} deliveries of ${sent * count} expected (${processes} load-generator processes, ${unreported} did not report, each ${busy.toFixed(2)} CPUs busy)`);
       } finally {
         await loads.stop();
       }
@@ -85,6 +85,10 @@ export const watchers: Scenario = {
     add('direct_delivered', d.hist.count / Math.max(1, d.expected), 'x');
     add('flotilla_delivered', f.hist.count / Math.max(1, f.expected), 'x', { op: '>=', value: 0.999 });
     add('load_generators_unreported', d.unreported + f.unreported, 'processes');
+    // The receiving side's own cost: a generator near 1.0 is a CPU's worth of work behind on its
+    // streams, and the latencies then measure its queue as much as the server's delivery.
+    add('direct_generator_cpu_busy', d.busy, 'x');
+    add('flotilla_generator_cpu_busy', f.busy, 'x');
     return {
       figures,
       facts: {
@@ -92,7 +96,7 @@ export const watchers: Scenario = {
         objectBytes: 0,
         objectBytesAre: 'small pods (one container, no managedFields through flotilla)',
         notes: [
-          `${count} watchers on ${PODS} pods of one namespace, in ${processes} load-generator processes (one that does not report within ${REPORT_WAIT_MS / 1000} s of the end is killed, its deliveries missing, its watchers out of the percentiles); ${rate} merge patches/s for ${watchSeconds} s after ${WARMUP_MS / 1000} s warm-up, the same load direct then through flotilla; latency = arrival - the writer's stamp in the event; on this machine the load generators share its CPUs with flotilla and the apiserver`,
+          `${count} watchers on ${PODS} pods of one namespace, in ${processes} load-generator processes (one that does not report within ${REPORT_WAIT_MS / 1000} s of the end is killed, its deliveries missing, its watchers out of the percentiles); ${rate} merge patches/s for ${watchSeconds} s after ${WARMUP_MS / 1000} s warm-up, the same load direct then through flotilla; latency = arrival - the writer's stamp in the event; on this machine the load generators share its CPUs with flotilla and the apiserver; generator_cpu_busy: a generator's CPU time over the window until its report ÷ that wall time, mean over the generators that reported`,
         ],
       },
     };
@@ -130,8 +134,8 @@ interface Loads {
   connected(): number;
   exited(): boolean;
   tell(m: ToWatchLoad): void;
-  /** Asks every generator for its histogram and merges them. */
-  report(): Promise<{ hist: LatencyHistogram; unreported: number }>;
+  /** Asks every generator for its histogram and merges them; busy = the reporting generators' mean CPU use. */
+  report(): Promise<{ hist: LatencyHistogram; unreported: number; busy: number }>;
   stop(): Promise<void>;
 }
 
@@ -167,6 +171,7 @@ function startLoads(ctx: BenchContext, ep: MemberEndpoint, url: string, count: n
     async report() {
       const hist = new LatencyHistogram();
       let unreported = 0;
+      const busy: number[] = [];
       await Promise.all(
         children.map(
           (c) =>
@@ -180,7 +185,10 @@ function startLoads(ctx: BenchContext, ep: MemberEndpoint, url: string, count: n
                 resolve();
               }, REPORT_WAIT_MS);
               c.report = (m) => {
-                if ('histogram' in m) hist.addSparse(m.histogram);
+                if ('histogram' in m) {
+                  hist.addSparse(m.histogram);
+                  busy.push(m.busy);
+                }
                 clearTimeout(timer);
                 resolve();
               };
@@ -188,7 +196,7 @@ function startLoads(ctx: BenchContext, ep: MemberEndpoint, url: string, count: n
             }),
         ),
       );
-      return { hist, unreported };
+      return { hist, unreported, busy: busy.length ? busy.reduce((a, b) => a + b, 0) / busy.length : NaN };
     },
     stop,
   };
