@@ -8,13 +8,18 @@ export class LatencyHistogram {
     this.count++;
   }
 
-  /** NaN when nothing arrived: no latency is not a latency of zero. */
+  /**
+   * NaN when nothing arrived: no latency is not a latency of zero. Infinity when the percentile
+   * falls in the last bucket, which holds everything from 10 s on: the latency is not known, and
+   * two such percentiles must not compare as equal.
+   */
   percentile(p: number): number {
     if (this.count === 0) return NaN;
     let need = Math.ceil((this.count * p) / 100);
+    const last = this.buckets.length - 1;
     for (let i = 0; i < this.buckets.length; i++) {
       need -= this.buckets[i]!;
-      if (need <= 0) return i / 10;
+      if (need <= 0) return i === last ? Infinity : i / 10;
     }
     return NaN;
   }
