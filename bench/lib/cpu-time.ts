@@ -36,7 +36,9 @@ export function memberPids(fleetDir: string): number[] {
   return pids;
 }
 
+/** NaN for no processes: a side that could not be read is not a side that used no CPU. */
 export function totalCpuSeconds(pids: number[]): number {
+  if (pids.length === 0) return NaN;
   let sum = 0;
   for (const pid of pids) {
     try {

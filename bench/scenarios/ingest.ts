@@ -1,7 +1,7 @@
-import { performance } from 'node:perf_hooks';
-import type { BenchContext } from '../lib/context.js';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { BenchContext } from '../lib/context.js';
 import { cpuSeconds, memberPids, totalCpuSeconds } from '../lib/cpu-time.js';
 import { procMemory, scrapeMetrics } from '../lib/flotilla.js';
 import { BenchClient, occurrenceCounter } from '../lib/http.js';
