@@ -100,18 +100,68 @@ export function recordRun(jsonPath: string, mdPath: string, run: RunRecord): voi
   let runs: Record<string, RunRecord> = {};
   if (existsSync(jsonPath)) {
     try {
-      runs = JSON.parse(readFileSync(jsonPath, 'utf8')) as Record<string, RunRecord>;
+      runs = JSON.parse(readFileSync(jsonPath, 'utf8'), readFigureValue) as Record<string, RunRecord>;
     } catch {
       runs = {};
     }
   }
   runs[`${run.profile}:${run.scenarios.join(',')}`] = run;
-  writeFileSync(jsonPath, JSON.stringify(runs, null, 2) + '\n');
+  writeFileSync(jsonPath, JSON.stringify(runs, writeFigureValue, 2) + '\n');
   writeFileSync(mdPath, renderResults(Object.values(runs)));
+}
+
+// JSON has no NaN or Infinity (a figure that could not be measured, a latency past the histogram):
+// they are kept as strings, and null (how earlier runs were written) reads back as NaN.
+function writeFigureValue(_key: string, v: unknown): unknown {
+  return typeof v === 'number' && !Number.isFinite(v) ? String(v) : v;
+}
+
+function readFigureValue(key: string, v: unknown): unknown {
+  return key === 'value' && (v === null || typeof v === 'string') ? Number(v ?? NaN) : v;
+}
+
+/** Text made safe for one Markdown table cell, cut at `max` characters. */
+function tableCell(text: string, max: number): string {
+  return text.replace(/\|/g, '\\|').replace(/\n/g, ' ').slice(0, max);
 }
 
 function rank(r: RunRecord): number {
   return (r.profile === 'full' ? 0 : r.profile === 'quick' ? 2 : 4) + (r.scenarios.length > 1 ? 0 : 1);
+}
+
+/**
+ * Where each target stands: for every scenario, the newest run of the full profile (as shipped,
+ * no size overrides) that ran it, and that run's targeted figures. Sections below keep every run,
+ * so the newest word on a target is otherwise spread over several of them.
+ */
+function standing(runs: RunRecord[]): string[] {
+  const full = runs.filter((r) => r.profile === 'full').sort((a, b) => b.date.localeCompare(a.date));
+  // Scenario order: as the run with the most scenarios lists them (the runner's own order).
+  const order: string[] = [];
+  for (const r of full.slice().sort((a, b) => b.scenarios.length - a.scenarios.length)) for (const s of r.scenarios) if (!order.includes(s)) order.push(s);
+  if (order.length === 0) return [];
+  const out = [
+    '## Standing: the newest full-profile run of each scenario',
+    '',
+    '| figure | value | target | result | run |',
+    '|---|---|---|---|---|',
+  ];
+  for (const name of order) {
+    const run = full.find((r) => r.scenarios.includes(name))!;
+    const result = run.results.find((r) => r.name === name);
+    const when = `${run.date.slice(0, 10)}, ${run.commit}`;
+    if (!result) {
+      out.push(`| \`${name}\` | not reached (the run stopped before it) | | miss | ${when} |`);
+      continue;
+    }
+    for (const f of result.figures) {
+      if (!f.target) continue;
+      out.push(`| \`${f.scenario}.${f.metric}\` | ${formatNumber(f.value)} ${f.unit} | ${f.target.op} ${formatNumber(f.target.value)} | ${verdict(f)} | ${when} |`);
+    }
+    if (result.error) out.push(`| \`${name}\` | failed: ${tableCell(result.error, 200)} | | miss | ${when} |`);
+  }
+  out.push('');
+  return out;
 }
 
 export function renderResults(runs: RunRecord[]): string {
@@ -124,6 +174,7 @@ export function renderResults(runs: RunRecord[]): string {
     'except the watchers, which run in forked load-generator processes of their own.',
     'Machines here are shared and noisy: read the ratios, not the absolute times.',
     '',
+    ...standing(runs),
   ];
   for (const run of runs.slice().sort((a, b) => rank(a) - rank(b) || a.scenarios.join().localeCompare(b.scenarios.join()))) {
     out.push(`## ${run.profile} profile: ${run.scenarios.join(', ')}`, '');
@@ -137,7 +188,7 @@ export function renderResults(runs: RunRecord[]): string {
         const v = verdict(f);
         out.push(`| \`${f.scenario}.${f.metric}\` | ${formatNumber(f.value)} ${f.unit} | ${f.target ? `${f.target.op} ${formatNumber(f.target.value)}` : ''} | ${v ?? ''} |`);
       }
-      if (r.error) out.push(`| \`${r.name}\` | failed: ${r.error.replace(/\|/g, '\\|').replace(/\n/g, ' ').slice(0, 300)} | | miss |`);
+      if (r.error) out.push(`| \`${r.name}\` | failed: ${tableCell(r.error, 300)} | | miss |`);
     }
     out.push('', '| scenario | objects | object size (bytes, avg) | took |', '|---|---|---|---|');
     for (const r of run.results) {
