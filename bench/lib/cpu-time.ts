@@ -1,5 +1,6 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { livePids } from '../../test/fleet/processes.js';
 
 /**
  * CPU time a process has used (user + system, all its threads), from /proc/<pid>/stat. The kernel
@@ -20,20 +21,9 @@ export function cpuSeconds(pid: number): number {
  * harness keeps in its folder: the member side of a side-by-side CPU account.
  */
 export function memberPids(fleetDir: string): number[] {
-  const file = join(fleetDir, 'pids');
-  if (!existsSync(file)) return [];
-  const pids: number[] = [];
-  for (const line of readFileSync(file, 'utf8').split('\n')) {
-    const [pid, command] = line.split(' ');
-    if (!pid || !command || !/\/(kube-apiserver|etcd)$/.test(command)) continue;
-    // A PID of a process that exited may have been reused: the command line must still match.
-    try {
-      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] === command) pids.push(Number(pid));
-    } catch {
-      // Not running.
-    }
-  }
-  return pids;
+  return livePids(join(fleetDir, 'pids'))
+    .filter((p) => /\/(kube-apiserver|etcd)$/.test(p.command))
+    .map((p) => p.pid);
 }
 
 /** NaN for no processes: a side that could not be read is not a side that used no CPU. */

@@ -86,12 +86,12 @@ export async function stopProcess(proc: Supervised, graceMs = 5000): Promise<voi
 }
 
 /**
- * Kills processes recorded in a PID file by an earlier run that never got to stop them, but only
- * those whose command line is still the binary we started (a PID may have been reused since).
+ * The processes recorded in a PID file that still run the binary recorded with them (a PID may
+ * have been reused since by something else).
  */
-export function reapStalePids(pidFile: string): number {
-  if (!existsSync(pidFile)) return 0;
-  let reaped = 0;
+export function livePids(pidFile: string): { pid: number; command: string }[] {
+  if (!existsSync(pidFile)) return [];
+  const live: { pid: number; command: string }[] = [];
   for (const line of readFileSync(pidFile, 'utf8').split('\n')) {
     const [pidText, command] = line.split(' ', 2);
     const pid = Number(pidText);
@@ -102,13 +102,18 @@ export function reapStalePids(pidFile: string): number {
     } catch {
       continue;
     }
-    if (cmdline === command) {
-      killQuietly(pid, 'SIGKILL');
-      reaped++;
-    }
+    if (cmdline === command) live.push({ pid, command });
   }
+  return live;
+}
+
+/** Kills the live processes of a PID file an earlier run never got to stop (see livePids). */
+export function reapStalePids(pidFile: string): number {
+  if (!existsSync(pidFile)) return 0;
+  const live = livePids(pidFile);
+  for (const p of live) killQuietly(p.pid, 'SIGKILL');
   writeFileSync(pidFile, '');
-  return reaped;
+  return live.length;
 }
 
 export function tailLog(path: string, lines = 30): string {
