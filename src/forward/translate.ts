@@ -2,7 +2,7 @@ import { parse as parseYaml } from 'yaml';
 import { CLUSTER_ANNOTATION } from '../ingest/decode.js';
 import { decodeGlobalRV, encodeGlobalRV } from '../rv/global-rv.js';
 import { badRequest, conflict } from '../router/status.js';
-import { objectMembers, type JsonMember } from '../util/json-members.js';
+import { OPEN_BRACE, QUOTE, objectMembers, type JsonMember } from '../util/json-members.js';
 
 /**
  * What flotilla changes in bodies on the way to and from a member: the resourceVersion (global on
@@ -132,9 +132,6 @@ export function parsedAnswer(body: Buffer, cluster: string): MemberAnswer {
   if (Array.isArray(doc['items'])) for (const item of doc['items']) if (isObject(item)) toFleet(item, cluster);
   return { body: Buffer.from(JSON.stringify(doc)), ...(rv ? { rv } : {}) };
 }
-
-const QUOTE = 0x22;
-const OPEN_BRACE = 0x7b;
 
 /**
  * The same for a single object, by splicing its bytes: the global RV over the member's, the
