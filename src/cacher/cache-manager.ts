@@ -54,6 +54,8 @@ export class CacheManager {
   private readonly resources = new Map<string, CachedResource>();
   private readonly cachers = new Map<string, CacherEntry>();
   private readonly pool = new IngestPool();
+  /** The process's list-page budget, sized by the first configuration (a reload keeps it). */
+  private pageSlots?: Semaphore;
   private readonly abort = new AbortController();
   /** Resource discovery still running (members may be starting); keyed by resource. */
   private readonly discovering = new Map<string, Promise<ResourceInfo | undefined>>();
@@ -197,6 +199,7 @@ export class CacheManager {
       namespace,
       pool: this.pool,
       listSlots: m.listSlots,
+      pageSlots: (this.pageSlots ??= new Semaphore(this.config.options.maxInflightListPages)),
     });
     this.cachers.set(id, { cacher, cluster, resource: gvrKey(info), namespace });
     cacher.start();

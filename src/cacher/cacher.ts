@@ -35,6 +35,12 @@ export interface CacherStatus {
 // every kind, CRD columns included), and the object rides along.
 const TABLE_ACCEPT = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json';
 
+/**
+ * A list page that sends nothing for this long has failed: the list backs off and starts again,
+ * and its page slot goes to another member (a member lost without a reset must not hold it).
+ */
+const PAGE_IDLE_TIMEOUT_MS = 60_000;
+
 export interface CacherOptions {
   pageSize: number;
   dropManagedFields: boolean;
@@ -46,6 +52,8 @@ export interface CacherOptions {
   pool: IngestPool;
   /** Bounds the full lists running at once against this cacher's member. */
   listSlots: Semaphore;
+  /** Bounds the list pages held at once by every cacher of the process, from request to commit. */
+  pageSlots: Semaphore;
 }
 
 export class GoneError extends Error {}
@@ -147,55 +155,56 @@ export class ResourceCacher {
     let listRV = '';
     let continueToken: string | undefined;
     let count = 0;
-    const fetchPage = (token?: string) => {
+    const pageSlots = this.opts.pageSlots;
+    /** A page request holding one of the process's page slots until the page is committed. */
+    const fetchPage = (slot: () => void, token?: string) => {
       const q = new URLSearchParams({ limit: String(this.opts.pageSize), includeObject: 'Object' });
       if (token) q.set('continue', token);
-      const p = this.member.fetch({ path: `${this.path}?${q}`, headers: { accept: TABLE_ACCEPT }, signal: this.abort.signal });
+      const response = this.member.fetch({ path: `${this.path}?${q}`, headers: { accept: TABLE_ACCEPT }, signal: this.abort.signal, idleTimeoutMs: PAGE_IDLE_TIMEOUT_MS });
       // A prefetched page nobody awaits any more (the list failed or stopped) must not crash the
       // process with an unhandled rejection; whoever awaits it still sees the error.
-      p.catch(() => undefined);
-      return p;
+      response.catch(() => undefined);
+      return { response, release: slot };
     };
-    // One page ahead: the next page is on its way while this one is decoded and committed.
-    let inFlight = fetchPage();
-    for (;;) {
-      const res = await inFlight;
-      if (res.status === 410 && continueToken) {
-        // The snapshot behind the continue token was compacted away: start the list over.
-        seen.clear();
-        continueToken = undefined;
-        count = 0;
-        inFlight = fetchPage();
-        continue;
-      }
-      if (res.status !== 200) throw new Error(`list ${this.key} from ${this.member.cluster}: HTTP ${res.status}: ${res.body.toString('utf8', 0, 300)}`);
-      const nextToken = peekContinue(res.body);
-      if (nextToken) inFlight = fetchPage(nextToken);
-      const page = await this.opts.pool.decodePage(res.body, this.ctx);
-      const objects = viewObjects(page.objects);
-      if (!continueToken) listRV = page.rv;
-      if (page.columns?.length) this.columns = page.columns;
-      const changes: Change[] = [];
-      for (let i = 0; i < objects.length; i++) {
-        const o = objects[i]!;
-        const rv = page.objectRVs[i]!;
-        if (!diff) {
-          changes.push({ type: 'ADDED', ...o, rv });
-          continue;
+    // One page ahead when a slot is free: the next page is on its way while this one is decoded
+    // and committed. Waiting for a slot happens only with none held, so holders always finish.
+    let inFlight = fetchPage(await pageSlots.acquire(this.abort.signal));
+    try {
+      for (;;) {
+        const current = inFlight;
+        let prefetched = false;
+        try {
+          const res = await current.response;
+          if (res.status === 410 && continueToken) {
+            // The snapshot behind the continue token was compacted away: start the list over.
+            seen.clear();
+            continueToken = undefined;
+            count = 0;
+            current.release();
+            inFlight = fetchPage(await pageSlots.acquire(this.abort.signal));
+            continue;
+          }
+          if (res.status !== 200) throw new Error(`list ${this.key} from ${this.member.cluster}: HTTP ${res.status}: ${res.body.toString('utf8', 0, 300)}`);
+          const nextToken = peekContinue(res.body);
+          const slot = nextToken ? pageSlots.tryAcquire() : undefined;
+          if (slot) {
+            inFlight = fetchPage(slot, nextToken);
+            prefetched = true;
+          }
+          const page = await this.commitPage(res.body, diff, seen);
+          if (!continueToken) listRV = page.rv;
+          count += page.objects;
+          continueToken = page.continueToken;
+          if (continueToken !== nextToken) throw new Error(`list ${this.key} from ${this.member.cluster}: continue token misread`);
+        } finally {
+          current.release();
         }
-        // Only a relist reconciles against what it saw; a first list would keep 100k strings
-        // alive through its whole list for nothing, and the old-generation GC would trace them.
-        seen.add(refKey(o));
-        const stored = this.store.storedRV(this.scope, o);
-        if (stored !== rv) changes.push({ type: stored === undefined ? 'ADDED' : 'MODIFIED', ...o, rv });
+        if (!continueToken) break;
+        if (!prefetched) inFlight = fetchPage(await pageSlots.acquire(this.abort.signal), continueToken);
       }
-      count += objects.length;
-      // Pages are written as they arrive with no RV: a crash mid-list leaves a state the next
-      // start relists rather than trusts. The RV is written with the reconcile below.
-      await this.store.commit(this.scope, changes, { rv: '', columns: this.columns }, { log: diff });
-      continueToken = page.continueToken;
-      if (continueToken !== nextToken) throw new Error(`list ${this.key} from ${this.member.cluster}: continue token misread`);
-      if (!continueToken) break;
+    } finally {
+      // A failed list's prefetched page gives its slot back (releasing twice is harmless).
+      inFlight.release();
     }
 
     const gone: Change[] = [];
@@ -220,6 +229,34 @@ export class ResourceCacher {
     this.status.lastError = undefined;
     this.markSynced();
     return listRV;
+  }
+
+  /**
+   * Decodes a list page in a worker and commits it. A relist (`diff`) writes only what changed
+   * and notes every object it saw in `seen`, for the reconcile at the end.
+   */
+  private async commitPage(body: Buffer, diff: boolean, seen: Set<string>): Promise<{ objects: number; rv: string; continueToken?: string }> {
+    const page = await this.opts.pool.decodePage(body, this.ctx);
+    const objects = viewObjects(page.objects);
+    if (page.columns?.length) this.columns = page.columns;
+    const changes: Change[] = [];
+    for (let i = 0; i < objects.length; i++) {
+      const o = objects[i]!;
+      const rv = page.objectRVs[i]!;
+      if (!diff) {
+        changes.push({ type: 'ADDED', ...o, rv });
+        continue;
+      }
+      // Only a relist reconciles against what it saw; a first list would keep 100k strings
+      // alive through its whole list for nothing, and the old-generation GC would trace them.
+      seen.add(refKey(o));
+      const stored = this.store.storedRV(this.scope, o);
+      if (stored !== rv) changes.push({ type: stored === undefined ? 'ADDED' : 'MODIFIED', ...o, rv });
+    }
+    // Pages are written as they arrive with no RV: a crash mid-list leaves a state the next
+    // start relists rather than trusts. The RV is written with the reconcile after the last page.
+    await this.store.commit(this.scope, changes, { rv: '', columns: this.columns }, { log: diff });
+    return { objects: objects.length, rv: page.rv, ...(page.continueToken ? { continueToken: page.continueToken } : {}) };
   }
 
   /** Watches from `rv` until the member closes the watch; returns the last RV seen. */

@@ -37,6 +37,11 @@ export interface FleetOptions {
   listPageSize: number;
   /** Full lists running at once against one member (the rest wait), so a restart cannot stampede it. */
   maxInflightListsPerMember: number;
+  /**
+   * List pages held at once across every member (being fetched, decoded or committed): bounds the
+   * memory a first sync of many clusters takes, since more pages than the ingest can take in only wait.
+   */
+  maxInflightListPages: number;
   /** How often a watch that allows bookmarks gets one. */
   watchBookmarkIntervalSeconds: number;
   /** A client watch more than this far behind (bytes written but not yet taken by it) is ended. */
@@ -265,9 +270,9 @@ export function parseFleetConfig(text: string, sourcePath: string): FleetConfig 
     });
   }
 
-  const options: FleetOptions = { dropManagedFields: true, listPageSize: 500, maxInflightListsPerMember: 4, watchBookmarkIntervalSeconds: 30, minWatchTimeoutSeconds: 1800, maxWatchBufferMiB: 16, eventLogSize: 100_000 };
+  const options: FleetOptions = { dropManagedFields: true, listPageSize: 500, maxInflightListsPerMember: 4, maxInflightListPages: 8, watchBookmarkIntervalSeconds: 30, minWatchTimeoutSeconds: 1800, maxWatchBufferMiB: 16, eventLogSize: 100_000 };
   if (root.options !== undefined) {
-    const o = c.object(root.options, 'options', ['dropManagedFields', 'listPageSize', 'maxInflightListsPerMember', 'watchBookmarkIntervalSeconds', 'minWatchTimeoutSeconds', 'maxWatchBufferMiB', 'eventLogSize']);
+    const o = c.object(root.options, 'options', ['dropManagedFields', 'listPageSize', 'maxInflightListsPerMember', 'maxInflightListPages', 'watchBookmarkIntervalSeconds', 'minWatchTimeoutSeconds', 'maxWatchBufferMiB', 'eventLogSize']);
     if (o?.dropManagedFields !== undefined) {
       if (typeof o.dropManagedFields !== 'boolean') c.fail('options.dropManagedFields', 'must be true or false');
       else options.dropManagedFields = o.dropManagedFields;
@@ -277,13 +282,14 @@ export function parseFleetConfig(text: string, sourcePath: string): FleetConfig 
       if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 10000) c.fail('options.listPageSize', `must be an integer from 1 to 10000, got ${describe(n)}`);
       else options.listPageSize = n;
     }
-    const int = (field: 'maxInflightListsPerMember' | 'watchBookmarkIntervalSeconds' | 'minWatchTimeoutSeconds' | 'maxWatchBufferMiB' | 'eventLogSize', min: number, max: number) => {
+    const int = (field: 'maxInflightListsPerMember' | 'maxInflightListPages' | 'watchBookmarkIntervalSeconds' | 'minWatchTimeoutSeconds' | 'maxWatchBufferMiB' | 'eventLogSize', min: number, max: number) => {
       const n = o?.[field];
       if (n === undefined) return;
       if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > max) c.fail(`options.${field}`, `must be an integer from ${min} to ${max}, got ${describe(n)}`);
       else options[field] = n;
     };
     int('maxInflightListsPerMember', 1, 100);
+    int('maxInflightListPages', 1, 10_000);
     int('watchBookmarkIntervalSeconds', 1, 3600);
     int('minWatchTimeoutSeconds', 1, 86400);
     int('maxWatchBufferMiB', 1, 1024);

@@ -26,6 +26,14 @@ export class Semaphore {
     return this.releaser();
   }
 
+  /** A slot if one is free now, else undefined (never waits, never jumps the queue). */
+  tryAcquire(): (() => void) | undefined {
+    // A freed slot passes straight to a waiter, so a free slot means nobody is waiting.
+    if (this.held >= this.limit) return undefined;
+    this.held++;
+    return this.releaser();
+  }
+
   private releaser(): () => void {
     let released = false;
     return () => {

@@ -90,7 +90,8 @@ describe('SIGKILL and warm restart', () => {
     expect(caught, 'never saw a cacher mid-list').toBe(true);
     process.kill(f.proc.pid, 'SIGKILL');
     await new Promise((r) => f.proc.child.once('exit', r));
-    const again = await start('killed-mid-list', { options: { listPageSize: 10 } });
+    // One list page at a time for the whole process: the three members' relists share it.
+    const again = await start('killed-mid-list', { options: { listPageSize: 10, maxInflightListPages: 1 } });
     await expectConverged(again.endpoint, fleet.members, CM_PATH);
     // At least one cacher had not finished its list: it relisted rather than trusting half a list.
     expect((await cacherStatus(again.endpoint)).some((c) => c.relists === 1)).toBe(true);

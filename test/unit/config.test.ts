@@ -28,7 +28,7 @@ options:
     expect(c.clusters[0]).toEqual({ name: 'east', kubeconfig: '/etc/flotilla/east.kubeconfig', labels: { region: 'eu' } });
     expect(c.clusters[1]).toMatchObject({ server: 'https://10.0.0.2:6443', caFile: '/abs/ca.crt', tokenFile: '/etc/flotilla/west.token' });
     expect(c.resources[0]).toEqual({ group: '', version: 'v1', resource: 'pods' });
-    expect(c.options).toMatchObject({ dropManagedFields: true, listPageSize: 100, maxInflightListsPerMember: 4, eventLogSize: 100000 });
+    expect(c.options).toMatchObject({ dropManagedFields: true, listPageSize: 100, maxInflightListsPerMember: 4, maxInflightListPages: 8, eventLogSize: 100000 });
     expect(selectClusters(c.resources[1]!, c.clusters).map((x) => x.name)).toEqual(['east']);
     expect(selectClusters(c.resources[0]!, c.clusters).map((x) => x.name)).toEqual(['east', 'west']);
   });
@@ -56,6 +56,7 @@ resources:
     resource: pods
 options:
   listPageSize: 0
+  maxInflightListPages: 0
 `);
     } catch (e) {
       err = e as ConfigError;
@@ -71,6 +72,7 @@ options:
       'fleet.yaml: resources[0].clusters[0]: no cluster named "nowhere" in clusters',
       expect.stringMatching(/^fleet\.yaml: resources\[2\]: duplicate rule for pods\/v1/),
       expect.stringMatching(/^fleet\.yaml: options\.listPageSize: must be an integer from 1 to 10000/),
+      'fleet.yaml: options.maxInflightListPages: must be an integer from 1 to 10000, got number 0',
     ]));
   });
 

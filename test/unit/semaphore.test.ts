@@ -23,6 +23,20 @@ describe('Semaphore', () => {
     expect(sem.inUse).toBe(1);
   });
 
+  it('tryAcquire takes a free slot and never one a waiter is owed', async () => {
+    const sem = new Semaphore(1);
+    const r1 = sem.tryAcquire();
+    expect(r1).toBeDefined();
+    expect(sem.tryAcquire()).toBeUndefined();
+    const waiting = sem.acquire();
+    r1!();
+    // The slot went to the waiter on release: nothing is free for a newcomer.
+    expect(sem.tryAcquire()).toBeUndefined();
+    (await waiting)();
+    expect(sem.inUse).toBe(0);
+    expect(sem.tryAcquire()).toBeDefined();
+  });
+
   it('drops a waiter whose signal aborts', async () => {
     const sem = new Semaphore(1);
     const r1 = await sem.acquire();
