@@ -10,6 +10,18 @@ const TEAMS = ['storefront', 'platform', 'data', 'identity'];
 export const GROUP_SIZES = [10, 50] as const;
 export const GROUP_LABEL = (size: number) => `bench.flotilla.io/g${size}`;
 
+/**
+ * Label selectors that match a known number of seeded pods (per cluster name), from the middle of
+ * the seeded range: a whole g<size> group, or one pod of a g10 group picked by its app (ten
+ * consecutive pods cycle through the eight apps, so positions 2–7 hold an app only once).
+ */
+export function countedSelectors(pods: number): { selector: string; podsMatched: number }[] {
+  const selectors: { selector: string; podsMatched: number }[] = GROUP_SIZES.map((size) => ({ selector: `${GROUP_LABEL(size)}=g${Math.floor(pods / 2 / size)}`, podsMatched: size }));
+  const group = Math.floor(pods / 2 / 10);
+  selectors.push({ selector: `${GROUP_LABEL(10)}=g${group},app=${APPS[(group * 10 + 2) % APPS.length]!}`, podsMatched: 1 });
+  return selectors;
+}
+
 // The apimachinery alphabet (no vowels), as generated names use.
 const ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 

@@ -1,93 +1,64 @@
 import { performance } from 'node:perf_hooks';
 import { procMemory } from '../lib/flotilla.js';
 import { BenchClient, median, occurrenceCounter, percentile, type TimedResponse } from '../lib/http.js';
-import { GROUP_LABEL, GROUP_SIZES } from '../lib/pods.js';
+import { countedSelectors } from '../lib/pods.js';
 import { LIST_TIMEOUT_MS, MB, POD_ITEM, figureSink, ok, type Scenario } from '../lib/scenario.js';
 
 
 /**
- * list: the fleet-wide pod list through flotilla against the same pods fetched straight from the
- * members, one `resourceVersion=0` list per registered name, all in parallel (a client fanning out
- * by itself). Bodies are read to the end and discarded; nothing is parsed in the timed path.
+ * list: label- and field-selected lists from the whole cache (every seeded pod under every name:
+ * 1M objects in the full profile), then the fleet-wide pod list of `listNames` members (100k pods
+ * in 10 in the full profile) through flotilla against the same pods fetched straight from the
+ * members, one `resourceVersion=0` list per registered name, all in parallel (a client fanning
+ * out by itself). Bodies are read to the end and discarded; nothing is parsed in the timed path.
  */
 export const list: Scenario = {
   name: 'list',
   async run(ctx, emit) {
     const seed = await ctx.ensureSeeded();
-    const flotilla = await ctx.ensureFlotilla();
-    const names = ctx.registered();
-    const viaFlotilla = new BenchClient(flotilla.endpoint);
     const direct = new BenchClient(ctx.member);
     const { figures, add } = figureSink('list', emit);
     const notes: string[] = [];
+    let viaFlotilla: BenchClient | undefined;
+    const through = async (names: number) => {
+      viaFlotilla?.close();
+      const client = new BenchClient((await ctx.ensureFlotilla(names)).endpoint);
+      viaFlotilla = client;
+      return client;
+    };
     try {
-      const fanOut = async (query: string): Promise<{ ms: number; bytes: number }> => {
+      /** The direct side: one list per registered name, all in parallel. */
+      const fanOut = async (names: number, query: string): Promise<{ ms: number; bytes: number }> => {
         const started = performance.now();
-        const all = await Promise.all(names.map(() => direct.get(`/api/v1/pods?${query}`, { timeoutMs: LIST_TIMEOUT_MS })));
+        const all = await Promise.all(Array.from({ length: names }, () => direct.get(`/api/v1/pods?${query}`, { timeoutMs: LIST_TIMEOUT_MS })));
         all.forEach((r) => ok(r, 'direct list'));
         return { ms: performance.now() - started, bytes: all.reduce((n, r) => n + r.bytes, 0) };
       };
 
-      // Warm-up (connections, caches), and the object count, outside the timed rounds.
-      const counter = occurrenceCounter(POD_ITEM);
-      const expected = seed.pods * names.length;
-      let objects = expected;
-      let servedBytes = NaN;
-      let warm: TimedResponse | undefined;
-      try {
-        warm = ok(await viaFlotilla.get('/api/v1/pods', { timeoutMs: LIST_TIMEOUT_MS, onChunk: counter.onChunk }), 'flotilla list');
-      } catch (e) {
-        // Recorded as a miss; the label-selected part below still runs.
-        notes.push(`the fleet-wide list through flotilla failed: ${(e as Error).message}`);
-        ctx.log(`list: the fleet-wide list through flotilla failed: ${(e as Error).message}`);
-      }
-      if (warm) {
-        objects = counter.count();
-        servedBytes = Math.round(warm.bytes / Math.max(1, objects));
-        const warmDirect = await fanOut('resourceVersion=0');
-        ctx.log(`list: warm-up: flotilla ${warm.ms.toFixed(0)} ms for ${objects} objects (${(warm.bytes / MB).toFixed(0)} MB), direct ${warmDirect.ms.toFixed(0)} ms (${(warmDirect.bytes / MB).toFixed(0)} MB)`);
-        if (objects !== expected) notes.push(`flotilla's list held ${objects} objects, expected ${expected}`);
-        const viaMs: number[] = [];
-        const directMs: number[] = [];
-        for (let round = 0; round < ctx.profile.listRounds; round++) {
-          viaMs.push(ok(await viaFlotilla.get('/api/v1/pods', { timeoutMs: LIST_TIMEOUT_MS }), 'flotilla list').ms);
-          directMs.push((await fanOut('resourceVersion=0')).ms);
-        }
-        const f = median(viaMs);
-        const d = median(directMs);
-        add('objects', objects, 'objects');
-        add('flotilla_ms', f, 'ms');
-        add('direct_ms', d, 'ms');
-        add('ratio', f / d, 'x', { op: '<=', value: 0.5 });
-        notes.push(`median of ${ctx.profile.listRounds} rounds, flotilla and direct alternating; flotilla ${(warm.bytes / MB).toFixed(0)} MB per list, direct ${(warmDirect.bytes / MB).toFixed(0)} MB (managedFields included) from ${names.length} parallel requests to the one apiserver`);
-      } else {
-        add('objects', objects, 'objects');
-        add('ratio', NaN, 'x', { op: '<=', value: 0.5 });
-      }
-      add('flotilla_rss_hwm_mb', procMemory(flotilla.proc.pid).peakRssBytes / MB, 'MB');
-
-      // A label selector matching about 100 objects fleet-wide: g<size> labels group consecutive pods.
-      const size = GROUP_SIZES.reduce((best, s) => (Math.abs(s * names.length - 100) < Math.abs(best * names.length - 100) ? s : best));
-      const group = Math.floor(seed.pods / 2 / size);
-      const selector = `labelSelector=${encodeURIComponent(`${GROUP_LABEL(size)}=g${group}`)}`;
+      // Selected lists from the whole cache.
+      const allNames = ctx.profile.names;
+      const cache = await through(allNames);
+      const cached = seed.pods * allNames;
       const selected = async (query: string) => {
         const counter = occurrenceCounter(POD_ITEM);
-        ok(await viaFlotilla.get(`/api/v1/pods?${query}`, { timeoutMs: LIST_TIMEOUT_MS, onChunk: counter.onChunk }), 'flotilla selected list');
-        await fanOut(`resourceVersion=0&${query}`);
+        ok(await cache.get(`/api/v1/pods?${query}`, { timeoutMs: LIST_TIMEOUT_MS, onChunk: counter.onChunk }), 'flotilla selected list');
+        await fanOut(allNames, `resourceVersion=0&${query}`);
         const via: number[] = [];
         const started = performance.now();
         while (via.length < ctx.profile.selectorRuns && (via.length < 20 || performance.now() - started < ctx.profile.selectorBudgetMs)) {
-          via.push(ok(await viaFlotilla.get(`/api/v1/pods?${query}`, { timeoutMs: LIST_TIMEOUT_MS }), 'flotilla selected list').ms);
+          via.push(ok(await cache.get(`/api/v1/pods?${query}`, { timeoutMs: LIST_TIMEOUT_MS }), 'flotilla selected list').ms);
         }
         const directMs: number[] = [];
         const directStarted = performance.now();
         while (directMs.length < Math.min(50, ctx.profile.selectorRuns) && (directMs.length < 10 || performance.now() - directStarted < ctx.profile.selectorBudgetMs / 3)) {
-          directMs.push((await fanOut(`resourceVersion=0&${query}`)).ms);
+          directMs.push((await fanOut(allNames, `resourceVersion=0&${query}`)).ms);
         }
-        notes.push(`${decodeURIComponent(query)}: ${via.length} sequential requests through flotilla, ${directMs.length} direct fan-outs`);
+        notes.push(`${decodeURIComponent(query)} of ${cached} cached objects: ${via.length} sequential requests through flotilla, ${directMs.length} direct fan-outs of ${allNames} lists`);
         return { objects: counter.count(), via, directMs };
       };
-      const byLabel = await selected(selector);
+      // A label selector matching about 100 objects of the whole cache.
+      const { selector } = countedSelectors(seed.pods).reduce((best, s) => (Math.abs(s.podsMatched * allNames - 100) < Math.abs(best.podsMatched * allNames - 100) ? s : best));
+      const byLabel = await selected(`labelSelector=${encodeURIComponent(selector)}`);
       add('label_selected_objects', byLabel.objects, 'objects');
       add('label_selected_p50_ms', percentile(byLabel.via, 50), 'ms', { op: '<=', value: 20 });
       add('label_selected_p99_ms', percentile(byLabel.via, 99), 'ms', { op: '<=', value: 50 });
@@ -98,9 +69,49 @@ export const list: Scenario = {
       add('field_selected_p50_ms', percentile(byField.via, 50), 'ms');
       add('field_selected_p99_ms', percentile(byField.via, 99), 'ms');
       add('field_selected_direct_p50_ms', percentile(byField.directMs, 50), 'ms');
+
+      // The fleet-wide list of listNames members.
+      const listNames = Math.min(ctx.profile.listNames, allNames);
+      const fleet = await through(listNames);
+      const counter = occurrenceCounter(POD_ITEM);
+      const expected = seed.pods * listNames;
+      let objects = expected;
+      let servedBytes = NaN;
+      let warm: TimedResponse | undefined;
+      try {
+        // Warm-up (connections, caches), and the object count, outside the timed rounds.
+        warm = ok(await fleet.get('/api/v1/pods', { timeoutMs: LIST_TIMEOUT_MS, onChunk: counter.onChunk }), 'flotilla list');
+      } catch (e) {
+        // Recorded as a miss.
+        notes.push(`the fleet-wide list through flotilla failed: ${(e as Error).message}`);
+        ctx.log(`list: the fleet-wide list through flotilla failed: ${(e as Error).message}`);
+      }
+      if (warm) objects = counter.count();
+      add('objects', objects, 'objects');
+      if (warm) {
+        servedBytes = Math.round(warm.bytes / Math.max(1, objects));
+        const warmDirect = await fanOut(listNames, 'resourceVersion=0');
+        ctx.log(`list: warm-up: flotilla ${warm.ms.toFixed(0)} ms for ${objects} objects (${(warm.bytes / MB).toFixed(0)} MB), direct ${warmDirect.ms.toFixed(0)} ms (${(warmDirect.bytes / MB).toFixed(0)} MB)`);
+        if (objects !== expected) notes.push(`flotilla's list held ${objects} objects, expected ${expected}`);
+        const viaMs: number[] = [];
+        const directMs: number[] = [];
+        for (let round = 0; round < ctx.profile.listRounds; round++) {
+          viaMs.push(ok(await fleet.get('/api/v1/pods', { timeoutMs: LIST_TIMEOUT_MS }), 'flotilla list').ms);
+          directMs.push((await fanOut(listNames, 'resourceVersion=0')).ms);
+        }
+        const f = median(viaMs);
+        const d = median(directMs);
+        add('flotilla_ms', f, 'ms');
+        add('direct_ms', d, 'ms');
+        add('ratio', f / d, 'x', { op: '<=', value: 0.5 });
+        notes.push(`fleet list: ${seed.pods} pods × ${listNames} cluster names; median of ${ctx.profile.listRounds} rounds, flotilla and direct alternating; flotilla ${(warm.bytes / MB).toFixed(0)} MB per list, direct ${(warmDirect.bytes / MB).toFixed(0)} MB (managedFields included) from ${listNames} parallel requests to the one apiserver`);
+      } else {
+        add('ratio', NaN, 'x', { op: '<=', value: 0.5 });
+      }
+      add('flotilla_rss_hwm_mb', procMemory(ctx.flotilla!.proc.pid).peakRssBytes / MB, 'MB');
       return { figures, facts: { objects, objectBytes: Number.isNaN(servedBytes) ? seed.memberBytesAvg : servedBytes, objectBytesAre: Number.isNaN(servedBytes) ? 'as the member stores it, managedFields included' : 'as flotilla serves it: managedFields dropped, cluster annotation added', notes } };
     } finally {
-      viaFlotilla.close();
+      viaFlotilla?.close();
       direct.close();
     }
   },

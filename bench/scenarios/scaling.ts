@@ -16,10 +16,10 @@ interface Point {
 }
 
 /**
- * The same seeded member cached at three sizes, a tenth, one and `names` times the seeded pods
- * (10k, 100k and 1M in the full profile): one namespace of ten under one name, every pod under
- * one name, every pod under every name. Each point is a fresh flotilla: time to ready, memory
- * once ready, the fleet-wide list, memory after it. One table, so the growth is visible.
+ * The same seeded member cached at growing sizes: every pod under 1, 10, 100… cluster names up to
+ * all of them (10k, 100k and 1M objects in the full profile; with fewer names, one namespace's
+ * pods under one name comes first). Each point is a fresh flotilla: time to ready, memory once
+ * ready, the fleet-wide list, memory after it. One table, so the growth is visible.
  */
 export const scaling: Scenario = {
   name: 'scaling',
@@ -94,13 +94,17 @@ export const scaling: Scenario = {
 
 function scalingPoints(ctx: BenchContext, namespaces: string[]): Point[] {
   const { pods, names } = ctx.profile;
-  // Pods are spread evenly over the namespaces (pod i goes to namespace i mod n).
-  const inFirst = Math.ceil(pods / namespaces.length);
-  const points: Point[] = [
-    { label: short(inFirst), names: 1, namespaces: [namespaces[0]!], objects: inFirst },
-    { label: short(pods), names: 1, objects: pods },
-  ];
-  if (names > 1) points.push({ label: short(pods * names), names, objects: pods * names });
+  // Every pod under 1, 10, 100… names, up to every name: 10k, 100k and 1M in the full profile.
+  const counts: number[] = [];
+  for (let n = 1; n < names; n *= 10) counts.push(n);
+  counts.push(names);
+  const points: Point[] = counts.map((n) => ({ label: short(pods * n), names: n, objects: pods * n }));
+  if (points.length < 3) {
+    // Too few names for three points: one namespace's pods under one name first (pod i goes to
+    // namespace i mod n, so they are spread evenly).
+    const inFirst = Math.ceil(pods / namespaces.length);
+    points.unshift({ label: short(inFirst), names: 1, namespaces: [namespaces[0]!], objects: inFirst });
+  }
   return points;
 }
 

@@ -25,14 +25,16 @@ const WATCH_LOAD = fileURLToPath(new URL('../lib/watch-load.js', import.meta.url
  * each event's delivery latency is the time from the writer's stamp (an annotation set by the
  * patch) to its arrival at a watcher. Once with every watcher straight on the member apiserver,
  * once through flotilla (`/clusters/<name>/`, so both see the same event stream); the same writer
- * load both times. The watchers run in load-generator processes of their own (lib/watch-load.ts),
+ * load both times. Flotilla caches the member under one name, so each patch is one event to it,
+ * as in a real fleet. The watchers run in load-generator processes of their own (lib/watch-load.ts),
  * apart from the writer in the bench process and from flotilla.
  */
 export const watchers: Scenario = {
   name: 'watchers',
   async run(ctx, emit) {
     await ctx.ensureSeeded();
-    const flotilla = await ctx.ensureFlotilla();
+    // One cluster name: a change makes one watch event in flotilla, as in a real fleet.
+    const flotilla = await ctx.ensureFlotilla(1);
     const member = ctx.member;
     const { watchers: count, watchEventsPerSecond: rate, watchSeconds } = ctx.profile;
     const name = ctx.registered()[0]!.name;
