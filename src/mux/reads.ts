@@ -4,7 +4,6 @@ import { gvrKey, groupVersion } from '../resources/resource-info.js';
 import { encodeContinue, encodeGlobalRV, type ContinueToken } from '../rv/global-rv.js';
 import { matches, needsMeta, type ObjectFilter } from './filter.js';
 import { INDEXED_FIELDS, fieldIndexKey } from '../ingest/fields.js';
-import type { FieldSelector } from '../selectors/fields.js';
 import { KEY_SEP, type Snapshot, type Store, type StoredEntry } from '../store/store.js';
 import type { SnapshotRegistry } from './snapshots.js';
 import { ageCell } from '../table/human-duration.js';
@@ -235,33 +234,66 @@ function tableRow(store: Store, key: string, columns: TableColumn[], includeObje
   };
 }
 
+/** A requirement the label index answers: label `key` (or an indexed field's key) is one of `values`. */
+interface IndexLookup {
+  key: string;
+  values: string[];
+}
+
 /**
- * With a label requirement `k=v` or `k in (…)`, the candidates come from the label index instead of
- * a scan of the whole resource; the remaining requirements are checked on each candidate as usual.
+ * With label requirements `k=v` or `k in (…)`, or indexed field requirements (`spec.nodeName=n1`),
+ * the candidates come from the label index instead of a scan of the whole resource. The smallest
+ * of those index ranges drives, whatever order the selector names them in; each candidate must
+ * be in the other ranges too (a key lookup each) before its object is read. The rest of the
+ * selector is checked on each object as usual.
  */
 function indexedEntries(store: Store, key: string, opts: ListOptions, snapshot?: Snapshot): Iterable<StoredEntry> | undefined {
-  const req = opts.filter.labelSelector?.find((r) => r.operator === 'Equals') ?? opts.filter.labelSelector?.find((r) => r.operator === 'In') ?? indexedField(opts.filter.fieldSelector);
-  if (!req) return undefined;
-  const keys = new Set<string>();
-  for (const v of req.values) for (const k of store.keysLabelled(key, req.key, v, snapshot)) keys.add(k);
+  const lookups = indexLookups(opts.filter);
+  if (lookups.length === 0) return undefined;
+  const driver = lookups.length === 1 ? lookups[0]! : smallestLookup(store, key, lookups, snapshot);
+  const others = lookups.filter((l) => l !== driver);
   // Index hits come sorted per value; several values need merging into store key order.
-  const sorted = req.values.length > 1 ? [...keys].sort() : [...keys];
+  const keys = driver.values.length > 1 ? [...indexedKeys(store, key, driver, snapshot)].sort() : indexedKeys(store, key, driver, snapshot);
   const prefix = opts.namespace !== undefined ? `${key}${KEY_SEP}${opts.namespace}${KEY_SEP}` : '';
   const start = opts.continueToken?.start;
   return (function* () {
-    for (const k of sorted) {
+    for (const k of keys) {
       if (start !== undefined && k < start) continue;
       if (prefix && !k.startsWith(prefix)) continue;
+      if (!others.every((l) => l.values.some((v) => store.isLabelled(key, l.key, v, k, snapshot)))) continue;
       const e = store.entryAt(k, snapshot);
       if (e && (opts.cluster === undefined || e.cluster === opts.cluster)) yield e;
     }
   })();
 }
 
-/** A field requirement the index can answer (`spec.nodeName=n1`), as a label-index lookup. */
-function indexedField(selector: FieldSelector | undefined): { key: string; values: string[] } | undefined {
-  const r = selector?.find((f) => f.operator === 'Equals' && f.value !== '' && INDEXED_FIELDS.has(f.field));
-  return r ? { key: fieldIndexKey(r.field), values: [r.value] } : undefined;
+function indexLookups(filter: ObjectFilter): IndexLookup[] {
+  const lookups: IndexLookup[] = [];
+  for (const r of filter.labelSelector ?? []) if (r.operator === 'Equals' || r.operator === 'In') lookups.push({ key: r.key, values: r.values });
+  for (const f of filter.fieldSelector ?? []) {
+    if (f.operator === 'Equals' && f.value !== '' && INDEXED_FIELDS.has(f.field)) lookups.push({ key: fieldIndexKey(f.field), values: [f.value] });
+  }
+  return lookups;
+}
+
+/** The object keys a lookup's index range holds, value after value. */
+function* indexedKeys(store: Store, resource: string, lookup: IndexLookup, snapshot?: Snapshot): Generator<string> {
+  for (const v of lookup.values) yield* store.keysLabelled(resource, lookup.key, v, snapshot);
+}
+
+/**
+ * The lookup with the fewest index entries. The ranges are stepped through in lockstep until the
+ * first one ends, so finding it costs the smallest range's size once per lookup and never a walk
+ * of a large one.
+ */
+function smallestLookup(store: Store, resource: string, lookups: IndexLookup[], snapshot?: Snapshot): IndexLookup {
+  const ranges = lookups.map((lookup) => ({ lookup, keys: indexedKeys(store, resource, lookup, snapshot) }));
+  try {
+    for (;;) for (const r of ranges) if (r.keys.next().done) return r.lookup;
+  } finally {
+    // Closes the ranges' cursors.
+    for (const r of ranges) r.keys.return(undefined);
+  }
 }
 
 // The apiserver's own words for a continue token whose snapshot is gone.

@@ -417,6 +417,11 @@ export class Store {
     }
   }
 
+  /** Whether the object at `objectKey` is labelled key=value (or has that indexed field value). */
+  isLabelled(resource: string, label: string, value: string, objectKey: string, snapshot?: Snapshot): boolean {
+    return this.labelIndex.get(`${resource}${SEP}${label}=${value}${SEP}${objectKey}`, { transaction: snapshot }) !== undefined;
+  }
+
   /** One stored object by its key (a label index hit). */
   entryAt(key: string, snapshot?: Snapshot): StoredEntry | undefined {
     const bytes = this.objects.get(key, { transaction: snapshot });
