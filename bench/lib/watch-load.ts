@@ -2,9 +2,11 @@
  * A watch load generator, run as its own process (child_process.fork) so that the clients that
  * receive events do not share a thread with the writer or with each other's parsing: it opens
  * `count` watches, scans each stream for the writer's stamp, and keeps a latency histogram of the
- * stamps inside the measured window. Talks to the bench over the IPC channel:
+ * stamps inside the measured window. A watch the server ends is opened again from the last
+ * resourceVersion its stream carried, as client-go's reflector does. Talks to the bench over the
+ * IPC channel:
  *   parent → child: { window: { from, to } }, { report: true }
- *   child → parent: { connected: n }, { histogram: [[bucket, count], ...], count, busy }
+ *   child → parent: { connected: n }, { histogram: [[bucket, count], ...], count, busy, ended, refused }
  */
 import { Agent, request } from 'node:https';
 import type { ClientRequest } from 'node:http';
@@ -24,8 +26,16 @@ export interface WatchLoadSpec {
 }
 
 export type ToWatchLoad = { window: { from: number; to: number } } | { report: true };
-/** busy: CPU seconds this process used from the window's start to the report ÷ wall seconds (1 = one whole CPU). */
-export type FromWatchLoad = { connected: number } | { histogram: [number, number][]; count: number; busy: number };
+/**
+ * busy: CPU seconds this process used from the window's start to the report ÷ wall seconds (1 = one
+ * whole CPU); ended: watches the server ended before the report (each opened again); refused:
+ * watch requests answered with anything but 200 (not opened again).
+ */
+export type FromWatchLoad = { connected: number } | { histogram: [number, number][]; count: number; busy: number; ended: number; refused: number };
+
+const RV_MEMBER = '"resourceVersion":"';
+/** client-go's reflector waits 800 ms (with jitter) before it watches again. */
+const REWATCH_MIN_MS = 800;
 
 function main(): void {
   const spec = JSON.parse(process.argv[2]!) as WatchLoadSpec;
@@ -35,13 +45,24 @@ function main(): void {
   let to = Infinity;
   const stampKey = spec.stamp;
   const agent = new Agent({ keepAlive: false, ca: readFileSync(spec.caFile), maxSockets: spec.count + 10 });
-  const open: ClientRequest[] = [];
+  const open = new Set<ClientRequest>();
   let connected = 0;
+  let ended = 0;
+  let refused = 0;
+  let reporting = false;
   let windowCpu = process.cpuUsage();
   let windowWall = performance.now();
-  for (let n = 0; n < spec.count; n++) {
-    const req = request(new URL(spec.url, spec.server), { agent, headers: { authorization: `Bearer ${spec.token}` } }, (res) => {
-      send({ connected: ++connected });
+  const watch = (rv: string | undefined, first: boolean) => {
+    const url = new URL(spec.url, spec.server);
+    if (rv !== undefined) url.searchParams.set('resourceVersion', rv);
+    let lastRV = rv;
+    const req = request(url, { agent, headers: { authorization: `Bearer ${spec.token}` } }, (res) => {
+      if (first) send({ connected: ++connected });
+      if (res.statusCode !== 200) {
+        refused++;
+        res.resume();
+        return;
+      }
       let carry = '';
       res.setEncoding('latin1');
       res.on('data', (chunk: string) => {
@@ -58,14 +79,30 @@ function main(): void {
           if (stamp >= from && stamp < to) hist.add(at - stamp);
           pos = end;
         }
+        // Events arrive in order, a line each: the last whole line's resourceVersion is where to resume.
+        const lineEnd = text.lastIndexOf('\n');
+        const r = lineEnd < 0 ? -1 : text.lastIndexOf(RV_MEMBER, lineEnd);
+        const rvEnd = r < 0 ? -1 : text.indexOf('"', r + RV_MEMBER.length);
+        if (rvEnd > 0) lastRV = text.slice(r + RV_MEMBER.length, rvEnd);
         carry = text.slice(Math.max(pos, text.length - 200));
       });
       res.on('error', () => undefined);
+      res.on('close', () => {
+        open.delete(req);
+        if (reporting) return;
+        ended++;
+        // After a jittered pause, as the reflector backs off: a server that ended many slow
+        // watchers at once is not answered with as many new ones in the same instant.
+        setTimeout(() => {
+          if (!reporting) watch(lastRV, false);
+        }, REWATCH_MIN_MS * (1 + Math.random()));
+      });
     });
     req.on('error', () => undefined);
     req.end();
-    open.push(req);
-  }
+    open.add(req);
+  };
+  for (let n = 0; n < spec.count; n++) watch(undefined, true);
   process.on('message', (m: ToWatchLoad) => {
     if ('window' in m) {
       from = m.window.from;
@@ -73,11 +110,12 @@ function main(): void {
       windowCpu = process.cpuUsage();
       windowWall = performance.now();
     } else {
+      reporting = true;
       for (const r of open) r.destroy();
       agent.destroy();
       const cpu = process.cpuUsage(windowCpu);
       const busy = (cpu.user + cpu.system) / 1e6 / ((performance.now() - windowWall) / 1000);
-      send({ histogram: hist.toSparse(), count: hist.count, busy });
+      send({ histogram: hist.toSparse(), count: hist.count, busy, ended, refused });
       process.disconnect();
     }
   });

@@ -46,7 +46,7 @@ export const watchers: Scenario = {
       direct: { ep: member as MemberEndpoint, path: `/api/v1/namespaces/${NS}/pods` },
       flotilla: { ep: flotilla.endpoint, path: `/clusters/${name}/api/v1/namespaces/${NS}/pods` },
     };
-    const results: Record<string, { hist: LatencyHistogram; sent: number; expected: number; unreported: number; busy: number }> = {};
+    const results: Record<string, { hist: LatencyHistogram; sent: number; failed: number; expected: number; unreported: number; busy: number; ended: number; refused: number }> = {};
     for (const side of ['direct', 'flotilla'] as const) {
       const { ep, path } = sides[side];
       const list = await memberJson<{ metadata: { resourceVersion: string } }>(ep, 'GET', `${path}?limit=1`);
@@ -64,12 +64,12 @@ export const watchers: Scenario = {
         const begin = epochMs() + 100;
         const window = { from: begin + WARMUP_MS, to: begin + WARMUP_MS + watchSeconds * 1000 };
         loads.tell({ window });
-        const sent = await write(member, rate, begin, window);
+        const { sent, failed } = await write(member, rate, begin, window);
         // Let the last events arrive.
         await sleep(2000);
-        const { hist, unreported, busy } = await loads.report();
-        results[side] = { hist, sent, expected: sent * count, unreported, busy };
-        ctx.log(`watchers ${side}: ${hist.count} deliveries of ${sent * count} expected (${processes} load-generator processes, ${unreported} did not report, each ${busy.toFixed(2)} CPUs busy)`);
+        const { hist, unreported, busy, ended, refused } = await loads.report();
+        results[side] = { hist, sent, failed, expected: sent * count, unreported, busy, ended, refused };
+        ctx.log(`watchers ${side}: ${hist.count} deliveries of ${sent * count} expected (${processes} load-generator processes, ${unreported} did not report, each ${busy.toFixed(2)} CPUs busy; the server ended ${ended} watches, refused ${refused}; ${failed} patches timed out)`);
       } finally {
         await loads.stop();
       }
@@ -92,6 +92,13 @@ export const watchers: Scenario = {
     // (server, writer) starved it. Either way the latencies then include the receivers' backlog.
     add('direct_generator_cpu_busy', d.busy, 'x');
     add('flotilla_generator_cpu_busy', f.busy, 'x');
+    // A kube-apiserver ends a watcher that stays 10 events behind for about 100 ms ("Forcing ...
+    // watcher close due to unresponsiveness"); flotilla ends one further behind than
+    // maxWatchBufferMiB. Either way the generator watches again from its last RV.
+    add('direct_watches_ended_by_server', d.ended, 'watches');
+    add('flotilla_watches_ended_by_server', f.ended, 'watches');
+    add('watches_refused', d.refused + f.refused, 'watches');
+    add('patches_timed_out', d.failed + f.failed, 'patches');
     return {
       figures,
       facts: {
@@ -99,17 +106,21 @@ export const watchers: Scenario = {
         objectBytes: 0,
         objectBytesAre: 'small pods (one container, no managedFields through flotilla)',
         notes: [
-          `${count} watchers on ${PODS} pods of one namespace, in ${processes} load-generator processes (one that does not report within ${REPORT_WAIT_MS / 1000} s of the end is killed, its deliveries missing, its watchers out of the percentiles); ${rate} merge patches/s for ${watchSeconds} s after ${WARMUP_MS / 1000} s warm-up, the same load direct then through flotilla; latency = arrival - the writer's stamp in the event; on this machine the load generators share its CPUs with flotilla and the apiserver; generator_cpu_busy: a generator's CPU time over the window until its report ÷ that wall time, mean over the generators that reported`,
+          `${count} watchers on ${PODS} pods of one namespace, in ${processes} load-generator processes (one that does not report within ${REPORT_WAIT_MS / 1000} s of the end is killed, its deliveries missing, its watchers out of the percentiles); ${rate} merge patches/s for ${watchSeconds} s after ${WARMUP_MS / 1000} s warm-up, the same load direct then through flotilla; latency = arrival - the writer's stamp in the event; on this machine the load generators share its CPUs with flotilla and the apiserver; generator_cpu_busy: a generator's CPU time over the window until its report ÷ that wall time, mean over the generators that reported; a watch the server ends is opened again from the last resourceVersion its stream carried, as client-go's reflector does (watches_ended_by_server counts them)`,
         ],
       },
     };
   },
 };
 
-/** Merge patches at `rate`/s from `begin` (epoch ms) to the window's end; returns those stamped inside the window. */
-async function write(member: MemberEndpoint, rate: number, begin: number, window: { from: number; to: number }): Promise<number> {
+/**
+ * Merge patches at `rate`/s from `begin` (epoch ms) to the window's end; returns those stamped
+ * inside the window, and how many the member answered with 504.
+ */
+async function write(member: MemberEndpoint, rate: number, begin: number, window: { from: number; to: number }): Promise<{ sent: number; failed: number }> {
   const writer = new BenchClient(member);
   let sent = 0;
+  let failed = 0;
   try {
     const inflight = new Set<Promise<void>>();
     const total = Math.round(((window.to - begin) * rate) / 1000);
@@ -120,8 +131,10 @@ async function write(member: MemberEndpoint, rate: number, begin: number, window
       const p: Promise<void> = (async () => {
         const stamp = epochMs();
         const r = await writer.send('PATCH', `/api/v1/namespaces/${NS}/pods/${pod}`, { body: JSON.stringify({ metadata: { annotations: { [STAMP]: stamp.toFixed(3) } } }), contentType: 'application/merge-patch+json' });
-        if (r.status !== 200) throw new Error(`patch ${pod}: ${r.status} ${r.errorText ?? ''}`);
-        if (stamp >= window.from && stamp < window.to) sent++;
+        // A member too busy to write in time (504) makes no event: counted, not expected.
+        if (r.status === 504) failed++;
+        else if (r.status !== 200) throw new Error(`patch ${pod}: ${r.status} ${r.errorText ?? ''}`);
+        else if (stamp >= window.from && stamp < window.to) sent++;
       })().finally(() => inflight.delete(p));
       inflight.add(p);
       if (inflight.size > 200) await Promise.race(inflight);
@@ -130,15 +143,15 @@ async function write(member: MemberEndpoint, rate: number, begin: number, window
   } finally {
     writer.close();
   }
-  return sent;
+  return { sent, failed };
 }
 
 interface Loads {
   connected(): number;
   exited(): boolean;
   tell(m: ToWatchLoad): void;
-  /** Asks every generator for its histogram and merges them; busy = the reporting generators' mean CPU use. */
-  report(): Promise<{ hist: LatencyHistogram; unreported: number; busy: number }>;
+  /** Asks every generator for its histogram and merges them; busy = the reporting generators' mean CPU use; ended, refused: summed. */
+  report(): Promise<{ hist: LatencyHistogram; unreported: number; busy: number; ended: number; refused: number }>;
   stop(): Promise<void>;
 }
 
@@ -174,6 +187,8 @@ function startLoads(ctx: BenchContext, ep: MemberEndpoint, url: string, count: n
     async report() {
       const hist = new LatencyHistogram();
       let unreported = 0;
+      let ended = 0;
+      let refused = 0;
       const busy: number[] = [];
       await Promise.all(
         children.map(
@@ -191,6 +206,8 @@ function startLoads(ctx: BenchContext, ep: MemberEndpoint, url: string, count: n
                 if ('histogram' in m) {
                   hist.addSparse(m.histogram);
                   busy.push(m.busy);
+                  ended += m.ended;
+                  refused += m.refused;
                 }
                 clearTimeout(timer);
                 resolve();
@@ -199,7 +216,7 @@ function startLoads(ctx: BenchContext, ep: MemberEndpoint, url: string, count: n
             }),
         ),
       );
-      return { hist, unreported, busy: busy.length ? busy.reduce((a, b) => a + b, 0) / busy.length : NaN };
+      return { hist, unreported, busy: busy.length ? busy.reduce((a, b) => a + b, 0) / busy.length : NaN, ended, refused };
     },
     stop,
   };
