@@ -155,6 +155,10 @@ export class Store {
   /** What discovery said of each cached resource, so a restart with every member down still serves. */
   private readonly resourceInfos: Database<ResourceInfo, string>;
   private readonly logs: Database<LogState | { seq: number } | { format: number }, string>;
+  /** Log states written in the transaction being built, which LMDB reads do not show yet. */
+  private readonly batchLogs = new Map<string, LogState>();
+  /** Index entries (as Change.labels) set in the transaction being built, by object key. */
+  private readonly batchLabels = new Map<string, string>();
   private readonly listeners = new Map<string, Set<StoreListener>>();
   /** Woken after every commit of a resource, with changes or only a newer RV (waitFor). */
   private readonly progress = new Map<string, Set<() => void>>();
@@ -180,14 +184,19 @@ export class Store {
     // Plain puts, not transaction(): lmdb-js then does the B-tree work on its writer thread and
     // the main thread only encodes write instructions (a 100-byte-key put inside transaction()
     // costs ~5 µs of main thread; outside, ~1 µs). Puts of one event turn commit as one LMDB
-    // transaction, and the queue runs one task per turn and waits for its commit, so every task
-    // is atomic and reads in it see all earlier tasks (not its own writes: see applyObject). A put
+    // transaction, and the queue runs one transaction per turn and waits for its commit, so every
+    // task is atomic. Reads in a task see every earlier transaction, but not the writes of its own
+    // (lmdb-js applies puts on its writer thread): the writes later tasks of the same transaction
+    // must see (log state, an object's index entries) are kept in batchLogs/batchLabels. A put
     // that threw would leave the task's earlier puts queued; none can: our longest key (a label
     // index entry, at most ~900 bytes from Kubernetes' name limits) is far below LMDB's 1978.
     this.writes = new TransactionQueue((fn) => {
+      // The last transaction has committed: LMDB holds what the batch overlays kept.
+      this.batchLogs.clear();
+      this.batchLabels.clear();
       fn();
       return root.committed;
-    });
+    }, OBJECTS_PER_TRANSACTION);
     this.upgradeFormat();
     this.seq = (this.logs.get(SEQ_KEY) as { seq: number } | undefined)?.seq ?? 0;
   }
@@ -334,21 +343,19 @@ export class Store {
       for (; changes.length - from > OBJECTS_PER_TRANSACTION; from += OBJECTS_PER_TRANSACTION) {
         const slice = changes.slice(from, from + OBJECTS_PER_TRANSACTION);
         await this.writes.run(() => {
-          const written = new Map<string, string>();
-          for (const c of slice) this.applyObject(resource, cluster, c, written);
+          for (const c of slice) this.applyObject(resource, cluster, c);
         }, false);
       }
     }
     // The changes are numbered in order, in this transaction (slices written before included).
     let firstSeq = 0;
     await this.writes.run(() => {
-      const written = new Map<string, string>();
-      let log = this.logs.get(resource) as LogState | undefined;
+      let log = this.batchLogs.get(resource) ?? (this.logs.get(resource) as LogState | undefined);
       firstSeq = this.seq + 1;
       this.seq += from;
       for (let i = from; i < changes.length; i++) {
         const c = changes[i]!;
-        this.applyObject(resource, cluster, c, written);
+        this.applyObject(resource, cluster, c);
         const seq = ++this.seq;
         if (opts.log) {
           this.events.put([resource, seq], { c: cluster, t: c.type, n: c.namespace, m: c.name, rv: c.rv, o: c.bytes, x: c.meta });
@@ -363,11 +370,14 @@ export class Store {
         log.start[cluster] = opts.logStartRV;
       }
       if (log && log.count > this.eventLogSize) this.trim(resource, log);
-      if (log) this.logs.put(resource, log);
+      if (log) {
+        this.logs.put(resource, log);
+        this.batchLogs.set(resource, log);
+      }
       this.logs.put(SEQ_KEY, { seq: this.seq });
       if (opts.dropSync) this.sync.remove(syncKey(scope));
       else this.sync.put(syncKey(scope), sync);
-    }, urgent);
+    }, urgent, Math.max(1, changes.length - from));
     this.latest.delete(resource);
     // Events are built only when a watch listens: a first sync with nobody watching would
     // allocate an object per change for nothing (GC pauses were most of its long event turns).
@@ -380,26 +390,25 @@ export class Store {
     if (waiting) for (const w of [...waiting]) w();
   }
 
-  /** `written`: labels this task already set, which reads in the task cannot see yet. */
-  private applyObject(resource: string, cluster: string, c: Change, written: Map<string, string>): void {
+  private applyObject(resource: string, cluster: string, c: Change): void {
     const key = objectKey(resource, c.namespace, c.name, cluster);
     const own = ownKey(resource, cluster, c.namespace, c.name);
     if (c.type === 'DELETED') {
       this.objects.remove(key);
       this.meta.remove(key);
       this.byCluster.remove(own);
-      this.reindex(resource, key, '', written);
+      this.reindex(resource, key, '');
     } else {
       this.objects.put(key, c.bytes);
       this.meta.put(key, c.meta);
       this.byCluster.put(own, true);
-      this.reindex(resource, key, c.labels ?? '', written);
+      this.reindex(resource, key, c.labels ?? '');
     }
   }
 
-  private reindex(resource: string, key: string, labels: string, written: Map<string, string>): void {
-    const old = written.get(key) ?? this.labelsOf.get(key) ?? '';
-    written.set(key, labels);
+  private reindex(resource: string, key: string, labels: string): void {
+    const old = this.batchLabels.get(key) ?? this.labelsOf.get(key) ?? '';
+    this.batchLabels.set(key, labels);
     if (old === labels) return;
     const before = old === '' ? [] : old.split(SEP);
     const after = labels === '' ? [] : labels.split(SEP);
@@ -431,7 +440,9 @@ export class Store {
   /** Drops the oldest events past the window; their RVs become the per-cluster log start. */
   private trim(resource: string, log: LogState): void {
     let excess = log.count - this.eventLogSize;
-    for (const { key, value } of this.events.getRange({ start: [resource, 0], end: [resource, Number.MAX_SAFE_INTEGER] })) {
+    // From the log's first sequence number: what an earlier task of this transaction trimmed is
+    // still in LMDB's view, and must not be counted twice.
+    for (const { key, value } of this.events.getRange({ start: [resource, log.firstSeq], end: [resource, Number.MAX_SAFE_INTEGER] })) {
       if (excess-- <= 0) break;
       this.events.remove(key);
       const rvNumber = numericRV(value.rv);

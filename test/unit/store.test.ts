@@ -165,6 +165,30 @@ describe('Store', () => {
     await store.close();
   });
 
+  it('keeps the log and the label index exact when many clusters commit in one transaction', async () => {
+    const { store } = openStore(1000);
+    const filler = Array.from({ length: 995 }, (_, i) => change('east', 'f', `p${i}`, String(i + 1)));
+    for (let i = 0; i < filler.length; i += 199) await store.commit(pods('east'), filler.slice(i, i + 199), { rv: String(i + 199) }, { log: true });
+    // Ten clusters' events at once: the queue hands all but the first over as one transaction,
+    // and each task trims the log past 1000 events on its own.
+    const clusters = Array.from({ length: 10 }, (_, i) => `c${i}`);
+    await Promise.all(
+      clusters.map((c, i) =>
+        store.commit(pods(c), [change(c, 'a', 'x', String(2000 + i), 'ADDED', { team: 'blue' }), change(c, 'a', 'y', String(3000 + i), 'ADDED', { team: 'blue' })], { rv: String(3000 + i) }, { log: true }),
+      ),
+    );
+    const logged = [...store.logged('v1/pods')];
+    expect(logged).toHaveLength(1000);
+    expect(logged.map((e) => e.seq)).toEqual(Array.from({ length: 1000 }, (_, i) => 16 + i));
+    expect(store.logStart('v1/pods')).toEqual({ east: '15' });
+    expect([...store.keysLabelled('v1/pods', 'team', 'blue')]).toHaveLength(20);
+    // The next commit continues the sequence, and the index follows a relabelling.
+    await store.commit(pods('c0'), [change('c0', 'a', 'x', '4000', 'MODIFIED', { team: 'red' })], { rv: '4000' }, { log: true });
+    expect([...store.logged('v1/pods')].map((e) => e.seq).slice(-2)).toEqual([1015, 1016]);
+    expect([...store.keysLabelled('v1/pods', 'team', 'blue')]).toHaveLength(19);
+    await store.close();
+  });
+
   it('empties a store written in an older key layout', async () => {
     const { store, dir } = openStore();
     await store.commit(pods('east'), [change('east', 'a', 'x', '1')], { rv: '1' }, { log: true });

@@ -34,6 +34,42 @@ describe('TransactionQueue', () => {
     expect(t.maxOpen()).toBe(1);
   });
 
+  it('gives urgent tasks waiting together one transaction, up to the batch weight', async () => {
+    const t = fakeTransact([]);
+    let transactions = 0;
+    const q = new TransactionQueue((fn) => {
+      transactions++;
+      return t.transact(fn);
+    }, 10);
+    const done = [
+      q.run(() => t.log.push('u1'), true, 4),
+      q.run(() => t.log.push('bulk'), false, 100),
+      q.run(() => t.log.push('u2'), true, 4),
+      q.run(() => t.log.push('u3'), true, 4),
+      q.run(() => t.log.push('u4'), true, 6),
+      q.run(() => t.log.push('u5'), true, 4),
+    ];
+    await Promise.all(done);
+    // u1 went alone (nothing else was queued yet); u2+u3 fit 10, u4 (6) + u5 (4) do too; bulk last.
+    expect(t.log).toEqual(['u1', 'u2', 'u3', 'u4', 'u5', 'bulk']);
+    expect(transactions).toBe(4);
+    expect(t.maxOpen()).toBe(1);
+  });
+
+  it('rejects only the task that threw when its transaction is shared', async () => {
+    const t = fakeTransact([]);
+    const q = new TransactionQueue(t.transact, 10);
+    const first = q.run(() => t.log.push('first'), true);
+    const failed = q.run(() => {
+      throw new Error('boom');
+    }, true);
+    const sibling = q.run(() => t.log.push('sibling'), true);
+    await first;
+    await expect(failed).rejects.toThrow('boom');
+    await sibling;
+    expect(t.log).toEqual(['first', 'sibling']);
+  });
+
   it('rejects the caller whose transaction failed and goes on with the rest', async () => {
     const t = fakeTransact([]);
     const q = new TransactionQueue(t.transact);
