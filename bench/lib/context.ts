@@ -6,6 +6,7 @@ import { memberRequest } from '../../test/fleet/http.js';
 import { reapStalePids } from '../../test/fleet/processes.js';
 import { startFlotillaProcess, type FlotillaProcess } from '../../test/support/flotilla-process.js';
 import { flotillaStatus, sumOf, watchUntilReady, type ReadyWatch } from './flotilla.js';
+import { BenchClient } from './http.js';
 import { makePod } from './pods.js';
 
 /** The sizes a run works at. */
@@ -83,6 +84,8 @@ export class BenchContext {
   readonly flotillaDir: string;
   /** What the running flotilla caches: every pod under this many names, or a scaling point's part (NaN). */
   private runningNames = NaN;
+  /** flotillaClient's client, and the flotilla process it talks to. */
+  private client?: { of: FlotillaProcess; http: BenchClient };
   /** When set, flotilla is CPU-profiled (lib/cpu-profile.ts) and writes its profiles here on exit. */
   cpuProfDir?: string;
   /** What scenarios started on their own (another fleet, another flotilla): stopped by stopAll, last first. */
@@ -245,6 +248,19 @@ export class BenchContext {
     return flotilla;
   }
 
+  /**
+   * A keep-alive client of ensureFlotilla(names): the same one while that flotilla runs, a new one
+   * (the old closed) once another has taken its place.
+   */
+  async flotillaClient(names = this.profile.names): Promise<BenchClient> {
+    const flotilla = await this.ensureFlotilla(names);
+    if (this.client?.of !== flotilla) {
+      this.client?.http.close();
+      this.client = { of: flotilla, http: new BenchClient(flotilla.endpoint) };
+    }
+    return this.client.http;
+  }
+
   /** Cached objects flotilla reports, checked against what was seeded. */
   async cachedObjects(): Promise<{ objects: number; relists: number; errors: string[] }> {
     const f = this.flotilla;
@@ -269,6 +285,8 @@ export class BenchContext {
   }
 
   async stopAll(): Promise<void> {
+    this.client?.http.close();
+    this.client = undefined;
     try {
       for (const stop of this.adopted.splice(0).reverse()) await stop().catch((e: unknown) => this.log(`stopping: ${(e as Error).message}`));
       await this.stopFlotilla();

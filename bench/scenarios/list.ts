@@ -19,13 +19,6 @@ export const list: Scenario = {
     const direct = new BenchClient(ctx.member);
     const { figures, add } = figureSink('list', emit);
     const notes: string[] = [];
-    let viaFlotilla: BenchClient | undefined;
-    const through = async (names: number) => {
-      viaFlotilla?.close();
-      const client = new BenchClient((await ctx.ensureFlotilla(names)).endpoint);
-      viaFlotilla = client;
-      return client;
-    };
     try {
       /** The direct side: one list per registered name, all in parallel. */
       const fanOut = async (names: number, query: string): Promise<{ ms: number; bytes: number }> => {
@@ -37,7 +30,7 @@ export const list: Scenario = {
 
       // Selected lists from the whole cache.
       const allNames = ctx.profile.names;
-      const cache = await through(allNames);
+      const cache = await ctx.flotillaClient(allNames);
       const cached = seed.pods * allNames;
       const selected = async (query: string) => {
         const counter = occurrenceCounter(POD_ITEM);
@@ -81,7 +74,7 @@ export const list: Scenario = {
 
       // The fleet-wide list of listNames members.
       const listNames = Math.min(ctx.profile.listNames, allNames);
-      const fleet = await through(listNames);
+      const fleet = await ctx.flotillaClient(listNames);
       const counter = occurrenceCounter(POD_ITEM);
       const expected = seed.pods * listNames;
       let objects = expected;
@@ -120,7 +113,6 @@ export const list: Scenario = {
       add('flotilla_rss_hwm_mb', procMemory(ctx.flotilla!.proc.pid).peakRssBytes / MB, 'MB');
       return { figures, facts: { objects, objectBytes: Number.isNaN(servedBytes) ? seed.memberBytesAvg : servedBytes, objectBytesAre: Number.isNaN(servedBytes) ? 'as the member stores it, managedFields included' : 'as flotilla serves it: managedFields dropped, cluster annotation added', notes } };
     } finally {
-      viaFlotilla?.close();
       direct.close();
     }
   },

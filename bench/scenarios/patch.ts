@@ -26,14 +26,11 @@ export const patch: Scenario = {
     const path = `/api/v1/namespaces/${ns}/pods/${pod}`;
     const name = ctx.registered()[0]!.name;
     const { figures, add } = figureSink('patch', emit);
-    let via: BenchClient | undefined;
     try {
       const body = (i: number) => JSON.stringify({ metadata: { annotations: { 'bench.flotilla.io/seq': String(i) } } });
       /** The same patch through flotilla (caching the member under `names` names) and direct, alternating; the first 20 warm up connections and the token review cache. */
       const alternate = async (names: number, viaPath: string, directPath: string, what: string) => {
-        via?.close();
-        const client = new BenchClient((await ctx.ensureFlotilla(names)).endpoint);
-        via = client;
+        const client = await ctx.flotillaClient(names);
         const viaMs: number[] = [];
         const directMs: number[] = [];
         for (let i = -20; i < ROUNDS; i++) {
@@ -78,7 +75,6 @@ export const patch: Scenario = {
         },
       };
     } finally {
-      via?.close();
       direct.close();
     }
   },

@@ -172,7 +172,6 @@ export class ResourceCacher {
     try {
       for (;;) {
         const current = inFlight;
-        let prefetched = false;
         try {
           const res = await current.response;
           if (res.status === 410 && continueToken) {
@@ -187,10 +186,7 @@ export class ResourceCacher {
           if (res.status !== 200) throw new Error(`list ${this.key} from ${this.member.cluster}: HTTP ${res.status}: ${res.body.toString('utf8', 0, 300)}`);
           const nextToken = peekContinue(res.body);
           const slot = nextToken ? pageSlots.tryAcquire() : undefined;
-          if (slot) {
-            inFlight = fetchPage(slot, nextToken);
-            prefetched = true;
-          }
+          if (slot) inFlight = fetchPage(slot, nextToken);
           const page = await this.commitPage(res.body, diff, seen);
           if (!continueToken) listRV = page.rv;
           count += page.objects;
@@ -200,7 +196,8 @@ export class ResourceCacher {
           current.release();
         }
         if (!continueToken) break;
-        if (!prefetched) inFlight = fetchPage(await pageSlots.acquire(this.abort.signal), continueToken);
+        // Not prefetched (no slot was free then): wait for one now.
+        if (inFlight === current) inFlight = fetchPage(await pageSlots.acquire(this.abort.signal), continueToken);
       }
     } finally {
       // A failed list's prefetched page gives its slot back (releasing twice is harmless).
