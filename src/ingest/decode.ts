@@ -1,12 +1,20 @@
 import { encodeGlobalRV } from '../rv/global-rv.js';
 import { selectableFieldValues } from './fields.js';
 import { relativeCellsOf, type RelativeCell } from '../table/relative-cells.js';
+import { OPEN_BRACE, OPEN_BRACKET, forEachElement, forEachMember, objectMembers, objectMembersTwoDeep, skipValue, type JsonMember } from '../util/json-members.js';
+import { bytesView, parsedView, type JsonView } from '../util/json-view.js';
 
 /**
  * Turns what a member sends (list pages and watch events, in Table form with the full object
  * in each row, or as plain lists) into what flotilla stores: per object, the JSON bytes it serves
  * as they are (cluster annotation and global RV already in place) and a small meta record for
  * filtering and printing. Pure and synchronous, so it can run in a worker thread.
+ *
+ * Objects are not parsed: their bytes are walked in place, only `metadata` (less its
+ * managedFields) and `cells` are parsed, the fields the meta record needs are read by path, and
+ * the served bytes are the new metadata followed by the member's own bytes for everything else.
+ * Parsing each object and serializing it again was most of ingest's CPU. Anything the walk cannot
+ * follow (keys written with escapes, a malformed body) goes through JSON.parse instead.
  */
 export const CLUSTER_ANNOTATION = 'search.flotilla.io/cluster';
 
@@ -96,38 +104,246 @@ interface RawList {
   items?: RawObject[] | null;
 }
 
-export function decodeObject(obj: RawObject, ctx: IngestContext, cells?: unknown[]): DecodedObject {
-  const md: RawMeta = obj.metadata ?? {};
-  const memberRV = md.resourceVersion ?? '';
+const COMMA = 0x2c;
+const CLOSE_BRACE = 0x7d;
+
+/** Bytes of a served object: text, or a [start, end) range of the member's bytes. */
+type Piece = string | [number, number];
+
+function piecesLength(pieces: Piece[]): number {
+  let n = 0;
+  for (const p of pieces) n += typeof p === 'string' ? Buffer.byteLength(p) : p[1] - p[0];
+  return n;
+}
+
+function writePieces(out: Buffer, at: number, pieces: Piece[], src: Buffer | undefined): number {
+  for (const p of pieces) at += typeof p === 'string' ? out.write(p, at) : src!.copy(out, at, p[0], p[1]);
+  return at;
+}
+
+/** What the meta record takes from an object's metadata, and the served metadata's bytes. */
+interface FleetMetadata {
+  uid: string;
+  name: string;
+  namespace: string;
+  /** The member's own resourceVersion. */
+  rv: string;
+  labels?: Record<string, string>;
+  created?: string;
+  pieces: Piece[];
+}
+
+/**
+ * The served object: kind, apiVersion, metadata, then the rest of its members, the apiserver's
+ * order. `src` holds the bytes the pieces' ranges point into.
+ */
+function served(src: Buffer | undefined, md: FleetMetadata, rest: Piece[], view: JsonView, ctx: IngestContext, cells: unknown[] | undefined): DecodedObject {
+  const lead = `{"kind":${JSON.stringify(ctx.kind)},"apiVersion":${JSON.stringify(ctx.apiVersion)},"metadata":`;
+  const leadLength = Buffer.byteLength(lead);
+  const metadataLength = piecesLength(md.pieces);
+  const restLength = piecesLength(rest);
+  const bytes = Buffer.allocUnsafe(leadLength + metadataLength + (restLength > 0 ? restLength + 1 : 0) + 1);
+  let at = bytes.write(lead, 0);
+  at = writePieces(bytes, at, md.pieces, src);
+  if (restLength > 0) {
+    bytes[at++] = COMMA;
+    at = writePieces(bytes, at, rest, src);
+  }
+  bytes[at] = CLOSE_BRACE;
+  const meta: MetaRecord = { uid: md.uid, rv: md.rv, metadataSpan: [leadLength, metadataLength] };
+  if (md.labels && Object.keys(md.labels).length > 0) meta.labels = md.labels;
+  if (md.created) meta.created = md.created;
+  const group = ctx.apiVersion.includes('/') ? ctx.apiVersion.slice(0, ctx.apiVersion.indexOf('/')) : '';
+  if (cells) {
+    meta.cells = cells;
+    const relative = relativeCellsOf(group, ctx.kind, view, cells);
+    if (relative) meta.relative = relative;
+  }
+  const fields = selectableFieldValues(group, ctx.kind, view);
+  if (fields) meta.fields = fields;
+  return { namespace: md.namespace, name: md.name, bytes, meta };
+}
+
+/** Parsed metadata made flotilla's (in place): no managedFields if dropped, the cluster annotation, the global RV. */
+function parsedMetadata(md: RawMeta, ctx: IngestContext): FleetMetadata {
+  const rv = md.resourceVersion ?? '';
   if (ctx.dropManagedFields) delete md.managedFields;
   md.annotations = { ...md.annotations, [CLUSTER_ANNOTATION]: ctx.cluster };
-  md.resourceVersion = encodeGlobalRV({ [ctx.cluster]: memberRV });
-  const metadataJson = JSON.stringify(md);
-  // Serialize once, in the apiserver's field order, reusing the metadata JSON.
+  md.resourceVersion = encodeGlobalRV({ [ctx.cluster]: rv });
+  return { uid: md.uid ?? '', name: md.name ?? '', namespace: md.namespace ?? '', rv, labels: md.labels, created: md.creationTimestamp, pieces: [JSON.stringify(md)] };
+}
+
+/** An object already parsed (the fallback, and tests that build objects). */
+export function decodeObject(obj: RawObject, ctx: IngestContext, cells?: unknown[]): DecodedObject {
   const rest: Record<string, unknown> = {};
   for (const key of Object.keys(obj)) {
     if (key !== 'apiVersion' && key !== 'kind' && key !== 'metadata') rest[key] = obj[key];
   }
-  const restJson = JSON.stringify(rest);
-  const lead = `{"kind":${JSON.stringify(ctx.kind)},"apiVersion":${JSON.stringify(ctx.apiVersion)},"metadata":`;
-  const head = lead + metadataJson;
-  const json = restJson === '{}' ? `${head}}` : `${head},${restJson.slice(1)}`;
-  const meta: MetaRecord = { uid: md.uid ?? '', rv: memberRV, metadataSpan: [Buffer.byteLength(lead), Buffer.byteLength(metadataJson)] };
-  if (md.labels && Object.keys(md.labels).length > 0) meta.labels = md.labels;
-  if (md.creationTimestamp) meta.created = md.creationTimestamp;
-  const group = ctx.apiVersion.includes('/') ? ctx.apiVersion.slice(0, ctx.apiVersion.indexOf('/')) : '';
-  if (cells) {
-    meta.cells = cells;
-    const relative = relativeCellsOf(group, ctx.kind, obj, cells);
-    if (relative) meta.relative = relative;
-  }
-  const fields = selectableFieldValues(group, ctx.kind, obj);
-  if (fields) meta.fields = fields;
-  return { namespace: md.namespace ?? '', name: md.name ?? '', bytes: Buffer.from(json), meta };
+  return served(undefined, parsedMetadata(obj.metadata ?? {}, ctx), [JSON.stringify(rest).slice(1, -1)], parsedView(obj), ctx, cells);
 }
 
-export function decodeListPage(body: Buffer | string, ctx: IngestContext): DecodedPage {
-  const page = JSON.parse(typeof body === 'string' ? body : body.toString('utf8')) as RawTable | RawList;
+/** An object's members and those of its members that are objects, by offset (objectMembersTwoDeep). */
+interface FoundObject {
+  members: JsonMember[];
+  nested: Map<number, JsonMember[]>;
+}
+
+/**
+ * The object whose `{` is at `open` and whose members have been found, read in place; undefined
+ * when a key is written with escapes or its metadata is not an object.
+ */
+function splicedObject(buf: Buffer, open: number, found: FoundObject, ctx: IngestContext, cells: unknown[] | undefined): DecodedObject | undefined {
+  const { members, nested } = found;
+  let metadataAt: JsonMember | undefined;
+  const rest: Piece[] = [];
+  for (const m of members) {
+    if (m.key.includes('\\')) return undefined;
+    if (m.key === 'metadata') metadataAt = m;
+    else if (m.key !== 'apiVersion' && m.key !== 'kind') {
+      if (rest.length > 0) rest.push(',');
+      rest.push([m.keyStart, m.end]);
+    }
+  }
+  let md: FleetMetadata | undefined;
+  if (!metadataAt) md = parsedMetadata({}, ctx);
+  else if (buf[metadataAt.start] === OPEN_BRACE) {
+    md = splicedMetadata(buf, metadataAt, nested.get(metadataAt.start)!, ctx) ?? parsedMetadata(JSON.parse(buf.toString('utf8', metadataAt.start, metadataAt.end)) as RawMeta, ctx);
+  }
+  if (!md) return undefined;
+  nested.set(open, members);
+  return served(buf, md, rest, bytesView(buf, open, nested), ctx, cells);
+}
+
+/**
+ * The metadata object at `at` (members `ms`) made flotilla's by editing its bytes, as
+ * parsedMetadata does to the parsed object, member order included. Undefined for what it leaves to
+ * parsedMetadata: keys written with escapes, a name, namespace, uid, resourceVersion or
+ * creationTimestamp that is not a string, annotations that are neither an object nor null.
+ */
+function splicedMetadata(buf: Buffer, at: JsonMember, ms: JsonMember[], ctx: IngestContext): FleetMetadata | undefined {
+  const member = (key: string) => ms.find((m) => m.key === key);
+  const text = (key: string): string | null | undefined => {
+    const m = member(key);
+    if (!m) return undefined;
+    const v = JSON.parse(buf.toString('utf8', m.start, m.end)) as unknown;
+    return typeof v === 'string' ? v : null;
+  };
+  if (ms.some((m) => m.key.includes('\\'))) return undefined;
+  const uid = text('uid');
+  const name = text('name');
+  const namespace = text('namespace');
+  const rv = text('resourceVersion');
+  const created = text('creationTimestamp');
+  if (uid === null || name === null || namespace === null || rv === null || created === null) return undefined;
+  const labelsAt = member('labels');
+  const labels = labelsAt ? (JSON.parse(buf.toString('utf8', labelsAt.start, labelsAt.end)) as Record<string, string> | null) : undefined;
+
+  const edits: { start: number; end: number; text: string }[] = [];
+  const appended: string[] = [];
+  let remaining = ms.length;
+  const managedAt = ctx.dropManagedFields ? ms.findIndex((m) => m.key === 'managedFields') : -1;
+  if (managedAt >= 0) {
+    // The member and one comma next to it.
+    const m = ms[managedAt]!;
+    const [start, end] = managedAt + 1 < ms.length ? [m.keyStart, ms[managedAt + 1]!.keyStart] : managedAt > 0 ? [ms[managedAt - 1]!.end, m.end] : [m.keyStart, m.end];
+    edits.push({ start, end, text: '' });
+    remaining--;
+  }
+  const entry = `${JSON.stringify(CLUSTER_ANNOTATION)}:${JSON.stringify(ctx.cluster)}`;
+  const annotationsAt = member('annotations');
+  if (!annotationsAt) appended.push(`"annotations":{${entry}}`);
+  else if (buf[annotationsAt.start] !== OPEN_BRACE) {
+    if (buf.toString('latin1', annotationsAt.start, annotationsAt.end) !== 'null') return undefined;
+    edits.push({ start: annotationsAt.start, end: annotationsAt.end, text: `{${entry}}` });
+  } else {
+    const ann = objectMembers(buf, annotationsAt.start);
+    if (!ann || ann.members.some((m) => m.key.includes('\\'))) return undefined;
+    const ours = ann.members.find((m) => m.key === CLUSTER_ANNOTATION);
+    if (ours) edits.push({ start: ours.start, end: ours.end, text: JSON.stringify(ctx.cluster) });
+    else edits.push({ start: ann.close, end: ann.close, text: `${ann.members.length > 0 ? ',' : ''}${entry}` });
+  }
+  const globalRV = JSON.stringify(encodeGlobalRV({ [ctx.cluster]: rv ?? '' }));
+  const rvAt = member('resourceVersion');
+  if (rvAt) edits.push({ start: rvAt.start, end: rvAt.end, text: globalRV });
+  else appended.push(`"resourceVersion":${globalRV}`);
+
+  edits.sort((a, b) => a.start - b.start);
+  const pieces: Piece[] = [];
+  let from = at.start;
+  for (const e of edits) {
+    if (e.start > from) pieces.push([from, e.start]);
+    if (e.text) pieces.push(e.text);
+    from = e.end;
+  }
+  // The metadata's closing brace is its last byte.
+  const close = at.end - 1;
+  if (close > from) pieces.push([from, close]);
+  for (const a of appended) pieces.push(remaining++ > 0 ? `,${a}` : a);
+  pieces.push('}');
+  return { uid: uid ?? '', name: name ?? '', namespace: namespace ?? '', rv: rv ?? '', ...(labels ? { labels } : {}), ...(created ? { created } : {}), pieces };
+}
+
+/** A Table row at `at`: its cells parsed, its object read in place. */
+function splicedRow(buf: Buffer, at: number, ctx: IngestContext): { object: DecodedObject; end: number } | undefined {
+  let cells: unknown[] | undefined;
+  const found: { open?: number; object?: FoundObject } = {};
+  const close = forEachMember(buf, at, (key, start) => {
+    // A key written with escapes could spell one this looks for.
+    if (key.includes('\\')) return -1;
+    if (key === 'object') {
+      const o = objectMembersTwoDeep(buf, start);
+      if (!o) return -1;
+      found.open = start;
+      found.object = o;
+      return o.close + 1;
+    }
+    if (key !== 'cells') return undefined;
+    const end = skipValue(buf, start);
+    if (end >= 0) cells = (JSON.parse(buf.toString('utf8', start, end)) as unknown[] | null) ?? undefined;
+    return end;
+  });
+  if (close === undefined || found.open === undefined) return undefined;
+  const object = splicedObject(buf, found.open, found.object!, ctx, cells);
+  return object && { object, end: close + 1 };
+}
+
+function splicedItem(buf: Buffer, at: number, ctx: IngestContext): { object: DecodedObject; end: number } | undefined {
+  const o = objectMembersTwoDeep(buf, at);
+  const object = o && splicedObject(buf, at, o, ctx, undefined);
+  return object && { object, end: o.close + 1 };
+}
+
+/** A list page walked once: its rows (or items) read in place as the walk reaches them. */
+function splicedPage(buf: Buffer, ctx: IngestContext): DecodedPage | undefined {
+  const objects: DecodedObject[] = [];
+  const spans: Record<string, [number, number]> = {};
+  const close = forEachMember(buf, 0, (key, start) => {
+    if (key.includes('\\')) return -1;
+    if ((key === 'rows' || key === 'items') && buf[start] === OPEN_BRACKET) {
+      const read = key === 'rows' ? splicedRow : splicedItem;
+      const end = forEachElement(buf, start, (el) => {
+        const r = read(buf, el, ctx);
+        if (!r) return -1;
+        objects.push(r.object);
+        return r.end;
+      });
+      return end === undefined ? -1 : end + 1;
+    }
+    if (key !== 'metadata' && key !== 'columnDefinitions') return undefined;
+    const end = skipValue(buf, start);
+    spans[key] = [start, end];
+    return end;
+  });
+  if (close === undefined) return undefined;
+  const parse = (key: string): unknown => (spans[key] ? JSON.parse(buf.toString('utf8', ...spans[key])) : undefined);
+  const md = parse('metadata') as RawTable['metadata'] | null | undefined;
+  const columns = parse('columnDefinitions') as TableColumn[] | null | undefined;
+  return { rv: md?.resourceVersion ?? '', continueToken: md?.continue || undefined, columns: columns ?? undefined, objects };
+}
+
+/** The fallback: the page parsed whole. Exported for the bench, which weighs one way against the other. */
+export function decodeListPageByParsing(text: string, ctx: IngestContext): DecodedPage {
+  const page = JSON.parse(text) as RawTable | RawList;
   const rv = page.metadata?.resourceVersion ?? '';
   const continueToken = page.metadata?.continue || undefined;
   if (page.kind === 'Table') {
@@ -143,7 +359,47 @@ export function decodeListPage(body: Buffer | string, ctx: IngestContext): Decod
   return { rv, continueToken, objects: (list.items ?? []).map((item) => decodeObject(item, ctx)) };
 }
 
-export function decodeWatchLine(line: string, ctx: IngestContext): DecodedEvent {
+export function decodeListPage(body: Buffer | string, ctx: IngestContext): DecodedPage {
+  const buf = typeof body === 'string' ? Buffer.from(body) : body;
+  return splicedPage(buf, ctx) ?? decodeListPageByParsing(buf.toString('utf8'), ctx);
+}
+
+/** An ADDED, MODIFIED or DELETED event read in place; the rest (bookmarks, errors, the unexpected) are parsed. */
+function splicedEvent(buf: Buffer, ctx: IngestContext): DecodedEvent | undefined {
+  const top = objectMembers(buf, 0)?.members;
+  if (!top || top.some((m) => m.key.includes('\\'))) return undefined;
+  const typeAt = top.find((m) => m.key === 'type');
+  const objectAt = top.find((m) => m.key === 'object');
+  if (!typeAt || !objectAt) return undefined;
+  const type = JSON.parse(buf.toString('utf8', typeAt.start, typeAt.end)) as unknown;
+  if (type !== 'ADDED' && type !== 'MODIFIED' && type !== 'DELETED') return undefined;
+  const object = objectMembersTwoDeep(buf, objectAt.start);
+  if (!object || object.members.some((m) => m.key.includes('\\'))) return undefined;
+  const members = object.members;
+  const member = (key: string): unknown => {
+    const m = members.find((x) => x.key === key);
+    return m ? JSON.parse(buf.toString('utf8', m.start, m.end)) : undefined;
+  };
+  const kindAt = members.find((m) => m.key === 'kind');
+  if (!kindAt || buf.toString('utf8', kindAt.start, kindAt.end) !== '"Table"') {
+    const decoded = splicedObject(buf, objectAt.start, object, ctx, undefined);
+    return decoded && { type, object: decoded };
+  }
+  const rowsAt = members.find((m) => m.key === 'rows');
+  if (!rowsAt || buf[rowsAt.start] !== OPEN_BRACKET) return undefined;
+  // A watch event's Table has one row.
+  const found: { row?: { object: DecodedObject; end: number } } = {};
+  forEachElement(buf, rowsAt.start, (el) => {
+    if (found.row) return undefined;
+    found.row = splicedRow(buf, el, ctx);
+    return found.row?.end ?? -1;
+  });
+  if (!found.row) return undefined;
+  const columns = member('columnDefinitions') as TableColumn[] | null | undefined;
+  return { type, object: found.row.object, ...(columns && columns.length > 0 ? { columns } : {}) };
+}
+
+function parsedEvent(line: string, ctx: IngestContext): DecodedEvent {
   const event = JSON.parse(line) as { type: string; object: RawObject | RawTable };
   if (event.type === 'ERROR') return { type: 'ERROR', status: event.object as { code?: number; reason?: string; message?: string } };
   let object = event.object as RawObject;
@@ -162,4 +418,9 @@ export function decodeWatchLine(line: string, ctx: IngestContext): DecodedEvent 
     throw new Error(`unknown watch event type ${JSON.stringify(event.type)} from ${ctx.cluster}`);
   }
   return { type: event.type, object: decodeObject(object, ctx, cells), ...(columns ? { columns } : {}) };
+}
+
+export function decodeWatchLine(line: Buffer | string, ctx: IngestContext): DecodedEvent {
+  const buf = typeof line === 'string' ? Buffer.from(line) : line;
+  return splicedEvent(buf, ctx) ?? parsedEvent(buf.toString('utf8'), ctx);
 }

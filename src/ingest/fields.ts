@@ -1,14 +1,15 @@
+import type { JsonView } from '../util/json-view.js';
+
 /**
  * The field selectors each built-in kind supports beyond metadata.name and metadata.namespace,
  * and how to read their values from an object, as the apiserver formats them (booleans as
  * "true"/"false", absent strings as ""). Extracted once at ingest into the meta record.
  */
-type Getter = (o: Record<string, unknown>) => string;
+type Getter = (o: JsonView) => string;
 
 function path(...keys: string[]): Getter {
   return (o) => {
-    let v: unknown = o;
-    for (const k of keys) v = v && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined;
+    const v = o(...keys);
     if (v === undefined || v === null) return keys[keys.length - 1] === 'hostNetwork' || keys[keys.length - 1] === 'unschedulable' ? 'false' : '';
     return String(v);
   };
@@ -56,7 +57,7 @@ export function selectableFieldNames(group: string, kind: string): string[] {
   return Object.keys(BY_KIND[kindKey(group, kind)] ?? {});
 }
 
-export function selectableFieldValues(group: string, kind: string, obj: Record<string, unknown>): Record<string, string> | undefined {
+export function selectableFieldValues(group: string, kind: string, obj: JsonView): Record<string, string> | undefined {
   const getters = BY_KIND[kindKey(group, kind)];
   if (!getters) return undefined;
   const out: Record<string, string> = {};

@@ -25,14 +25,18 @@ export function decodePageTask(body: Uint8Array, ctx: IngestContext): PageResult
 }
 
 export function decodeEventsTask(body: Uint8Array, ctx: IngestContext): EventsResult {
-  const text = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
+  const buf = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
   const types: number[] = [];
   const bookmarkRVs: string[] = [];
   const objectRVs: string[] = [];
   const objects: DecodedObject[] = [];
   let columns: TableColumn[] | undefined;
   let error: EventsResult['error'];
-  for (const line of text.split('\n')) {
+  for (let start = 0; start < buf.length; ) {
+    const newline = buf.indexOf(10, start);
+    const end = newline < 0 ? buf.length : newline;
+    const line = buf.subarray(start, end);
+    start = end + 1;
     if (line.length === 0) continue;
     const ev = decodeWatchLine(line, ctx);
     types.push(EVENT_TYPES.indexOf(ev.type));

@@ -1,4 +1,5 @@
 import { humanDuration } from './human-duration.js';
+import { parsedView, type JsonView } from '../util/json-view.js';
 
 /**
  * Table cells besides Age that the apiserver prints relative to the time of the request: an
@@ -15,22 +16,14 @@ export interface RelativeCell {
   template?: string;
 }
 
-type Obj = Record<string, unknown>;
-
-function at(o: unknown, ...keys: string[]): unknown {
-  let v = o;
-  for (const k of keys) v = v && typeof v === 'object' ? (v as Obj)[k] : undefined;
-  return v;
-}
-
 function timestamp(v: unknown): string | undefined {
   return typeof v === 'string' && v !== '' && !Number.isNaN(Date.parse(v)) ? v : undefined;
 }
 
 /** printEvent: First Seen falls back to eventTime, Last Seen to First Seen, a series wins for Last Seen. */
-function eventCells(o: Obj, deprecatedPrefix: boolean): RelativeCell[] {
-  const first = timestamp(o[deprecatedPrefix ? 'deprecatedFirstTimestamp' : 'firstTimestamp']) ?? timestamp(o['eventTime']);
-  const last = timestamp(at(o, 'series', 'lastObservedTime')) ?? timestamp(o[deprecatedPrefix ? 'deprecatedLastTimestamp' : 'lastTimestamp']) ?? first;
+function eventCells(o: JsonView, deprecatedPrefix: boolean): RelativeCell[] {
+  const first = timestamp(o(deprecatedPrefix ? 'deprecatedFirstTimestamp' : 'firstTimestamp')) ?? timestamp(o('eventTime'));
+  const last = timestamp(o('series', 'lastObservedTime')) ?? timestamp(o(deprecatedPrefix ? 'deprecatedLastTimestamp' : 'lastTimestamp')) ?? first;
   const out: RelativeCell[] = [];
   if (last) out.push({ column: 'Last Seen', since: last });
   if (first) out.push({ column: 'First Seen', since: first });
@@ -38,7 +31,7 @@ function eventCells(o: Obj, deprecatedPrefix: boolean): RelativeCell[] {
 }
 
 /** The latest finishedAt of a container's previous run: what `N (5m ago)` counts from. */
-function podCells(o: Obj, cells: unknown[]): RelativeCell[] {
+function podCells(o: JsonView, cells: unknown[]): RelativeCell[] {
   // Only the Restarts cell reads `N (… ago)`; finding it by shape works for watch rows too, which
   // arrive without column definitions.
   let shown: RegExpExecArray | null = null;
@@ -46,10 +39,10 @@ function podCells(o: Obj, cells: unknown[]): RelativeCell[] {
   if (!shown) return [];
   let latest: string | undefined;
   for (const list of ['initContainerStatuses', 'containerStatuses']) {
-    const statuses = at(o, 'status', list);
+    const statuses = o('status', list);
     if (!Array.isArray(statuses)) continue;
     for (const s of statuses) {
-      const finished = timestamp(at(s, 'lastState', 'terminated', 'finishedAt'));
+      const finished = timestamp(parsedView(s)('lastState', 'terminated', 'finishedAt'));
       if (finished && (latest === undefined || Date.parse(finished) > Date.parse(latest))) latest = finished;
     }
   }
@@ -60,17 +53,17 @@ function podCells(o: Obj, cells: unknown[]): RelativeCell[] {
  * The relative cells of one object, given the member's cells for it. Undefined when the kind has
  * none or none applies, so most meta records carry nothing extra.
  */
-export function relativeCellsOf(group: string, kind: string, o: Obj, cells: unknown[]): RelativeCell[] | undefined {
+export function relativeCellsOf(group: string, kind: string, o: JsonView, cells: unknown[]): RelativeCell[] | undefined {
   let out: RelativeCell[] = [];
   if (kind === 'Event' && (group === '' || group === 'events.k8s.io')) {
     out = eventCells(o, group === 'events.k8s.io');
   } else if (kind === 'Pod' && group === '') {
     out = podCells(o, cells);
   } else if (kind === 'Job' && group === 'batch') {
-    const start = timestamp(at(o, 'status', 'startTime'));
-    if (start && at(o, 'status', 'completionTime') === undefined) out = [{ column: 'Duration', since: start }];
+    const start = timestamp(o('status', 'startTime'));
+    if (start && o('status', 'completionTime') === undefined) out = [{ column: 'Duration', since: start }];
   } else if (kind === 'CronJob' && group === 'batch') {
-    const last = timestamp(at(o, 'status', 'lastScheduleTime'));
+    const last = timestamp(o('status', 'lastScheduleTime'));
     if (last) out = [{ column: 'Last Schedule', since: last }];
   }
   return out.length > 0 ? out : undefined;

@@ -7,8 +7,10 @@
  * it cannot follow it returns undefined, and the caller falls back to parsing.
  */
 export interface JsonMember {
-  /** The key as written between its quotes (escapes not decoded). */
+  /** The key's bytes between its quotes, read as latin1 (escapes not decoded): compare it with ASCII names only. */
   key: string;
+  /** Offset of the key's opening quote. */
+  keyStart: number;
   /** Offset of the value's first byte. */
   start: number;
   /** Offset just past the value's last byte. */
@@ -21,7 +23,7 @@ const COMMA = 0x2c;
 const COLON = 0x3a;
 export const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
+export const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;
 
 function isSpace(b: number): boolean {
@@ -47,7 +49,7 @@ function skipString(buf: Uint8Array, i: number): number {
 }
 
 /** Past the end of the value starting at `i` (after whitespace); -1 when it cannot tell. */
-function skipValue(buf: Uint8Array, i: number): number {
+export function skipValue(buf: Uint8Array, i: number): number {
   const first = buf[i];
   if (first === QUOTE) return skipString(buf, i);
   if (first === OPEN_BRACE || first === OPEN_BRACKET) {
@@ -72,29 +74,93 @@ function skipValue(buf: Uint8Array, i: number): number {
 }
 
 /**
+ * A key's bytes as a latin1 string: cheaper to make than UTF-8, and equal to an ASCII name exactly
+ * when the bytes are that name (a UTF-8 byte ≥ 0x80 never reads as ASCII).
+ */
+function keyText(buf: Uint8Array, from: number, to: number): string {
+  return Buffer.prototype.latin1Slice.call(buf, from, to) as string;
+}
+
+/**
+ * Walks the members of the object whose `{` is at `open` (after any whitespace), in order. `visit`
+ * may read a member's value itself and return the offset just past it (-1 when it cannot follow
+ * the value); when it returns undefined the value is skipped. So a caller descends into the values
+ * it wants while every byte is still scanned once. Returns the offset of the closing `}`, or
+ * undefined when `open` is not an object or the bytes do not follow.
+ */
+export function forEachMember(buf: Uint8Array, open: number, visit: (key: string, start: number, keyStart: number) => number | undefined): number | undefined {
+  let i = skipSpace(buf, open);
+  if (buf[i] !== OPEN_BRACE) return undefined;
+  i = skipSpace(buf, i + 1);
+  if (buf[i] === CLOSE_BRACE) return i;
+  for (;;) {
+    if (buf[i] !== QUOTE) return undefined;
+    const keyStart = i;
+    const keyEnd = skipString(buf, i);
+    if (keyEnd < 0) return undefined;
+    const key = keyText(buf, i + 1, keyEnd - 1);
+    i = skipSpace(buf, keyEnd);
+    if (buf[i] !== COLON) return undefined;
+    const start = skipSpace(buf, i + 1);
+    const end = visit(key, start, keyStart) ?? skipValue(buf, start);
+    if (end < 0) return undefined;
+    i = skipSpace(buf, end);
+    if (buf[i] === CLOSE_BRACE) return i;
+    if (buf[i] !== COMMA) return undefined;
+    i = skipSpace(buf, i + 1);
+  }
+}
+
+/** As forEachMember, for the elements of the array whose `[` is at `open`; returns the offset of its `]`. */
+export function forEachElement(buf: Uint8Array, open: number, visit: (start: number) => number | undefined): number | undefined {
+  let i = skipSpace(buf, open);
+  if (buf[i] !== OPEN_BRACKET) return undefined;
+  i = skipSpace(buf, i + 1);
+  if (buf[i] === CLOSE_BRACKET) return i;
+  for (;;) {
+    const end = visit(i) ?? skipValue(buf, i);
+    if (end < 0) return undefined;
+    i = skipSpace(buf, end);
+    if (buf[i] === CLOSE_BRACKET) return i;
+    if (buf[i] !== COMMA) return undefined;
+    i = skipSpace(buf, i + 1);
+  }
+}
+
+/**
  * The members of the object whose `{` is at `open` (after any whitespace), in order, and the
  * offset of its closing `}`; undefined when `open` is not an object or the bytes do not follow.
  */
 export function objectMembers(buf: Uint8Array, open: number): { members: JsonMember[]; close: number } | undefined {
-  let i = skipSpace(buf, open);
-  if (buf[i] !== OPEN_BRACE) return undefined;
   const members: JsonMember[] = [];
-  i = skipSpace(buf, i + 1);
-  if (buf[i] === CLOSE_BRACE) return { members, close: i };
-  for (;;) {
-    if (buf[i] !== QUOTE) return undefined;
-    const keyEnd = skipString(buf, i);
-    if (keyEnd < 0) return undefined;
-    const key = Buffer.from(buf.buffer, buf.byteOffset + i + 1, keyEnd - i - 2).toString('utf8');
-    i = skipSpace(buf, keyEnd);
-    if (buf[i] !== COLON) return undefined;
-    const start = skipSpace(buf, i + 1);
+  const close = forEachMember(buf, open, (key, start, keyStart) => {
     const end = skipValue(buf, start);
-    if (end < 0) return undefined;
-    members.push({ key, start, end });
-    i = skipSpace(buf, end);
-    if (buf[i] === CLOSE_BRACE) return { members, close: i };
-    if (buf[i] !== COMMA) return undefined;
-    i = skipSpace(buf, i + 1);
-  }
+    if (end >= 0) members.push({ key, keyStart, start, end });
+    return end;
+  });
+  return close === undefined ? undefined : { members, close };
+}
+
+/**
+ * objectMembers, also finding in the same pass the members of each member whose value is an
+ * object (`nested`, by the value's offset): one walk of an object's bytes serves reads two levels
+ * deep (an object's `metadata.labels`, its `spec.nodeName`).
+ */
+export function objectMembersTwoDeep(buf: Uint8Array, open: number): { members: JsonMember[]; close: number; nested: Map<number, JsonMember[]> } | undefined {
+  const members: JsonMember[] = [];
+  const nested = new Map<number, JsonMember[]>();
+  const close = forEachMember(buf, open, (key, start, keyStart) => {
+    let end: number;
+    if (buf[start] === OPEN_BRACE) {
+      const inner = objectMembers(buf, start);
+      if (!inner) return -1;
+      nested.set(start, inner.members);
+      end = inner.close + 1;
+    } else {
+      end = skipValue(buf, start);
+    }
+    if (end >= 0) members.push({ key, keyStart, start, end });
+    return end;
+  });
+  return close === undefined ? undefined : { members, close, nested };
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { decodeListPage, decodeWatchLine, CLUSTER_ANNOTATION, type IngestContext } from '../../src/ingest/decode.js';
+import fc from 'fast-check';
+import { decodeListPage, decodeObject, decodeWatchLine, CLUSTER_ANNOTATION, type DecodedObject, type IngestContext } from '../../src/ingest/decode.js';
 import { decodeGlobalRV } from '../../src/rv/global-rv.js';
 
 const ctx: IngestContext = { cluster: 'east', apiVersion: 'v1', kind: 'Pod', dropManagedFields: true };
@@ -109,5 +110,73 @@ describe('peekContinue', () => {
     expect(peekContinue(page({ resourceVersion: '5', continue: 'abc=', remainingItemCount: 3 }))).toBe('abc=');
     expect(peekContinue(page({ resourceVersion: '5' }, [{ object: { metadata: { annotations: { x: '"continue":"evil"' } } } }]))).toBeUndefined();
     expect(peekContinue(page({ resourceVersion: '5', continue: '' }))).toBeUndefined();
+  });
+});
+
+/** Objects of every shape the in-place reading must handle; keys written with escapes make it fall back to parsing. */
+const text = fc.string({ unit: 'binary', maxLength: 12 });
+const anyJson = fc.jsonValue({ maxDepth: 3 });
+const stringish = fc.oneof({ weight: 6, arbitrary: text }, { weight: 1, arbitrary: fc.integer() });
+const metadata = fc.record(
+  {
+    name: stringish,
+    namespace: stringish,
+    uid: stringish,
+    resourceVersion: fc.oneof(fc.stringMatching(/^[0-9]{1,8}$/), fc.constant(''), fc.integer()),
+    creationTimestamp: fc.oneof(fc.constant('2026-01-01T00:00:00Z'), fc.constant(''), fc.integer()),
+    labels: fc.oneof({ weight: 6, arbitrary: fc.dictionary(text, text) }, { weight: 1, arbitrary: fc.constant(null) }),
+    annotations: fc.oneof(fc.constant(null), fc.dictionary(fc.oneof(text, fc.constant(CLUSTER_ANNOTATION)), fc.oneof(text, anyJson))),
+    managedFields: fc.array(anyJson, { maxLength: 3 }),
+  },
+  { requiredKeys: [] },
+);
+const object = fc.record(
+  {
+    kind: fc.constant('Pod'),
+    apiVersion: fc.constant('v1'),
+    metadata: fc.oneof({ weight: 8, arbitrary: metadata }, { weight: 1, arbitrary: fc.constant(null) }),
+    spec: fc.oneof(anyJson, fc.record({ nodeName: text, hostNetwork: fc.boolean(), containers: anyJson }, { requiredKeys: [] })),
+    status: fc.oneof(anyJson, fc.record({ phase: text, podIP: text, containerStatuses: anyJson }, { requiredKeys: [] })),
+  },
+  { requiredKeys: [] },
+);
+// fc.record keys must be known; other members (escaped keys among them) come from a dictionary merged in.
+const withExtras = fc.tuple(object, fc.dictionary(text, anyJson, { maxKeys: 2 })).map(([o, extra]) => ({ ...extra, ...o }));
+
+describe('objects read in place', () => {
+  it('give the bytes and meta records that parsing and serializing give, for any object and key order', () => {
+    fc.assert(
+      fc.property(fc.array(withExtras, { maxLength: 3 }), fc.boolean(), fc.constantFrom(0, 2), (objects, drop, indent) => {
+        const c: IngestContext = { ...ctx, dropManagedFields: drop };
+        const rows = objects.map((o, i) => ({ cells: [`r${i}`, '3 (5m ago)'], object: o }));
+        const page = Buffer.from(JSON.stringify({ kind: 'Table', apiVersion: 'meta.k8s.io/v1', metadata: { resourceVersion: '5' }, columnDefinitions: columns, rows }, null, indent));
+        const parsed = rows.map((r) => decodeObject(structuredClone(r.object) as Parameters<typeof decodeObject>[0], c, r.cells));
+        const inPlace = decodeListPage(page, c).objects;
+        const lines = rows.map((r) => decodeWatchLine(Buffer.from(JSON.stringify({ type: 'MODIFIED', object: { kind: 'Table', rows: [r] } }, null, indent)), c));
+        for (const [i, p] of parsed.entries()) {
+          for (const got of [inPlace[i]!, (lines[i] as { object: DecodedObject }).object]) {
+            expect({ ...got, bytes: undefined, meta: { ...got.meta, metadataSpan: undefined } }).toEqual({ ...p, bytes: undefined, meta: { ...p.meta, metadataSpan: undefined } });
+            expect(JSON.parse(got.bytes.toString())).toEqual(JSON.parse(p.bytes.toString()));
+            // Compact input is what members send: then not a byte differs.
+            if (indent === 0) expect(got.bytes.equals(p.bytes)).toBe(true);
+            const [at, length] = got.meta.metadataSpan;
+            expect(JSON.parse(got.bytes.subarray(at, at + length).toString())).toEqual(JSON.parse(p.bytes.toString()).metadata);
+          }
+        }
+      }),
+      { numRuns: 1500 },
+    );
+  });
+});
+
+describe('keys written with escapes', () => {
+  it('are read as what they spell: the walk leaves such bodies to parsing', () => {
+    const row = JSON.stringify({ cells: ['a', '5m'], object: { kind: 'Pod', apiVersion: 'v1', ...pod('a', '100') } });
+    const page = `{"kind":"Table","metadata":{"resourceVersion":"1"},"r\\u006fws":[${row}]}`;
+    expect(decodeListPage(page, ctx).objects.map((o) => o.name)).toEqual(['a']);
+    const escapedRow = row.replace('"object"', '"\\u006fbject"');
+    expect(decodeListPage(`{"kind":"Table","rows":[${escapedRow}]}`, ctx).objects.map((o) => o.name)).toEqual(['a']);
+    const event = `{"type":"ADDED","\\u006fbject":{"kind":"Table","rows":[${row}]}}`;
+    expect(decodeWatchLine(event, ctx)).toMatchObject({ type: 'ADDED', object: { name: 'a' } });
   });
 });
