@@ -22,10 +22,11 @@ import { table } from './scenarios/table.js';
 import { watchers } from './scenarios/watchers.js';
 import { scaling } from './scenarios/scaling.js';
 import { memoryLimit } from './scenarios/memory-limit.js';
+import { decode } from './scenarios/decode.js';
 
 // watchers adds pods to the member: after the scenarios that count the seeded ones. scaling and
 // memory-limit leave flotilla caching everything, as the scenarios after them would start it.
-const SCENARIOS: Scenario[] = [ingest, warmRestart, list, scaling, memoryLimit, table, patch, watchers, logs];
+const SCENARIOS: Scenario[] = [ingest, decode, warmRestart, list, scaling, memoryLimit, table, patch, watchers, logs];
 
 const usage = `usage: npm run bench -- [${SCENARIOS.map((s) => s.name).join('|')} ...] [--quick] [--pods N] [--names K] [--watchers N] [--watch-rate R] [--cpu-prof]`;
 
