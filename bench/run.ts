@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The benchmark runner: `npm run bench [-- <scenario>...] [--quick] [--pods N] [--names K] [--cpu-prof]`.
+ * The benchmark runner: `npm run bench [-- <scenario>...] [--quick] [--pods N] [--names K] [--cpu-prof]` (and the watch load's flags, see usage).
  * Every figure is printed as `BENCH <scenario>.<metric> = <value> <unit> (target <op> <v>: ok|miss)`
  * and the run is recorded in bench/RESULTS.md. Each run starts its own fleet (one etcd and one bare
  * kube-apiserver), seeds it, runs flotilla as its own process, and stops all of it at the end, on
@@ -28,7 +28,7 @@ import { decode } from './scenarios/decode.js';
 // memory-limit leave flotilla caching everything, as the scenarios after them would start it.
 const SCENARIOS: Scenario[] = [ingest, decode, warmRestart, list, scaling, memoryLimit, table, patch, watchers, logs];
 
-const usage = `usage: npm run bench -- [${SCENARIOS.map((s) => s.name).join('|')} ...] [--quick] [--pods N] [--names K] [--watchers N] [--watch-rate R] [--cpu-prof]`;
+const usage = `usage: npm run bench -- [${SCENARIOS.map((s) => s.name).join('|')} ...] [--quick] [--pods N] [--names K] [--watchers N] [--watch-rate R] [--watch-rate-light R] [--cpu-prof]`;
 
 function positiveInt(flag: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
@@ -49,6 +49,7 @@ async function main(): Promise<number> {
       names: { type: 'string' },
       watchers: { type: 'string' },
       'watch-rate': { type: 'string' },
+      'watch-rate-light': { type: 'string' },
       'cpu-prof': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h' },
     },
@@ -70,8 +71,10 @@ async function main(): Promise<number> {
     names: positiveInt('--names', values.names) ?? base.names,
     watchers: positiveInt('--watchers', values.watchers) ?? base.watchers,
     watchEventsPerSecond: positiveInt('--watch-rate', values['watch-rate']) ?? base.watchEventsPerSecond,
+    watchEventsPerSecondLight: positiveInt('--watch-rate-light', values['watch-rate-light']) ?? base.watchEventsPerSecondLight,
   };
-  const overridden = profile.pods !== base.pods || profile.names !== base.names || profile.watchers !== base.watchers || profile.watchEventsPerSecond !== base.watchEventsPerSecond;
+  const watchLoadChanged = profile.watchers !== base.watchers || profile.watchEventsPerSecond !== base.watchEventsPerSecond || profile.watchEventsPerSecondLight !== base.watchEventsPerSecondLight;
+  const overridden = profile.pods !== base.pods || profile.names !== base.names || watchLoadChanged;
 
   const root = findProjectRoot();
   // Taken at the start: src/ may be committed to while the run goes on (dist/ is what runs).
@@ -135,7 +138,7 @@ async function main(): Promise<number> {
   }
 
   const run: RunRecord = {
-    profile: profile.name + (overridden ? `-${profile.pods}x${profile.names}` : '') + (profile.watchers !== base.watchers || profile.watchEventsPerSecond !== base.watchEventsPerSecond ? `-w${profile.watchers}x${profile.watchEventsPerSecond}` : '') + (ctx.cpuProfDir ? '+cpu-prof' : ''),
+    profile: profile.name + (overridden ? `-${profile.pods}x${profile.names}` : '') + (watchLoadChanged ? `-w${profile.watchers}x${profile.watchEventsPerSecond}${profile.watchEventsPerSecondLight !== undefined ? `+${profile.watchEventsPerSecondLight}` : ''}` : '') + (ctx.cpuProfDir ? '+cpu-prof' : ''),
     scenarios: chosen.map((s) => s.name),
     date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
     commit,

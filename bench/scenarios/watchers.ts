@@ -46,37 +46,40 @@ export const watchers: Scenario = {
       direct: { ep: member as MemberEndpoint, path: `/api/v1/namespaces/${NS}/pods` },
       flotilla: { ep: flotilla.endpoint, path: `/clusters/${name}/api/v1/namespaces/${NS}/pods` },
     };
-    const results: Record<string, { hist: LatencyHistogram; sent: number; failed: number; expected: number; unreported: number; busy: number; ended: number; refused: number }> = {};
-    for (const side of ['direct', 'flotilla'] as const) {
-      const { ep, path } = sides[side];
-      const list = await memberJson<{ metadata: { resourceVersion: string } }>(ep, 'GET', `${path}?limit=1`);
-      const url = `${path}?watch=1&resourceVersion=${encodeURIComponent(list.metadata.resourceVersion)}`;
-      const loads = startLoads(ctx, ep, url, count, processes);
-      try {
-        const deadline = Date.now() + 60_000;
-        while (loads.connected() < count) {
-          if (Date.now() > deadline) throw new Error(`${side}: only ${loads.connected()} of ${count} watches answered`);
-          if (loads.exited()) throw new Error(`${side}: a watch load generator exited early`);
-          await sleep(50);
+    /** The writer at `perSecond` patches/s, with every watcher on the member, then through flotilla. */
+    const measure = async (perSecond: number): Promise<Record<'direct' | 'flotilla', SideResult>> => {
+      const results: Partial<Record<'direct' | 'flotilla', SideResult>> = {};
+      for (const side of ['direct', 'flotilla'] as const) {
+        const { ep, path } = sides[side];
+        const list = await memberJson<{ metadata: { resourceVersion: string } }>(ep, 'GET', `${path}?limit=1`);
+        const url = `${path}?watch=1&resourceVersion=${encodeURIComponent(list.metadata.resourceVersion)}`;
+        const loads = startLoads(ctx, ep, url, count, processes);
+        try {
+          const deadline = Date.now() + 60_000;
+          while (loads.connected() < count) {
+            if (Date.now() > deadline) throw new Error(`${side}: only ${loads.connected()} of ${count} watches answered`);
+            if (loads.exited()) throw new Error(`${side}: a watch load generator exited early`);
+            await sleep(50);
+          }
+          // The writer: `perSecond` merge patches a second, round-robin over the pods, straight to the
+          // member, on a schedule fixed in advance so the load generators know the measured window.
+          const begin = epochMs() + 100;
+          const window = { from: begin + WARMUP_MS, to: begin + WARMUP_MS + watchSeconds * 1000 };
+          loads.tell({ window });
+          const { sent, failed } = await write(member, perSecond, begin, window);
+          // Let the last events arrive.
+          await sleep(2000);
+          const { hist, unreported, busy, ended, refused } = await loads.report();
+          results[side] = { hist, sent, failed, expected: sent * count, unreported, busy, ended, refused };
+          ctx.log(`watchers ${side} at ${perSecond}/s: ${hist.count} deliveries of ${sent * count} expected (${processes} load-generator processes, ${unreported} did not report, each ${busy.toFixed(2)} CPUs busy; the server ended ${ended} watches, refused ${refused}; ${failed} patches timed out)`);
+        } finally {
+          await loads.stop();
         }
-        // The writer: `rate` merge patches a second, round-robin over the pods, straight to the
-        // member, on a schedule fixed in advance so the load generators know the measured window.
-        const begin = epochMs() + 100;
-        const window = { from: begin + WARMUP_MS, to: begin + WARMUP_MS + watchSeconds * 1000 };
-        loads.tell({ window });
-        const { sent, failed } = await write(member, rate, begin, window);
-        // Let the last events arrive.
-        await sleep(2000);
-        const { hist, unreported, busy, ended, refused } = await loads.report();
-        results[side] = { hist, sent, failed, expected: sent * count, unreported, busy, ended, refused };
-        ctx.log(`watchers ${side}: ${hist.count} deliveries of ${sent * count} expected (${processes} load-generator processes, ${unreported} did not report, each ${busy.toFixed(2)} CPUs busy; the server ended ${ended} watches, refused ${refused}; ${failed} patches timed out)`);
-      } finally {
-        await loads.stop();
       }
-    }
+      return results as Record<'direct' | 'flotilla', SideResult>;
+    };
 
-    const d = results.direct!;
-    const f = results.flotilla!;
+    const { direct: d, flotilla: f } = await measure(rate);
     add('watchers', count, 'watchers');
     add('events_per_second', rate, 'events/s');
     add('direct_p50_ms', d.hist.percentile(50), 'ms');
@@ -99,6 +102,18 @@ export const watchers: Scenario = {
     add('flotilla_watches_ended_by_server', f.ended, 'watches');
     add('watches_refused', d.refused + f.refused, 'watches');
     add('patches_timed_out', d.failed + f.failed, 'patches');
+    // A second, lighter load, when the profile names one: where the machine keeps up with both
+    // sides, so the ratio is measured even when the issue's load starves them.
+    const lighter = ctx.profile.watchEventsPerSecondLight;
+    if (lighter !== undefined && lighter < rate) {
+      const light = await measure(lighter);
+      const at = `at_${lighter}_per_s`;
+      add(`${at}_direct_p99_ms`, light.direct.hist.percentile(99), 'ms');
+      add(`${at}_flotilla_p99_ms`, light.flotilla.hist.percentile(99), 'ms');
+      add(`${at}_p99_vs_direct`, light.flotilla.hist.percentile(99) / light.direct.hist.percentile(99), 'x');
+      add(`${at}_flotilla_delivered`, light.flotilla.hist.count / Math.max(1, light.flotilla.expected), 'x');
+      add(`${at}_direct_delivered`, light.direct.hist.count / Math.max(1, light.direct.expected), 'x');
+    }
     return {
       figures,
       facts: {
@@ -106,7 +121,7 @@ export const watchers: Scenario = {
         objectBytes: 0,
         objectBytesAre: 'small pods (one container, no managedFields through flotilla)',
         notes: [
-          `${count} watchers on ${PODS} pods of one namespace, in ${processes} load-generator processes (one that does not report within ${REPORT_WAIT_MS / 1000} s of the end is killed, its deliveries missing, its watchers out of the percentiles); ${rate} merge patches/s for ${watchSeconds} s after ${WARMUP_MS / 1000} s warm-up, the same load direct then through flotilla; latency = arrival - the writer's stamp in the event; on this machine the load generators share its CPUs with flotilla and the apiserver; generator_cpu_busy: a generator's CPU time over the window until its report ÷ that wall time, mean over the generators that reported; a watch the server ends is opened again from the last resourceVersion its stream carried, as client-go's reflector does (watches_ended_by_server counts them)`,
+          `${count} watchers on ${PODS} pods of one namespace, in ${processes} load-generator processes (one that does not report within ${REPORT_WAIT_MS / 1000} s of the end is killed, its deliveries missing, its watchers out of the percentiles); ${rate} merge patches/s${lighter !== undefined && lighter < rate ? ` (then again at ${lighter}/s: the at_* figures)` : ''} for ${watchSeconds} s after ${WARMUP_MS / 1000} s warm-up, the same load direct then through flotilla; latency = arrival - the writer's stamp in the event; on this machine the load generators share its CPUs with flotilla and the apiserver; generator_cpu_busy: a generator's CPU time over the window until its report ÷ that wall time, mean over the generators that reported; a watch the server ends is opened again from the last resourceVersion its stream carried, as client-go's reflector does (watches_ended_by_server counts them)`,
         ],
       },
     };
@@ -144,6 +159,17 @@ async function write(member: MemberEndpoint, rate: number, begin: number, window
     writer.close();
   }
   return { sent, failed };
+}
+
+interface SideResult {
+  hist: LatencyHistogram;
+  sent: number;
+  failed: number;
+  expected: number;
+  unreported: number;
+  busy: number;
+  ended: number;
+  refused: number;
 }
 
 interface Loads {
