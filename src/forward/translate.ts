@@ -1,8 +1,8 @@
 import { parse as parseYaml } from 'yaml';
-import { CLUSTER_ANNOTATION } from '../ingest/decode.js';
+import { CLUSTER_ANNOTATION, clusterAnnotationEdit, clusterAnnotationEntry, type ByteEdit } from '../ingest/decode.js';
 import { decodeGlobalRV, encodeGlobalRV } from '../rv/global-rv.js';
 import { badRequest, conflict } from '../router/status.js';
-import { OPEN_BRACE, QUOTE, objectMembers, type JsonMember } from '../util/json-members.js';
+import { QUOTE, objectMembers, parseSpan, type JsonMember } from '../util/json-members.js';
 
 /**
  * What flotilla changes in bodies on the way to and from a member: the resourceVersion (global on
@@ -144,28 +144,23 @@ export function splicedAnswer(body: Buffer, cluster: string): MemberAnswer | und
   const top = objectMembers(body, 0);
   if (!top || top.members.some((m) => m.key === 'items' || m.key.includes('\\'))) return undefined;
   const find = (ms: JsonMember[], key: string) => ms.find((m) => m.key === key);
-  const text = (m: JsonMember | undefined) => (m && body[m.start] === QUOTE ? (JSON.parse(body.toString('utf8', m.start, m.end)) as string) : undefined);
+  const text = (m: JsonMember | undefined) => (m && body[m.start] === QUOTE ? (parseSpan(body, m.start, m.end) as string) : undefined);
   const mdAt = find(top.members, 'metadata');
   if (text(find(top.members, 'kind')) === 'Status' || !mdAt) return { body };
   const md = objectMembers(body, mdAt.start);
   if (!md || md.members.some((m) => m.key.includes('\\'))) return undefined;
-  const edits: { start: number; end: number; text: string }[] = [];
+  const edits: ByteEdit[] = [];
   const rvAt = find(md.members, 'resourceVersion');
   const rv = text(rvAt);
   if (rv) edits.push({ ...rvAt!, text: JSON.stringify(encodeGlobalRV({ [cluster]: rv })) });
   if (text(find(md.members, 'name')) !== undefined) {
-    const entry = `${JSON.stringify(CLUSTER_ANNOTATION)}:${JSON.stringify(cluster)}`;
     const annAt = find(md.members, 'annotations');
     if (!annAt) {
-      edits.push({ start: md.close, end: md.close, text: `${md.members.length > 0 ? ',' : ''}"annotations":{${entry}}` });
-    } else if (body[annAt.start] !== OPEN_BRACE) {
-      edits.push({ ...annAt, text: `{${entry}}` });
+      edits.push({ start: md.close, end: md.close, text: `${md.members.length > 0 ? ',' : ''}"annotations":{${clusterAnnotationEntry(cluster)}}` });
     } else {
-      const ann = objectMembers(body, annAt.start);
-      if (!ann || ann.members.some((m) => m.key.includes('\\'))) return undefined;
-      const ours = find(ann.members, CLUSTER_ANNOTATION);
-      if (ours) edits.push({ ...ours, text: JSON.stringify(cluster) });
-      else edits.push({ start: ann.close, end: ann.close, text: `${ann.members.length > 0 ? ',' : ''}${entry}` });
+      const edit = clusterAnnotationEdit(body, annAt, cluster);
+      if (!edit) return undefined;
+      edits.push(edit);
     }
   }
   edits.sort((a, b) => a.start - b.start);

@@ -1,7 +1,7 @@
 import { encodeGlobalRV } from '../rv/global-rv.js';
 import { selectableFieldValues } from './fields.js';
 import { relativeCellsOf, type RelativeCell } from '../table/relative-cells.js';
-import { OPEN_BRACE, OPEN_BRACKET, forEachElement, forEachMember, objectMembers, objectMembersTwoDeep, skipValue, type JsonMember } from '../util/json-members.js';
+import { OPEN_BRACE, OPEN_BRACKET, forEachElement, forEachMember, objectMembers, objectMembersTwoDeep, parseSpan, skipValue, type JsonMember } from '../util/json-members.js';
 import { bytesView, parsedView, type JsonView } from '../util/json-view.js';
 
 /**
@@ -17,6 +17,32 @@ import { bytesView, parsedView, type JsonView } from '../util/json-view.js';
  * follow (keys written with escapes, a malformed body) goes through JSON.parse instead.
  */
 export const CLUSTER_ANNOTATION = 'search.flotilla.io/cluster';
+
+/** The cluster annotation as a JSON member: `"search.flotilla.io/cluster":"<cluster>"`. */
+export function clusterAnnotationEntry(cluster: string): string {
+  return `${JSON.stringify(CLUSTER_ANNOTATION)}:${JSON.stringify(cluster)}`;
+}
+
+/** A replacement of the bytes from `start` to `end` by `text`. */
+export interface ByteEdit {
+  start: number;
+  end: number;
+  text: string;
+}
+
+/**
+ * The edit that sets the cluster annotation in the `annotations` value at `at`: its entry
+ * replaced or added when the value is an object, the value replaced by a new object otherwise.
+ * Undefined when the object's keys are written with escapes (one could spell the annotation).
+ */
+export function clusterAnnotationEdit(buf: Buffer, at: JsonMember, cluster: string): ByteEdit | undefined {
+  if (buf[at.start] !== OPEN_BRACE) return { start: at.start, end: at.end, text: `{${clusterAnnotationEntry(cluster)}}` };
+  const ann = objectMembers(buf, at.start);
+  if (!ann || ann.members.some((m) => m.key.includes('\\'))) return undefined;
+  const ours = ann.members.find((m) => m.key === CLUSTER_ANNOTATION);
+  if (ours) return { start: ours.start, end: ours.end, text: JSON.stringify(cluster) };
+  return { start: ann.close, end: ann.close, text: `${ann.members.length > 0 ? ',' : ''}${clusterAnnotationEntry(cluster)}` };
+}
 
 export interface TableColumn {
   name: string;
@@ -207,7 +233,7 @@ function splicedObject(buf: Buffer, open: number, found: FoundObject, ctx: Inges
   let md: FleetMetadata | undefined;
   if (!metadataAt) md = parsedMetadata({}, ctx);
   else if (buf[metadataAt.start] === OPEN_BRACE) {
-    md = splicedMetadata(buf, metadataAt, nested.get(metadataAt.start)!, ctx) ?? parsedMetadata(JSON.parse(buf.toString('utf8', metadataAt.start, metadataAt.end)) as RawMeta, ctx);
+    md = splicedMetadata(buf, metadataAt, nested.get(metadataAt.start)!, ctx) ?? parsedMetadata(parseSpan(buf, metadataAt.start, metadataAt.end) as RawMeta, ctx);
   }
   if (!md) return undefined;
   nested.set(open, members);
@@ -225,7 +251,7 @@ function splicedMetadata(buf: Buffer, at: JsonMember, ms: JsonMember[], ctx: Ing
   const text = (key: string): string | null | undefined => {
     const m = member(key);
     if (!m) return undefined;
-    const v = JSON.parse(buf.toString('utf8', m.start, m.end)) as unknown;
+    const v = parseSpan(buf, m.start, m.end);
     return typeof v === 'string' ? v : null;
   };
   if (ms.some((m) => m.key.includes('\\'))) return undefined;
@@ -236,9 +262,9 @@ function splicedMetadata(buf: Buffer, at: JsonMember, ms: JsonMember[], ctx: Ing
   const created = text('creationTimestamp');
   if (uid === null || name === null || namespace === null || rv === null || created === null) return undefined;
   const labelsAt = member('labels');
-  const labels = labelsAt ? (JSON.parse(buf.toString('utf8', labelsAt.start, labelsAt.end)) as Record<string, string> | null) : undefined;
+  const labels = labelsAt ? (parseSpan(buf, labelsAt.start, labelsAt.end) as Record<string, string> | null) : undefined;
 
-  const edits: { start: number; end: number; text: string }[] = [];
+  const edits: ByteEdit[] = [];
   const appended: string[] = [];
   let remaining = ms.length;
   const managedAt = ctx.dropManagedFields ? ms.findIndex((m) => m.key === 'managedFields') : -1;
@@ -249,18 +275,14 @@ function splicedMetadata(buf: Buffer, at: JsonMember, ms: JsonMember[], ctx: Ing
     edits.push({ start, end, text: '' });
     remaining--;
   }
-  const entry = `${JSON.stringify(CLUSTER_ANNOTATION)}:${JSON.stringify(ctx.cluster)}`;
   const annotationsAt = member('annotations');
-  if (!annotationsAt) appended.push(`"annotations":{${entry}}`);
-  else if (buf[annotationsAt.start] !== OPEN_BRACE) {
-    if (buf.toString('latin1', annotationsAt.start, annotationsAt.end) !== 'null') return undefined;
-    edits.push({ start: annotationsAt.start, end: annotationsAt.end, text: `{${entry}}` });
-  } else {
-    const ann = objectMembers(buf, annotationsAt.start);
-    if (!ann || ann.members.some((m) => m.key.includes('\\'))) return undefined;
-    const ours = ann.members.find((m) => m.key === CLUSTER_ANNOTATION);
-    if (ours) edits.push({ start: ours.start, end: ours.end, text: JSON.stringify(ctx.cluster) });
-    else edits.push({ start: ann.close, end: ann.close, text: `${ann.members.length > 0 ? ',' : ''}${entry}` });
+  if (!annotationsAt) appended.push(`"annotations":{${clusterAnnotationEntry(ctx.cluster)}}`);
+  else {
+    // parsedMetadata spreads the old value into the new object: only an object or null spread alike.
+    if (buf[annotationsAt.start] !== OPEN_BRACE && buf.toString('latin1', annotationsAt.start, annotationsAt.end) !== 'null') return undefined;
+    const edit = clusterAnnotationEdit(buf, annotationsAt, ctx.cluster);
+    if (!edit) return undefined;
+    edits.push(edit);
   }
   const globalRV = JSON.stringify(encodeGlobalRV({ [ctx.cluster]: rv ?? '' }));
   const rvAt = member('resourceVersion');
@@ -299,7 +321,7 @@ function splicedRow(buf: Buffer, at: number, ctx: IngestContext): { object: Deco
     }
     if (key !== 'cells') return undefined;
     const end = skipValue(buf, start);
-    if (end >= 0) cells = (JSON.parse(buf.toString('utf8', start, end)) as unknown[] | null) ?? undefined;
+    if (end >= 0) cells = (parseSpan(buf, start, end) as unknown[] | null) ?? undefined;
     return end;
   });
   if (close === undefined || found.open === undefined) return undefined;
@@ -335,7 +357,7 @@ function splicedPage(buf: Buffer, ctx: IngestContext): DecodedPage | undefined {
     return end;
   });
   if (close === undefined) return undefined;
-  const parse = (key: string): unknown => (spans[key] ? JSON.parse(buf.toString('utf8', ...spans[key])) : undefined);
+  const parse = (key: string): unknown => (spans[key] ? parseSpan(buf, ...spans[key]) : undefined);
   const md = parse('metadata') as RawTable['metadata'] | null | undefined;
   const columns = parse('columnDefinitions') as TableColumn[] | null | undefined;
   return { rv: md?.resourceVersion ?? '', continueToken: md?.continue || undefined, columns: columns ?? undefined, objects };
@@ -371,14 +393,14 @@ function splicedEvent(buf: Buffer, ctx: IngestContext): DecodedEvent | undefined
   const typeAt = top.find((m) => m.key === 'type');
   const objectAt = top.find((m) => m.key === 'object');
   if (!typeAt || !objectAt) return undefined;
-  const type = JSON.parse(buf.toString('utf8', typeAt.start, typeAt.end)) as unknown;
+  const type = parseSpan(buf, typeAt.start, typeAt.end);
   if (type !== 'ADDED' && type !== 'MODIFIED' && type !== 'DELETED') return undefined;
   const object = objectMembersTwoDeep(buf, objectAt.start);
   if (!object || object.members.some((m) => m.key.includes('\\'))) return undefined;
   const members = object.members;
   const member = (key: string): unknown => {
     const m = members.find((x) => x.key === key);
-    return m ? JSON.parse(buf.toString('utf8', m.start, m.end)) : undefined;
+    return m ? parseSpan(buf, m.start, m.end) : undefined;
   };
   const kindAt = members.find((m) => m.key === 'kind');
   if (!kindAt || buf.toString('utf8', kindAt.start, kindAt.end) !== '"Table"') {

@@ -73,6 +73,11 @@ export function skipValue(buf: Uint8Array, i: number): number {
   return i > from ? i : -1;
 }
 
+/** The JSON value in `buf` from `start` to `end`, parsed. */
+export function parseSpan(buf: Buffer, start: number, end: number): unknown {
+  return JSON.parse(buf.toString('utf8', start, end));
+}
+
 /**
  * A key's bytes as a latin1 string: cheaper to make than UTF-8, and equal to an ASCII name exactly
  * when the bytes are that name (a UTF-8 byte ≥ 0x80 never reads as ASCII).

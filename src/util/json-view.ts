@@ -1,4 +1,4 @@
-import { objectMembers, type JsonMember } from './json-members.js';
+import { objectMembers, parseSpan, type JsonMember } from './json-members.js';
 
 /**
  * A value read by its path in a JSON object: `view('spec', 'nodeName')`. Undefined when a step is
@@ -40,6 +40,6 @@ export function bytesView(buf: Buffer, open: number, known?: Map<number, JsonMem
       if (!member) return undefined;
       at = member.start;
     }
-    return member ? JSON.parse(buf.toString('utf8', member.start, member.end)) : undefined;
+    return member ? parseSpan(buf, member.start, member.end) : undefined;
   };
 }
