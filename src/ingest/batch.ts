@@ -43,7 +43,7 @@ export function encodeObjects(objects: readonly DecodedObject[]): EncodedObjects
   const out = new Uint8Array(buffer);
   const offsets = new Uint32Array(objects.length * 4);
   const refs: string[] = new Array<string>(objects.length * 2);
-  const labels: string[] = objects.map((o) => indexEntries(o).join(KEY_SEP));
+  const labels: string[] = objects.map((o) => indexEntries(o.meta));
   let at = 0;
   objects.forEach((o, i) => {
     offsets[i * 4] = at;
@@ -61,13 +61,17 @@ export function encodeObjects(objects: readonly DecodedObject[]): EncodedObjects
   return { buffer, offsets, refs, labels };
 }
 
-/** The label index entries of one object: its labels, and its indexed fields that have a value. */
-function indexEntries(o: DecodedObject): string[] {
-  const out = o.meta.labels ? Object.entries(o.meta.labels).map(([k, v]) => `${k}=${v}`) : [];
-  if (o.meta.fields) {
-    for (const [field, value] of Object.entries(o.meta.fields)) if (value !== '' && INDEXED_FIELDS.has(field)) out.push(fieldIndexEntry(field, value));
+/**
+ * The label index entries of one object, joined by KEY_SEP: its labels, and its indexed fields
+ * that have a value. Computed from the meta record alone, so the store can tell from a stored
+ * record which entries to remove.
+ */
+export function indexEntries(meta: MetaRecord): string {
+  const out = meta.labels ? Object.entries(meta.labels).map(([k, v]) => `${k}=${v}`) : [];
+  if (meta.fields) {
+    for (const [field, value] of Object.entries(meta.fields)) if (value !== '' && INDEXED_FIELDS.has(field)) out.push(fieldIndexEntry(field, value));
   }
-  return out;
+  return out.join(KEY_SEP);
 }
 
 export function viewObjects(enc: EncodedObjects): IngestedObject[] {

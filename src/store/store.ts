@@ -1,6 +1,6 @@
 import { open, type Database, type RootDatabase, type Transaction } from 'lmdb';
 import type { MetaRecord, TableColumn } from '../ingest/decode.js';
-import { decodeMeta } from '../ingest/batch.js';
+import { decodeMeta, indexEntries } from '../ingest/batch.js';
 import { compareMemberRV } from '../rv/global-rv.js';
 import { TransactionQueue } from './transaction-queue.js';
 import { KEY_SEP } from './keys.js';
@@ -104,7 +104,14 @@ export { KEY_SEP };
 const SEP = KEY_SEP;
 const AFTER_SEP = '\u0006';
 /** Bumped whenever the key layout changes: a store written in another layout is emptied and relisted. */
-const FORMAT = 6; // 3: indexed fields (src/ingest/fields.ts) in the label index; 4: eventRVs; 5: labelsOf as one string; 6: metadataSpan
+const FORMAT = 7; // 3: indexed fields (src/ingest/fields.ts) in the label index; 4: eventRVs; 5: labelsOf as one string; 6: metadataSpan; 7: no labelsOf, empty index values
+/** Databases of older layouts, dropped by the upgrade. */
+const RETIRED_DBS = ['labelsOf'];
+/**
+ * The value of every index entry (label index, byCluster): the key is the information. Raw empty
+ * bytes, not a msgpack `true`: encoding that value cost a msgpack pack per entry, about 10 per pod.
+ */
+const PRESENT = Buffer.alloc(0);
 // Bench ingest at 300k objects: 100 per transaction 5.5k objects/s, event-loop p99 50 ms (CPU-profiled); 200: 7.5k/s, 42 ms;
 // 500: 7.1k/s, 68 ms. Larger transactions commit more cheaply per object but hold a turn longer.
 const OBJECTS_PER_TRANSACTION = 200;
@@ -147,11 +154,9 @@ export class Store {
    * Per-cluster index: `resource · cluster · namespace · name`. What one cacher owns is one
    * range of it, so reconciles and counts never walk the other clusters' objects.
    */
-  private readonly byCluster: Database<boolean, string>;
+  private readonly byCluster: Database<Buffer, string>;
   /** Label index: `resource · key=value · objectKey` → nothing; a label query is one range. */
-  private readonly labelIndex: Database<boolean, string>;
-  /** Each indexed object's label index entries (as Change.labels), to unindex what an update or delete removes. */
-  private readonly labelsOf: Database<string, string>;
+  private readonly labelIndex: Database<Buffer, string>;
   /** What discovery said of each cached resource, so a restart with every member down still serves. */
   private readonly resourceInfos: Database<ResourceInfo, string>;
   private readonly logs: Database<LogState | { seq: number } | { format: number }, string>;
@@ -177,9 +182,8 @@ export class Store {
     this.events = root.openDB<LoggedRecord, [string, number]>({ name: 'events' });
     this.eventRVs = root.openDB<boolean, [string, string, number, number]>({ name: 'eventRVs' });
     this.logs = root.openDB<LogState | { seq: number } | { format: number }, string>({ name: 'logs' });
-    this.labelIndex = root.openDB<boolean, string>({ name: 'labels' });
-    this.byCluster = root.openDB<boolean, string>({ name: 'byCluster' });
-    this.labelsOf = root.openDB<string, string>({ name: 'labelsOf' });
+    this.labelIndex = root.openDB<Buffer, string>({ name: 'labels', encoding: 'binary' });
+    this.byCluster = root.openDB<Buffer, string>({ name: 'byCluster', encoding: 'binary' });
     this.resourceInfos = root.openDB<ResourceInfo, string>({ name: 'resources' });
     // Plain puts, not transaction(): lmdb-js then does the B-tree work on its writer thread and
     // the main thread only encodes write instructions (a 100-byte-key put inside transaction()
@@ -222,9 +226,10 @@ export class Store {
   private upgradeFormat(): void {
     const stored = (this.logs.get(FORMAT_KEY) as { format?: number } | undefined)?.format;
     if (stored === FORMAT) return;
-    for (const db of [this.objects, this.meta, this.sync, this.events, this.eventRVs, this.logs, this.labelIndex, this.byCluster, this.labelsOf, this.resourceInfos]) {
+    for (const db of [this.objects, this.meta, this.sync, this.events, this.eventRVs, this.logs, this.labelIndex, this.byCluster, this.resourceInfos]) {
       (db as Database<unknown, string>).clearSync();
     }
+    for (const name of RETIRED_DBS) this.root.openDB({ name }).dropSync();
     this.logs.putSync(FORMAT_KEY, { format: FORMAT });
   }
 
@@ -401,21 +406,42 @@ export class Store {
     } else {
       this.objects.put(key, c.bytes);
       this.meta.put(key, c.meta);
-      this.byCluster.put(own, true);
+      this.byCluster.put(own, PRESENT);
       this.reindex(resource, key, c.labels ?? '');
     }
   }
 
+  /**
+   * Brings the label index of one object from what it held to `labels` (Change.labels). What it
+   * held comes from this transaction's earlier writes, else from the stored meta record, which
+   * carries the labels and fields the entries were made from.
+   */
   private reindex(resource: string, key: string, labels: string): void {
-    const old = this.batchLabels.get(key) ?? this.labelsOf.get(key) ?? '';
+    const old = this.batchLabels.get(key) ?? this.storedIndexEntries(key);
     this.batchLabels.set(key, labels);
     if (old === labels) return;
-    const before = old === '' ? [] : old.split(SEP);
+    const prefix = `${resource}${SEP}`;
+    const suffix = `${SEP}${key}`;
+    if (old === '') {
+      // A new object, the usual case of a first list: no arrays to diff.
+      for (let from = 0; from < labels.length; ) {
+        let end = labels.indexOf(SEP, from);
+        if (end < 0) end = labels.length;
+        this.labelIndex.put(prefix + labels.slice(from, end) + suffix, PRESENT);
+        from = end + 1;
+      }
+      return;
+    }
+    const before = old.split(SEP);
     const after = labels === '' ? [] : labels.split(SEP);
-    for (const l of before) if (!after.includes(l)) this.labelIndex.remove(`${resource}${SEP}${l}${SEP}${key}`);
-    for (const l of after) if (!before.includes(l)) this.labelIndex.put(`${resource}${SEP}${l}${SEP}${key}`, true);
-    if (labels !== '') this.labelsOf.put(key, labels);
-    else this.labelsOf.remove(key);
+    for (const l of before) if (!after.includes(l)) this.labelIndex.remove(prefix + l + suffix);
+    for (const l of after) if (!before.includes(l)) this.labelIndex.put(prefix + l + suffix, PRESENT);
+  }
+
+  /** The label index entries of a stored object, as Change.labels ('' when it is not stored). */
+  private storedIndexEntries(key: string): string {
+    const meta = this.meta.get(key);
+    return meta ? indexEntries(decodeMeta(meta)) : '';
   }
 
   /** The keys of a resource's objects labelled key=value, in key order. */

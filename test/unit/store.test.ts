@@ -121,6 +121,10 @@ describe('Store', () => {
     expect([...store.keysLabelled('v1/pods', fieldIndexKey('spec.nodeName'), 'node-1')].map((k) => k.split(KEY_SEP)[2])).toEqual(['a', 'c']);
     expect([...store.keysLabelled('v1/pods', fieldIndexKey('spec.nodeName'), '')]).toEqual([]);
     expect([...store.keysLabelled('v1/pods', fieldIndexKey('status.phase'), 'Running')]).toEqual([]);
+    // Moved to another node in a later transaction: the entry to remove comes from the stored meta record.
+    await store.commit(pods('east', 'n'), [{ ...pod('a', 'node-2'), type: 'MODIFIED' }], { rv: '2' }, { log: true });
+    expect([...store.keysLabelled('v1/pods', fieldIndexKey('spec.nodeName'), 'node-1')].map((k) => k.split(KEY_SEP)[2])).toEqual(['c']);
+    expect([...store.keysLabelled('v1/pods', fieldIndexKey('spec.nodeName'), 'node-2')].map((k) => k.split(KEY_SEP)[2])).toEqual(['a', 'b']);
     await store.close();
   });
 
@@ -197,11 +201,18 @@ describe('Store', () => {
     const raw = open({ path: dir, maxDbs: 16 });
     const logs = raw.openDB({ name: 'logs' });
     await logs.remove('\u0000format');
+    // A database only older layouts had: the upgrade drops it rather than leave its pages behind.
+    await raw.openDB({ name: 'labelsOf' }).put('v1/pods\u0005a\u0005x\u0005east', 'app=web');
     await raw.close();
     const again = Store.open(dir);
     expect([...again.entries('v1/pods')]).toEqual([]);
     expect(again.syncState(pods('east'))).toBeUndefined();
     await again.close();
+    // Named databases are keys of the environment's main database.
+    const after = open({ path: dir, maxDbs: 16 });
+    expect([...after.getKeys()]).toContain('objects');
+    expect([...after.getKeys()]).not.toContain('labelsOf');
+    await after.close();
   });
 
   it('creates 8 KB pages, and keeps serving a store an older flotilla created with 4 KB pages', async () => {
