@@ -1,8 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KEY_SEP, Store, type Change, type ChangeType, type StoreEvent } from '../../src/store/store.js';
+import { KEY_SEP, Store, StoreFullError, type Change, type ChangeType, type StoreEvent } from '../../src/store/store.js';
 import { decodeObject, type IngestContext } from '../../src/ingest/decode.js';
 import { encodeObjects, viewObjects } from '../../src/ingest/batch.js';
 import { fieldIndexKey } from '../../src/ingest/fields.js';
@@ -22,6 +23,20 @@ function change(cluster: string, namespace: string, name: string, rv: string, ty
   // Through the same encoding the ingest workers use.
   const o = viewObjects(encodeObjects([decodeObject({ metadata: { namespace, name, uid: `${cluster}-${name}`, resourceVersion: rv, labels } }, ctx)]))[0]!;
   return { type, rv, ...o };
+}
+
+/** Whether this process may mount a small tmpfs (root with CAP_SYS_ADMIN): the disk-full test needs a real full filesystem. */
+function tmpfsMountable(): boolean {
+  const probe = mkdtempSync(join(tmpdir(), 'flotilla-mount-'));
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', probe], { stdio: 'ignore' });
+    execFileSync('umount', [probe], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  } finally {
+    rmSync(probe, { recursive: true, force: true });
+  }
 }
 
 const pods = (cluster: string, namespace?: string) => ({ cluster, resource: 'v1/pods', ...(namespace ? { namespace } : {}) });
@@ -315,5 +330,42 @@ describe('Store', () => {
     expect(store.syncState(pods('east'))).toBeUndefined();
     expect(store.latestRVs('v1/pods')).toEqual({});
     await store.close();
+  });
+
+  it.skipIf(!tmpfsMountable())('refuses writes on a nearly full volume instead of dying of SIGBUS, and writes again once space is free', async () => {
+    const mnt = mkdtempSync(join(tmpdir(), 'flotilla-full-'));
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=48m', 'tmpfs', mnt]);
+    try {
+      // Space someone else holds on the volume, given back later.
+      writeFileSync(join(mnt, 'filler'), Buffer.alloc(16 * 1024 ** 2));
+      const store = Store.open(join(mnt, 'data'), { minFreeBytes: 8 * 1024 ** 2 });
+      const ctx: IngestContext = { cluster: 'east', apiVersion: 'v1', kind: 'Pod', dropManagedFields: true };
+      // 20 objects of ~100 KB per commit: a few commits fill what is left.
+      const batch = (b: number): Change[] =>
+        viewObjects(encodeObjects(Array.from({ length: 20 }, (_, i) => decodeObject({ metadata: { namespace: 'a', name: `p-${b}-${i}`, uid: `u-${b}-${i}`, resourceVersion: String(b), annotations: { pad: 'x'.repeat(100_000) } } }, ctx)))).map((o) => ({ type: 'ADDED', rv: String(b), ...o }));
+      let written = 0;
+      let refused: unknown;
+      for (let b = 1; b <= 40 && refused === undefined; b++) {
+        try {
+          await store.commit(pods('east'), batch(b), { rv: String(b) }, { log: true });
+          written = b;
+        } catch (e) {
+          refused = e;
+        }
+      }
+      expect(refused).toBeInstanceOf(StoreFullError);
+      expect((refused as Error).message).toMatch(/nearly full/);
+      expect(written).toBeGreaterThan(0);
+      // Everything acknowledged before the refusal is there, and nothing of the refused commit.
+      expect([...store.entries('v1/pods')]).toHaveLength(written * 20);
+      expect(store.syncState(pods('east'))?.rv).toBe(String(written));
+      rmSync(join(mnt, 'filler'));
+      await store.commit(pods('east'), batch(written + 1), { rv: String(written + 1) }, { log: true });
+      expect([...store.entries('v1/pods')]).toHaveLength((written + 1) * 20);
+      await store.close();
+    } finally {
+      execFileSync('umount', [mnt]);
+      rmSync(mnt, { recursive: true, force: true });
+    }
   });
 });
