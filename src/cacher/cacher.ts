@@ -150,7 +150,7 @@ export class ResourceCacher {
     // A relist over an existing state is logged as a diff, so watchers resuming from an older RV
     // see what changed; a scope's first list is not logged (there is nothing to diff against).
     // The first page of any list writes the scope's sync record, so its absence means a first list.
-    const diff = this.store.syncState(this.scope) !== undefined;
+    let diff = this.store.syncState(this.scope) !== undefined;
     const seen = new Set<string>();
     let listRV = '';
     let continueToken: string | undefined;
@@ -176,6 +176,9 @@ export class ResourceCacher {
           const res = await current.response;
           if (res.status === 410 && continueToken) {
             // The snapshot behind the continue token was compacted away: start the list over.
+            // Pages already written make the rest of it a relist: diffed against them, and
+            // reconciled at the end, or objects deleted meanwhile would stay.
+            if (count > 0) diff = true;
             seen.clear();
             continueToken = undefined;
             count = 0;
@@ -190,6 +193,8 @@ export class ResourceCacher {
           const page = await this.commitPage(res.body, diff, seen);
           if (!continueToken) listRV = page.rv;
           count += page.objects;
+          // A first list shows its progress in /status; a relist keeps the count it had.
+          if (!this.status.synced) this.status.objects = count;
           continueToken = page.continueToken;
           if (continueToken !== nextToken) throw new Error(`list ${this.key} from ${this.member.cluster}: continue token misread`);
         } finally {

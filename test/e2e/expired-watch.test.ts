@@ -75,4 +75,39 @@ describe('expired resourceVersion (410)', () => {
     expect(status!.relists).toBe(1);
     expect(status!.watches).toBeGreaterThanOrEqual(2);
   });
+
+  it('a first list whose continue token expires starts over as a relist: objects deleted meanwhile do not stay', async () => {
+    // Listed first (namespaces sort before the others), one object per page: the list is long
+    // enough to delete and compact in its middle.
+    const ns = 'aaa-restart';
+    const path = `/api/v1/namespaces/${ns}/configmaps`;
+    await ok('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    await inParallel(Array.from({ length: 200 }, (_, i) => `cm-${String(i).padStart(3, '0')}`), 16, (n) => ok('POST', path, cm(n, 'v0')));
+    const f = await startFlotillaProcess({
+      fleet: fleet.info,
+      dir: join(fleet.info.dir, 'flotilla-restart'),
+      resources: [{ version: 'v1', resource: 'configmaps' }],
+      options: { listPageSize: 1, maxInflightListPages: 1 },
+      waitReady: false,
+    });
+    running.push(f);
+    // Once the first list has written the first ten, delete them and compact etcd: the next
+    // page's continue token points at a compacted revision and the member answers 410.
+    for (;;) {
+      const [s] = await cacherStatus(f.endpoint);
+      if (s && s.objects >= 10) {
+        expect(s.synced).toBe(false);
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    await inParallel(Array.from({ length: 10 }, (_, i) => `cm-${String(i).padStart(3, '0')}`), 10, (n) => ok('DELETE', `${path}/${n}`));
+    const { header } = await etcd('/v3/kv/range', { key: Buffer.from('/').toString('base64') });
+    await etcd('/v3/kv/compaction', { revision: header.revision, physical: true });
+    const view = await expectConverged(f.endpoint, [member], path, 60_000);
+    expect(view).toHaveLength(190);
+    const [status] = await cacherStatus(f.endpoint);
+    expect(status!.synced).toBe(true);
+    expect(status!.relists).toBe(1);
+  });
 });
