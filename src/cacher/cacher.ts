@@ -257,7 +257,7 @@ export class ResourceCacher {
     }
     // Pages are written as they arrive with no RV: a crash mid-list leaves a state the next
     // start relists rather than trusts. The RV is written with the reconcile after the last page.
-    await this.store.commit(this.scope, changes, { rv: '', columns: this.columns }, { log: diff });
+    await this.store.commit(this.scope, changes, { rv: '', columns: this.columns }, { log: diff, fresh: !diff });
     return { objects: objects.length, rv: page.rv, ...(page.continueToken ? { continueToken: page.continueToken } : {}) };
   }
 

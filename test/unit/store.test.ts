@@ -90,7 +90,7 @@ describe('Store', () => {
     const names = Array.from({ length: 450 }, (_, i) => `p-${String(i).padStart(4, '0')}`);
     const heard: StoreEvent[] = [];
     store.subscribe('v1/pods', (evs) => heard.push(...evs));
-    await store.commit(scope, names.map((n, i) => change('east', 'big', n, String(i + 1), 'ADDED', { app: 'web' })), { rv: '450' }, { log: false });
+    await store.commit(scope, names.map((n, i) => change('east', 'big', n, String(i + 1), 'ADDED', { app: 'web' })), { rv: '450' }, { log: false, fresh: true });
     expect(heard.map((e) => e.name)).toEqual(names);
     expect(heard.map((e) => e.seq)).toEqual(names.map((_, i) => i + 1));
     expect(store.lastSeq()).toBe(450);
