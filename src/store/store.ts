@@ -269,7 +269,13 @@ export class Store {
     // SIGBUS, hence ensureFreeSpace. A crashed process loses nothing it committed: the pages
     // are the kernel's.
     const options = { path, maxDbs: 16, noSync: true, mapSize: MAP_SIZE, noReadAhead: true, pageSize: PAGE_SIZE, useWritemap: true };
-    return new Store(open(options), path, opts);
+    const root = open(options);
+    try {
+      return new Store(root, path, opts);
+    } catch (e) {
+      void root.close();
+      throw e;
+    }
   }
 
   /** Throws StoreFullError (before anything of the transaction is queued) when space is short. */
@@ -286,6 +292,8 @@ export class Store {
   private upgradeFormat(): void {
     const stored = (this.logs.get(FORMAT_KEY) as { format?: number } | undefined)?.format;
     if (stored === FORMAT) return;
+    // These writes bypass the transaction queue: check here, or a full volume fails with SIGBUS.
+    this.ensureFreeSpace();
     for (const db of [this.objects, this.meta, this.sync, this.events, this.eventRVs, this.logs, this.labelIndex, this.byCluster, this.resourceInfos]) {
       (db as Database<unknown, string>).clearSync();
     }

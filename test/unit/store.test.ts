@@ -359,6 +359,8 @@ describe('Store', () => {
       // Everything acknowledged before the refusal is there, and nothing of the refused commit.
       expect([...store.entries('v1/pods')]).toHaveLength(written * 20);
       expect(store.syncState(pods('east'))?.rv).toBe(String(written));
+      // A new store's first writes (its format record) are refused the same way.
+      expect(() => Store.open(join(mnt, 'another'), { minFreeBytes: 8 * 1024 ** 2 })).toThrow(StoreFullError);
       rmSync(join(mnt, 'filler'));
       await store.commit(pods('east'), batch(written + 1), { rv: String(written + 1) }, { log: true });
       expect([...store.entries('v1/pods')]).toHaveLength((written + 1) * 20);
