@@ -1,5 +1,6 @@
 import { parse as parseYaml } from 'yaml';
-import { CLUSTER_ANNOTATION, clusterAnnotationEdit, clusterAnnotationEntry, type ByteEdit } from '../ingest/decode.js';
+import { CLUSTER_ANNOTATION, clusterAnnotationEdit, clusterAnnotationEntry } from '../ingest/decode.js';
+import { editedPieces, joinPieces, type ByteEdit } from '../util/byte-edits.js';
 import { decodeGlobalRV, encodeGlobalRV } from '../rv/global-rv.js';
 import { badRequest, conflict } from '../router/status.js';
 import { QUOTE, objectMembers, parseSpan, type JsonMember } from '../util/json-members.js';
@@ -163,15 +164,7 @@ export function splicedAnswer(body: Buffer, cluster: string): MemberAnswer | und
       edits.push(edit);
     }
   }
-  edits.sort((a, b) => a.start - b.start);
-  const parts: Buffer[] = [];
-  let at = 0;
-  for (const e of edits) {
-    parts.push(body.subarray(at, e.start), Buffer.from(e.text));
-    at = e.end;
-  }
-  parts.push(body.subarray(at));
-  return { body: Buffer.concat(parts), ...(rv ? { rv } : {}) };
+  return { body: joinPieces(editedPieces(edits, 0, body.length), body), ...(rv ? { rv } : {}) };
 }
 
 /** Merges the JSON list answers of a deletecollection fanned out to several members. */

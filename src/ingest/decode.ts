@@ -3,6 +3,7 @@ import { selectableFieldValues } from './fields.js';
 import { relativeCellsOf, type RelativeCell } from '../table/relative-cells.js';
 import { OPEN_BRACE, OPEN_BRACKET, forEachElement, forEachMember, objectMembers, objectMembersTwoDeep, parseSpan, skipValue, type JsonMember } from '../util/json-members.js';
 import { bytesView, parsedView, type JsonView } from '../util/json-view.js';
+import { editedPieces, piecesLength, writePieces, type ByteEdit, type Piece } from '../util/byte-edits.js';
 
 /**
  * Turns what a member sends (list pages and watch events, in Table form with the full object
@@ -21,13 +22,6 @@ export const CLUSTER_ANNOTATION = 'search.flotilla.io/cluster';
 /** The cluster annotation as a JSON member: `"search.flotilla.io/cluster":"<cluster>"`. */
 export function clusterAnnotationEntry(cluster: string): string {
   return `${JSON.stringify(CLUSTER_ANNOTATION)}:${JSON.stringify(cluster)}`;
-}
-
-/** A replacement of the bytes from `start` to `end` by `text`. */
-export interface ByteEdit {
-  start: number;
-  end: number;
-  text: string;
 }
 
 /**
@@ -132,20 +126,6 @@ interface RawList {
 
 const COMMA = 0x2c;
 const CLOSE_BRACE = 0x7d;
-
-/** Bytes of a served object: text, or a [start, end) range of the member's bytes. */
-type Piece = string | [number, number];
-
-function piecesLength(pieces: Piece[]): number {
-  let n = 0;
-  for (const p of pieces) n += typeof p === 'string' ? Buffer.byteLength(p) : p[1] - p[0];
-  return n;
-}
-
-function writePieces(out: Buffer, at: number, pieces: Piece[], src: Buffer | undefined): number {
-  for (const p of pieces) at += typeof p === 'string' ? out.write(p, at) : src!.copy(out, at, p[0], p[1]);
-  return at;
-}
 
 /** What the meta record takes from an object's metadata, and the served metadata's bytes. */
 interface FleetMetadata {
@@ -289,17 +269,8 @@ function splicedMetadata(buf: Buffer, at: JsonMember, ms: JsonMember[], ctx: Ing
   if (rvAt) edits.push({ start: rvAt.start, end: rvAt.end, text: globalRV });
   else appended.push(`"resourceVersion":${globalRV}`);
 
-  edits.sort((a, b) => a.start - b.start);
-  const pieces: Piece[] = [];
-  let from = at.start;
-  for (const e of edits) {
-    if (e.start > from) pieces.push([from, e.start]);
-    if (e.text) pieces.push(e.text);
-    from = e.end;
-  }
-  // The metadata's closing brace is its last byte.
-  const close = at.end - 1;
-  if (close > from) pieces.push([from, close]);
+  // Up to the metadata's closing brace, its last byte.
+  const pieces = editedPieces(edits, at.start, at.end - 1);
   for (const a of appended) pieces.push(remaining++ > 0 ? `,${a}` : a);
   pieces.push('}');
   return { uid: uid ?? '', name: name ?? '', namespace: namespace ?? '', rv: rv ?? '', ...(labels ? { labels } : {}), ...(created ? { created } : {}), pieces };
