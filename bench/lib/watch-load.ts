@@ -13,6 +13,7 @@ import type { ClientRequest } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { LatencyHistogram, epochMs } from './latency.js';
+import { QUOTE, StampScanner } from './stamp-scanner.js';
 
 export interface WatchLoadSpec {
   server: string;
@@ -33,7 +34,8 @@ export type ToWatchLoad = { window: { from: number; to: number } } | { report: t
  */
 export type FromWatchLoad = { connected: number } | { histogram: [number, number][]; count: number; busy: number; ended: number; refused: number };
 
-const RV_MEMBER = '"resourceVersion":"';
+const RV_MEMBER = Buffer.from('"resourceVersion":"');
+const NEWLINE = 0x0a;
 /** client-go's reflector waits 800 ms (with jitter) before it watches again. */
 const REWATCH_MIN_MS = 800;
 
@@ -63,28 +65,17 @@ function main(): void {
         res.resume();
         return;
       }
-      let carry = '';
-      res.setEncoding('latin1');
-      res.on('data', (chunk: string) => {
-        const at = epochMs();
-        const text = carry + chunk;
-        let pos = 0;
-        for (;;) {
-          const i = text.indexOf(stampKey, pos);
-          if (i < 0) break;
-          // "<key>":"<stamp>"
-          const end = text.indexOf('"', i + stampKey.length + 3);
-          if (end < 0) break;
-          const stamp = Number(text.slice(i + stampKey.length + 3, end));
-          if (stamp >= from && stamp < to) hist.add(at - stamp);
-          pos = end;
-        }
-        // Events arrive in order, a line each: the last whole line's resourceVersion is where to resume.
-        const lineEnd = text.lastIndexOf('\n');
-        const r = lineEnd < 0 ? -1 : text.lastIndexOf(RV_MEMBER, lineEnd);
-        const rvEnd = r < 0 ? -1 : text.indexOf('"', r + RV_MEMBER.length);
-        if (rvEnd > 0) lastRV = text.slice(r + RV_MEMBER.length, rvEnd);
-        carry = text.slice(Math.max(pos, text.length - 200));
+      const scan = new StampScanner(Buffer.from(`${stampKey}":"`), (stamp, at) => {
+        if (stamp >= from && stamp < to) hist.add(at - stamp);
+      });
+      res.on('data', (chunk: Buffer) => {
+        scan.push(chunk, epochMs());
+        // Events arrive in order, a line each: the last whole line's resourceVersion is where to
+        // resume. One cut by the chunk's edge leaves the one before: a re-watch repeats a little.
+        const lineEnd = chunk.lastIndexOf(NEWLINE);
+        const r = lineEnd < 0 ? -1 : chunk.lastIndexOf(RV_MEMBER, lineEnd);
+        const rvEnd = r < 0 ? -1 : chunk.indexOf(QUOTE, r + RV_MEMBER.length);
+        if (rvEnd > 0) lastRV = chunk.toString('latin1', r + RV_MEMBER.length, rvEnd);
       });
       res.on('error', () => undefined);
       res.on('close', () => {
@@ -115,8 +106,9 @@ function main(): void {
       agent.destroy();
       const cpu = process.cpuUsage(windowCpu);
       const busy = (cpu.user + cpu.system) / 1e6 / ((performance.now() - windowWall) / 1000);
-      send({ histogram: hist.toSparse(), count: hist.count, busy, ended, refused });
-      process.disconnect();
+      // Disconnecting at once would drop a report larger than the pipe holds (a wide histogram):
+      // only once it is written.
+      process.send!({ histogram: hist.toSparse(), count: hist.count, busy, ended, refused } satisfies FromWatchLoad, undefined, undefined, () => process.disconnect());
     }
   });
   // The bench went away without asking for the report: nothing to keep running for.

@@ -1,5 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { MemberEndpoint } from '../../test/fleet/http.js';
 import { memberJson, memberRequest } from '../../test/fleet/http.js';
@@ -8,6 +9,7 @@ import { sleep } from '../lib/flotilla.js';
 import { LatencyHistogram, epochMs } from '../lib/latency.js';
 import type { FromWatchLoad, ToWatchLoad, WatchLoadSpec } from '../lib/watch-load.js';
 import { figureSink, type Scenario } from '../lib/scenario.js';
+import { cpuSeconds, memberPids, totalCpuSeconds } from '../lib/cpu-time.js';
 import type { BenchContext } from '../lib/context.js';
 
 const NS = 'bench-watch';
@@ -39,8 +41,12 @@ export const watchers: Scenario = {
     const { watchers: count, watchEventsPerSecond: rate, watchSeconds } = ctx.profile;
     const name = ctx.registered()[0]!.name;
     await preparePods(member);
+    // One event's object as the member stores it (flotilla drops managedFields, adds its annotation).
+    const podBytes = Buffer.byteLength((await memberRequest(member, 'GET', `/api/v1/namespaces/${NS}/pods/w-0`)).body);
     const { figures, add } = figureSink('watchers', emit);
     const processes = Math.min(MAX_PROCESSES, Math.ceil(count / WATCHERS_PER_PROCESS));
+    const members = memberPids(join(ctx.dir, 'fleet'));
+    const flotillaPid = flotilla.proc.pid!;
 
     const sides = {
       direct: { ep: member as MemberEndpoint, path: `/api/v1/namespaces/${NS}/pods` },
@@ -66,11 +72,13 @@ export const watchers: Scenario = {
           const begin = epochMs() + 100;
           const window = { from: begin + WARMUP_MS, to: begin + WARMUP_MS + watchSeconds * 1000 };
           loads.tell({ window });
+          const cpuBefore = { member: totalCpuSeconds(members), flotilla: cpuSeconds(flotillaPid) };
           const { sent, failed } = await write(member, perSecond, begin, window);
+          const cpu = { member: totalCpuSeconds(members) - cpuBefore.member, flotilla: cpuSeconds(flotillaPid) - cpuBefore.flotilla };
           // Let the last events arrive.
           await sleep(2000);
           const { hist, unreported, busy, ended, refused } = await loads.report();
-          results[side] = { hist, sent, failed, expected: sent * count, unreported, busy, ended, refused };
+          results[side] = { hist, sent, failed, expected: sent * count, unreported, busy, ended, refused, cpu };
           ctx.log(`watchers ${side} at ${perSecond}/s: ${hist.count} deliveries of ${sent * count} expected (${processes} load-generator processes, ${unreported} did not report, each ${busy.toFixed(2)} CPUs busy; the server ended ${ended} watches, refused ${refused}; ${failed} patches timed out)`);
         } finally {
           await loads.stop();
@@ -102,6 +110,7 @@ export const watchers: Scenario = {
     add('flotilla_watches_ended_by_server', f.ended, 'watches');
     add('watches_refused', d.refused + f.refused, 'watches');
     add('patches_timed_out', d.failed + f.failed, 'patches');
+    addFanoutCpu(add, '', d, f);
     // A second, lighter load, when the profile names one: where the machine keeps up with both
     // sides, so the ratio is measured even when the issue's load starves them.
     const lighter = ctx.profile.watchEventsPerSecondLight;
@@ -113,20 +122,37 @@ export const watchers: Scenario = {
       add(`${at}_p99_vs_direct`, light.flotilla.hist.percentile(99) / light.direct.hist.percentile(99), 'x');
       add(`${at}_flotilla_delivered`, light.flotilla.hist.count / Math.max(1, light.flotilla.expected), 'x');
       add(`${at}_direct_delivered`, light.direct.hist.count / Math.max(1, light.direct.expected), 'x');
+      addFanoutCpu(add, `${at}_`, light.direct, light.flotilla);
     }
     return {
       figures,
       facts: {
         objects: PODS,
-        objectBytes: 0,
-        objectBytesAre: 'small pods (one container, no managedFields through flotilla)',
+        objectBytes: podBytes,
+        objectBytesAre: 'small pods (one container) as the member stores them, managedFields included',
         notes: [
           `${count} watchers on ${PODS} pods of one namespace, in ${processes} load-generator processes (one that does not report within ${REPORT_WAIT_MS / 1000} s of the end is killed, its deliveries missing, its watchers out of the percentiles); ${rate} merge patches/s${lighter !== undefined && lighter < rate ? ` (then again at ${lighter}/s: the at_* figures)` : ''} for ${watchSeconds} s after ${WARMUP_MS / 1000} s warm-up, the same load direct then through flotilla; latency = arrival - the writer's stamp in the event; on this machine the load generators share its CPUs with flotilla and the apiserver; generator_cpu_busy: a generator's CPU time over the window until its report ÷ that wall time, mean over the generators that reported; a watch the server ends is opened again from the last resourceVersion its stream carried, as client-go's reflector does (watches_ended_by_server counts them)`,
+          'CPU per delivery: user + system time from /proc/<pid>/stat while the writer ran, ÷ (events written × watchers); the member\'s fan-out = its CPU serving every watcher directly − its CPU while flotilla served them (the writer\'s patches and one watch), which includes the re-watches of the watches it ended; flotilla\'s = all of its own',
         ],
       },
     };
   },
 };
+
+/**
+ * The servers' CPU per delivered event, side by side. Direct, the member serves the writer and every
+ * watcher; through flotilla, the member serves the writer and flotilla's one watch, flotilla the
+ * watchers. So the member's fan-out cost is its CPU direct less its CPU while flotilla fanned out,
+ * and flotilla's is its own. Per expected delivery (events written × watchers): what a machine
+ * with CPUs to spare would deliver.
+ */
+function addFanoutCpu(add: ReturnType<typeof figureSink>['add'], prefix: string, d: SideResult, f: SideResult): void {
+  const member = ((d.cpu.member - f.cpu.member) / Math.max(1, d.expected)) * 1e6;
+  const flotilla = (f.cpu.flotilla / Math.max(1, f.expected)) * 1e6;
+  add(`${prefix}member_fanout_cpu_us_per_delivery`, member, 'µs');
+  add(`${prefix}flotilla_cpu_us_per_delivery`, flotilla, 'µs');
+  add(`${prefix}fanout_cpu_vs_member`, flotilla / member, 'x');
+}
 
 /**
  * Merge patches at `rate`/s from `begin` (epoch ms) to the window's end; returns those stamped
@@ -170,6 +196,8 @@ interface SideResult {
   busy: number;
   ended: number;
   refused: number;
+  /** CPU seconds the member (kube-apiserver + etcd) and flotilla used while the writer ran. */
+  cpu: { member: number; flotilla: number };
 }
 
 interface Loads {
