@@ -12,6 +12,11 @@ export interface WatchStats {
   open: number;
   /** Watches ended because the client read too slowly, since start. */
   evicted: number;
+  /** Live lines (events, bookmarks) queued to watchers, and the socket writes that carried them. */
+  liveLines: number;
+  liveWrites: number;
+  /** The fan-out's current pause after a flush. */
+  flushPauseMs: number;
 }
 
 export function createMetrics(statuses: () => CacherStatus[], watches?: () => WatchStats): Registry {
@@ -63,6 +68,16 @@ export function createMetrics(statuses: () => CacherStatus[], watches?: () => Wa
         this.reset();
         this.inc(watches().evicted);
       },
+    });
+    const counter = (name: string, help: string, value: (w: WatchStats) => number) =>
+      new Counter({ name, help, registers: [registry], collect() { this.reset(); this.inc(value(watches())); } });
+    counter('flotilla_watch_live_lines_total', 'Live watch lines (events and bookmarks) queued to client watches.', (w) => w.liveLines);
+    counter('flotilla_watch_live_writes_total', 'Socket writes that carried live watch lines; lines ÷ writes is how many a flush joined.', (w) => w.liveWrites);
+    new Gauge({
+      name: 'flotilla_watch_flush_pause_seconds',
+      help: 'Pause after a watch fan-out flush now: a multiple of what the flush took, so a busy fan-out joins events into fewer writes.',
+      registers: [registry],
+      collect() { this.set(watches().flushPauseMs / 1000); },
     });
   }
   return registry;

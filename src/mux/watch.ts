@@ -7,6 +7,8 @@ import { compareMemberRV, encodeGlobalRV } from '../rv/global-rv.js';
 import type { ResponseForm } from '../router/negotiate.js';
 import type { Store, StoreEvent } from '../store/store.js';
 import { matches, needsMeta, type ObjectFilter } from './filter.js';
+import { FlushPacer } from './flush-pacer.js';
+import type { WatchStats } from '../metrics/metrics.js';
 import { CLUSTER_COLUMN, ageColumnIndex, columnsOf, metadataJsonOf, partialMetadata, rowCells } from './reads.js';
 import { withResourceVersion, withResourceVersionText } from './resource-version.js';
 
@@ -14,7 +16,9 @@ import { withResourceVersion, withResourceVersionText } from './resource-version
  * Client watches, served from the store. A watch first catches up (a snapshot of current objects
  * as ADDED events, and/or the event log after the client's global RV), then follows live commits.
  * Live events are encoded once per event and form, and the same bytes go to every watcher that
- * matches. Each live event carries the fleet-wide mark at its commit: every cluster's RV, with the
+ * matches. They are queued per watcher and flushed together at a pace the fan-out's own cost sets
+ * (flush-pacer.ts), so a busy resource with many watchers costs one socket write per watcher per
+ * flush rather than per event. Each live event carries the fleet-wide mark at its commit: every cluster's RV, with the
  * event's own cluster at the event's RV, so resuming from it misses and repeats nothing.
  */
 export interface WatchOptions {
@@ -40,15 +44,23 @@ interface Watcher {
   pending: (readonly StoreEvent[])[] | null;
   caughtUpTo: number;
   tableHeaderSent: boolean;
+  /** Which shared encoding of a live event this watcher takes (see BatchEncoding.line). */
+  lineKey: string;
   columns?: TableColumn[];
   closed: boolean;
+  /** Marks it closed and forgets it (timers, queue, its resource's set); the response is the caller's. */
+  close: () => void;
+  /** Live lines waiting for the next flush, in order. */
+  queued: Buffer[];
+  queuedBytes: number;
 }
 
 /** Per live batch: lazily computed marks and encodings shared by every watcher. */
 class BatchEncoding {
   private readonly marks: (string | undefined)[];
   private readonly metas: (MetaRecord | undefined)[];
-  private readonly lines = new Map<string, Buffer>();
+  /** Per event, its line by watcher lineKey. */
+  private readonly lines: (Map<string, Buffer> | undefined)[];
 
   constructor(
     readonly events: readonly StoreEvent[],
@@ -56,6 +68,7 @@ class BatchEncoding {
   ) {
     this.marks = new Array<string | undefined>(events.length);
     this.metas = new Array<MetaRecord | undefined>(events.length);
+    this.lines = new Array<Map<string, Buffer> | undefined>(events.length);
   }
 
   mark(i: number): string {
@@ -68,9 +81,9 @@ class BatchEncoding {
   }
 
   line(i: number, key: string, make: () => Buffer): Buffer {
-    const k = `${i}:${key}`;
-    let line = this.lines.get(k);
-    if (!line) this.lines.set(k, (line = make()));
+    const byKey = (this.lines[i] ??= new Map());
+    let line = byKey.get(key);
+    if (!line) byKey.set(key, (line = make()));
     return line;
   }
 }
@@ -81,11 +94,34 @@ function objectLine(type: string, object: Buffer | string): Buffer {
   return Buffer.concat([Buffer.from(`{"type":"${type}","object":`), typeof object === 'string' ? Buffer.from(object) : object, LINE_END]);
 }
 
+/**
+ * Watchers of one resource and form mostly queue the very same lines between two flushes: their
+ * concatenation is made once per flush and written to each of them.
+ */
+class JoinCache {
+  private readonly byFirst = new Map<Buffer, { lines: Buffer[]; joined: Buffer }[]>();
+
+  join(lines: Buffer[]): Buffer {
+    if (lines.length === 1) return lines[0]!;
+    let known = this.byFirst.get(lines[0]!);
+    if (!known) this.byFirst.set(lines[0]!, (known = []));
+    for (const k of known) if (k.lines.length === lines.length && k.lines.every((l, i) => l === lines[i])) return k.joined;
+    const joined = Buffer.concat(lines);
+    known.push({ lines, joined });
+    return joined;
+  }
+}
+
 export class WatchHub {
   private readonly watchers = new Map<string, Set<Watcher>>();
   private readonly unsubscribe = new Map<string, () => void>();
+  /** Watchers with queued lines. */
+  private readonly dirty = new Set<Watcher>();
+  private readonly pacer = new FlushPacer(() => this.flush());
   /** Watches ended for falling behind, since start (a metric). */
-  evicted = 0;
+  private evicted = 0;
+  private liveLines = 0;
+  private liveWrites = 0;
 
   constructor(private readonly store: Store) {}
 
@@ -98,7 +134,8 @@ export class WatchHub {
   /** Takes over the response: headers now, events until timeout, client close, or eviction. */
   open(res: ServerResponse, opts: WatchOptions): void {
     const key = gvrKey(opts.resource.info);
-    const w: Watcher = { opts, res, pending: [], caughtUpTo: 0, tableHeaderSent: false, closed: false };
+    const lineKey = opts.form === 'table' ? `t:${opts.includeObject ?? ''}` : opts.form;
+    const w: Watcher = { opts, res, pending: [], caughtUpTo: 0, tableHeaderSent: false, lineKey, closed: false, close: () => undefined, queued: [], queuedBytes: 0 };
     let set = this.watchers.get(key);
     if (!set) {
       this.watchers.set(key, (set = new Set()));
@@ -107,26 +144,29 @@ export class WatchHub {
     set.add(w);
 
     const timers: NodeJS.Timeout[] = [];
-    const close = () => {
+    const close = (w.close = () => {
       if (w.closed) return;
       w.closed = true;
       for (const t of timers) clearTimeout(t);
+      this.dirty.delete(w);
+      w.queued = [];
       set.delete(w);
       if (set.size === 0) {
         this.watchers.delete(key);
         this.unsubscribe.get(key)?.();
         this.unsubscribe.delete(key);
       }
-    };
+    });
     res.on('close', close);
     timers.push(setTimeout(() => {
+      this.flushWatcher(w);
       close();
       res.end();
     }, opts.timeoutMs));
     if (opts.bookmarks) {
       const tick = () => {
         if (w.closed) return;
-        this.write(w, this.bookmarkLine(opts, this.currentMark(opts)));
+        this.enqueue(w, this.bookmarkLine(opts, this.currentMark(opts)));
         timers.push(setTimeout(tick, opts.bookmarkIntervalMs));
       };
       timers.push(setTimeout(tick, opts.bookmarkIntervalMs));
@@ -173,7 +213,7 @@ export class WatchHub {
             kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure',
             message: `too old resource version: the event log of ${cluster} starts after ${rv}`, reason: 'Expired', code: 410,
           })));
-          w.closed = true;
+          w.close();
           w.res.end();
           return;
         }
@@ -196,7 +236,7 @@ export class WatchHub {
         // from cached objects); the other clusters' entries are the snapshot's.
         const own = metaOf()?.rv;
         const objectMark = own ? encodeGlobalRV({ ...progress, [cluster]: own }) : mark;
-        this.write(w, this.encode(w, 'ADDED', e.cluster, e.name, e.bytes, metaOf, objectMark), true);
+        this.write(w, this.encode(w, 'ADDED', e.cluster, e.name, e.bytes, metaOf, objectMark));
       }
     }
     const resumeAfter = since ? this.store.resumeSeq(key, since) : undefined;
@@ -210,10 +250,10 @@ export class WatchHub {
         if (!matches(opts.filter, ev, metaOf)) continue;
         progress[ev.cluster] = ev.rv;
         mark = encodeGlobalRV(progress);
-        this.write(w, this.encode(w, ev.type, ev.cluster, ev.name, ev.bytes, metaOf, mark), true);
+        this.write(w, this.encode(w, ev.type, ev.cluster, ev.name, ev.bytes, metaOf, mark));
       }
     }
-    if (opts.sendInitialEvents) this.write(w, this.bookmarkLine(opts, encodeGlobalRV(latest), true), true);
+    if (opts.sendInitialEvents) this.write(w, this.bookmarkLine(opts, encodeGlobalRV(latest), true));
     w.res.uncork();
   }
 
@@ -229,19 +269,16 @@ export class WatchHub {
 
   private deliver(w: Watcher, enc: BatchEncoding): void {
     const { opts } = w;
-    w.res.cork();
     enc.events.forEach((ev, i) => {
       if (w.closed || ev.seq <= w.caughtUpTo) return;
       if (!opts.resource.clusters.includes(ev.cluster)) return;
       if (!matches(opts.filter, ev, () => enc.meta(i))) return;
-      const formKey = opts.form === 'table' ? `t:${opts.includeObject ?? ''}:${w.tableHeaderSent}` : opts.form;
       // A Table watch's first event carries the column definitions; that line is this watcher's own.
       const line = opts.form === 'table' && !w.tableHeaderSent
         ? this.encode(w, ev.type, ev.cluster, ev.name, ev.bytes, () => enc.meta(i), enc.mark(i))
-        : enc.line(i, formKey, () => this.encode(w, ev.type, ev.cluster, ev.name, ev.bytes, () => enc.meta(i), enc.mark(i)));
-      this.write(w, line);
+        : enc.line(i, w.lineKey, () => this.encode(w, ev.type, ev.cluster, ev.name, ev.bytes, () => enc.meta(i), enc.mark(i)));
+      this.enqueue(w, line);
     });
-    w.res.uncork();
   }
 
   private encode(w: Watcher, type: string, cluster: string, name: string, bytes: Buffer, meta: () => MetaRecord | undefined, mark: string): Buffer {
@@ -267,18 +304,60 @@ export class WatchHub {
     return objectLine('BOOKMARK', `{"kind":${JSON.stringify(info.kind)},"apiVersion":${JSON.stringify(groupVersion(info))},"metadata":{"resourceVersion":${JSON.stringify(mark)}${annotations}}}`);
   }
 
-  private write(w: Watcher, line: Buffer, catchingUp = false): void {
+  /** Catching up: the whole snapshot is written at once, ahead of any live line; no bound applies. */
+  private write(w: Watcher, line: Buffer): void {
+    if (!w.closed) w.res.write(line);
+  }
+
+  /** A live line: queued for the next flush; the bound on unsent bytes applies. */
+  private enqueue(w: Watcher, line: Buffer): void {
     if (w.closed) return;
-    w.res.write(line);
-    // While catching up the whole snapshot is written at once; the bound applies to live events.
-    if (!catchingUp && w.res.writableLength > w.opts.maxBufferedBytes) {
-      w.closed = true;
-      this.evicted++;
-      w.res.destroy();
-    }
+    w.queued.push(line);
+    w.queuedBytes += line.length;
+    this.liveLines++;
+    if (this.evictIfBehind(w, w.queuedBytes)) return;
+    this.dirty.add(w);
+    this.pacer.request();
+  }
+
+  private flush(): void {
+    const joins = new JoinCache();
+    for (const w of this.dirty) this.flushWatcher(w, joins);
+    this.dirty.clear();
+  }
+
+  private flushWatcher(w: Watcher, joins?: JoinCache): void {
+    if (w.closed || w.queued.length === 0) return;
+    const { queued } = w;
+    w.queued = [];
+    w.queuedBytes = 0;
+    // One HTTP chunk: one TLS record and one system call for everything queued. Corked, so the
+    // system call happens here (and counts in the flush's time) rather than on the next tick.
+    w.res.cork();
+    w.res.write(joins ? joins.join(queued) : Buffer.concat(queued));
+    w.res.uncork();
+    this.liveWrites++;
+    this.evictIfBehind(w, 0);
+  }
+
+  private evictIfBehind(w: Watcher, queuedBytes: number): boolean {
+    if (w.res.writableLength + queuedBytes <= w.opts.maxBufferedBytes) return false;
+    w.close();
+    this.evicted++;
+    w.res.destroy();
+    return true;
+  }
+
+  stats(): WatchStats {
+    return { open: this.size, evicted: this.evicted, liveLines: this.liveLines, liveWrites: this.liveWrites, flushPauseMs: this.pacer.pauseMs };
   }
 
   closeAll(): void {
-    for (const set of this.watchers.values()) for (const w of set) w.res.end();
+    for (const set of this.watchers.values()) {
+      for (const w of set) {
+        this.flushWatcher(w);
+        w.res.end();
+      }
+    }
   }
 }

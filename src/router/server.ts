@@ -65,7 +65,7 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
   const { manager, store } = opts;
   let versionCache: { at: number; body: Buffer } | undefined;
   const hub = new WatchHub(store);
-  const metrics = createMetrics(() => manager.status(), () => ({ open: hub.size, evicted: hub.evicted }));
+  const metrics = createMetrics(() => manager.status(), () => hub.stats());
   const snapshots = new SnapshotRegistry(store);
   // Open watches would hold a graceful close forever: end them first; clients re-watch elsewhere.
   app.addHook('preClose', async () => hub.closeAll());

@@ -92,6 +92,7 @@ describe('watch limits', () => {
     const list = await memberJson<V1ConfigMapList>(flotilla.endpoint, 'GET', `/api/v1/namespaces/${NS}/configmaps`);
     const from = list.metadata!.resourceVersion!;
     const path = `/api/v1/namespaces/${NS}/configmaps?watch=1&resourceVersion=${encodeURIComponent(from)}&timeoutSeconds=120&labelSelector=size%3Dbig`;
+    const openBefore = await metric('flotilla_watches');
     const reader = await openWatch(flotilla.endpoint, path);
     const stalled = await new Promise<{ res: IncomingMessage; closed: Promise<void> }>((resolve, reject) => {
       const req = request(new URL(path, flotilla.url), { ca: readFileSync(fleet.caFile), headers: { authorization: `Bearer ${flotilla.endpoint.token}` } }, (res) => {
@@ -113,9 +114,46 @@ describe('watch limits', () => {
       // Flotilla closed its connection: the stalled client sees the end once it reads again.
       stalled.res.resume();
       await stalled.closed;
+      // And forgotten: of the two, only the reader is still counted as open.
+      await until('the evicted watch to be forgotten', async () => (await metric('flotilla_watches')) === openBefore + 1, 5_000);
     } finally {
       reader.close();
       stalled.res.destroy();
+    }
+  }, 120_000);
+});
+
+describe('watch fan-out', () => {
+  it('many watchers under a burst each get every event once, in the same order, with lines joined into fewer writes', async () => {
+    const list = await memberJson<V1ConfigMapList>(flotilla.endpoint, 'GET', `/api/v1/namespaces/${NS}/configmaps`);
+    const from = list.metadata!.resourceVersion!;
+    const path = `/api/v1/namespaces/${NS}/configmaps?watch=1&resourceVersion=${encodeURIComponent(from)}&timeoutSeconds=120&labelSelector=burst%3Dyes`;
+    const watchers = await Promise.all(Array.from({ length: 200 }, () => openWatch(flotilla.endpoint, path)));
+    try {
+      const [linesBefore, writesBefore] = [await metric('flotilla_watch_live_lines_total'), await metric('flotilla_watch_live_writes_total')];
+      const names = Array.from({ length: 60 }, (_, i) => `burst-${i}`);
+      const home = (n: string) => (Number(n.split('-')[1]) % 2 ? west : east);
+      await inParallel(names, 16, (n) => ok(home(n), 'POST', `/api/v1/namespaces/${NS}/configmaps`, cm(n, { burst: 'yes' })));
+      await inParallel(names, 16, (n) => ok(home(n), 'PUT', `/api/v1/namespaces/${NS}/configmaps/${n}`, cm(n, { burst: 'yes' }, { v: '2' })));
+      const want = names.length * 2;
+      await Promise.all(watchers.map((w) => w.until((evs) => evs.length >= want, 30_000)));
+      // A little longer: anything extra (a repeat) would arrive now.
+      await new Promise((r) => setTimeout(r, 500));
+      const seen = (w: (typeof watchers)[number]) => w.events.map((e) => `${e.type} ${e.object.metadata!.name} ${e.object.metadata!.resourceVersion}`);
+      const first = seen(watchers[0]!);
+      expect(first.length).toBe(want);
+      for (const n of names) {
+        const mine = first.filter((l) => l.split(' ')[1] === n).map((l) => l.split(' ')[0]);
+        expect(mine, n).toEqual(['ADDED', 'MODIFIED']);
+      }
+      for (const w of watchers) expect(seen(w)).toEqual(first);
+      const lines = (await metric('flotilla_watch_live_lines_total')) - linesBefore;
+      const writes = (await metric('flotilla_watch_live_writes_total')) - writesBefore;
+      expect(lines).toBe(want * watchers.length);
+      expect(writes).toBeGreaterThan(0);
+      expect(writes).toBeLessThan(lines);
+    } finally {
+      for (const w of watchers) w.close();
     }
   }, 120_000);
 });
