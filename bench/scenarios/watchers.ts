@@ -94,7 +94,7 @@ export const watchers: Scenario = {
     add('direct_p99_ms', d.hist.percentile(99), 'ms');
     add('flotilla_p50_ms', f.hist.percentile(50), 'ms');
     add('flotilla_p99_ms', f.hist.percentile(99), 'ms', { op: '<=', value: 100 });
-    add('p99_vs_direct', f.hist.percentile(99) / d.hist.percentile(99), 'x', { op: '<=', value: 2 });
+    add('p99_vs_direct', ratioOf(f.hist.percentile(99), d.hist.percentile(99)), 'x', { op: '<=', value: 2 });
     add('direct_delivered', d.hist.count / Math.max(1, d.expected), 'x');
     add('flotilla_delivered', f.hist.count / Math.max(1, f.expected), 'x', { op: '>=', value: 0.999 });
     add('load_generators_unreported', d.unreported + f.unreported, 'processes');
@@ -117,9 +117,11 @@ export const watchers: Scenario = {
     if (lighter !== undefined && lighter < rate) {
       const light = await measure(lighter);
       const at = `at_${lighter}_per_s`;
+      add(`${at}_direct_p50_ms`, light.direct.hist.percentile(50), 'ms');
+      add(`${at}_flotilla_p50_ms`, light.flotilla.hist.percentile(50), 'ms');
       add(`${at}_direct_p99_ms`, light.direct.hist.percentile(99), 'ms');
       add(`${at}_flotilla_p99_ms`, light.flotilla.hist.percentile(99), 'ms');
-      add(`${at}_p99_vs_direct`, light.flotilla.hist.percentile(99) / light.direct.hist.percentile(99), 'x');
+      add(`${at}_p99_vs_direct`, ratioOf(light.flotilla.hist.percentile(99), light.direct.hist.percentile(99)), 'x');
       add(`${at}_flotilla_delivered`, light.flotilla.hist.count / Math.max(1, light.flotilla.expected), 'x');
       add(`${at}_direct_delivered`, light.direct.hist.count / Math.max(1, light.direct.expected), 'x');
       addFanoutCpu(add, `${at}_`, light.direct, light.flotilla);
@@ -138,6 +140,11 @@ export const watchers: Scenario = {
     };
   },
 };
+
+/** A latency ratio, NaN unless both are known (a percentile past the histogram's 10 s is Infinity). */
+function ratioOf(flotilla: number, direct: number): number {
+  return Number.isFinite(flotilla) && Number.isFinite(direct) ? flotilla / direct : NaN;
+}
 
 /**
  * The servers' CPU per delivered event, side by side. Direct, the member serves the writer and every
