@@ -5,8 +5,8 @@
  * load. A flush that took t ms is followed by a pause of `spacing` × t (at most `maxDelayMs`)
  * before the next: events that arrive meanwhile wait and go out together, and the rest of the
  * process (the cachers that bring the events in) gets the loop in between. Fan-out keeps to
- * 1/(1 + spacing) of the event loop while the pause is under its cap;
- * when flushes are cheap (few watchers) or rare (a quiet resource) events go out at once.
+ * 1/(1 + spacing) of the event loop while the pause is under its cap; when flushes are cheap (few
+ * watchers) or rare (a quiet resource) events go out at once.
  */
 export interface PacerClock {
   now(): number;
@@ -20,7 +20,7 @@ export interface PacerOptions {
 }
 
 /**
- * Spacing 1: fan-out takes at most half the loop. At 4, 1000 watchers of 20 events/s (a flush of
+ * Spacing 1: fan-out takes at most half the loop (below the cap). At 4, 1000 watchers of 20 events/s (a flush of
  * ~20 ms, so a 50 ms pause against events 50 ms apart) waited 59 ms at the median against 23 ms
  * direct; at 1, 24-32 ms, for ~35% more CPU per delivery.
  */

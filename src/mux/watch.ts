@@ -18,8 +18,9 @@ import { withResourceVersion, withResourceVersionText } from './resource-version
  * Live events are encoded once per event and form, and the same bytes go to every watcher that
  * matches. They are queued per watcher and flushed together at a pace the fan-out's own cost sets
  * (flush-pacer.ts), so a busy resource with many watchers costs one socket write per watcher per
- * flush rather than per event. Each live event carries the fleet-wide mark at its commit: every cluster's RV, with the
- * event's own cluster at the event's RV, so resuming from it misses and repeats nothing.
+ * flush rather than per event. Each live event carries the fleet-wide mark at its commit: every
+ * cluster's RV, with the event's own cluster at the event's RV, so resuming from it misses and
+ * repeats nothing.
  */
 export interface WatchOptions {
   resource: CachedResource;
@@ -331,7 +332,7 @@ export class WatchHub {
     const { queued } = w;
     w.queued = [];
     w.queuedBytes = 0;
-    // One HTTP chunk: one TLS record and one system call for everything queued. Corked, so the
+    // One HTTP chunk, one TLS write and one system call for everything queued. Corked, so the
     // system call happens here (and counts in the flush's time) rather than on the next tick.
     w.res.cork();
     w.res.write(joins ? joins.join(queued) : Buffer.concat(queued));
