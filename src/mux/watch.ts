@@ -54,6 +54,8 @@ interface Watcher {
   /** Live lines waiting for the next flush, in order. */
   queued: Buffer[];
   queuedBytes: number;
+  /** Live bytes handed to the response so far (see evictIfBehind). */
+  liveWritten: number;
 }
 
 /** Per live batch: lazily computed marks and encodings shared by every watcher. */
@@ -136,7 +138,7 @@ export class WatchHub {
   open(res: ServerResponse, opts: WatchOptions): void {
     const key = gvrKey(opts.resource.info);
     const lineKey = opts.form === 'table' ? `t:${opts.includeObject ?? ''}` : opts.form;
-    const w: Watcher = { opts, res, pending: [], caughtUpTo: 0, tableHeaderSent: false, lineKey, closed: false, close: () => undefined, queued: [], queuedBytes: 0 };
+    const w: Watcher = { opts, res, pending: [], caughtUpTo: 0, tableHeaderSent: false, lineKey, closed: false, close: () => undefined, queued: [], queuedBytes: 0, liveWritten: 0 };
     let set = this.watchers.get(key);
     if (!set) {
       this.watchers.set(key, (set = new Set()));
@@ -305,7 +307,7 @@ export class WatchHub {
     return objectLine('BOOKMARK', `{"kind":${JSON.stringify(info.kind)},"apiVersion":${JSON.stringify(groupVersion(info))},"metadata":{"resourceVersion":${JSON.stringify(mark)}${annotations}}}`);
   }
 
-  /** Catching up: the whole snapshot is written at once, ahead of any live line; no bound applies. */
+  /** Catching up: the whole snapshot is written at once, ahead of any live line; the bound does not count it. */
   private write(w: Watcher, line: Buffer): void {
     if (!w.closed) w.res.write(line);
   }
@@ -334,15 +336,22 @@ export class WatchHub {
     w.queuedBytes = 0;
     // One HTTP chunk, one TLS write and one system call for everything queued. Corked, so the
     // system call happens here (and counts in the flush's time) rather than on the next tick.
+    const joined = joins ? joins.join(queued) : Buffer.concat(queued);
     w.res.cork();
-    w.res.write(joins ? joins.join(queued) : Buffer.concat(queued));
+    w.res.write(joined);
     w.res.uncork();
+    w.liveWritten += joined.length;
     this.liveWrites++;
     this.evictIfBehind(w, 0);
   }
 
+  /**
+   * The bound is on live bytes the client has not read. The response's unsent bytes may still hold
+   * the catch-up (a watch-list snapshot can be far larger than the bound), which went out first:
+   * so at most the live bytes written are unsent live bytes.
+   */
   private evictIfBehind(w: Watcher, queuedBytes: number): boolean {
-    if (w.res.writableLength + queuedBytes <= w.opts.maxBufferedBytes) return false;
+    if (Math.min(w.res.writableLength, w.liveWritten) + queuedBytes <= w.opts.maxBufferedBytes) return false;
     w.close();
     this.evicted++;
     w.res.destroy();

@@ -123,6 +123,54 @@ describe('watch limits', () => {
   }, 120_000);
 });
 
+describe('watch catch-up and the buffer bound', () => {
+  it('a watch-list client still reading a snapshot larger than the buffer is not evicted by a live event', async () => {
+    // The ~24 MB of size=big configmaps the eviction test made: far more than 1 MiB plus what the sockets hold.
+    const path = `/api/v1/namespaces/${NS}/configmaps?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=120&labelSelector=size%3Dbig`;
+    const evictedBefore = await metric('flotilla_watch_evictions_total');
+    const snapshot = (await memberJson<V1ConfigMapList>(flotilla.endpoint, 'GET', `/api/v1/namespaces/${NS}/configmaps?labelSelector=size%3Dbig`)).items.length;
+    expect(snapshot).toBeGreaterThan(100);
+    const slow = await new Promise<IncomingMessage>((resolve, reject) => {
+      const req = request(new URL(path, flotilla.url), { ca: readFileSync(fleet.caFile), headers: { authorization: `Bearer ${flotilla.endpoint.token}` } }, (res) => {
+        res.pause();
+        resolve(res);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    try {
+      // A live event while the client has read almost none of the snapshot.
+      await ok(east, 'POST', `/api/v1/namespaces/${NS}/configmaps`, cm('big-late', { size: 'big' }, { big: 'y'.repeat(1024) }));
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(await metric('flotilla_watch_evictions_total')).toBe(evictedBefore);
+      // Now it reads: the whole snapshot, the end-of-initial-events bookmark, then the live event.
+      const chunks: string[] = [];
+      let tail = '';
+      slow.setEncoding('utf8');
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error('the live event did not arrive after the snapshot')), 30_000);
+        slow.on('data', (chunk: string) => {
+          chunks.push(chunk);
+          const seen = tail + chunk;
+          tail = seen.slice(-64);
+          if (seen.includes('"name":"big-late"')) {
+            clearTimeout(timer);
+            resolve();
+          }
+        });
+        slow.on('end', () => reject(new Error('the watch ended')));
+        slow.resume();
+      });
+      const types = chunks.join('').split('\n').filter((l) => l.startsWith('{"type"')).map((l) => JSON.parse(l) as { type: string; object: { metadata: { name: string; annotations?: Record<string, string> } } });
+      const end = types.findIndex((e) => e.type === 'BOOKMARK' && e.object.metadata.annotations?.['k8s.io/initial-events-end'] === 'true');
+      expect(end).toBe(snapshot);
+      expect(types.slice(end + 1).map((e) => `${e.type} ${e.object.metadata.name}`)).toContain('ADDED big-late');
+    } finally {
+      slow.destroy();
+    }
+  }, 120_000);
+});
+
 describe('watch fan-out', () => {
   it('many watchers under a burst each get every event once, in the same order, with lines joined into fewer writes', async () => {
     const list = await memberJson<V1ConfigMapList>(flotilla.endpoint, 'GET', `/api/v1/namespaces/${NS}/configmaps`);
