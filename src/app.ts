@@ -60,7 +60,7 @@ export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
     authenticator,
     https,
     logLevel: opts.logLevel,
-    watch: { bookmarkIntervalMs: opts.config.options.watchBookmarkIntervalSeconds * 1000, minTimeoutSeconds: opts.config.options.minWatchTimeoutSeconds, maxBufferedBytes: opts.config.options.maxWatchBufferMiB * 1024 * 1024 },
+    watch: { bookmarkIntervalMs: opts.config.options.watchBookmarkIntervalSeconds * 1000, minTimeoutSeconds: opts.config.options.minWatchTimeoutSeconds, catchUpStallMs: opts.config.options.watchCatchUpStallSeconds * 1000, maxBufferedBytes: opts.config.options.maxWatchBufferMiB * 1024 * 1024 },
   });
   await server.listen({ port: opts.port, host: opts.host });
   const addr = server.server.address() as AddressInfo;

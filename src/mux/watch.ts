@@ -5,7 +5,7 @@ import type { MetaRecord, TableColumn } from '../ingest/decode.js';
 import { gvrKey, groupVersion } from '../resources/resource-info.js';
 import { compareMemberRV, encodeGlobalRV } from '../rv/global-rv.js';
 import type { ResponseForm } from '../router/negotiate.js';
-import type { Store, StoreEvent } from '../store/store.js';
+import type { Snapshot, Store, StoreEvent } from '../store/store.js';
 import { matches, needsMeta, type ObjectFilter } from './filter.js';
 import { FlushPacer } from './flush-pacer.js';
 import type { WatchStats } from '../metrics/metrics.js';
@@ -36,13 +36,17 @@ export interface WatchOptions {
   bookmarkIntervalMs: number;
   /** A watcher whose unsent bytes pass this is closed; the client re-watches from its last RV. */
   maxBufferedBytes: number;
+  /** A catch-up the client takes nothing of for this long is ended: it holds a read snapshot. */
+  catchUpStallMs: number;
 }
 
 interface Watcher {
   opts: WatchOptions;
   res: ServerResponse;
-  /** Live batches that arrived while the watcher was catching up. */
-  pending: (readonly StoreEvent[])[] | null;
+  /** Live batches that arrived while the watcher was catching up, each with its marks' base. */
+  pending: BatchEncoding[] | null;
+  /** Releases the catch-up's read snapshot (idempotent). */
+  releaseSnapshot: () => void;
   caughtUpTo: number;
   tableHeaderSent: boolean;
   /** Which shared encoding of a live event this watcher takes (see BatchEncoding.line). */
@@ -92,6 +96,8 @@ class BatchEncoding {
 }
 
 const LINE_END = Buffer.from('}\n');
+/** Catch-up lines go out joined in writes of about this size. */
+const CATCH_UP_CHUNK_BYTES = 64 * 1024;
 
 function objectLine(type: string, object: Buffer | string): Buffer {
   return Buffer.concat([Buffer.from(`{"type":"${type}","object":`), typeof object === 'string' ? Buffer.from(object) : object, LINE_END]);
@@ -138,7 +144,7 @@ export class WatchHub {
   open(res: ServerResponse, opts: WatchOptions): void {
     const key = gvrKey(opts.resource.info);
     const lineKey = opts.form === 'table' ? `t:${opts.includeObject ?? ''}` : opts.form;
-    const w: Watcher = { opts, res, pending: [], caughtUpTo: 0, tableHeaderSent: false, lineKey, closed: false, close: () => undefined, queued: [], queuedBytes: 0, liveWritten: 0 };
+    const w: Watcher = { opts, res, pending: [], caughtUpTo: 0, tableHeaderSent: false, lineKey, closed: false, close: () => undefined, releaseSnapshot: () => undefined, queued: [], queuedBytes: 0, liveWritten: 0 };
     let set = this.watchers.get(key);
     if (!set) {
       this.watchers.set(key, (set = new Set()));
@@ -150,6 +156,7 @@ export class WatchHub {
     const close = (w.close = () => {
       if (w.closed) return;
       w.closed = true;
+      w.releaseSnapshot();
       for (const t of timers) clearTimeout(t);
       this.dirty.delete(w);
       w.queued = [];
@@ -177,19 +184,77 @@ export class WatchHub {
 
     res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-cache, private' });
     res.flushHeaders();
-    this.catchUp(w);
+    const snapshot = this.store.snapshot();
+    let released = false;
+    w.releaseSnapshot = () => {
+      if (!released) snapshot.done();
+      released = true;
+    };
+    this.pump(w, this.catchUp(w, snapshot));
+  }
+
+  /**
+   * Writes the catch-up in chunks as fast as the client reads it (a watch-list snapshot of a large
+   * cache is gigabytes: it must not sit in memory), then goes live with the batches that came
+   * meanwhile.
+   */
+  private pump(w: Watcher, lines: Iterator<Buffer>): void {
+    const step = (): void => {
+      try {
+        while (!w.closed) {
+          const parts: Buffer[] = [];
+          let size = 0;
+          let r = lines.next();
+          for (; !r.done; r = lines.next()) {
+            parts.push(r.value);
+            size += r.value.length;
+            if (size >= CATCH_UP_CHUNK_BYTES) break;
+          }
+          const more = !r.done;
+          const flowing = parts.length === 0 || w.res.write(parts.length === 1 ? parts[0]! : Buffer.concat(parts));
+          if (!more) {
+            w.releaseSnapshot();
+            this.goLive(w);
+            return;
+          }
+          if (!flowing) {
+            // An LMDB reader pins the pages of its snapshot: one the client never drains must not
+            // hold them (and the file's growth) for the whole watch timeout.
+            const stalled = setTimeout(() => {
+              if (w.closed) return;
+              w.close();
+              this.evicted++;
+              w.res.destroy();
+            }, w.opts.catchUpStallMs);
+            stalled.unref();
+            w.res.once('drain', () => {
+              clearTimeout(stalled);
+              step();
+            });
+            return;
+          }
+        }
+      } catch {
+        w.close();
+        w.res.destroy();
+      }
+    };
+    step();
+  }
+
+  private goLive(w: Watcher): void {
     if (w.closed) return;
     const pending = w.pending ?? [];
     w.pending = null;
-    for (const batch of pending) this.deliver(w, new BatchEncoding(batch, this.store.latestRVs(key)));
+    for (const enc of pending) this.deliver(w, enc);
   }
 
   private currentMark(opts: WatchOptions): string {
     return encodeGlobalRV(this.clusterRVs(opts));
   }
 
-  private clusterRVs(opts: WatchOptions): Record<string, string> {
-    const all = this.store.latestRVs(gvrKey(opts.resource.info));
+  private clusterRVs(opts: WatchOptions, snapshot?: Snapshot): Record<string, string> {
+    const all = this.store.latestRVs(gvrKey(opts.resource.info), snapshot);
     const out: Record<string, string> = {};
     for (const [c, rv] of Object.entries(all)) if (opts.resource.clusters.includes(c)) out[c] = rv;
     return out;
@@ -200,11 +265,11 @@ export class WatchHub {
    * RV for (or of every cluster, for a watch from the current state), then the logged events after
    * the client's RV for the others. Live batches up to that snapshot's sequence are then skipped.
    */
-  private catchUp(w: Watcher): void {
+  private *catchUp(w: Watcher, snapshot: Snapshot): Generator<Buffer> {
     const { opts } = w;
     const key = gvrKey(opts.resource.info);
-    w.caughtUpTo = this.store.lastSeq();
-    const latest = this.clusterRVs(opts);
+    w.caughtUpTo = this.store.lastSeq(snapshot);
+    const latest = this.clusterRVs(opts, snapshot);
     const since = opts.sendInitialEvents ? undefined : opts.since;
 
     if (since) {
@@ -228,23 +293,22 @@ export class WatchHub {
     for (const c of snapshotClusters) if (latest[c] !== undefined) progress[c] = latest[c];
     let mark = encodeGlobalRV(progress);
     const wantsMeta = needsMeta(opts.filter);
-    w.res.cork();
     for (const cluster of snapshotClusters) {
       if (opts.filter.cluster !== undefined && cluster !== opts.filter.cluster) continue;
-      for (const e of this.store.entries(key, { namespace: opts.filter.namespace, cluster })) {
+      for (const e of this.store.entries(key, { namespace: opts.filter.namespace, cluster, snapshot })) {
         let meta: MetaRecord | undefined;
-        const metaOf = () => (meta ??= this.store.metaOf(key, e));
+        const metaOf = () => (meta ??= this.store.metaOf(key, e, snapshot));
         if (!matches(opts.filter, e, () => (wantsMeta ? metaOf() : undefined))) continue;
         // An initial event's object keeps its own RV for its own cluster (clients build updates
         // from cached objects); the other clusters' entries are the snapshot's.
         const own = metaOf()?.rv;
         const objectMark = own ? encodeGlobalRV({ ...progress, [cluster]: own }) : mark;
-        this.write(w, this.encode(w, 'ADDED', e.cluster, e.name, e.bytes, metaOf, objectMark));
+        yield this.encode(w, 'ADDED', e.cluster, e.name, e.bytes, metaOf, objectMark);
       }
     }
-    const resumeAfter = since ? this.store.resumeSeq(key, since) : undefined;
+    const resumeAfter = since ? this.store.resumeSeq(key, since, snapshot) : undefined;
     if (since && resumeAfter !== undefined) {
-      for (const ev of this.store.logged(key, resumeAfter)) {
+      for (const ev of this.store.logged(key, resumeAfter, snapshot)) {
         const from = since[ev.cluster];
         if (from === undefined || compareMemberRV(ev.rv, from) <= 0) continue;
         if (!opts.resource.clusters.includes(ev.cluster)) continue;
@@ -253,11 +317,10 @@ export class WatchHub {
         if (!matches(opts.filter, ev, metaOf)) continue;
         progress[ev.cluster] = ev.rv;
         mark = encodeGlobalRV(progress);
-        this.write(w, this.encode(w, ev.type, ev.cluster, ev.name, ev.bytes, metaOf, mark));
+        yield this.encode(w, ev.type, ev.cluster, ev.name, ev.bytes, metaOf, mark);
       }
     }
-    if (opts.sendInitialEvents) this.write(w, this.bookmarkLine(opts, encodeGlobalRV(latest), true));
-    w.res.uncork();
+    if (opts.sendInitialEvents) yield this.bookmarkLine(opts, encodeGlobalRV(latest), true);
   }
 
   private dispatch(key: string, events: readonly StoreEvent[]): void {
@@ -265,7 +328,7 @@ export class WatchHub {
     if (!set || set.size === 0) return;
     const enc = new BatchEncoding(events, this.store.latestRVs(key));
     for (const w of set) {
-      if (w.pending) w.pending.push(events);
+      if (w.pending) w.pending.push(enc);
       else this.deliver(w, enc);
     }
   }
@@ -307,7 +370,7 @@ export class WatchHub {
     return objectLine('BOOKMARK', `{"kind":${JSON.stringify(info.kind)},"apiVersion":${JSON.stringify(groupVersion(info))},"metadata":{"resourceVersion":${JSON.stringify(mark)}${annotations}}}`);
   }
 
-  /** Catching up: the whole snapshot is written at once, ahead of any live line; the bound does not count it. */
+  /** Straight to the client, ahead of any live line; the bound does not count it. */
   private write(w: Watcher, line: Buffer): void {
     if (!w.closed) w.res.write(line);
   }

@@ -48,6 +48,8 @@ export interface FleetOptions {
   maxWatchBufferMiB: number;
   /** A watch that names no timeoutSeconds ends after a random time between this and twice this. */
   minWatchTimeoutSeconds: number;
+  /** A watch whose client takes nothing of its catch-up for this long is ended (it pins a read snapshot). */
+  watchCatchUpStallSeconds: number;
   /** Events kept per resource for watches resuming from an older RV; older RVs get 410. */
   eventLogSize: number;
 }
@@ -270,9 +272,9 @@ export function parseFleetConfig(text: string, sourcePath: string): FleetConfig 
     });
   }
 
-  const options: FleetOptions = { dropManagedFields: true, listPageSize: 500, maxInflightListsPerMember: 4, maxInflightListPages: 8, watchBookmarkIntervalSeconds: 30, minWatchTimeoutSeconds: 1800, maxWatchBufferMiB: 16, eventLogSize: 100_000 };
+  const options: FleetOptions = { dropManagedFields: true, listPageSize: 500, maxInflightListsPerMember: 4, maxInflightListPages: 8, watchBookmarkIntervalSeconds: 30, minWatchTimeoutSeconds: 1800, watchCatchUpStallSeconds: 60, maxWatchBufferMiB: 16, eventLogSize: 100_000 };
   if (root.options !== undefined) {
-    const o = c.object(root.options, 'options', ['dropManagedFields', 'listPageSize', 'maxInflightListsPerMember', 'maxInflightListPages', 'watchBookmarkIntervalSeconds', 'minWatchTimeoutSeconds', 'maxWatchBufferMiB', 'eventLogSize']);
+    const o = c.object(root.options, 'options', ['dropManagedFields', 'listPageSize', 'maxInflightListsPerMember', 'maxInflightListPages', 'watchBookmarkIntervalSeconds', 'minWatchTimeoutSeconds', 'watchCatchUpStallSeconds', 'maxWatchBufferMiB', 'eventLogSize']);
     if (o?.dropManagedFields !== undefined) {
       if (typeof o.dropManagedFields !== 'boolean') c.fail('options.dropManagedFields', 'must be true or false');
       else options.dropManagedFields = o.dropManagedFields;
@@ -282,7 +284,7 @@ export function parseFleetConfig(text: string, sourcePath: string): FleetConfig 
       if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 10000) c.fail('options.listPageSize', `must be an integer from 1 to 10000, got ${describe(n)}`);
       else options.listPageSize = n;
     }
-    const int = (field: 'maxInflightListsPerMember' | 'maxInflightListPages' | 'watchBookmarkIntervalSeconds' | 'minWatchTimeoutSeconds' | 'maxWatchBufferMiB' | 'eventLogSize', min: number, max: number) => {
+    const int = (field: 'maxInflightListsPerMember' | 'maxInflightListPages' | 'watchBookmarkIntervalSeconds' | 'minWatchTimeoutSeconds' | 'watchCatchUpStallSeconds' | 'maxWatchBufferMiB' | 'eventLogSize', min: number, max: number) => {
       const n = o?.[field];
       if (n === undefined) return;
       if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > max) c.fail(`options.${field}`, `must be an integer from ${min} to ${max}, got ${describe(n)}`);
@@ -292,6 +294,7 @@ export function parseFleetConfig(text: string, sourcePath: string): FleetConfig 
     int('maxInflightListPages', 1, 10_000);
     int('watchBookmarkIntervalSeconds', 1, 3600);
     int('minWatchTimeoutSeconds', 1, 86400);
+    int('watchCatchUpStallSeconds', 1, 86400);
     int('maxWatchBufferMiB', 1, 1024);
     int('eventLogSize', 1000, 100_000_000);
   }

@@ -29,7 +29,7 @@ export interface ServerOptions {
   manager: CacheManager;
   store: Store;
   /** minTimeoutSeconds: as the apiserver's --min-request-timeout, for watches without timeoutSeconds. */
-  watch?: { bookmarkIntervalMs?: number; maxBufferedBytes?: number; minTimeoutSeconds?: number };
+  watch?: { bookmarkIntervalMs?: number; maxBufferedBytes?: number; minTimeoutSeconds?: number; catchUpStallMs?: number };
   https?: { key: Buffer; cert: Buffer; ca?: Buffer; requestCert?: boolean; rejectUnauthorized?: boolean };
   logLevel?: string;
   /** Who callers are; without one, callers are anonymous and nothing is forwarded to members. */
@@ -286,6 +286,7 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
         timeoutMs: (timeoutSeconds !== undefined ? Number(timeoutSeconds) : minWatchTimeout * (1 + Math.random())) * 1000,
         bookmarkIntervalMs: opts.watch?.bookmarkIntervalMs ?? 30_000,
         maxBufferedBytes: opts.watch?.maxBufferedBytes ?? 16 * 1024 * 1024,
+        catchUpStallMs: opts.watch?.catchUpStallMs ?? 60_000,
       });
       return reply;
     }

@@ -319,8 +319,8 @@ export class Store {
   }
 
   /** The sequence number of the last committed change (read it in the same pass as a snapshot). */
-  lastSeq(): number {
-    return (this.logs.get(SEQ_KEY) as { seq: number } | undefined)?.seq ?? 0;
+  lastSeq(snapshot?: Snapshot): number {
+    return (this.logs.get(SEQ_KEY, { transaction: snapshot }) as { seq: number } | undefined)?.seq ?? 0;
   }
 
   /**
@@ -395,9 +395,9 @@ export class Store {
     return first === undefined ? undefined : first - 1;
   }
 
-  /** The logged events of a resource after `afterSeq`, in order. Iterate synchronously. */
-  *logged(resource: string, afterSeq = 0): Generator<StoreEvent> {
-    for (const { key, value } of this.events.getRange({ start: [resource, afterSeq + 1], end: [resource, Number.MAX_SAFE_INTEGER] })) {
+  /** The logged events of a resource after `afterSeq`, in order. Iterate synchronously, or pass a snapshot. */
+  *logged(resource: string, afterSeq = 0, snapshot?: Snapshot): Generator<StoreEvent> {
+    for (const { key, value } of this.events.getRange({ start: [resource, afterSeq + 1], end: [resource, Number.MAX_SAFE_INTEGER], transaction: snapshot })) {
       yield { seq: key[1], cluster: value.c, type: value.t, namespace: value.n, name: value.m, rv: value.rv, bytes: value.o, meta: value.x };
     }
   }

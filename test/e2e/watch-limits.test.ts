@@ -42,7 +42,7 @@ beforeAll(async () => {
     fleet,
     dir: join(fleet.dir, 'flotilla-watch-limits'),
     resources: [{ version: 'v1', resource: 'configmaps', namespaces: [NS] }, { version: 'v1', resource: 'namespaces' }],
-    options: { eventLogSize: EVENT_LOG, minWatchTimeoutSeconds: 2, maxWatchBufferMiB: 1 },
+    options: { eventLogSize: EVENT_LOG, minWatchTimeoutSeconds: 2, maxWatchBufferMiB: 1, watchCatchUpStallSeconds: 5 },
   });
 });
 
@@ -169,6 +169,89 @@ describe('watch catch-up and the buffer bound', () => {
       slow.destroy();
     }
   }, 120_000);
+});
+
+/** ~24 MB of configmaps of its own (30 of 800 KB), made once; their watch-list path. */
+const BIG_WATCH = `/api/v1/namespaces/${NS}/configmaps?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=120&labelSelector=mem%3Dbig`;
+async function bigSnapshot(): Promise<number> {
+  const names = Array.from({ length: 30 }, (_, i) => `mem-${i}`);
+  const fill = 'm'.repeat(800 * 1024);
+  await inParallel(names, 8, (n) => ok(west, 'POST', `/api/v1/namespaces/${NS}/configmaps`, cm(n, { mem: 'big' }, { fill })));
+  const listPath = `/api/v1/namespaces/${NS}/configmaps?labelSelector=mem%3Dbig`;
+  await until('flotilla to cache them', async () => (await memberJson<V1ConfigMapList>(flotilla.endpoint, 'GET', listPath)).items.length === names.length, 10_000);
+  return names.length;
+}
+
+/** A watch whose client reads nothing until told to. */
+function pausedWatch(path: string): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const req = request(new URL(path, flotilla.url), { ca: readFileSync(fleet.caFile), headers: { authorization: `Bearer ${flotilla.endpoint.token}` } }, (res) => {
+      res.pause();
+      resolve(res);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('watch catch-up memory', () => {
+  it('watch-list snapshots to clients that do not read are written as they read, not held in memory', async () => {
+    const snapshot = await bigSnapshot();
+    const rssAnonMB = () => Number(/RssAnon:\s+(\d+) kB/.exec(readFileSync(`/proc/${flotilla.proc.pid}/status`, 'utf8'))![1]) / 1024;
+    const before = rssAnonMB();
+    const clients = 8;
+    const paused = await Promise.all(Array.from({ length: clients }, () => pausedWatch(BIG_WATCH)));
+    try {
+      await new Promise((r) => setTimeout(r, 2000));
+      // Each snapshot is ~24 MB: held whole, 8 of them would be ~190 MB more.
+      const grew = rssAnonMB() - before;
+      expect(grew).toBeLessThan(60);
+      // And each client that reads gets all of it, then the end-of-initial-events bookmark.
+      const counts = await Promise.all(
+        paused.map(
+          (res) =>
+            new Promise<number>((resolve, reject) => {
+              let partial = '';
+              let added = 0;
+              res.setEncoding('utf8');
+              res.on('data', (chunk: string) => {
+                const lines = (partial + chunk).split('\n');
+                partial = lines.pop() ?? '';
+                for (const l of lines) {
+                  if (l.startsWith('{"type":"ADDED"')) added++;
+                  else if (l.includes('k8s.io/initial-events-end')) resolve(added);
+                }
+              });
+              res.on('end', () => reject(new Error('the watch ended before the bookmark')));
+              res.resume();
+            }),
+        ),
+      );
+      expect(counts).toEqual(Array.from({ length: clients }, () => snapshot));
+    } finally {
+      for (const res of paused) res.destroy();
+    }
+  }, 120_000);
+
+  it('a catch-up the client takes nothing of for watchCatchUpStallSeconds is ended', async () => {
+    await bigSnapshot();
+    const evictedBefore = await metric('flotilla_watch_evictions_total');
+    const openBefore = await metric('flotilla_watches');
+    const stalled = await pausedWatch(BIG_WATCH);
+    const closed = new Promise<void>((r) => stalled.socket.once('close', () => r()));
+    try {
+      await new Promise((r) => setTimeout(r, 2000));
+      // Still open before the limit (5 s here)...
+      expect(await metric('flotilla_watches')).toBe(openBefore + 1);
+      // ...ended after it, and forgotten.
+      await until('the stalled catch-up to be ended', async () => (await metric('flotilla_watch_evictions_total')) > evictedBefore, 15_000);
+      expect(await metric('flotilla_watches')).toBe(openBefore);
+      stalled.resume();
+      await closed;
+    } finally {
+      stalled.destroy();
+    }
+  }, 60_000);
 });
 
 describe('watch fan-out', () => {
