@@ -176,7 +176,9 @@ export class WatchHub {
     if (opts.bookmarks) {
       const tick = () => {
         if (w.closed) return;
-        this.enqueue(w, this.bookmarkLine(opts, this.currentMark(opts)));
+        // Not while catching up: the current mark is ahead of the catch-up's lines, and a client
+        // resuming from it would skip the rest of them.
+        if (!w.pending) this.enqueue(w, this.bookmarkLine(opts, this.currentMark(opts)));
         timers.push(setTimeout(tick, opts.bookmarkIntervalMs));
       };
       timers.push(setTimeout(tick, opts.bookmarkIntervalMs));

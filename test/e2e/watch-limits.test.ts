@@ -42,7 +42,7 @@ beforeAll(async () => {
     fleet,
     dir: join(fleet.dir, 'flotilla-watch-limits'),
     resources: [{ version: 'v1', resource: 'configmaps', namespaces: [NS] }, { version: 'v1', resource: 'namespaces' }],
-    options: { eventLogSize: EVENT_LOG, minWatchTimeoutSeconds: 2, maxWatchBufferMiB: 1, watchCatchUpStallSeconds: 5 },
+    options: { eventLogSize: EVENT_LOG, minWatchTimeoutSeconds: 2, maxWatchBufferMiB: 1, watchCatchUpStallSeconds: 5, watchBookmarkIntervalSeconds: 1 },
   });
 });
 
@@ -163,6 +163,7 @@ describe('watch catch-up and the buffer bound', () => {
       });
       const types = chunks.join('').split('\n').filter((l) => l.startsWith('{"type"')).map((l) => JSON.parse(l) as { type: string; object: { metadata: { name: string; annotations?: Record<string, string> } } });
       const end = types.findIndex((e) => e.type === 'BOOKMARK' && e.object.metadata.annotations?.['k8s.io/initial-events-end'] === 'true');
+      // Exactly the snapshot before it: no periodic bookmark (every 1 s here) inside the catch-up.
       expect(end).toBe(snapshot);
       expect(types.slice(end + 1).map((e) => `${e.type} ${e.object.metadata.name}`)).toContain('ADDED big-late');
     } finally {
