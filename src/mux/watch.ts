@@ -223,10 +223,7 @@ export class WatchHub {
             // An LMDB reader pins the pages of its snapshot: one the client never drains must not
             // hold them (and the file's growth) for the whole watch timeout.
             const stalled = setTimeout(() => {
-              if (w.closed) return;
-              w.close();
-              this.evicted++;
-              w.res.destroy();
+              if (!w.closed) this.evict(w);
             }, w.opts.catchUpStallMs);
             stalled.unref();
             w.res.once('drain', () => {
@@ -263,9 +260,11 @@ export class WatchHub {
   }
 
   /**
-   * One synchronous pass over one LMDB snapshot: the current objects of clusters the client has no
-   * RV for (or of every cluster, for a watch from the current state), then the logged events after
-   * the client's RV for the others. Live batches up to that snapshot's sequence are then skipped.
+   * The catch-up's lines, all read from one LMDB snapshot (pump() takes them across turns): the
+   * current objects of clusters the client has no RV for (or of every cluster, for a watch from the
+   * current state), then the logged events after the client's RV for the others. Live batches up
+   * to that snapshot's sequence are then skipped. An RV older than the log is answered here, at
+   * once, with a 410 ERROR line.
    */
   private *catchUp(w: Watcher, snapshot: Snapshot): Generator<Buffer> {
     const { opts } = w;
@@ -417,10 +416,15 @@ export class WatchHub {
    */
   private evictIfBehind(w: Watcher, queuedBytes: number): boolean {
     if (Math.min(w.res.writableLength, w.liveWritten) + queuedBytes <= w.opts.maxBufferedBytes) return false;
+    this.evict(w);
+    return true;
+  }
+
+  /** Ends a watch whose client is too far behind; it re-watches from the last RV it read. */
+  private evict(w: Watcher): void {
     w.close();
     this.evicted++;
     w.res.destroy();
-    return true;
   }
 
   stats(): WatchStats {

@@ -242,7 +242,7 @@ export class Store {
       return root.committed;
     }, OBJECTS_PER_TRANSACTION);
     this.upgradeFormat();
-    this.seq = (this.logs.get(SEQ_KEY) as { seq: number } | undefined)?.seq ?? 0;
+    this.seq = this.lastSeq();
   }
 
   static open(path: string, opts: StoreOptions = {}): Store {

@@ -94,14 +94,8 @@ describe('watch limits', () => {
     const path = `/api/v1/namespaces/${NS}/configmaps?watch=1&resourceVersion=${encodeURIComponent(from)}&timeoutSeconds=120&labelSelector=size%3Dbig`;
     const openBefore = await metric('flotilla_watches');
     const reader = await openWatch(flotilla.endpoint, path);
-    const stalled = await new Promise<{ res: IncomingMessage; closed: Promise<void> }>((resolve, reject) => {
-      const req = request(new URL(path, flotilla.url), { ca: readFileSync(fleet.caFile), headers: { authorization: `Bearer ${flotilla.endpoint.token}` } }, (res) => {
-        res.pause();
-        resolve({ res, closed: new Promise((r) => res.socket.once('close', () => r())) });
-      });
-      req.on('error', reject);
-      req.end();
-    });
+    const res = await pausedWatch(path);
+    const stalled = { res, closed: new Promise<void>((r) => res.socket.once('close', () => r())) };
     try {
       const evictedBefore = await metric('flotilla_watch_evictions_total');
       // ~24 MB of events: far more than 1 MiB of buffer plus what the sockets hold.
@@ -130,14 +124,7 @@ describe('watch catch-up and the buffer bound', () => {
     const evictedBefore = await metric('flotilla_watch_evictions_total');
     const snapshot = (await memberJson<V1ConfigMapList>(flotilla.endpoint, 'GET', `/api/v1/namespaces/${NS}/configmaps?labelSelector=size%3Dbig`)).items.length;
     expect(snapshot).toBeGreaterThan(100);
-    const slow = await new Promise<IncomingMessage>((resolve, reject) => {
-      const req = request(new URL(path, flotilla.url), { ca: readFileSync(fleet.caFile), headers: { authorization: `Bearer ${flotilla.endpoint.token}` } }, (res) => {
-        res.pause();
-        resolve(res);
-      });
-      req.on('error', reject);
-      req.end();
-    });
+    const slow = await pausedWatch(path);
     try {
       // A live event while the client has read almost none of the snapshot.
       await ok(east, 'POST', `/api/v1/namespaces/${NS}/configmaps`, cm('big-late', { size: 'big' }, { big: 'y'.repeat(1024) }));
