@@ -137,9 +137,9 @@ export { KEY_SEP };
 const SEP = KEY_SEP;
 const AFTER_SEP = '\u0006';
 /** Bumped whenever the key layout changes: a store written in another layout is emptied and relisted. */
-const FORMAT = 7; // 3: indexed fields (src/ingest/fields.ts) in the label index; 4: eventRVs; 5: labelsOf as one string; 6: metadataSpan; 7: no labelsOf, empty index values
+const FORMAT = 8; // 3: indexed fields (src/ingest/fields.ts) in the label index; 4: eventRVs; 5: labelsOf as one string; 6: metadataSpan; 7: no labelsOf, empty index values; 8: label index keys as bytes, object key without its resource
 /** Databases of older layouts, dropped by the upgrade. */
-const RETIRED_DBS = ['labelsOf'];
+const RETIRED_DBS = ['labelsOf', 'labels'];
 /**
  * The value of every index entry (label index, byCluster): the key is the information. Raw empty
  * bytes, not a msgpack `true`: encoding that value cost a msgpack pack per entry, about 10 per pod.
@@ -189,8 +189,13 @@ export class Store {
    * range of it, so reconciles and counts never walk the other clusters' objects.
    */
   private readonly byCluster: Database<Buffer, string>;
-  /** Label index: `resource · key=value · objectKey` → nothing; a label query is one range. */
-  private readonly labelIndex: Database<Buffer, string>;
+  /**
+   * Label index: `resource · key=value · namespace · name · cluster` → nothing; a label query is
+   * one range. Keys are UTF-8 bytes compared by LMDB's memcmp, not lmdb-js string keys with its
+   * 4-bytes-at-a-time comparator: with ~10 entries per pod, all sharing long prefixes with their
+   * neighbours, comparing keys was most of an insert (labelKey).
+   */
+  private readonly labelIndex: Database<Buffer, Buffer>;
   /** What discovery said of each cached resource, so a restart with every member down still serves. */
   private readonly resourceInfos: Database<ResourceInfo, string>;
   private readonly logs: Database<LogState | { seq: number } | { format: number }, string>;
@@ -221,7 +226,7 @@ export class Store {
     this.events = root.openDB<LoggedRecord, [string, number]>({ name: 'events' });
     this.eventRVs = root.openDB<boolean, [string, string, number, number]>({ name: 'eventRVs' });
     this.logs = root.openDB<LogState | { seq: number } | { format: number }, string>({ name: 'logs' });
-    this.labelIndex = root.openDB<Buffer, string>({ name: 'labels', encoding: 'binary' });
+    this.labelIndex = root.openDB<Buffer, Buffer>({ name: 'labelIndex', encoding: 'binary', keyEncoding: 'binary' });
     this.byCluster = root.openDB<Buffer, string>({ name: 'byCluster', encoding: 'binary' });
     this.resourceInfos = root.openDB<ResourceInfo, string>({ name: 'resources' });
     // Plain puts, not transaction(): lmdb-js then does the B-tree work on its writer thread and
@@ -295,7 +300,7 @@ export class Store {
     // These writes bypass the transaction queue: check here, or a full volume fails with SIGBUS.
     this.ensureFreeSpace();
     for (const db of [this.objects, this.meta, this.sync, this.events, this.eventRVs, this.logs, this.labelIndex, this.byCluster, this.resourceInfos]) {
-      (db as Database<unknown, string>).clearSync();
+      (db as { clearSync(): void }).clearSync();
     }
     for (const name of RETIRED_DBS) this.root.openDB({ name }).dropSync();
     this.logs.putSync(FORMAT_KEY, { format: FORMAT });
@@ -490,21 +495,22 @@ export class Store {
     if (!fresh) this.batchLabels.set(key, labels);
     if (old === labels) return;
     const prefix = `${resource}${SEP}`;
-    const suffix = `${SEP}${key}`;
+    // The object key less its resource, which the entry's own prefix already names.
+    const suffix = key.slice(resource.length);
     if (old === '') {
       // A new object, the usual case of a first list: no arrays to diff.
       for (let from = 0; from < labels.length; ) {
         let end = labels.indexOf(SEP, from);
         if (end < 0) end = labels.length;
-        this.labelIndex.put(prefix + labels.slice(from, end) + suffix, PRESENT);
+        this.labelIndex.put(Buffer.from(prefix + labels.slice(from, end) + suffix), PRESENT);
         from = end + 1;
       }
       return;
     }
     const before = old.split(SEP);
     const after = labels === '' ? [] : labels.split(SEP);
-    for (const l of before) if (!after.includes(l)) this.labelIndex.remove(prefix + l + suffix);
-    for (const l of after) if (!before.includes(l)) this.labelIndex.put(prefix + l + suffix, PRESENT);
+    for (const l of before) if (!after.includes(l)) this.labelIndex.remove(Buffer.from(prefix + l + suffix));
+    for (const l of after) if (!before.includes(l)) this.labelIndex.put(Buffer.from(prefix + l + suffix), PRESENT);
   }
 
   /** The label index entries of a stored object, as Change.labels ('' when it is not stored). */
@@ -515,15 +521,19 @@ export class Store {
 
   /** The keys of a resource's objects labelled key=value, in key order. */
   *keysLabelled(resource: string, label: string, value: string, snapshot?: Snapshot): Generator<string> {
-    const prefix = `${resource}${SEP}${label}=${value}${SEP}`;
-    for (const k of this.labelIndex.getKeys({ start: prefix, end: prefix.slice(0, -1) + AFTER_SEP, transaction: snapshot })) {
-      yield k.slice(prefix.length);
+    const range = `${resource}${SEP}${label}=${value}`;
+    const start = Buffer.from(range + SEP);
+    // Entries hold the object key from its first separator on.
+    const from = start.length - 1;
+    for (const k of this.labelIndex.getKeys({ start, end: Buffer.from(range + AFTER_SEP), transaction: snapshot })) {
+      yield resource + k.toString('utf8', from);
     }
   }
 
   /** Whether the object at `objectKey` is labelled key=value (or has that indexed field value). */
   isLabelled(resource: string, label: string, value: string, objectKey: string, snapshot?: Snapshot): boolean {
-    return this.labelIndex.get(`${resource}${SEP}${label}=${value}${SEP}${objectKey}`, { transaction: snapshot }) !== undefined;
+    const entry = Buffer.from(`${resource}${SEP}${label}=${value}${objectKey.slice(resource.length)}`);
+    return this.labelIndex.get(entry, { transaction: snapshot }) !== undefined;
   }
 
   /** One stored object by its key (a label index hit). */

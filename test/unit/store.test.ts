@@ -218,6 +218,8 @@ describe('Store', () => {
     await logs.remove('\u0000format');
     // A database only older layouts had: the upgrade drops it rather than leave its pages behind.
     await raw.openDB({ name: 'labelsOf' }).put('v1/pods\u0005a\u0005x\u0005east', 'app=web');
+    // The label index before its keys were bytes (format 8), with lmdb-js's own key comparator.
+    await raw.openDB({ name: 'labels', encoding: 'binary' }).put('v1/pods\u0005app=web\u0005v1/pods\u0005a\u0005x\u0005east', Buffer.alloc(0));
     await raw.close();
     const again = Store.open(dir);
     expect([...again.entries('v1/pods')]).toEqual([]);
@@ -227,6 +229,8 @@ describe('Store', () => {
     const after = open({ path: dir, maxDbs: 16 });
     expect([...after.getKeys()]).toContain('objects');
     expect([...after.getKeys()]).not.toContain('labelsOf');
+    expect([...after.getKeys()]).not.toContain('labels');
+    expect([...after.getKeys()]).toContain('labelIndex');
     await after.close();
   });
 
