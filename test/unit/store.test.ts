@@ -323,6 +323,38 @@ describe('Store', () => {
     await store.close();
   });
 
+  it('keeps each cluster\'s latest RV right across commits, namespace scopes, lists in progress and drops', async () => {
+    const { store } = openStore();
+    // What the records say, read afresh from LMDB, against what the store keeps between commits.
+    const fresh = () => {
+      const snapshot = store.snapshot();
+      try {
+        return store.latestRVs('v1/pods', snapshot);
+      } finally {
+        snapshot.done();
+      }
+    };
+    await store.commit(pods('east'), [], { rv: '5' }, { log: true });
+    expect(store.latestRVs('v1/pods')).toEqual({ east: '5' });
+    const steps: [ReturnType<typeof pods>, string, { dropSync?: boolean }?][] = [
+      [pods('west'), '7'],
+      [pods('east'), '9'],
+      // A cluster cached by namespace: its oldest scope counts; one in the middle of a list has no RV.
+      [pods('north', 'a'), '12'],
+      [pods('north', 'b'), '10'],
+      [pods('north', 'c'), ''],
+      [pods('north', 'b'), '15'],
+      [pods('north', 'a'), '', { dropSync: true }],
+      [pods('west'), '', { dropSync: true }],
+    ];
+    for (const [scope, rv, opts] of steps) {
+      await store.commit(scope, [], { rv }, { log: true, ...opts });
+      expect(store.latestRVs('v1/pods')).toEqual(fresh());
+    }
+    expect(store.latestRVs('v1/pods')).toEqual({ east: '9', north: '15' });
+    await store.close();
+  });
+
   it('drops a scope as DELETED events and forgets its sync state', async () => {
     const { store } = openStore();
     await store.commit(pods('east'), [change('east', 'a', 'p', '1')], { rv: '1' }, { log: false });
