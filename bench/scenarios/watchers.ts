@@ -60,11 +60,15 @@ export const watchers: Scenario = {
         const list = await memberJson<{ metadata: { resourceVersion: string } }>(ep, 'GET', `${path}?limit=1`);
         const url = `${path}?watch=1&resourceVersion=${encodeURIComponent(list.metadata.resourceVersion)}`;
         const loads = startLoads(ctx, ep, url, count, processes);
+        // One more watch, straight on the member, in a process of its own: when the events left
+        // the member, so that a side's latency splits into the member's part and the rest.
+        const memberList = await memberJson<{ metadata: { resourceVersion: string } }>(member, 'GET', `${sides.direct.path}?limit=1`);
+        const probe = startLoads(ctx, member, `${sides.direct.path}?watch=1&resourceVersion=${encodeURIComponent(memberList.metadata.resourceVersion)}`, 1, 1);
         try {
           const deadline = Date.now() + 60_000;
-          while (loads.connected() < count) {
+          while (loads.connected() < count || probe.connected() < 1) {
             if (Date.now() > deadline) throw new Error(`${side}: only ${loads.connected()} of ${count} watches answered`);
-            if (loads.exited()) throw new Error(`${side}: a watch load generator exited early`);
+            if (loads.exited() || probe.exited()) throw new Error(`${side}: a watch load generator exited early`);
             await sleep(50);
           }
           // The writer: `perSecond` merge patches a second, round-robin over the pods, straight to the
@@ -72,16 +76,19 @@ export const watchers: Scenario = {
           const begin = epochMs() + 100;
           const window = { from: begin + WARMUP_MS, to: begin + WARMUP_MS + watchSeconds * 1000 };
           loads.tell({ window });
+          probe.tell({ window });
           const cpuBefore = { member: totalCpuSeconds(members), flotilla: cpuSeconds(flotillaPid) };
-          const { sent, failed } = await write(member, perSecond, begin, window);
+          const { sent, failed, patchMs } = await write(member, perSecond, begin, window);
           const cpu = { member: totalCpuSeconds(members) - cpuBefore.member, flotilla: cpuSeconds(flotillaPid) - cpuBefore.flotilla };
           // Let the last events arrive.
           await sleep(2000);
           const { hist, unreported, busy, ended, refused } = await loads.report();
-          results[side] = { hist, sent, failed, expected: sent * count, unreported, busy, ended, refused, cpu };
+          const { hist: probeMs } = await probe.report();
+          results[side] = { hist, sent, failed, expected: sent * count, unreported, busy, ended, refused, cpu, patchMs, probeMs };
           ctx.log(`watchers ${side} at ${perSecond}/s: ${hist.count} deliveries of ${sent * count} expected (${processes} load-generator processes, ${unreported} did not report, each ${busy.toFixed(2)} CPUs busy; the server ended ${ended} watches, refused ${refused}; ${failed} patches timed out)`);
         } finally {
           await loads.stop();
+          await probe.stop();
         }
       }
       return results as Record<'direct' | 'flotilla', SideResult>;
@@ -111,6 +118,7 @@ export const watchers: Scenario = {
     add('watches_refused', d.refused + f.refused, 'watches');
     add('patches_timed_out', d.failed + f.failed, 'patches');
     addFanoutCpu(add, '', d, f);
+    addMemberShare(add, '', d, f);
     // A second, lighter load, when the profile names one: where the machine keeps up with both
     // sides, so the ratio is measured even when the issue's load starves them.
     const lighter = ctx.profile.watchEventsPerSecondLight;
@@ -125,6 +133,7 @@ export const watchers: Scenario = {
       add(`${at}_flotilla_delivered`, light.flotilla.hist.count / Math.max(1, light.flotilla.expected), 'x');
       add(`${at}_direct_delivered`, light.direct.hist.count / Math.max(1, light.direct.expected), 'x');
       addFanoutCpu(add, `${at}_`, light.direct, light.flotilla);
+      addMemberShare(add, `${at}_`, light.direct, light.flotilla);
     }
     return {
       figures,
@@ -162,11 +171,25 @@ function addFanoutCpu(add: ReturnType<typeof figureSink>['add'], prefix: string,
 }
 
 /**
+ * How much of the latency is the member's own: the writer's patch round trip, and the latency of
+ * the probe (one watch straight on the member) while each side's watchers ran. Through flotilla,
+ * the watchers' latency less the probe's is what flotilla's hop and fan-out added.
+ */
+function addMemberShare(add: ReturnType<typeof figureSink>['add'], prefix: string, d: SideResult, f: SideResult): void {
+  for (const [side, r] of [['direct', d], ['flotilla', f]] as const) {
+    add(`${prefix}${side}_phase_patch_p99_ms`, r.patchMs.percentile(99), 'ms');
+    add(`${prefix}${side}_phase_probe_p50_ms`, r.probeMs.percentile(50), 'ms');
+    add(`${prefix}${side}_phase_probe_p99_ms`, r.probeMs.percentile(99), 'ms');
+  }
+}
+
+/**
  * Merge patches at `rate`/s from `begin` (epoch ms) to the window's end; returns those stamped
  * inside the window, and how many the member answered with 504.
  */
-async function write(member: MemberEndpoint, rate: number, begin: number, window: { from: number; to: number }): Promise<{ sent: number; failed: number }> {
+async function write(member: MemberEndpoint, rate: number, begin: number, window: { from: number; to: number }): Promise<{ sent: number; failed: number; patchMs: LatencyHistogram }> {
   const writer = new BenchClient(member);
+  const patchMs = new LatencyHistogram();
   let sent = 0;
   let failed = 0;
   try {
@@ -182,7 +205,10 @@ async function write(member: MemberEndpoint, rate: number, begin: number, window
         // A member too busy to write in time (504) makes no event: counted, not expected.
         if (r.status === 504) failed++;
         else if (r.status !== 200) throw new Error(`patch ${pod}: ${r.status} ${r.errorText ?? ''}`);
-        else if (stamp >= window.from && stamp < window.to) sent++;
+        else if (stamp >= window.from && stamp < window.to) {
+          sent++;
+          patchMs.add(r.ms);
+        }
       })().finally(() => inflight.delete(p));
       inflight.add(p);
       if (inflight.size > 200) await Promise.race(inflight);
@@ -191,7 +217,7 @@ async function write(member: MemberEndpoint, rate: number, begin: number, window
   } finally {
     writer.close();
   }
-  return { sent, failed };
+  return { sent, failed, patchMs };
 }
 
 interface SideResult {
@@ -205,6 +231,9 @@ interface SideResult {
   refused: number;
   /** CPU seconds the member (kube-apiserver + etcd) and flotilla used while the writer ran. */
   cpu: { member: number; flotilla: number };
+  /** The writer's patch round trips, and the probe watch's latencies, inside the window. */
+  patchMs: LatencyHistogram;
+  probeMs: LatencyHistogram;
 }
 
 interface Loads {
