@@ -8,6 +8,7 @@ import type { IngestPool } from '../ingest/pool.js';
 import type { Change, ObjectRef, Store } from '../store/store.js';
 import type { Semaphore } from '../util/semaphore.js';
 import { Backoff } from './backoff.js';
+import { applyLinesInBatches } from './line-batches.js';
 
 /**
  * Keeps one (cluster, resource) of the store in step with its member: list in pages, then watch
@@ -40,6 +41,14 @@ const TABLE_ACCEPT = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/j
  * and its page slot goes to another member (a member lost without a reset must not hold it).
  */
 const PAGE_IDLE_TIMEOUT_MS = 60_000;
+
+/**
+ * Watch lines read ahead of the store while a batch is applied (line-batches.ts): about a hundred
+ * events of pods as Table rows with their objects. Bounded because a batch is dispatched to the
+ * watchers at once: 4 MiB batches (a thousand events) left 360 MB unsent in one fan-out flush to
+ * 1000 watchers.
+ */
+const WATCH_READ_AHEAD_BYTES = 256 * 1024;
 
 export interface CacherOptions {
   pageSize: number;
@@ -106,6 +115,9 @@ export class ResourceCacher {
             rv = undefined;
             continue;
           }
+          // A watch that failed after committing events resumes after them, as client-go's
+          // reflector resumes from the last RV it handled: from its start, they would be logged twice.
+          if (rv !== undefined && this.status.rv !== undefined) rv = this.status.rv;
           this.status.lastError = (e as Error).message;
           this.status.phase = 'backoff';
           await sleep(backoff.next(), undefined, { signal: this.abort.signal }).catch(() => undefined);
@@ -291,18 +303,9 @@ export class ResourceCacher {
     }
     this.status.lastError = undefined;
     let lastRV = rv;
-    // Whole lines go to a worker; a line cut by the chunk boundary waits for the next chunk.
-    let partial: Buffer | undefined;
-    for await (const chunk of res) {
-      const data = partial ? Buffer.concat([partial, chunk as Buffer]) : (chunk as Buffer);
-      const end = data.lastIndexOf(10);
-      if (end < 0) {
-        partial = Buffer.from(data);
-        continue;
-      }
-      partial = end + 1 < data.length ? Buffer.from(data.subarray(end + 1)) : undefined;
-      lastRV = await this.applyEvents(data.subarray(0, end + 1), lastRV);
-    }
+    await applyLinesInBatches(res, async (lines) => {
+      lastRV = await this.applyEvents(lines, lastRV);
+    }, WATCH_READ_AHEAD_BYTES);
     return lastRV;
   }
 
