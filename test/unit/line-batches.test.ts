@@ -16,7 +16,7 @@ function chunkStream(chunks: string[]): Readable & { taken: () => number } {
   return stream;
 }
 
-const lines = (n: number, from = 0) => Array.from({ length: n }, (_, k) => `{"n":${from + k}}\n`);
+const lines = (n: number) => Array.from({ length: n }, (_, k) => `{"n":${k}}\n`);
 const tick = () => new Promise((r) => setTimeout(r, 5));
 
 describe('applyLinesInBatches', () => {
