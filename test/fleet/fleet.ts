@@ -6,7 +6,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify as toYaml } from 'yaml';
 import { makeFleetPki, type FleetPki } from './pki.js';
-import { reapStalePids, startProcess, stopProcess, tailLog, type Supervised } from './processes.js';
+import { killProcess, reapStalePids, startProcess, stopProcess, tailLog, type Supervised } from './processes.js';
 import { memberJson, memberRequest, type MemberEndpoint } from './http.js';
 
 /**
@@ -52,6 +52,11 @@ export interface Fleet {
   stop(): Promise<void>;
   /** Stops one member's kube-apiserver (by PID), as if the member went down. */
   stopApiserver(member: string): Promise<void>;
+  /**
+   * SIGKILLs one member's kube-apiserver (its connections end mid-stream, as in a crash) and
+   * starts it again on the same port and etcd; resolves once it is ready.
+   */
+  crashApiserver(member: string): Promise<void>;
 }
 
 export interface FleetOptions {
@@ -205,6 +210,7 @@ export async function startFleet(opts: FleetOptions): Promise<Fleet> {
   const bin = (b: string) => join(binDir, b);
   const pki: FleetPki = makeFleetPki(dir);
   const procs: Supervised[] = [];
+  const apiserverRestarts = new Map<string, () => Promise<void>>();
 
   const adminToken = randomBytes(16).toString('hex');
   const users: TestUser[] = [
@@ -266,22 +272,33 @@ export async function startFleet(opts: FleetOptions): Promise<Fleet> {
           bin,
           pidFile,
           procs,
+          apiserverRestarts,
           nodes: opts.nodesPerMember ?? 2,
           apiserverArgs: opts.apiserverArgs ?? [],
           workloads: opts.workloads ?? true,
         }),
       ),
     );
+    const apiserverOf = (member: string) => {
+      const p = procs.find((x) => x.name === `${member}/kube-apiserver` && !x.exited);
+      if (!p) throw new Error(`no running kube-apiserver of member ${member}`);
+      return p;
+    };
     const stopApiserver = async (member: string) => {
-      const p = procs.find((x) => x.name === `${member}/kube-apiserver`);
-      if (!p) throw new Error(`no kube-apiserver of member ${member}`);
-      await stopProcess(p);
+      await stopProcess(apiserverOf(member));
+    };
+    const crashApiserver = async (member: string) => {
+      await killProcess(apiserverOf(member));
+      const restart = apiserverRestarts.get(member);
+      if (!restart) throw new Error(`no kube-apiserver of member ${member}`);
+      await restart();
     };
     log(`fleet: ${members.length} member(s) ready in ${((Date.now() - started) / 1000).toFixed(1)} s (${dir})`);
     return {
       info: { dir, etcdEndpoint, caFile: pki.caCert, binDir, members, users },
       stop: stopAll,
       stopApiserver,
+      crashApiserver,
     };
   } catch (e) {
     await stopAll();
@@ -302,6 +319,8 @@ interface MemberStart {
   bin: (b: string) => string;
   pidFile: string;
   procs: Supervised[];
+  /** Where startMember leaves a way to start this member's kube-apiserver again (crashApiserver). */
+  apiserverRestarts: Map<string, () => Promise<void>>;
   nodes: number;
   apiserverArgs: string[];
   workloads: boolean;
@@ -319,7 +338,7 @@ async function startMember(m: MemberStart): Promise<MemberInfo> {
     return p;
   };
 
-  const apiserver = start('kube-apiserver', 'kube-apiserver', [
+  const apiserverArgs = [
     `--etcd-servers=${m.etcdEndpoint}`,
     `--etcd-prefix=/registry-${m.name}`,
     '--bind-address=127.0.0.1',
@@ -345,8 +364,16 @@ async function startMember(m: MemberStart): Promise<MemberInfo> {
     '--max-mutating-requests-inflight=1000',
     '--v=1',
     ...m.apiserverArgs,
-  ]);
-  await waitFor(`${m.name} kube-apiserver /readyz`, async () => (await memberRequest(ep, 'GET', '/readyz')).status === 200, 120_000, apiserver);
+  ];
+  const startApiserver = async () => {
+    const p = start('kube-apiserver', 'kube-apiserver', apiserverArgs);
+    await waitFor(`${m.name} kube-apiserver /readyz`, async () => (await memberRequest(ep, 'GET', '/readyz')).status === 200, 120_000, p);
+    return p;
+  };
+  const apiserver = await startApiserver();
+  m.apiserverRestarts.set(m.name, async () => {
+    await startApiserver();
+  });
 
   const podLogFile = join(m.dir, 'pod.log');
   const info: MemberInfo = { name: m.name, server, token: m.adminToken, caFile: m.pki.caCert, port: m.port, kubeconfig, kwokPort: m.kwokPort, nodes: [], podLogFile, portForwardTargetPort: m.portForwardTargetPort };

@@ -75,6 +75,14 @@ export function startProcess(opts: StartOptions): Supervised {
   return proc;
 }
 
+/** SIGKILL at once, as a crash would end it; resolves once the process has exited. */
+export async function killProcess(proc: Supervised): Promise<void> {
+  if (proc.exited) return;
+  const exited = new Promise<void>((resolve) => proc.child.once('exit', () => resolve()));
+  killQuietly(proc.pid, 'SIGKILL');
+  await exited;
+}
+
 /** SIGTERM, then SIGKILL after a grace period; resolves once the process has exited. */
 export async function stopProcess(proc: Supervised, graceMs = 5000): Promise<void> {
   if (proc.exited) return;
