@@ -10,6 +10,7 @@ import { ageCell } from '../table/human-duration.js';
 import { reprintRelativeCells } from '../table/relative-cells.js';
 import { StatusError, conflict, notFound } from '../router/status.js';
 import type { ResponseForm } from '../router/negotiate.js';
+import { cachesCluster } from './caches-cluster.js';
 
 /**
  * Answers reads from the store. A list is concatenation: the stored bytes of each object between
@@ -126,9 +127,13 @@ function* matchingEntries(store: Store, opts: ListOptions, snapshot: Snapshot | 
   const key = gvrKey(opts.resource.info);
   const wantsMeta = needsMeta(opts.filter);
   const source = indexedEntries(store, key, opts, snapshot) ?? store.entries(key, { namespace: opts.namespace, cluster: opts.cluster, startKey: opts.continueToken?.start, snapshot });
+  // One meta getter for the whole loop, not a closure per object.
+  let current: StoredEntry | undefined;
+  const metaOfCurrent = () => (wantsMeta && current ? store.metaOf(key, current, snapshot) : undefined);
   for (const e of source) {
-    if (!opts.resource.clusters.includes(e.cluster)) continue;
-    if (!matches(opts.filter, e, () => (wantsMeta ? store.metaOf(key, e, snapshot) : undefined))) continue;
+    if (!cachesCluster(opts.resource, e.cluster)) continue;
+    current = e;
+    if (!matches(opts.filter, e, metaOfCurrent)) continue;
     yield e;
   }
 }
@@ -305,7 +310,7 @@ export function findOne(store: Store, scope: ReadScope, name: string): StoredEnt
   const info = scope.resource.info;
   const hits = store
     .lookup(gvrKey(info), scope.namespace ?? '', name, scope.cluster)
-    .filter((e) => scope.resource.clusters.includes(e.cluster));
+    .filter((e) => cachesCluster(scope.resource, e.cluster));
   if (hits.length === 0) throw notFound({ group: info.group, resource: info.resource }, name);
   if (hits.length > 1) {
     const clusters = hits.map((h) => h.cluster);

@@ -11,6 +11,7 @@ import { FlushPacer } from './flush-pacer.js';
 import type { WatchStats } from '../metrics/metrics.js';
 import { CLUSTER_COLUMN, ageColumnIndex, columnsOf, metadataJsonOf, partialMetadata, rowCells } from './reads.js';
 import { withResourceVersion, withResourceVersionText } from './resource-version.js';
+import { cachesCluster } from './caches-cluster.js';
 
 /**
  * Client watches, served from the store. A watch first catches up (a snapshot of current objects
@@ -255,7 +256,7 @@ export class WatchHub {
   private clusterRVs(opts: WatchOptions, snapshot?: Snapshot): Record<string, string> {
     const all = this.store.latestRVs(gvrKey(opts.resource.info), snapshot);
     const out: Record<string, string> = {};
-    for (const [c, rv] of Object.entries(all)) if (opts.resource.clusters.includes(c)) out[c] = rv;
+    for (const [c, rv] of Object.entries(all)) if (cachesCluster(opts.resource, c)) out[c] = rv;
     return out;
   }
 
@@ -312,7 +313,7 @@ export class WatchHub {
       for (const ev of this.store.logged(key, resumeAfter, snapshot)) {
         const from = since[ev.cluster];
         if (from === undefined || compareMemberRV(ev.rv, from) <= 0) continue;
-        if (!opts.resource.clusters.includes(ev.cluster)) continue;
+        if (!cachesCluster(opts.resource, ev.cluster)) continue;
         let meta: MetaRecord | undefined;
         const metaOf = () => (meta ??= decodeMeta(ev.meta));
         if (!matches(opts.filter, ev, metaOf)) continue;
@@ -338,7 +339,7 @@ export class WatchHub {
     const { opts } = w;
     enc.events.forEach((ev, i) => {
       if (w.closed || ev.seq <= w.caughtUpTo) return;
-      if (!opts.resource.clusters.includes(ev.cluster)) return;
+      if (!cachesCluster(opts.resource, ev.cluster)) return;
       if (!matches(opts.filter, ev, () => enc.meta(i))) return;
       // A Table watch's first event carries the column definitions; that line is this watcher's own.
       const line = opts.form === 'table' && !w.tableHeaderSent

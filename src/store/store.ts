@@ -161,6 +161,19 @@ function splitKey(key: string): { namespace: string; name: string; cluster: stri
   return { namespace: parts[1] ?? '', name: parts[2] ?? '', cluster: parts[3] ?? '' };
 }
 
+/**
+ * A stored object as its key names it. The hot loop of every list: one object literal of a fixed
+ * shape from three indexOf, where a split and a spread made an array, a temporary object and a
+ * dictionary copy per object (a fleet list of 100k pods spent about half its main-thread time in
+ * the store's range loop).
+ */
+function entryOf(key: string, bytes: Buffer): StoredEntry {
+  const a = key.indexOf(SEP);
+  const b = key.indexOf(SEP, a + 1);
+  const c = key.indexOf(SEP, b + 1);
+  return { namespace: key.slice(a + 1, b), name: key.slice(b + 1, c), cluster: key.slice(c + 1), bytes, key };
+}
+
 /** A member RV as the integer it is in practice (an etcd revision); undefined when it is not one. */
 function numericRV(rv: string): number | undefined {
   if (!/^[0-9]{1,15}$/.test(rv)) return undefined;
@@ -562,7 +575,7 @@ export class Store {
   /** One stored object by its key (a label index hit). */
   entryAt(key: string, snapshot?: Snapshot): StoredEntry | undefined {
     const bytes = this.objects.get(key, { transaction: snapshot });
-    return bytes ? { ...splitKey(key), bytes, key } : undefined;
+    return bytes ? entryOf(key, bytes) : undefined;
   }
 
   /** Drops the oldest events past the window; their RVs become the per-cluster log start. */
@@ -687,7 +700,7 @@ export class Store {
       return;
     }
     for (const { key, value } of this.objects.getRange({ ...this.objectRange(resource, opts), transaction: opts.snapshot })) {
-      yield { ...splitKey(key), bytes: value, key };
+      yield entryOf(key, value);
     }
   }
 
@@ -740,7 +753,7 @@ export class Store {
   private *entriesNamed(resource: string, namespace: string, name: string): Generator<StoredEntry> {
     const prefix = `${resource}${SEP}${namespace}${SEP}${name}${SEP}`;
     for (const { key, value } of this.objects.getRange({ start: prefix, end: prefix.slice(0, -1) + AFTER_SEP })) {
-      yield { ...splitKey(key), bytes: value, key };
+      yield entryOf(key, value);
     }
   }
 
