@@ -5,6 +5,7 @@ import { decodeMeta, indexEntries } from '../ingest/batch.js';
 import { compareMemberRV } from '../rv/global-rv.js';
 import { TransactionQueue } from './transaction-queue.js';
 import { KEY_SEP } from './keys.js';
+import { slabValues } from './slab-values.js';
 import type { ResourceInfo } from '../resources/resource-info.js';
 
 /**
@@ -202,6 +203,8 @@ function syncKey(s: CacheScope): string {
 
 export class Store {
   private readonly objects: Database<Buffer, string>;
+  /** The same database for `entries`' range reads: values as views of shared slabs (slab-values.ts). */
+  private readonly objectsInSlabs: Database<Buffer, string>;
   // Meta records arrive msgpack-encoded from the ingest workers and are stored as those bytes.
   private readonly meta: Database<Buffer, string>;
   private readonly sync: Database<SyncRecord, string>;
@@ -252,6 +255,8 @@ export class Store {
     this.eventLogSize = opts.eventLogSize ?? 100_000;
     this.minFreeBytes = opts.minFreeBytes ?? MIN_FREE_BYTES;
     this.objects = root.openDB<Buffer, string>({ name: 'objects', encoding: 'binary' });
+    // `encoder` is lmdb-js's option for a custom value encoder; its types list it for the root only.
+    this.objectsInSlabs = root.openDB<Buffer, string>({ name: 'objects', encoder: slabValues() } as { name: string });
     this.meta = root.openDB<Buffer, string>({ name: 'meta', encoding: 'binary' });
     this.sync = root.openDB<SyncRecord, string>({ name: 'sync' });
     this.events = root.openDB<LoggedRecord, [string, number]>({ name: 'events' });
@@ -692,14 +697,15 @@ export class Store {
   /**
    * Every stored object of a resource, optionally within one namespace, optionally of one cluster,
    * in key order, from `startKey` on. Iterate synchronously (lmdb-js reads in one tick share one
-   * snapshot), or pass a snapshot.
+   * snapshot), or pass a snapshot. Without a cluster, the bytes are views of shared slabs: use
+   * them, copy them, but do not keep them.
    */
   *entries(resource: string, opts: { namespace?: string; cluster?: string; startKey?: string; snapshot?: Snapshot } = {}): Generator<StoredEntry> {
     if (opts.cluster !== undefined) {
       yield* this.clusterEntries(resource, opts.cluster, opts);
       return;
     }
-    for (const { key, value } of this.objects.getRange({ ...this.objectRange(resource, opts), transaction: opts.snapshot })) {
+    for (const { key, value } of this.objectsInSlabs.getRange({ ...this.objectRange(resource, opts), transaction: opts.snapshot })) {
       yield entryOf(key, value);
     }
   }
