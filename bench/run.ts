@@ -15,6 +15,7 @@ import { benchLine, gitCommit, machine, recordRun, type Figure, type RunRecord, 
 import type { Scenario } from './lib/scenario.js';
 import { ingest } from './scenarios/ingest.js';
 import { list } from './scenarios/list.js';
+import { peers } from './scenarios/peers.js';
 import { warmRestart } from './scenarios/warm-restart.js';
 import { patch } from './scenarios/patch.js';
 import { logs } from './scenarios/logs.js';
@@ -26,7 +27,7 @@ import { decode } from './scenarios/decode.js';
 
 // watchers adds pods to the member: after the scenarios that count the seeded ones. scaling and
 // memory-limit leave flotilla caching everything, as the scenarios after them would start it.
-const SCENARIOS: Scenario[] = [ingest, decode, warmRestart, list, scaling, memoryLimit, table, patch, watchers, logs];
+const SCENARIOS: Scenario[] = [ingest, decode, warmRestart, list, peers, scaling, memoryLimit, table, patch, watchers, logs];
 
 const usage = `usage: npm run bench -- [${SCENARIOS.map((s) => s.name).join('|')} ...] [--quick] [--pods N] [--names K] [--watchers N] [--watch-rate R] [--watch-rate-light R] [--cpu-prof]`;
 

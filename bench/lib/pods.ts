@@ -22,6 +22,24 @@ export function countedSelectors(pods: number): { selector: string; podsMatched:
   return selectors;
 }
 
+/**
+ * The label selector of one key=value of the middle seeded pod that matches the number of seeded
+ * pods (per cluster name) nearest to `wanted`, with that exact number: a g10 or g50 group, a
+ * ReplicaSet's pod-template-hash (1000 pods), a team, a tier or an app.
+ */
+export function selectorNear(pods: number, wanted: number): { selector: string; podsMatched: number } {
+  const labelsOf = (i: number) => (makePod(i, '') as { metadata: { labels: Record<string, string> } }).metadata.labels;
+  const middle = labelsOf(Math.floor(pods / 2));
+  const keys = [GROUP_LABEL(10), GROUP_LABEL(50), 'pod-template-hash', 'team', 'tier', 'app'];
+  const counts = new Map<string, number>(keys.map((k) => [k, 0]));
+  for (let i = 0; i < pods; i++) {
+    const labels = labelsOf(i);
+    for (const k of keys) if (labels[k] === middle[k]) counts.set(k, counts.get(k)! + 1);
+  }
+  const best = keys.reduce((a, b) => (Math.abs(counts.get(b)! - wanted) < Math.abs(counts.get(a)! - wanted) ? b : a));
+  return { selector: `${best}=${middle[best]!}`, podsMatched: counts.get(best)! };
+}
+
 // The apimachinery alphabet (no vowels), as generated names use.
 const ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 

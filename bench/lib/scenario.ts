@@ -41,16 +41,16 @@ export function ok(r: TimedResponse, what: string): TimedResponse {
 
 /**
  * The fleet-wide pod list through flotilla: one that counts the items (and warms up), then
- * `rounds` timed ones; bodies are read to the end and discarded.
+ * `rounds` timed ones; bodies are read to the end and discarded. `bytes`: one list's size.
  */
-export async function fleetLists(ep: MemberEndpoint, what: string, rounds: number): Promise<{ ms: number; objects: number }> {
+export async function fleetLists(ep: MemberEndpoint, what: string, rounds: number): Promise<{ ms: number; objects: number; bytes: number }> {
   const client = new BenchClient(ep);
   try {
     const counter = occurrenceCounter(POD_ITEM);
-    ok(await client.get('/api/v1/pods', { timeoutMs: LIST_TIMEOUT_MS, onChunk: counter.onChunk }), `${what}: fleet list`);
+    const warm = ok(await client.get('/api/v1/pods', { timeoutMs: LIST_TIMEOUT_MS, onChunk: counter.onChunk }), `${what}: fleet list`);
     const ms: number[] = [];
     for (let round = 0; round < rounds; round++) ms.push(ok(await client.get('/api/v1/pods', { timeoutMs: LIST_TIMEOUT_MS }), `${what}: fleet list`).ms);
-    return { ms: median(ms), objects: counter.count() };
+    return { ms: median(ms), objects: counter.count(), bytes: warm.bytes };
   } finally {
     client.close();
   }

@@ -1,0 +1,147 @@
+import { fork } from 'node:child_process';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import type { BenchContext } from '../lib/context.js';
+import type { BytesServerSpec } from '../lib/bytes-server.js';
+import type { MemberEndpoint } from '../../test/fleet/http.js';
+import { procMemory } from '../lib/flotilla.js';
+import { BenchClient, median, occurrenceCounter } from '../lib/http.js';
+import { podName, selectorNear } from '../lib/pods.js';
+import { LIST_TIMEOUT_MS, POD_ITEM, figureSink, fleetLists, ok, type Scenario } from '../lib/scenario.js';
+
+/**
+ * What karmada-search's users and maintainers published, as the issue quotes them from
+ * karmada-io/karmada#2518: a load test of 100k pods in 10 clusters against a karmada-search pod of
+ * 16 GB and 8 vCPUs (medians of 100, 100 and 22 requests), and for 2M pods in about 100 clusters
+ * about 140 GB of memory and a fleet-wide list in a median 8.6 s.
+ */
+const KARMADA = {
+  getMs: 1.8,
+  list100Ms: 53.2,
+  list10kMs: 2490,
+  fleetListUsPerPod: 8.6e6 / 2e6,
+  memoryKBPerPod: 140e9 / 2e6 / 1000,
+} as const;
+
+const BYTES_SERVER = fileURLToPath(new URL('../lib/bytes-server.js', import.meta.url));
+
+/** The median time `rounds` GETs of `bytes` bytes take from a forked bytes-server, stopped by its PID after. */
+async function bytesServedFloor(ctx: BenchContext, like: MemberEndpoint, bytes: number, rounds: number): Promise<number> {
+  const dir = ctx.fleet!.info.dir;
+  const spec: BytesServerSpec = { cert: join(dir, 'serving.crt'), key: join(dir, 'serving.key'), bytes };
+  const proc = fork(BYTES_SERVER, [JSON.stringify(spec)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const exited = new Promise((r) => proc.once('exit', r));
+  const stop = async () => {
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+    await exited;
+  };
+  ctx.adopt(stop);
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      proc.once('message', (m: { port: number }) => resolve(m.port));
+      proc.once('exit', (code) => reject(new Error(`bytes-server exited (${code}) before it listened`)));
+    });
+    const url = new URL(like.server);
+    url.port = String(port);
+    const client = new BenchClient({ ...like, server: url.origin });
+    try {
+      ok(await client.get('/'), 'bytes-server warm-up');
+      const ms: number[] = [];
+      for (let round = 0; round < rounds; round++) ms.push(ok(await client.get('/', { timeoutMs: LIST_TIMEOUT_MS }), 'bytes-server').ms);
+      return median(ms);
+    } finally {
+      client.close();
+    }
+  } finally {
+    await stop();
+  }
+}
+
+/**
+ * peers: the same operations on the same shape as that load test. Flotilla caches the seeded pods
+ * under `listNames` cluster names (100k pods in 10 in the full profile); sequential requests, as
+ * many as theirs, each figure's target the published median. Their proxy had 8 vCPUs to itself;
+ * here 2 CPUs are shared with the member and the client. The same requests straight to the member
+ * (fanned out to every name in parallel, resourceVersion=0) are measured beside them, for scale.
+ */
+export const peers: Scenario = {
+  name: 'peers',
+  async run(ctx, emit) {
+    const seed = await ctx.ensureSeeded();
+    const names = Math.min(ctx.profile.listNames, ctx.profile.names);
+    const via = await ctx.flotillaClient(names);
+    const flotilla = ctx.flotilla!;
+    const direct = new BenchClient(ctx.member);
+    const { figures, add } = figureSink('peers', emit);
+    const notes: string[] = [];
+    try {
+      const cached = seed.pods * names;
+      add('objects', cached, 'objects');
+
+      const timed = async (runs: number, request: () => Promise<number>): Promise<number> => {
+        const ms: number[] = [];
+        for (let i = 0; i < runs; i++) ms.push(await request());
+        return median(ms);
+      };
+      const fanOut = async (query: string): Promise<number> => {
+        const started = performance.now();
+        const all = await Promise.all(Array.from({ length: names }, () => direct.get(`/api/v1/pods?${query}`, { timeoutMs: LIST_TIMEOUT_MS })));
+        all.forEach((r) => ok(r, 'direct list'));
+        return performance.now() - started;
+      };
+
+      // GET of one pod by name. Every bench name is the same member, so each name holds the pod and
+      // a get without a cluster would be ambiguous (409): the get names its cluster, as
+      // /clusters/<name>/ does; flotilla serves it from the cache all the same.
+      const middle = Math.floor(seed.pods / 2);
+      const podPath = `/api/v1/namespaces/${seed.namespaces[middle % seed.namespaces.length]!}/pods/${podName(middle)}`;
+      const viaPodPath = `/clusters/${ctx.registered()[0]!.name}${podPath}`;
+      ok(await via.get(viaPodPath), 'flotilla get');
+      add('get_p50_ms', await timed(100, async () => ok(await via.get(viaPodPath), 'flotilla get').ms), 'ms', { op: '<=', value: KARMADA.getMs });
+      add('get_direct_p50_ms', await timed(100, async () => ok(await direct.get(podPath), 'direct get').ms), 'ms');
+
+      /** A label-selected list of about `wanted` of the cached pods: the objects it returned, its median through flotilla and direct. */
+      const selected = async (wanted: number, runs: number, directRuns: number) => {
+        const { selector } = selectorNear(seed.pods, wanted / names);
+        const query = `labelSelector=${encodeURIComponent(selector)}`;
+        const counter = occurrenceCounter(POD_ITEM);
+        ok(await via.get(`/api/v1/pods?${query}`, { timeoutMs: LIST_TIMEOUT_MS, onChunk: counter.onChunk }), 'flotilla selected list');
+        await fanOut(`resourceVersion=0&${query}`);
+        const viaMs = await timed(runs, async () => ok(await via.get(`/api/v1/pods?${query}`, { timeoutMs: LIST_TIMEOUT_MS }), 'flotilla selected list').ms);
+        const directMs = await timed(directRuns, () => fanOut(`resourceVersion=0&${query}`));
+        notes.push(`${selector} selects ${counter.count()} of ${cached} cached pods: ${runs} sequential lists through flotilla, ${directRuns} direct fan-outs of ${names}`);
+        return { objects: counter.count(), viaMs, directMs };
+      };
+      const hundred = await selected(100, 100, 20);
+      add('list_100_objects', hundred.objects, 'objects');
+      add('list_100_p50_ms', hundred.viaMs, 'ms', { op: '<=', value: KARMADA.list100Ms });
+      add('list_100_direct_p50_ms', hundred.directMs, 'ms');
+      const tenThousand = await selected(10_000, 22, 10);
+      add('list_10k_objects', tenThousand.objects, 'objects');
+      add('list_10k_p50_ms', tenThousand.viaMs, 'ms', { op: '<=', value: KARMADA.list10kMs });
+      add('list_10k_direct_p50_ms', tenThousand.directMs, 'ms');
+
+      // The fleet-wide list, per pod: theirs listed 2M, this one lists what it caches.
+      const fleet = await fleetLists(flotilla.endpoint, 'peers', ctx.profile.listRounds);
+      add('fleet_list_ms', fleet.ms, 'ms');
+      add('fleet_list_us_per_pod', (fleet.ms * 1000) / Math.max(1, fleet.objects), 'µs', { op: '<=', value: KARMADA.fleetListUsPerPod });
+      // The floor under it on this machine: the same number of bytes from a process that holds
+      // them in memory, over the same TLS and loopback to the same client.
+      const floorMs = await bytesServedFloor(ctx, flotilla.endpoint, fleet.bytes, ctx.profile.listRounds);
+      add('fleet_list_floor_ms', floorMs, 'ms');
+      add('fleet_list_vs_floor', fleet.ms / floorMs, 'x');
+      notes.push(`fleet list floor: ${(fleet.bytes / 1e6).toFixed(0)} MB from a forked TLS server holding them in memory (bench/lib/bytes-server.ts), median of ${ctx.profile.listRounds}`);
+
+      // Memory per cached pod. VmRSS counts the cache file's pages in the page cache, which a
+      // memory limit reclaims (memory-limit scenario); RssAnon is flotilla's own.
+      const mem = procMemory(flotilla.proc.pid);
+      add('rss_kb_per_pod', mem.rssBytes / 1000 / cached, 'KB', { op: '<=', value: KARMADA.memoryKBPerPod });
+      add('rss_anon_kb_per_pod', mem.anonBytes / 1000 / cached, 'KB');
+      notes.push(`targets: karmada-search's published medians for 100k pods in 10 clusters on 8 vCPUs (get ${KARMADA.getMs} ms, 100 pods ${KARMADA.list100Ms} ms, 10000 pods ${KARMADA.list10kMs} ms), and for 2M pods: 8.6 s per fleet list, 140 GB (KB = 1000 bytes)`);
+      return { figures, facts: { objects: cached, objectBytes: seed.memberBytesAvg, objectBytesAre: 'as the member stores the pod', notes } };
+    } finally {
+      direct.close();
+    }
+  },
+};
