@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Store, type Change } from '../../src/store/store.js';
-import { decodeObject } from '../../src/ingest/decode.js';
+import { CLUSTER_ANNOTATION, decodeObject } from '../../src/ingest/decode.js';
 import { encodeObjects, viewObjects } from '../../src/ingest/batch.js';
 import { listResponse, type ListBody } from '../../src/mux/reads.js';
 import { SnapshotRegistry } from '../../src/mux/snapshots.js';
@@ -19,8 +19,8 @@ const pods: CachedResource = {
   clusters: ['east'],
 };
 
-function pod(name: string, rv: string): Change {
-  const o = viewObjects(encodeObjects([decodeObject({ metadata: { namespace: 'ns', name, uid: name, resourceVersion: rv }, spec: { pad: 'x'.repeat(300) } }, { cluster: 'east', apiVersion: 'v1', kind: 'Pod', dropManagedFields: true })]))[0]!;
+function pod(name: string, rv: string, cluster = 'east'): Change {
+  const o = viewObjects(encodeObjects([decodeObject({ metadata: { namespace: 'ns', name, uid: name, resourceVersion: rv }, spec: { pad: 'x'.repeat(300) } }, { cluster, apiVersion: 'v1', kind: 'Pod', dropManagedFields: true })]))[0]!;
   return { type: 'ADDED', rv, ...o };
 }
 
@@ -59,6 +59,37 @@ describe('unpaged lists', () => {
     // The next list sees the commit.
     expect(text(listResponse(store, opts)).json.items).toHaveLength(3001);
     expect(text(listResponse(store, opts)).json.items.some((i) => i.metadata.name === 'p-9999')).toBe(true);
+    snapshots.close();
+    await store.close();
+  });
+
+  it('hold the objects of the clusters the resource is cached for, as a configuration change replaces them', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'flotilla-list-'));
+    dirs.push(dir);
+    const store = Store.open(dir);
+    const snapshots = new SnapshotRegistry(store);
+    // Enough objects to stream in several chunks, each object's bytes read through the store's slabs.
+    for (const cluster of ['east', 'west']) {
+      const objects = Array.from({ length: 1500 }, (_, i) => pod(`${cluster}-${String(i).padStart(4, '0')}`, String(i + 1), cluster));
+      await store.commit({ cluster, resource: 'v1/pods' }, objects, { rv: '1500' }, { log: false });
+    }
+    const resource: CachedResource = { ...pods, clusters: ['east'] };
+    const listed = () => {
+      const items = text(listResponse(store, { resource, form: 'object', filter: {}, snapshots })).json.items as { metadata: { name: string; annotations: Record<string, string> } }[];
+      const perCluster: Record<string, number> = {};
+      for (const i of items) {
+        const cluster = i.metadata.annotations[CLUSTER_ANNOTATION]!;
+        // Every object's bytes are its own: its name starts with its cluster's.
+        expect(i.metadata.name.startsWith(`${cluster}-`)).toBe(true);
+        perCluster[cluster] = (perCluster[cluster] ?? 0) + 1;
+      }
+      return perCluster;
+    };
+    expect(listed()).toEqual({ east: 1500 });
+    resource.clusters = ['east', 'west'];
+    expect(listed()).toEqual({ east: 1500, west: 1500 });
+    resource.clusters = ['west'];
+    expect(listed()).toEqual({ west: 1500 });
     snapshots.close();
     await store.close();
   });
