@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The benchmark runner: `npm run bench [-- <scenario>...] [--quick] [--pods N] [--names K] [--cpu-prof]` (and the watch load's flags, see usage).
+ * The benchmark runner: `npm run bench [-- <scenario>...] [--quick] [--pods N] [--names K] [--cpu-prof] [--results-dir D]` (and the watch load's flags, see usage).
  * Every figure is printed as `BENCH <scenario>.<metric> = <value> <unit> (target <op> <v>: ok|miss)`
  * and the run is recorded in bench/RESULTS.md. Each run starts its own fleet (one etcd and one bare
  * kube-apiserver), seeds it, runs flotilla as its own process, and stops all of it at the end, on
@@ -29,7 +29,7 @@ import { decode } from './scenarios/decode.js';
 // memory-limit leave flotilla caching everything, as the scenarios after them would start it.
 const SCENARIOS: Scenario[] = [ingest, decode, warmRestart, list, peers, scaling, memoryLimit, table, patch, watchers, logs];
 
-const usage = `usage: npm run bench -- [${SCENARIOS.map((s) => s.name).join('|')} ...] [--quick] [--pods N] [--names K] [--watchers N] [--watch-rate R] [--watch-rate-light R] [--cpu-prof]`;
+const usage = `usage: npm run bench -- [${SCENARIOS.map((s) => s.name).join('|')} ...] [--quick] [--pods N] [--names K] [--watchers N] [--watch-rate R] [--watch-rate-light R] [--cpu-prof] [--results-dir D]`;
 
 function positiveInt(flag: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
@@ -52,6 +52,8 @@ async function main(): Promise<number> {
       'watch-rate': { type: 'string' },
       'watch-rate-light': { type: 'string' },
       'cpu-prof': { type: 'boolean', default: false },
+      // Where results.json and RESULTS.md are kept: bench/ by default; the bench's own test records elsewhere.
+      'results-dir': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -151,8 +153,9 @@ async function main(): Promise<number> {
     ],
     results,
   };
-  recordRun(join(root, 'bench', 'results.json'), join(root, 'bench', 'RESULTS.md'), run);
-  log(`wrote bench/RESULTS.md`);
+  const resultsDir = values['results-dir'] ?? join(root, 'bench');
+  recordRun(join(resultsDir, 'results.json'), join(resultsDir, 'RESULTS.md'), run);
+  log(`wrote ${join(resultsDir, 'RESULTS.md')}`);
   return failed ? 1 : 0;
 }
 
