@@ -26,7 +26,8 @@ export async function scrapeMetrics(ep: MemberEndpoint, timeoutMs = 10_000): Pro
   const out = new Map<string, number>();
   for (const line of res.body.split('\n')) {
     if (!line || line.startsWith('#')) continue;
-    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)\s+(\S+)$/.exec(line);
+    // A labelled series is kept under its name and labels as written: `name{kind="major"}`.
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*(?:\{[^}]*\})?)\s+(\S+)$/.exec(line);
     if (m) out.set(m[1]!, Number(m[2]));
   }
   return out;
