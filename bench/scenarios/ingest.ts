@@ -6,6 +6,7 @@ import { cpuSeconds, memberPids, totalCpuSeconds } from '../lib/cpu-time.js';
 import { procMemory, scrapeMetrics } from '../lib/flotilla.js';
 import { BenchClient, occurrenceCounter } from '../lib/http.js';
 import { MB, figureSink, type Scenario } from '../lib/scenario.js';
+import { histogramQuantile } from '../lib/histogram-quantile.js';
 
 /** NaN when no interval could be read (then the figure is a miss, not a fake zero). */
 const worst = (xs: number[]) => (xs.length ? Math.max(...xs) : NaN);
@@ -54,7 +55,15 @@ export const ingest: Scenario = {
     add('rss_anon_per_100k_objects_mb', mem.anonBytes / MB / per100k, 'MB');
     add('heap_per_100k_objects_mb', heapBytes / MB / per100k, 'MB');
     add('peak_rss_mb', Math.max(start.peakRssBytes, mem.peakRssBytes) / MB, 'MB');
-    add('eventloop_lag_p99_ms', worst(start.lagP99Seconds) * 1000, 'ms', { op: '<=', value: 50 });
+    // The issue's figure: the p99 of every event-loop delay during the sync, from flotilla's own
+    // histogram kept since start. The worst 2 s interval's p99 (prom-client's per-scrape gauge) is
+    // stricter: it is the largest of ~70 interval p99s at 1M objects.
+    const delays = delayBuckets(metrics);
+    add('eventloop_delay_p99_ms', histogramQuantile(0.99, delays) * 1000, 'ms', { op: '<=', value: 50 });
+    add('eventloop_delay_p50_ms', histogramQuantile(0.5, delays) * 1000, 'ms');
+    add('eventloop_delays_over_50ms', (delays.at(-1)?.[1] ?? NaN) - (delays.find(([le]) => le === 0.05)?.[1] ?? NaN), 'delays');
+    add('eventloop_delay_samples', delays.at(-1)?.[1] ?? NaN, 'delays');
+    add('eventloop_lag_worst_window_p99_ms', worst(start.lagP99Seconds) * 1000, 'ms');
     add('eventloop_lag_max_ms', worst(start.lagMaxSeconds) * 1000, 'ms');
     // Where the sync's time goes on this machine: CPU per object on each side, and how busy the
     // machine's CPUs were while flotilla and the member shared them.
@@ -73,7 +82,7 @@ export const ingest: Scenario = {
       `one kube-apiserver registered under ${ctx.profile.names} cluster names`,
       `member_list: the lists flotilla's cachers make (Table + includeObject=Object, limit ${PAGE}, following continue), one chain per cluster name, all in parallel, bodies read and discarded: what the member alone can serve`,
       `RSS from /proc/<pid>/status (VmRSS, includes LMDB pages mapped in), heap = nodejs_heap_size_used_bytes (main thread), both after /readyz, divided per 100k cached objects`,
-      `event-loop lag: prom-client histogram (10 ms resolution included) read every 2 s during the sync; the worst interval's p99`,
+      `event-loop delay: flotilla_eventloop_delay_seconds, how late each firing of a 10 ms timer was, from flotilla's start to /readyz (p99 and p50 interpolated in its buckets as Prometheus' histogram_quantile does); worst_window: prom-client's lag p99 read every 2 s during the sync, the worst interval's`,
       `CPU: user + system time from /proc/<pid>/stat, all threads; flotilla's from its start to /readyz, the member's (kube-apiserver + etcd) over the same time and over member_list; cpu_busy_during_sync = both together ÷ (seconds to ready × ${availableParallelism()} CPUs)`,
     ];
     if (objects !== expected) notes.push(`expected ${expected} cached objects, /status counts ${objects}`);
@@ -81,6 +90,18 @@ export const ingest: Scenario = {
     return { figures, facts: { objects, objectBytes: seed.memberBytesAvg, objectBytesAre: 'as the member stores it, managedFields included', notes } };
   },
 };
+
+/** flotilla_eventloop_delay_seconds' buckets as [upper bound, count], in order. */
+function delayBuckets(metrics: Map<string, number>): [number, number][] {
+  const prefix = 'flotilla_eventloop_delay_seconds_bucket{le="';
+  const out: [number, number][] = [];
+  for (const [key, count] of metrics) {
+    if (!key.startsWith(prefix)) continue;
+    const le = key.slice(prefix.length, key.indexOf('"', prefix.length));
+    out.push([le === '+Inf' ? Infinity : Number(le), count]);
+  }
+  return out.sort((a, b) => a[0] - b[0]);
+}
 
 const PAGE = 500;
 const TABLE_ACCEPT = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json';

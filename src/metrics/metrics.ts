@@ -1,5 +1,6 @@
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { CacherStatus } from '../cacher/cacher.js';
+import { trackEventLoopDelay } from './event-loop-delay.js';
 
 /**
  * Prometheus metrics at /metrics: the process's own (memory, heap, event-loop lag) and one series
@@ -19,9 +20,16 @@ export interface WatchStats {
   flushPauseMs: number;
 }
 
-export function createMetrics(statuses: () => CacherStatus[], watches?: () => WatchStats): Registry {
+/** The registry, and what stops its sampling when the server closes. */
+export interface Metrics {
+  registry: Registry;
+  stop: () => void;
+}
+
+export function createMetrics(statuses: () => CacherStatus[], watches?: () => WatchStats): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  const stop = trackEventLoopDelay(registry);
   const labelNames = ['cluster', 'resource', 'namespace'] as const;
   const labels = (s: CacherStatus) => ({ cluster: s.cluster, resource: s.resource, namespace: s.namespace ?? '' });
 
@@ -80,5 +88,5 @@ export function createMetrics(statuses: () => CacherStatus[], watches?: () => Wa
       collect() { this.set(watches().flushPauseMs / 1000); },
     });
   }
-  return registry;
+  return { registry, stop };
 }

@@ -65,11 +65,14 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
   const { manager, store } = opts;
   let versionCache: { at: number; body: Buffer } | undefined;
   const hub = new WatchHub(store);
-  const metrics = createMetrics(() => manager.status(), () => hub.stats());
+  const { registry: metrics, stop: stopMetrics } = createMetrics(() => manager.status(), () => hub.stats());
   const snapshots = new SnapshotRegistry(store);
   // Open watches would hold a graceful close forever: end them first; clients re-watch elsewhere.
   app.addHook('preClose', async () => hub.closeAll());
-  app.addHook('onClose', async () => snapshots.close());
+  app.addHook('onClose', async () => {
+    snapshots.close();
+    stopMetrics();
+  });
 
   app.setErrorHandler((err: Error & { statusCode?: number }, req, reply) => {
     if (err instanceof StatusError) return sendStatus(reply, err);
