@@ -82,7 +82,7 @@ export const ingest: Scenario = {
       `one kube-apiserver registered under ${ctx.profile.names} cluster names`,
       `member_list: the lists flotilla's cachers make (Table + includeObject=Object, limit ${PAGE}, following continue), one chain per cluster name, all in parallel, bodies read and discarded: what the member alone can serve`,
       `RSS from /proc/<pid>/status (VmRSS, includes LMDB pages mapped in), heap = nodejs_heap_size_used_bytes (main thread), both after /readyz, divided per 100k cached objects`,
-      `event-loop delay: flotilla_eventloop_delay_seconds, how late each firing of a 10 ms timer was, from flotilla's start to /readyz (p99 and p50 interpolated in its buckets as Prometheus' histogram_quantile does); worst_window: prom-client's lag p99 read every 2 s during the sync, the worst interval's`,
+      `event-loop delay: flotilla_eventloop_delay_seconds, how late each firing of a 20 ms timer was, from flotilla's start to /readyz (p99 and p50 interpolated in its buckets as Prometheus' histogram_quantile does); worst_window: prom-client's lag p99 read every 2 s during the sync, the worst interval's`,
       `CPU: user + system time from /proc/<pid>/stat, all threads; flotilla's from its start to /readyz, the member's (kube-apiserver + etcd) over the same time and over member_list; cpu_busy_during_sync = both together ÷ (seconds to ready × ${availableParallelism()} CPUs)`,
     ];
     if (objects !== expected) notes.push(`expected ${expected} cached objects, /status counts ${objects}`);
