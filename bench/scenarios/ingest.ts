@@ -65,14 +65,14 @@ export const ingest: Scenario = {
     add('eventloop_delay_samples', delays.at(-1)?.[1] ?? NaN, 'delays');
     add('eventloop_lag_worst_window_p99_ms', worst(start.lagP99Seconds) * 1000, 'ms');
     add('eventloop_lag_max_ms', worst(start.lagMaxSeconds) * 1000, 'ms');
-    // Where the sync's time goes on this machine: CPU per object on each side, and how busy the
-    // machine's CPUs were while flotilla and the member shared them.
     // The main thread's garbage collection over the sync (prom-client's GC histogram, by kind):
     // what the event loop's longest turns are made of, besides waiting for a CPU.
     for (const kind of ['minor', 'major']) {
       add(`gc_${kind}_count`, metrics.get(`nodejs_gc_duration_seconds_count{kind="${kind}"}`) ?? NaN, 'GCs');
       add(`gc_${kind}_ms`, (metrics.get(`nodejs_gc_duration_seconds_sum{kind="${kind}"}`) ?? NaN) * 1000, 'ms');
     }
+    // Where the sync's time goes on this machine: CPU per object on each side, and how busy the
+    // machine's CPUs were while flotilla and the member shared them.
     add('flotilla_cpu_us_per_object', (flotillaCpu / objects) * 1e6, 'µs');
     add('member_cpu_us_per_object', (memberSyncCpu / objects) * 1e6, 'µs');
     add('member_list_cpu_us_per_object', (memberListCpu / baseline.objects) * 1e6, 'µs');
