@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { spawn, execFileSync } from 'node:child_process';
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,7 +20,17 @@ const SCENARIOS = ['ingest', 'decode', 'warm-restart', 'list', 'peers', 'scaling
 const LINE = /^BENCH ([a-z_]+)\.([a-z0-9_]+) = (-?[0-9.]+(?:e[+-]?[0-9]+)?|NaN|-?Infinity) (\S+)(?: \(target (<=|>=|=) (-?[0-9.]+): (ok|miss)\))?$/;
 
 const work = mkdtempSync(join(tmpdir(), 'flotilla-bench-test-'));
-afterAll(() => rmSync(work, { recursive: true, force: true }));
+let bench: ChildProcess | undefined;
+afterAll(async () => {
+  // A run the test gave up on (its timeout) is stopped by its PID: on SIGTERM the bench stops its
+  // fleets and flotilla by theirs, then exits.
+  if (bench?.pid !== undefined && bench.exitCode === null && bench.signalCode === null) {
+    const closed = new Promise((resolve) => bench!.once('close', resolve));
+    process.kill(bench.pid, 'SIGTERM');
+    await closed;
+  }
+  rmSync(work, { recursive: true, force: true });
+}, 60_000);
 
 function runBench(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
@@ -29,6 +39,7 @@ function runBench(args: string[]): Promise<{ code: number | null; stdout: string
       env: { ...process.env, FLOTILLA_BENCH_DIR: join(work, 'run') },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    bench = child;
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
