@@ -59,10 +59,11 @@ export const ingest: Scenario = {
     // histogram kept since start. The worst 2 s interval's p99 (prom-client's per-scrape gauge) is
     // stricter: it is the largest of ~70 interval p99s at 1M objects.
     const delays = delayBuckets(metrics);
+    const delaySamples = delays.at(-1)?.[1] ?? NaN;
     add('eventloop_delay_p99_ms', histogramQuantile(0.99, delays) * 1000, 'ms', { op: '<=', value: 50 });
     add('eventloop_delay_p50_ms', histogramQuantile(0.5, delays) * 1000, 'ms');
-    add('eventloop_delays_over_50ms', (delays.at(-1)?.[1] ?? NaN) - (delays.find(([le]) => le === 0.05)?.[1] ?? NaN), 'delays');
-    add('eventloop_delay_samples', delays.at(-1)?.[1] ?? NaN, 'delays');
+    add('eventloop_delays_over_50ms', delaySamples - (delays.find(([le]) => le === 0.05)?.[1] ?? NaN), 'delays');
+    add('eventloop_delay_samples', delaySamples, 'delays');
     add('eventloop_lag_worst_window_p99_ms', worst(start.lagP99Seconds) * 1000, 'ms');
     add('eventloop_lag_max_ms', worst(start.lagMaxSeconds) * 1000, 'ms');
     // The main thread's garbage collection over the sync (prom-client's GC histogram, by kind):
