@@ -84,6 +84,18 @@ export class MemberClient {
   }
 
   /**
+   * Every body is framed. Node frames a body by itself only for methods that usually carry one: a
+   * DELETE's (or an OPTIONS's) would go out with neither Content-Length nor Transfer-Encoding, the
+   * member would never read it (its DeleteOptions ignored) and would parse it as the next request
+   * on this pooled connection, sent with flotilla's own credentials.
+   */
+  private static framing(body: MemberRequest['body']): Record<string, string> {
+    if (body === undefined) return {};
+    if (typeof body === 'string' || Buffer.isBuffer(body)) return { 'content-length': String(Buffer.byteLength(body)) };
+    return { 'transfer-encoding': 'chunked' };
+  }
+
+  /**
    * Sends an HTTP upgrade request (exec, attach, port-forward, a proxied websocket). Resolves with
    * the member's socket once it answers 101, or with its plain response otherwise (the caller
    * passes that back, so clients can fall back from websocket to SPDY).
@@ -101,7 +113,7 @@ export class MemberClient {
 
   /** A request to the member with flotilla's credentials and the request's own headers. */
   private open(req: MemberRequest, agent: Agent | HttpAgent | false, onResponse?: (res: IncomingMessage) => void): ClientRequest {
-    const url = new URL(req.path, this.server);
+    const url = memberUrl(this.server, req.path);
     const doRequest = url.protocol === 'http:' ? httpRequest : request;
     return doRequest(
       url,
@@ -109,7 +121,8 @@ export class MemberClient {
         method: req.method ?? 'GET',
         agent,
         ...this.tls,
-        headers: { ...this.authHeaders, 'user-agent': 'flotilla', ...req.headers },
+        // The framing last: no caller header may set how the member reads the body.
+        headers: { ...withoutFraming({ ...this.authHeaders, 'user-agent': 'flotilla', ...req.headers }), ...MemberClient.framing(req.body) },
         signal: req.signal,
       },
       onResponse,
@@ -132,6 +145,46 @@ export class MemberClient {
 
   close(): void {
     this.agent.destroy();
+  }
+}
+
+const FRAMING_HEADERS = new Set(['content-length', 'transfer-encoding']);
+
+function withoutFraming(headers: Record<string, string | string[]>): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [k, v] of Object.entries(headers)) if (!FRAMING_HEADERS.has(k.toLowerCase())) out[k] = v;
+  return out;
+}
+
+/**
+ * The member URL for a request path. The last guard of the one forwarding rule: every path was
+ * re-built from a parsed request, so a dot segment or an encoded slash here is a bug upstream, and
+ * the request is refused rather than resolved (`new URL` would resolve `%2e%2e` itself). A server
+ * URL with a path of its own (a cluster behind a proxy) keeps it.
+ */
+export function memberUrl(server: URL, path: string): URL {
+  if (!path.startsWith('/') || unsafeMemberPath(path)) throw new UnsafeMemberPathError(path);
+  const url = new URL(server.href);
+  const q = path.indexOf('?');
+  url.pathname = server.pathname.replace(/\/+$/, '') + (q < 0 ? path : path.slice(0, q));
+  url.search = q < 0 ? '' : path.slice(q);
+  return url;
+}
+
+/** Dot segments (raw or percent-encoded), empty segments or encoded slashes in a path's path part. */
+export function unsafeMemberPath(path: string): boolean {
+  const q = path.indexOf('?');
+  const p = q < 0 ? path : path.slice(0, q);
+  if (/%2f|%5c|\\|#/i.test(p)) return true;
+  return p
+    .split('/')
+    .slice(1)
+    .some((seg, i, all) => (seg === '' && i < all.length - 1) || /^(\.|%2e){1,2}$/i.test(seg));
+}
+
+export class UnsafeMemberPathError extends Error {
+  constructor(readonly path: string) {
+    super(`refusing to send an unnormalised path to a member: ${JSON.stringify(path.slice(0, 200))}`);
   }
 }
 

@@ -39,7 +39,8 @@ export function memberRequest(
         headers: {
           authorization: `Bearer ${opts.token ?? ep.token}`,
           accept: opts.accept ?? 'application/json',
-          ...(payload !== undefined ? { 'content-type': opts.contentType ?? 'application/json' } : {}),
+          // Framed explicitly: Node frames no DELETE body by itself, and the server would never read it.
+          ...(payload !== undefined ? { 'content-type': opts.contentType ?? 'application/json', 'content-length': String(Buffer.byteLength(payload)) } : {}),
         },
         timeout: opts.timeoutMs ?? 10_000,
       },
