@@ -35,8 +35,3 @@ export function owningCluster(manager: CacheManager, store: Store, target: Resou
 export function checkAddressedCluster(manager: CacheManager, target: { cluster?: string }): void {
   if (target.cluster !== undefined && !manager.clusterNames().includes(target.cluster)) throw unknownCluster(target.cluster);
 }
-
-/** The request path as the member sees it: without flotilla's `/clusters/<name>` prefix. */
-export function memberPath(url: string): string {
-  return url.replace(/^\/clusters\/[^/?]+/, '');
-}

@@ -1,9 +1,9 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { CacheManager } from '../cacher/cache-manager.js';
 import type { Store } from '../store/store.js';
-import { parseRequestPath } from '../router/request-info.js';
+import { memberRequestPath, parseRequestPath } from '../router/request-info.js';
 import { StatusError, badRequest, serviceUnavailable } from '../router/status.js';
-import { memberPath, owningCluster } from './owner.js';
+import { owningCluster } from './owner.js';
 
 /**
  * What the streaming subresources share: which requests they are, which member a request goes to,
@@ -61,7 +61,7 @@ export function resolveStreamTarget(deps: StreamingDeps, url: string): StreamTar
   }
   const name = kind.subresource === 'proxy' ? objectName(target.name!) : target.name!;
   const cluster = owningCluster(deps.manager, deps.store, { ...target, name });
-  return { cluster, path: memberPath(url), ...kind };
+  return { cluster, path: memberRequestPath(url), ...kind };
 }
 
 function objectName(id: string): string {

@@ -3,10 +3,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CacheManager } from '../cacher/cache-manager.js';
 import { CLUSTER_ANNOTATION } from '../ingest/decode.js';
 import { gvrKey } from '../resources/resource-info.js';
-import type { RequestTarget } from '../router/request-info.js';
+import { memberRequestPath, type RequestTarget } from '../router/request-info.js';
 import { StatusError, badRequest, methodNotAllowed, serviceUnavailable, unknownCluster } from '../router/status.js';
 import type { Store } from '../store/store.js';
-import { memberPath, owningCluster, type ResourceTarget } from './owner.js';
+import { owningCluster, type ResourceTarget } from './owner.js';
 import type { WriteTracker } from './read-your-writes.js';
 import { mergeListAnswers, memberRV, requestBodyForMember, responseForClient } from './translate.js';
 
@@ -75,10 +75,11 @@ async function callMember(req: FastifyRequest, deps: ForwardDeps, cluster: strin
   headers['user-agent'] = `${typeof ua === 'string' ? ua : 'unknown'} via flotilla`;
   const forwarded = requestBodyForMember(body, req.headers['content-type'], cluster);
   const signal = AbortSignal.timeout(MEMBER_TIMEOUT_MS);
+  const path = memberQuery(memberRequestPath(req.url), cluster);
   try {
-    return await member.fetch({ method: req.method, path: memberQuery(memberPath(req.url), cluster), headers, body: forwarded, signal });
+    return await member.fetch({ method: req.method, path, headers, body: forwarded, signal });
   } catch (e) {
-    throw serviceUnavailable(`cluster ${cluster} did not answer ${req.method} ${memberPath(req.url).split('?')[0]}: ${(e as Error).message}`);
+    throw serviceUnavailable(`cluster ${cluster} did not answer ${req.method} ${path.split('?')[0]}: ${(e as Error).message}`);
   }
 }
 

@@ -27,6 +27,7 @@ const NAMESPACE_SUBRESOURCES = new Set(['status', 'finalize']);
 export function parseRequestPath(rawPath: string): RequestTarget {
   const path = rawPath.split('?')[0] ?? '';
   let parts = path.split('/').filter((p) => p.length > 0).map(decodeSegment);
+  checkSegments(parts);
   let cluster: string | undefined;
   if (parts[0] === 'clusters' && parts.length >= 2) {
     cluster = parts[1];
@@ -67,6 +68,62 @@ function resourcePath(cluster: string | undefined, group: string, version: strin
     ...(name !== undefined ? { name } : {}),
     ...(sub.length ? { subresource: sub.join('/') } : {}),
   };
+}
+
+/**
+ * A path with a dot segment or an encoded slash names one thing to flotilla's router and another
+ * to whoever resolves it next (`/openapi/v3/%2e%2e/%2e%2e/api/v1/…/secrets/x`). Neither is part of
+ * any Kubernetes URL, so both are refused before anything is routed.
+ */
+function checkSegments(parts: string[]): void {
+  for (const p of parts) {
+    if (p === '.' || p === '..') throw badRequest('invalid request path: dot segments ("." and "..") are not allowed');
+    if (p.includes('/') || p.includes('\\')) throw badRequest('invalid request path: a path segment may not contain an encoded slash');
+  }
+}
+
+/**
+ * The path and query a member gets for a request: re-built from the parsed path (each segment
+ * decoded once and encoded again, no dot or empty segments, no `/clusters/<name>` prefix), never
+ * the URL as the caller wrote it. A trailing slash is kept: proxied paths depend on it.
+ */
+export function memberRequestPath(rawUrl: string): string {
+  const q = rawUrl.indexOf('?');
+  const rawPath = q < 0 ? rawUrl : rawUrl.slice(0, q);
+  const query = q < 0 ? '' : rawUrl.slice(q);
+  return canonicalPath(parseRequestPath(rawPath)) + (rawPath.length > 1 && rawPath.endsWith('/') ? '/' : '') + query;
+}
+
+/** The path that names a parsed request's target on a member. */
+export function canonicalPath(t: RequestTarget): string {
+  const segments = ((): string[] => {
+    switch (t.type) {
+      case 'root':
+        return t.path.split('/').filter(Boolean);
+      case 'legacyVersions':
+        return ['api'];
+      case 'groups':
+        return ['apis'];
+      case 'group':
+        return ['apis', t.group];
+      case 'resources':
+        return t.group ? ['apis', t.group, t.version] : ['api', t.version];
+      case 'resource':
+        return [
+          ...(t.group ? ['apis', t.group, t.version] : ['api', t.version]),
+          ...(t.namespace !== undefined ? ['namespaces', t.namespace] : []),
+          t.resource,
+          ...(t.name !== undefined ? [t.name] : []),
+          ...(t.subresource ? t.subresource.split('/') : []),
+        ];
+    }
+  })();
+  return '/' + segments.map(encodePathSegment).join('/');
+}
+
+/** RFC 3986 pchar: what a path segment may hold unencoded. */
+function encodePathSegment(s: string): string {
+  return encodeURIComponent(s).replace(/%(3A|40|21|24|26|27|28|29|2A|2B|2C|3B|3D)/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)));
 }
 
 function decodeSegment(s: string): string {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseRequestPath } from '../../src/router/request-info.js';
+import { canonicalPath, memberRequestPath, parseRequestPath } from '../../src/router/request-info.js';
 
 describe('parseRequestPath', () => {
   it('reads discovery paths', () => {
@@ -33,5 +33,38 @@ describe('parseRequestPath', () => {
   it('decodes escaped segments and rejects broken escapes with 400', () => {
     expect(parseRequestPath('/api/v1/namespaces/a/configmaps/x%3Ay')).toMatchObject({ name: 'x:y' });
     expect(() => parseRequestPath('/api/v1/namespaces/%E0%A4%A/pods')).toThrow(expect.objectContaining({ code: 400 }));
+  });
+});
+
+describe('the forwarding rule: paths are parsed once and re-built', () => {
+  it('refuses dot segments, raw or encoded, and encoded slashes, with 400', () => {
+    for (const p of [
+      '/openapi/v3/%2e%2e/%2e%2e/api/v1/namespaces/a/secrets/s',
+      '/openapi/v3/%2E%2e/api',
+      '/api/v1/namespaces/a/configmaps/x/../../secrets/s',
+      '/api/v1/namespaces/a/configmaps/./x',
+      '/api/v1/namespaces/a/pods/x%2f..%2fy/log',
+      '/clusters/east/%2e%2e/api/v1/pods',
+      '/api/v1/namespaces/a/pods/x%5c..%5cy',
+    ]) {
+      expect(() => parseRequestPath(p), p).toThrow(expect.objectContaining({ code: 400 }));
+    }
+  });
+
+  it('memberRequestPath drops the cluster prefix and empty segments, re-encodes once, keeps the query and a trailing slash', () => {
+    expect(memberRequestPath('/clusters/east/api/v1/namespaces/a/pods/p/log?follow=true')).toBe('/api/v1/namespaces/a/pods/p/log?follow=true');
+    expect(memberRequestPath('/api//v1/namespaces/a/configmaps/x')).toBe('/api/v1/namespaces/a/configmaps/x');
+    expect(memberRequestPath('/api/v1/namespaces/a/configmaps/x%3Ay%20z')).toBe('/api/v1/namespaces/a/configmaps/x:y%20z');
+    expect(memberRequestPath('/api/v1/namespaces/a/services/https:web:443/proxy/static/')).toBe('/api/v1/namespaces/a/services/https:web:443/proxy/static/');
+    expect(memberRequestPath('/api/v1/namespaces/x/status')).toBe('/api/v1/namespaces/x/status');
+    expect(memberRequestPath('/apis/apps/v1/namespaces/a/deployments/d/scale')).toBe('/apis/apps/v1/namespaces/a/deployments/d/scale');
+    // Percent signs survive as data, never as a second decoding.
+    expect(memberRequestPath('/api/v1/namespaces/a/configmaps/%252e%252e')).toBe('/api/v1/namespaces/a/configmaps/%252e%252e');
+  });
+
+  it('canonicalPath names every kind of target', () => {
+    expect(canonicalPath(parseRequestPath('/apis'))).toBe('/apis');
+    expect(canonicalPath(parseRequestPath('/apis/apps/v1'))).toBe('/apis/apps/v1');
+    expect(canonicalPath(parseRequestPath('/clusters/east/openapi/v3/apis/apps/v1'))).toBe('/openapi/v3/apis/apps/v1');
   });
 });
