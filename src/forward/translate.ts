@@ -88,9 +88,25 @@ export function requestBodyForMember(body: Buffer | undefined, contentType: stri
     }
   } else if (isObject(doc)) {
     changed = toMember(doc, cluster);
+    // DeleteOptions: a resourceVersion precondition read from flotilla is a global RV too.
+    const pre = doc['preconditions'];
+    if (isObject(pre) && typeof pre['resourceVersion'] === 'string') {
+      const rv = memberRV(pre['resourceVersion'], cluster);
+      if (rv !== pre['resourceVersion']) {
+        pre['resourceVersion'] = rv;
+        changed = true;
+      }
+    }
     if (Array.isArray(doc['items'])) for (const item of doc['items']) if (isObject(item) && toMember(item, cluster)) changed = true;
   }
-  return changed ? Buffer.from(JSON.stringify(doc)) : body;
+  if (!changed) return body;
+  try {
+    return Buffer.from(JSON.stringify(doc));
+  } catch (e) {
+    // JSON.parse takes any depth; writing it back recurses, and a hostile body runs out of stack.
+    if (e instanceof RangeError) throw badRequest('the request body is nested too deeply');
+    throw e;
+  }
 }
 
 /** A member's object as flotilla shows it: global RV, cluster annotation. Status bodies stay as they are. */

@@ -32,6 +32,8 @@ export interface ListOptions extends ReadScope {
   limit?: number;
   continueToken?: ContinueToken;
   snapshots: SnapshotRegistry;
+  /** Whose list this is: snapshots are budgeted per caller. */
+  caller: string;
 }
 
 export const CLUSTER_COLUMN: TableColumn = {
@@ -85,7 +87,7 @@ export function listResponse(store: Store, opts: ListOptions): ListBody {
       throw new StatusError(410, 'Expired', INCONSISTENT_CONTINUE, undefined, undefined, { continue: fresh });
     }
   } else if (!opts.continueToken) {
-    ({ id: snapshotId, snapshot } = opts.snapshots.create());
+    ({ id: snapshotId, snapshot } = opts.snapshots.create(opts.caller));
   }
   const rv = opts.continueToken?.rv ?? storeRV(store, opts.resource, opts.cluster, snapshot);
   const entries: StoredEntry[] = [];

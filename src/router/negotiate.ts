@@ -34,7 +34,8 @@ export function negotiate(accept: string | undefined, opts: { list: boolean }): 
   if (!accept) return 'object';
   const ranges = parseAccept(accept);
   for (const r of ranges) {
-    if (!JSON_TYPES.has(r.type)) continue;
+    // q=0 is "not acceptable" (RFC 9110 §12.4.2).
+    if (!JSON_TYPES.has(r.type) || /^0(\.0{0,3})?$/.test(r.params.get('q') ?? '1')) continue;
     const as = r.params.get('as');
     if (!as) return 'object';
     const g = r.params.get('g');

@@ -1,5 +1,5 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import type { CacheManager } from '../cacher/cache-manager.js';
+import type { CacheManager, CachedResource } from '../cacher/cache-manager.js';
 import { getResponse, listResponse, type ListOptions } from '../mux/reads.js';
 import { WatchHub } from '../mux/watch.js';
 import { SnapshotRegistry } from '../mux/snapshots.js';
@@ -14,12 +14,14 @@ import { createMetrics } from '../metrics/metrics.js';
 import { registerSubresources } from '../forward/subresources.js';
 import { AGGREGATED_DISCOVERY_V2, aggregatedDiscovery, group, groupList, legacyVersions, resourceList, wantsAggregated } from './discovery.js';
 import { negotiate } from './negotiate.js';
+import { answerClientError, frameworkErrorStatus } from './client-errors.js';
 import { parseRequestPath, type RequestTarget } from './request-info.js';
 import { StatusError, badRequest, expired, internalError, invalid, serviceUnavailable, timeout, unauthorized } from './status.js';
 import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import type { Authenticator } from '../auth/authenticator.js';
 import { impersonationHeaders, type Identity } from '../auth/identity.js';
+import { ImpersonationChecker, asksImpersonation, requestedIdentity } from '../auth/impersonation.js';
 import { WriteTracker } from '../forward/read-your-writes.js';
 import { forwardRead, forwardWrite, type ForwardDeps } from '../forward/writes.js';
 import { checkAddressedCluster } from '../forward/owner.js';
@@ -43,6 +45,9 @@ const BODY_LIMIT = 3 * 1024 * 1024 + 512 * 1024;
 
 type Query = Record<string, string | string[] | undefined>;
 
+// The schema documents, the only paths (with /version) members are asked with flotilla's own identity.
+const SCHEMA_PATH = /^\/openapi\/(v2|v3|v3\/api\/v1|v3\/apis\/[a-z0-9.-]+\/v[0-9]+(?:(?:alpha|beta)[0-9]+)?)$/;
+
 // Fields every kind can be selected by; each built-in kind adds its own (src/ingest/fields.ts).
 const GENERIC_FIELDS = ['metadata.name', 'metadata.namespace'];
 
@@ -58,9 +63,13 @@ function notServed(): StatusError {
 export function buildServer(opts: ServerOptions): FastifyInstance {
   const app = Fastify({
     logger: { level: opts.logLevel ?? 'warn' },
-    ...(opts.https ? { https: opts.https } : {}),
+    // Without a Host header Node's server would answer a bare 400 itself; flotilla answers a Status.
+    ...(opts.https ? { https: { ...opts.https, requireHostHeader: false } } : { http: { requireHostHeader: false } }),
     // Kubernetes names and selectors can be long; the default 100-char parameter cap is too tight.
     routerOptions: { maxParamLength: 2048 },
+    // Every failure is a Status, also those found before a route is: by the HTTP parser, the router.
+    clientErrorHandler: answerClientError,
+    frameworkErrors: (err, _req, reply) => void sendStatus(reply, frameworkErrorStatus(err)),
   }) as unknown as FastifyInstance;
   const { manager, store } = opts;
   let versionCache: { at: number; body: Buffer } | undefined;
@@ -90,15 +99,31 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, (_req, body, done) => done(null, body));
 
   const identities = new WeakMap<IncomingMessage, Identity | null>();
+  const impersonation = new ImpersonationChecker((name) => manager.member(name));
+  /** Who the request acts as: the authenticated caller, or whom it may and does impersonate. */
   async function identify(req: IncomingMessage): Promise<Identity | undefined> {
     const known = identities.get(req);
     if (known !== undefined) return known ?? undefined;
-    const id = opts.authenticator?.enabled ? await opts.authenticator.authenticate(req) : undefined;
+    let id = opts.authenticator?.enabled ? await opts.authenticator.authenticate(req) : undefined;
+    if (asksImpersonation(req.headers)) {
+      if (!id) throw unauthorized('Unauthorized: impersonation (Impersonate-* headers) needs an authenticated caller');
+      const wanted = requestedIdentity(req.rawHeaders);
+      await impersonation.check(id, wanted, addressedClusters(req.url ?? '/'));
+      id = wanted;
+    }
     identities.set(req, id ?? null);
     return id;
   }
+  /** The members a request addresses: its `/clusters/<name>/`, else the whole fleet. */
+  function addressedClusters(url: string): string[] {
+    const target = parseRequestPath(url);
+    checkAddressedCluster(manager, target);
+    return target.cluster !== undefined ? [target.cluster] : manager.clusterNames();
+  }
   app.addHook('onRequest', async (req) => {
-    if (!opts.authenticator?.enabled || PUBLIC_PATHS.has(req.url.split('?')[0]!)) return;
+    if (req.raw.httpVersion === '1.1' && !req.headers.host) throw badRequest('missing required Host header');
+    if (PUBLIC_PATHS.has(req.url.split('?')[0]!)) return;
+    if (!opts.authenticator?.enabled && !asksImpersonation(req.headers)) return;
     if (!(await identify(req.raw))) throw unauthorized('Unauthorized: send a bearer token or a client certificate');
   });
   const minWatchTimeout = opts.watch?.minTimeoutSeconds ?? 1800;
@@ -138,7 +163,7 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
     checkAddressedCluster(manager, target);
     switch (target.type) {
       case 'root':
-        return root(target.path, req, reply);
+        return root(target.path, target.cluster, req, reply);
       case 'legacyVersions':
         if (wantsAggregated(req.headers.accept)) return sendAggregated(reply, aggregatedDiscovery(manager.cachedResources(), true));
         return sendJson(reply, legacyVersions(req.host));
@@ -160,10 +185,10 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
     }
   });
 
-  async function root(path: string, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  async function root(path: string, cluster: string | undefined, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     switch (path) {
       case '/version':
-        return reply.type('application/json').send(await version());
+        return reply.type('application/json').send(await version(cluster));
       case '/healthz':
       case '/livez':
         return reply.type('text/plain').send('ok');
@@ -176,19 +201,24 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
         return reply.type(metrics.contentType).send(await metrics.metrics());
       default:
         // kubectl explain and apply read the schema: any member's will do (they run one release).
-        if (path === '/openapi/v2' || path === '/openapi/v3' || path.startsWith('/openapi/v3/')) return proxyToMember(req, reply);
+        if (SCHEMA_PATH.test(path)) return proxySchema(path, cluster, req, reply);
         req.log.debug({ path }, 'unknown non-resource path');
         throw notServed();
     }
   }
 
   /**
-   * A list at a given RV: "not older than" waits (up to 3 s) for cachers behind it, then answers
-   * 504 ResourceVersionTooLarge with Retry-After, as the apiserver's watch cache does; "Exact" can
-   * only be served for the current state (old snapshots are not kept): older is 410 Expired.
+   * A list or watch from a given RV, one rule for both: a cluster the resource is not cached from
+   * (the fleet changed since the RV was read) is 410 Expired, so the client relists; "not older
+   * than" waits (up to 3 s) for cachers behind it, then answers 504 ResourceVersionTooLarge with
+   * Retry-After, as the apiserver's watch cache does; "Exact" can only be served for the current
+   * state (old snapshots are not kept): older is 410 Expired.
    */
-  async function awaitResourceVersion(resource: string, since: Record<string, string>, exact: boolean, only?: string): Promise<void> {
+  async function awaitResourceVersion(cached: CachedResource, since: Record<string, string>, exact: boolean, only?: string): Promise<void> {
+    const resource = gvrKey(cached.info);
     const wanted = Object.fromEntries(Object.entries(since).filter(([c]) => only === undefined || c === only));
+    const foreign = Object.keys(wanted).filter((c) => !cached.clusters.includes(c));
+    if (foreign.length > 0) throw expired(`too old resource version: it was read from ${foreign.join(', ')}, which this resource is no longer cached from`);
     if (!(await store.waitFor(resource, wanted, 3000))) {
       const latest = store.latestRVs(resource);
       const behind = Object.entries(wanted).filter(([c, rv]) => latest[c] === undefined || compareMemberRV(latest[c]!, rv) < 0).map(([c]) => c);
@@ -210,17 +240,23 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
     if (warnings.length) reply.header('warning', warnings);
   }
 
-  async function proxyToMember(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  /**
+   * The schema, asked of a member with flotilla's own credentials: so only the fixed read-only
+   * paths SCHEMA_PATH allows, re-built from the parsed request, with no query but openapi v3's
+   * `hash`. `/clusters/<name>/` asks that member alone.
+   */
+  async function proxySchema(path: string, cluster: string | undefined, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const headers: Record<string, string> = {};
     for (const h of ['accept', 'if-none-match', 'accept-encoding']) {
       const v = req.headers[h];
       if (typeof v === 'string') headers[h] = v;
     }
-    const path = req.url.replace(/^\/clusters\/[^/]+/, '');
-    for (const name of manager.clusterNames()) {
+    const hash = one(req.query as Query, 'hash');
+    const memberPath = path + (hash !== undefined ? `?${new URLSearchParams({ hash })}` : '');
+    for (const name of cluster !== undefined ? [cluster] : manager.clusterNames()) {
       try {
-        const res = await manager.member(name)!.fetch({ path, headers });
-        if (res.status >= 500) continue;
+        const res = await manager.member(name)!.fetch({ path: memberPath, headers });
+        if (res.status >= 500 && cluster === undefined) continue;
         for (const h of ['content-type', 'etag', 'cache-control', 'content-encoding', 'vary', 'last-modified']) {
           const v = res.headers[h];
           if (v !== undefined) reply.header(h, v);
@@ -233,20 +269,21 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
     throw serviceUnavailable(`no member cluster answered ${path}`);
   }
 
-  async function version(): Promise<Buffer> {
-    if (versionCache && Date.now() - versionCache.at < 60_000) return versionCache.body;
-    for (const name of manager.clusterNames()) {
+  /** The members' version (one release across the fleet), or the addressed member's. */
+  async function version(cluster: string | undefined): Promise<Buffer> {
+    if (cluster === undefined && versionCache && Date.now() - versionCache.at < 60_000) return versionCache.body;
+    for (const name of cluster !== undefined ? [cluster] : manager.clusterNames()) {
       try {
         const res = await manager.member(name)!.fetch({ path: '/version', headers: { accept: 'application/json' } });
         if (res.status === 200) {
-          versionCache = { at: Date.now(), body: res.body };
+          if (cluster === undefined) versionCache = { at: Date.now(), body: res.body };
           return res.body;
         }
       } catch {
         // ask the next member
       }
     }
-    throw serviceUnavailable('no member cluster answered /version');
+    throw serviceUnavailable(`no member cluster answered /version`);
   }
 
   async function read(target: Extract<RequestTarget, { type: 'resource' }>, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
@@ -273,20 +310,23 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
     if (watching) {
       // The legacy single-object watch URL (/pods/NAME?watch=1) is a metadata.name selector.
       if (target.name !== undefined) filter.fieldSelector!.push({ field: 'metadata.name', operator: 'Equals', value: target.name });
-      const timeoutSeconds = one(q, 'timeoutSeconds');
-      if (timeoutSeconds !== undefined && !/^[0-9]+$/.test(timeoutSeconds)) throw badRequest(`invalid timeoutSeconds: ${JSON.stringify(timeoutSeconds)}`);
+      const timeoutSeconds = int64Param(q, 'timeoutSeconds');
+      // Everything that can refuse the watch does so before the response is taken over.
+      const form = negotiate(req.headers.accept, { list: false });
+      if (since) await awaitResourceVersion(resource, since, false, target.cluster);
       reply.hijack();
       hub.open(reply.raw, {
         resource,
         filter,
-        form: negotiate(req.headers.accept, { list: false }),
+        form,
         includeObject: includeObject as ListOptions['includeObject'],
         since,
         sendInitialEvents: sendInitialEvents === 'true',
         bookmarks: one(q, 'allowWatchBookmarks') === 'true',
         // Like the apiserver: the client's timeout, else a random one from the minimum to twice it,
         // so that the watches of a fleet of clients do not all end (and relist) at once.
-        timeoutMs: (timeoutSeconds !== undefined ? Number(timeoutSeconds) : minWatchTimeout * (1 + Math.random())) * 1000,
+        // 0 is the default, as in the apiserver; past what a timer holds (24.8 days) is that long.
+        timeoutMs: Math.min(MAX_TIMER_MS, (timeoutSeconds ? timeoutSeconds : minWatchTimeout * (1 + Math.random())) * 1000),
         bookmarkIntervalMs: opts.watch?.bookmarkIntervalMs ?? 30_000,
         maxBufferedBytes: opts.watch?.maxBufferedBytes ?? 16 * 1024 * 1024,
         catchUpStallMs: opts.watch?.catchUpStallMs ?? 60_000,
@@ -303,9 +343,8 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
       return sendBytes(reply, getResponse(store, scope, target.name, form, includeObject as ListOptions['includeObject']));
     }
     const form = negotiate(req.headers.accept, { list: true });
-    if (since && !one(q, 'continue')) await awaitResourceVersion(gvrKey(resource.info), since, rvMatch === 'Exact', target.cluster);
-    const limitText = one(q, 'limit');
-    if (limitText !== undefined && !/^[0-9]+$/.test(limitText)) throw badRequest(`invalid limit: ${JSON.stringify(limitText)}`);
+    if (since && !one(q, 'continue')) await awaitResourceVersion(resource, since, rvMatch === 'Exact', target.cluster);
+    const limit = int64Param(q, 'limit');
     const continueText = one(q, 'continue');
     const continueToken = continueText ? decodeContinue(continueText) : undefined;
     if (continueToken && rvParam && rvParam !== '0') {
@@ -316,9 +355,10 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
       form,
       filter,
       includeObject: includeObject as ListOptions['includeObject'],
-      limit: limitText ? Number(limitText) : undefined,
+      limit: limit || undefined,
       continueToken,
       snapshots,
+      caller: forwardDeps.callerKey(req.raw),
     });
     if (Buffer.isBuffer(body)) return sendBytes(reply, body);
     // A large list streams; the client going away ends it and frees its snapshot.
@@ -328,6 +368,18 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
   }
 
   return app;
+}
+
+// The longest delay a Node timer holds; a longer one fires at once.
+const MAX_TIMER_MS = 2 ** 31 - 1;
+const INT64_MAX = 2n ** 63n - 1n;
+
+/** A non-negative integer query parameter as the apiserver reads it (an int64); 400 otherwise. */
+function int64Param(q: Query, name: string): number | undefined {
+  const text = one(q, name);
+  if (text === undefined) return undefined;
+  if (!/^[0-9]{1,19}$/.test(text) || BigInt(text) > INT64_MAX) throw badRequest(`invalid ${name}: ${JSON.stringify(text)}`);
+  return Number(text);
 }
 
 /** Cluster, namespace, label and field selection of a list or watch; unknown fields are a 400. */

@@ -80,5 +80,11 @@ export function decodeContinue(token: string): ContinueToken {
   }
   if (typeof c !== 'object' || c === null || typeof c.rv !== 'string' || typeof c.start !== 'string') throw fail();
   if (c.snap !== undefined && typeof c.snap !== 'string') throw fail();
+  // The token's RV is echoed as the page's resourceVersion: only one of ours may be.
+  try {
+    decodeGlobalRV(c.rv);
+  } catch {
+    throw fail();
+  }
   return { rv: c.rv, start: c.start, ...(typeof c.snap === 'string' ? { snap: c.snap } : {}) };
 }

@@ -33,8 +33,15 @@ describe('global resourceVersion', () => {
 
 describe('continue tokens', () => {
   it('round-trip with and without a snapshot id', () => {
-    expect(decodeContinue(encodeContinue({ rv: 'x', start: 'k\u0000y' }))).toEqual({ rv: 'x', start: 'k\u0000y' });
-    expect(decodeContinue(encodeContinue({ rv: 'x', start: 'k', snap: 's1' }))).toEqual({ rv: 'x', start: 'k', snap: 's1' });
+    const rv = encodeGlobalRV({ east: '5' });
+    expect(decodeContinue(encodeContinue({ rv, start: 'k\u0000y' }))).toEqual({ rv, start: 'k\u0000y' });
+    expect(decodeContinue(encodeContinue({ rv, start: 'k', snap: 's1' }))).toEqual({ rv, start: 'k', snap: 's1' });
+  });
+
+  it('rejects a token whose resourceVersion is not one of flotilla’s (it would be echoed)', () => {
+    for (const rv of ['x', '12', Buffer.from('{"east":"1x"}').toString('base64url')]) {
+      expect(() => decodeContinue(encodeContinue({ rv, start: 'k' })), rv).toThrow(expect.objectContaining({ code: 400 }));
+    }
   });
 
   it('rejects garbage with 400', () => {

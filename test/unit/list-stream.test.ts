@@ -37,7 +37,7 @@ describe('unpaged lists', () => {
     const store = Store.open(dir);
     const snapshots = new SnapshotRegistry(store);
     await store.commit({ cluster: 'east', resource: 'v1/pods' }, [pod('p-0', '1')], { rv: '1' }, { log: false });
-    const opts = { resource: pods, form: 'object' as const, filter: {}, snapshots };
+    const opts = { resource: pods, form: 'object' as const, filter: {}, snapshots, caller: 'test' };
     expect(Buffer.isBuffer(listResponse(store, opts))).toBe(true);
 
     const many = Array.from({ length: 3000 }, (_, i) => pod(`p-${String(i + 1).padStart(4, '0')}`, String(i + 2)));
@@ -75,7 +75,7 @@ describe('unpaged lists', () => {
     }
     const resource: CachedResource = { ...pods, clusters: ['east'] };
     const listed = () => {
-      const items = text(listResponse(store, { resource, form: 'object', filter: {}, snapshots })).json.items as { metadata: { name: string; annotations: Record<string, string> } }[];
+      const items = text(listResponse(store, { resource, form: 'object', filter: {}, snapshots, caller: 'test' })).json.items as { metadata: { name: string; annotations: Record<string, string> } }[];
       const perCluster: Record<string, number> = {};
       for (const i of items) {
         const cluster = i.metadata.annotations[CLUSTER_ANNOTATION]!;

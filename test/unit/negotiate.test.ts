@@ -30,3 +30,12 @@ describe('negotiate', () => {
     expect(() => negotiate('application/json;as=Table;v=v2;g=meta.k8s.io', { list: true })).toThrow(expect.objectContaining({ code: 406 }));
   });
 });
+
+describe('q=0', () => {
+  it('an entry with q=0 is not acceptable', () => {
+    expect(() => negotiate('application/json;q=0', { list: true })).toThrow(expect.objectContaining({ code: 406 }));
+    expect(() => negotiate('application/json; q=0.000', { list: false })).toThrow(expect.objectContaining({ code: 406 }));
+    expect(negotiate('application/json;q=0, */*;q=0.5', { list: true })).toBe('object');
+    expect(negotiate('application/json;q=0.5', { list: true })).toBe('object');
+  });
+});

@@ -1,0 +1,135 @@
+import { createHash } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { MemberClient } from '../members/member-client.js';
+import { badRequest, forbidden, serviceUnavailable } from '../router/status.js';
+import type { Identity } from './identity.js';
+
+/**
+ * A caller's own `Impersonate-*` headers (`kubectl --as`), honoured as the apiserver honours them:
+ * the caller must be allowed the `impersonate` verb on the user (or service account), each group,
+ * the uid and each extra value. Flotilla has no authorizer of its own, so each member the request
+ * addresses decides, through a SubjectAccessReview about the caller; every one must allow it.
+ * The request then goes on as the impersonated identity, which is what members are told.
+ */
+const VERDICT_TTL_MS = 10_000;
+const MAX_VERDICTS = 10_000;
+const REVIEW_TIMEOUT_MS = 5_000;
+
+interface Attributes {
+  group: string;
+  resource: string;
+  subresource?: string;
+  namespace?: string;
+  name: string;
+}
+
+/** Whether a request asks to impersonate anyone at all. */
+export function asksImpersonation(headers: IncomingHttpHeaders): boolean {
+  for (const name of Object.keys(headers)) if (name.startsWith('impersonate-')) return true;
+  return false;
+}
+
+/**
+ * The identity the headers ask for, from the raw header lines (each repeated line is one value, as
+ * the apiserver reads them); 400 for groups, a uid or extras named without a user.
+ */
+export function requestedIdentity(rawHeaders: string[]): Identity {
+  const lines = new Map<string, string[]>();
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!.toLowerCase();
+    if (name.startsWith('impersonate-')) (lines.get(name) ?? lines.set(name, []).get(name)!).push(rawHeaders[i + 1]!);
+  }
+  const users = lines.get('impersonate-user') ?? [];
+  const uids = lines.get('impersonate-uid') ?? [];
+  const groups = lines.get('impersonate-group') ?? [];
+  const extra: Record<string, string[]> = {};
+  for (const [name, values] of lines) {
+    if (name === 'impersonate-user' || name === 'impersonate-uid' || name === 'impersonate-group') continue;
+    if (!name.startsWith('impersonate-extra-')) throw badRequest(`unknown impersonation header ${JSON.stringify(name)}`);
+    let key: string;
+    try {
+      key = decodeURIComponent(name.slice('impersonate-extra-'.length));
+    } catch {
+      throw badRequest(`invalid impersonation header ${JSON.stringify(name)}: the extra key is not valid percent-encoding`);
+    }
+    if (!key) throw badRequest(`invalid impersonation header ${JSON.stringify(name)}: no extra key`);
+    extra[key] = values;
+  }
+  if (users.length !== 1 || !users[0]) {
+    throw badRequest(users.length > 1 ? 'only one Impersonate-User may be given' : 'requested impersonation of groups, a uid or extras without impersonating a user');
+  }
+  if (uids.length > 1) throw badRequest('only one Impersonate-Uid may be given');
+  return { user: users[0], ...(uids[0] ? { uid: uids[0] } : {}), groups, extra };
+}
+
+/** What the caller must be allowed to `impersonate` for the requested identity. */
+export function impersonationAttributes(wanted: Identity): Attributes[] {
+  const sa = /^system:serviceaccount:([^:]+):([^:]+)$/.exec(wanted.user);
+  const out: Attributes[] = [sa ? { group: '', resource: 'serviceaccounts', namespace: sa[1]!, name: sa[2]! } : { group: '', resource: 'users', name: wanted.user }];
+  for (const g of wanted.groups) out.push({ group: '', resource: 'groups', name: g });
+  if (wanted.uid) out.push({ group: 'authentication.k8s.io', resource: 'uids', name: wanted.uid });
+  for (const [key, values] of Object.entries(wanted.extra)) {
+    for (const v of values) out.push({ group: 'authentication.k8s.io', resource: 'userextras', subresource: key, name: v });
+  }
+  return out;
+}
+
+export class ImpersonationChecker {
+  private readonly verdicts = new Map<string, { allowed: boolean; reason: string; until: number }>();
+
+  constructor(private readonly member: (name: string) => MemberClient | undefined) {}
+
+  /** Resolves when every named member lets `caller` impersonate `wanted`; 403 naming the first refusal otherwise. */
+  async check(caller: Identity, wanted: Identity, clusters: string[]): Promise<void> {
+    const attributes = impersonationAttributes(wanted);
+    for (const attrs of attributes) {
+      const verdicts = await Promise.all(clusters.map(async (cluster) => ({ cluster, ...(await this.verdict(cluster, caller, attrs)) })));
+      const refused = verdicts.find((v) => !v.allowed);
+      if (refused) {
+        const what = attrs.subresource ? `${attrs.resource}/${attrs.subresource}` : attrs.resource;
+        const scope = attrs.namespace !== undefined ? `in the namespace "${attrs.namespace}"` : 'at the cluster scope';
+        throw forbidden(
+          `${attrs.resource} "${attrs.name}" is forbidden: User "${caller.user}" cannot impersonate resource "${what}" in API group "${attrs.group}" ${scope} (cluster ${refused.cluster})${refused.reason ? `: ${refused.reason}` : ''}`,
+          { name: attrs.name, ...(attrs.group ? { group: attrs.group } : {}), kind: attrs.resource },
+        );
+      }
+    }
+  }
+
+  private async verdict(cluster: string, caller: Identity, attrs: Attributes): Promise<{ allowed: boolean; reason: string }> {
+    const key = createHash('sha256').update(JSON.stringify([cluster, caller, attrs])).digest('base64url');
+    const now = Date.now();
+    const cached = this.verdicts.get(key);
+    if (cached && cached.until > now) return cached;
+    const client = this.member(cluster);
+    if (!client) throw serviceUnavailable(`cluster "${cluster}" has no connection yet: flotilla cannot check the impersonation there`);
+    let res;
+    try {
+      res = await client.fetch({
+        method: 'POST',
+        path: '/apis/authorization.k8s.io/v1/subjectaccessreviews',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify({
+          apiVersion: 'authorization.k8s.io/v1',
+          kind: 'SubjectAccessReview',
+          spec: {
+            user: caller.user,
+            ...(caller.uid ? { uid: caller.uid } : {}),
+            groups: caller.groups,
+            extra: caller.extra,
+            resourceAttributes: { verb: 'impersonate', ...attrs },
+          },
+        }),
+        signal: AbortSignal.timeout(REVIEW_TIMEOUT_MS),
+      });
+    } catch (e) {
+      throw serviceUnavailable(`cluster "${cluster}" did not answer the impersonation check: ${(e as Error).message}`);
+    }
+    if (res.status !== 201 && res.status !== 200) throw serviceUnavailable(`cluster "${cluster}" could not check the impersonation (HTTP ${res.status})`);
+    const review = JSON.parse(res.body.toString('utf8')) as { status?: { allowed?: boolean; reason?: string } };
+    const verdict = { allowed: review.status?.allowed === true, reason: review.status?.reason ?? '', until: now + VERDICT_TTL_MS };
+    if (this.verdicts.size >= MAX_VERDICTS) this.verdicts.delete(this.verdicts.keys().next().value!);
+    this.verdicts.set(key, verdict);
+    return verdict;
+  }
+}

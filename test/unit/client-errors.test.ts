@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { PassThrough } from 'node:stream';
+import type { Socket } from 'node:net';
+import { answerClientError, clientErrorStatus, frameworkErrorStatus } from '../../src/router/client-errors.js';
+
+const err = (code: string) => Object.assign(new Error(code), { code });
+
+describe('errors found before routing are Status', () => {
+  it('maps the HTTP parser’s errors to their codes', () => {
+    expect(clientErrorStatus(err('HPE_HEADER_OVERFLOW')).code).toBe(431);
+    expect(clientErrorStatus(err('ERR_HTTP_REQUEST_TIMEOUT')).code).toBe(408);
+    expect(clientErrorStatus(err('HPE_INVALID_METHOD')).code).toBe(400);
+    expect(clientErrorStatus(err('HPE_INVALID_CHUNK_SIZE')).code).toBe(400);
+    expect(frameworkErrorStatus(err('FST_ERR_BAD_URL')).code).toBe(400);
+  });
+
+  it('writes a Status body with its length, then closes the connection', () => {
+    const socket = new PassThrough() as unknown as Socket;
+    let written = '';
+    (socket as unknown as PassThrough).on('data', (c: Buffer) => (written += c.toString()));
+    answerClientError(err('HPE_HEADER_OVERFLOW'), socket);
+    const [head, body] = written.split('\r\n\r\n');
+    expect(head).toMatch(/^HTTP\/1.1 431 Request Header Fields Too Large\r\n/);
+    expect(head).toContain(`Content-Length: ${Buffer.byteLength(body!)}`);
+    expect(JSON.parse(body!)).toMatchObject({ kind: 'Status', code: 431, reason: 'RequestHeaderFieldsTooLarge' });
+    expect(socket.destroyed).toBe(true);
+  });
+});
