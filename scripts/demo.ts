@@ -123,6 +123,8 @@ Try:
   kubectl --kubeconfig ${kc} scale deployment -n payments ledger --replicas=3   # writes go to the owning member (east)
   kubectl --kubeconfig ${kc} annotate deployment -n shop cart note=hi           # 409: east and north both have it
   kubectl --kubeconfig ${kc} --server ${flotilla.url}/clusters/north annotate deployment -n shop cart note=hi   # one member
+  kubectl --kubeconfig ${kc} delete deployment -n payments ledger --dry-run=server   # DeleteOptions reach the member: nothing deleted
+  kubectl --kubeconfig ${kc} --as alice annotate deployment -n payments ledger note=hi   # --as: the member lets the admin impersonate; alice may not patch
   kubectl --kubeconfig ${kc} logs -f -n payments deploy/ledger                  # logs stream from the member running the pod
   kubectl --kubeconfig ${kc} exec -n payments deploy/ledger -- uname -a           # exec too (kwok runs it on this machine)
 
