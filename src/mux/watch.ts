@@ -179,7 +179,7 @@ export class WatchHub {
         if (w.closed) return;
         // Not while catching up: the current mark is ahead of the catch-up's lines, and a client
         // resuming from it would skip the rest of them.
-        if (!w.pending) this.enqueue(w, this.bookmarkLine(opts, this.currentMark(opts)));
+        if (!w.pending) this.enqueue(w, this.bookmarkLine(w, this.currentMark(opts)));
         timers.push(setTimeout(tick, opts.bookmarkIntervalMs));
       };
       timers.push(setTimeout(tick, opts.bookmarkIntervalMs));
@@ -322,7 +322,7 @@ export class WatchHub {
         yield this.encode(w, ev.type, ev.cluster, ev.name, ev.bytes, metaOf, mark);
       }
     }
-    if (opts.sendInitialEvents) yield this.bookmarkLine(opts, encodeGlobalRV(latest), true);
+    if (opts.sendInitialEvents) yield this.bookmarkLine(w, encodeGlobalRV(latest), true);
   }
 
   private dispatch(key: string, events: readonly StoreEvent[]): void {
@@ -366,10 +366,30 @@ export class WatchHub {
     return objectLine(type, `{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":${JSON.stringify(mark)}},"columnDefinitions":${header},"rows":[{"cells":${JSON.stringify([cluster, ...cells])}${object}}]}`);
   }
 
-  private bookmarkLine(opts: WatchOptions, mark: string, initialEventsEnd = false): Buffer {
+  /**
+   * A bookmark in the watch's own form, as the apiserver sends it: an object of the watched kind
+   * with only its resourceVersion, a PartialObjectMetadata for a metadata watch, and for a Table
+   * watch a one-row Table (column definitions if none went yet) whose row object is the bookmark.
+   * A client decodes a bookmark like any event; another kind there is a decode error, and
+   * client-go then falls back from watch-list to a relist.
+   */
+  private bookmarkLine(w: Watcher, mark: string, initialEventsEnd = false): Buffer {
+    const { opts } = w;
     const info = opts.resource.info;
     const annotations = initialEventsEnd ? ',"annotations":{"k8s.io/initial-events-end":"true"}' : '';
-    return objectLine('BOOKMARK', `{"kind":${JSON.stringify(info.kind)},"apiVersion":${JSON.stringify(groupVersion(info))},"metadata":{"resourceVersion":${JSON.stringify(mark)}${annotations}}}`);
+    const metadata = `{"resourceVersion":${JSON.stringify(mark)}${annotations}}`;
+    const own = `{"kind":${JSON.stringify(info.kind)},"apiVersion":${JSON.stringify(groupVersion(info))},"metadata":${metadata}}`;
+    if (opts.form === 'object') return objectLine('BOOKMARK', own);
+    if (opts.form === 'metadata') return objectLine('BOOKMARK', partialMetadata(metadata));
+    w.columns ??= columnsOf(this.store, opts.resource);
+    const columns = w.columns;
+    const header = w.tableHeaderSent ? 'null' : JSON.stringify([CLUSTER_COLUMN, ...columns]);
+    w.tableHeaderSent = true;
+    // The cells of an object that has nothing but a resourceVersion.
+    const age = ageColumnIndex(columns);
+    const cells = ['', ...columns.map((c, i) => (i === age ? '<unknown>' : c.type === 'integer' || c.type === 'number' ? 0 : ''))];
+    const object = opts.includeObject === 'Object' ? own : partialMetadata(metadata);
+    return objectLine('BOOKMARK', `{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":${JSON.stringify(mark)}},"columnDefinitions":${header},"rows":[{"cells":${JSON.stringify(cells)},"object":${object}}]}`);
   }
 
   /** Straight to the client, ahead of any live line; the bound does not count it. */

@@ -52,8 +52,12 @@ async function membersView(): Promise<string[]> {
 
 interface InformerRun {
   synced: Promise<void>;
-  /** SIGTERM, then the informer's cache of this test's namespace and its resync count. */
-  dump(): Promise<{ lines: string[]; resyncs: number }>;
+  /**
+   * SIGTERM, then the informer's cache of this test's namespace, its resync count, the pod LISTs
+   * and WATCHes it sent, and what it logged (client-go logs a decode error or a watch-list
+   * fallback there, and carries on).
+   */
+  dump(): Promise<{ lines: string[]; resyncs: number; lists: number; watches: number; log: string }>;
 }
 
 function runInformer(mode: 'informer' | 'metadata' | 'patcher', watchList: boolean): InformerRun & { output(): string } {
@@ -93,7 +97,8 @@ function runInformer(mode: 'informer' | 'metadata' | 'patcher', watchList: boole
         return `${name} ${uid} ${cluster}:${decodeGlobalRV(rv!)[cluster!]}`;
       });
       const resyncs = Number(/RESYNCS (\d+)/.exec(out)?.[1] ?? -1);
-      return { lines: lines.sort(), resyncs };
+      const requests = /REQUESTS lists=(\d+) watches=(\d+)/.exec(out);
+      return { lines: lines.sort(), resyncs, lists: Number(requests?.[1] ?? -1), watches: Number(requests?.[2] ?? -1), log: err };
     },
   };
 }
@@ -129,9 +134,13 @@ describe('client-go against flotilla', () => {
     // every second need a little wall time too.
     await new Promise((r) => setTimeout(r, 1500));
     const direct = await membersView();
-    const { lines, resyncs } = await run.dump();
+    const { lines, resyncs, lists, watches, log } = await run.dump();
     expect(lines).toEqual(direct);
     expect(resyncs).toBeGreaterThan(0);
+    // Synced is not enough: the client must not have hit a decode error or fallen back. With
+    // watch-list it never lists; without, it lists once and then only watches.
+    expect(log).not.toMatch(/falling back|unable to decode|Failed to watch|failed to list|Unhandled Error/i);
+    expect({ lists, watchesAtLeast: watches >= 1 }).toEqual({ lists: watchList ? 0 : 1, watchesAtLeast: true });
   });
 });
 

@@ -108,6 +108,36 @@ describe('watch from a list', () => {
     w.close();
   });
 
+  it('the initial-events-end bookmark has the member’s shape in every form (object, metadata, Table)', async () => {
+    const WATCH_LIST = '?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true';
+    const shape = (o: WatchEvent['object']) => {
+      const rows = o['rows'] as { cells: unknown[]; object: WatchEvent['object'] }[] | undefined;
+      // RVs and cell values differ by design (global RV, a Cluster column); kinds and layout may not.
+      return {
+        kind: o.kind,
+        apiVersion: o['apiVersion'],
+        annotations: o.metadata?.annotations,
+        rows: rows?.map((r) => ({ cells: Array.isArray(r.cells), object: { kind: r.object.kind, apiVersion: r.object['apiVersion'], annotations: r.object.metadata?.annotations } })),
+      };
+    };
+    const member = fleet.members[0]!;
+    for (const [accept, ns] of [
+      ['application/json', 'default'],
+      ['application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1', 'default'],
+      ['application/json;as=Table;g=meta.k8s.io;v=v1', 'default'],
+    ] as const) {
+      const bookmarks: unknown[] = [];
+      for (const ep of [member, flotilla.endpoint]) {
+        const prefix = ep === member ? '' : `/clusters/${member.name}`;
+        const w = await openWatch(ep, `${prefix}/api/v1/namespaces/${ns}/pods${WATCH_LIST}`, accept);
+        const events = await w.until((ev) => ev.some((e) => e.type === 'BOOKMARK'));
+        w.close();
+        bookmarks.push(shape(events.find((e) => e.type === 'BOOKMARK')!.object));
+      }
+      expect(bookmarks[1], accept).toEqual(bookmarks[0]);
+    }
+  });
+
   it('sends bookmarks with a current mark when asked', async () => {
     const w = await openWatch(flotilla.endpoint, `${PODS}?watch=1&allowWatchBookmarks=true&resourceVersion=${encodeGlobalRV({})}`);
     const events = await w.until((ev) => ev.some((e) => e.type === 'BOOKMARK'), 5000);

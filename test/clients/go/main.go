@@ -1,7 +1,8 @@
 // informer runs a client-go shared informer (or a metadata informer) for pods in all namespaces
 // through the given kubeconfig, prints "SYNCED" once its cache has synced, and on SIGTERM prints
 // every cached pod as "<namespace>/<name> <uid> <resourceVersion> <cluster annotation>", one per
-// line, then "END".
+// line, the number of pod LIST and WATCH requests it made ("REQUESTS lists=N watches=M"), then
+// "END".
 //
 // With -mode=patcher it is a small service-discovery controller: for every pod labelled
 // discover=yes it merge-patches the annotation discovery.flotilla.io/cluster with the cluster
@@ -13,9 +14,12 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
 	"os/signal"
 	"sort"
+	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -41,6 +45,21 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
+	// What the client itself asked for: a watch-list informer that silently fell back to
+	// LIST/WATCH (after a decode error, say) still syncs, but it lists.
+	var lists, watches atomic.Int64
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			if req.Method == http.MethodGet && strings.HasSuffix(req.URL.Path, "/pods") {
+				if w := req.URL.Query().Get("watch"); w == "true" || w == "1" {
+					watches.Add(1)
+				} else {
+					lists.Add(1)
+				}
+			}
+			return rt.RoundTrip(req)
+		})
+	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
@@ -106,8 +125,13 @@ func main() {
 		fmt.Println(l)
 	}
 	fmt.Printf("RESYNCS %d\n", resyncs)
+	fmt.Printf("REQUESTS lists=%d watches=%d\n", lists.Load(), watches.Load())
 	fmt.Println("END")
 }
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, err)
