@@ -32,3 +32,25 @@ export function matches(
   if (needsLabels(f) && !matchesLabels(f.labelSelector!, meta()?.labels)) return false;
   return true;
 }
+
+type Meta = { labels?: Record<string, string>; fields?: Record<string, string> } | undefined;
+
+/**
+ * The event a watch with this filter gets for a change, as the apiserver decides it: a MODIFIED
+ * object that starts matching is ADDED, one that stops is DELETED (with its new state), one that
+ * matched neither before nor after is nothing (undefined). Only selectors on labels and fields
+ * can change their verdict on a modification; without the previous meta record (an event logged
+ * before it was kept) the verdict on the new state decides alone, as before.
+ */
+export function eventTypeFor(
+  f: ObjectFilter,
+  ev: { type: 'ADDED' | 'MODIFIED' | 'DELETED'; cluster: string; namespace: string; name: string },
+  meta: () => Meta,
+  prevMeta: (() => Meta) | undefined,
+): 'ADDED' | 'MODIFIED' | 'DELETED' | undefined {
+  const now = matches(f, ev, meta);
+  if (ev.type !== 'MODIFIED' || !prevMeta || !needsMeta(f)) return now ? ev.type : undefined;
+  const was = matches(f, ev, prevMeta);
+  if (now) return was ? 'MODIFIED' : 'ADDED';
+  return was ? 'DELETED' : undefined;
+}

@@ -6,7 +6,7 @@ import { gvrKey, groupVersion } from '../resources/resource-info.js';
 import { compareMemberRV, encodeGlobalRV } from '../rv/global-rv.js';
 import type { ResponseForm } from '../router/negotiate.js';
 import type { Snapshot, Store, StoreEvent } from '../store/store.js';
-import { matches, needsMeta, type ObjectFilter } from './filter.js';
+import { eventTypeFor, matches, needsMeta, type ObjectFilter } from './filter.js';
 import { FlushPacer } from './flush-pacer.js';
 import type { WatchStats } from '../metrics/metrics.js';
 import { CLUSTER_COLUMN, ageColumnIndex, columnsOf, metadataJsonOf, partialMetadata, rowCells } from './reads.js';
@@ -67,6 +67,7 @@ interface Watcher {
 class BatchEncoding {
   private readonly marks: (string | undefined)[];
   private readonly metas: (MetaRecord | undefined)[];
+  private readonly prevMetas: (MetaRecord | undefined)[];
   /** Per event, its line by watcher lineKey. */
   private readonly lines: (Map<string, Buffer> | undefined)[];
 
@@ -76,6 +77,7 @@ class BatchEncoding {
   ) {
     this.marks = new Array<string | undefined>(events.length);
     this.metas = new Array<MetaRecord | undefined>(events.length);
+    this.prevMetas = new Array<MetaRecord | undefined>(events.length);
     this.lines = new Array<Map<string, Buffer> | undefined>(events.length);
   }
 
@@ -86,6 +88,12 @@ class BatchEncoding {
 
   meta(i: number): MetaRecord {
     return (this.metas[i] ??= decodeMeta(this.events[i]!.meta));
+  }
+
+  /** What the object's meta record was before a MODIFIED event, when the store kept it. */
+  prevMeta(i: number): (() => MetaRecord) | undefined {
+    const prev = this.events[i]!.prevMeta;
+    return prev ? () => (this.prevMetas[i] ??= decodeMeta(prev)) : undefined;
   }
 
   line(i: number, key: string, make: () => Buffer): Buffer {
@@ -316,10 +324,12 @@ export class WatchHub {
         if (!cachesCluster(opts.resource, ev.cluster)) continue;
         let meta: MetaRecord | undefined;
         const metaOf = () => (meta ??= decodeMeta(ev.meta));
-        if (!matches(opts.filter, ev, metaOf)) continue;
+        const prev = ev.prevMeta;
+        const type = eventTypeFor(opts.filter, ev, metaOf, prev ? () => decodeMeta(prev) : undefined);
+        if (!type) continue;
         progress[ev.cluster] = ev.rv;
         mark = encodeGlobalRV(progress);
-        yield this.encode(w, ev.type, ev.cluster, ev.name, ev.bytes, metaOf, mark);
+        yield this.encode(w, type, ev.cluster, ev.name, ev.bytes, metaOf, mark);
       }
     }
     if (opts.sendInitialEvents) yield this.bookmarkLine(w, encodeGlobalRV(latest), true);
@@ -340,11 +350,13 @@ export class WatchHub {
     enc.events.forEach((ev, i) => {
       if (w.closed || ev.seq <= w.caughtUpTo) return;
       if (!cachesCluster(opts.resource, ev.cluster)) return;
-      if (!matches(opts.filter, ev, () => enc.meta(i))) return;
+      const type = eventTypeFor(opts.filter, ev, () => enc.meta(i), enc.prevMeta(i));
+      if (!type) return;
       // A Table watch's first event carries the column definitions; that line is this watcher's own.
+      // Watchers share a line only when they also agree on its type (a selection it entered or left).
       const line = opts.form === 'table' && !w.tableHeaderSent
-        ? this.encode(w, ev.type, ev.cluster, ev.name, ev.bytes, () => enc.meta(i), enc.mark(i))
-        : enc.line(i, w.lineKey, () => this.encode(w, ev.type, ev.cluster, ev.name, ev.bytes, () => enc.meta(i), enc.mark(i)));
+        ? this.encode(w, type, ev.cluster, ev.name, ev.bytes, () => enc.meta(i), enc.mark(i))
+        : enc.line(i, type === ev.type ? w.lineKey : `${w.lineKey}|${type}`, () => this.encode(w, type, ev.cluster, ev.name, ev.bytes, () => enc.meta(i), enc.mark(i)));
       this.enqueue(w, line);
     });
   }

@@ -70,6 +70,11 @@ export interface Change {
 export interface StoreEvent extends Change {
   seq: number;
   cluster: string;
+  /**
+   * For MODIFIED, the meta record the object had before: a watch whose selection the object
+   * enters or leaves sends ADDED or DELETED. Absent from events logged before it was kept.
+   */
+  prevMeta?: Buffer;
 }
 
 export interface CommitOptions {
@@ -105,6 +110,8 @@ interface LoggedRecord {
   rv: string;
   o: Buffer;
   x: Buffer;
+  /** The previous meta record of a MODIFIED change (StoreEvent.prevMeta). */
+  p?: Buffer;
 }
 
 export type StoreListener = (events: readonly StoreEvent[]) => void;
@@ -228,8 +235,12 @@ export class Store {
   private readonly logs: Database<LogState | { seq: number } | { format: number }, string>;
   /** Log states written in the transaction being built, which LMDB reads do not show yet. */
   private readonly batchLogs = new Map<string, LogState>();
-  /** Index entries (as Change.labels) set in the transaction being built, by object key. */
-  private readonly batchLabels = new Map<string, string>();
+  /**
+   * Meta records written in the transaction being built, by object key (null: deleted), which
+   * LMDB reads do not show yet: what an object held before a change (its index entries, a
+   * watch's transitions) may be an earlier change of the same batch.
+   */
+  private readonly batchMetas = new Map<string, Buffer | null>();
   private readonly listeners = new Map<string, Set<StoreListener>>();
   /** Woken after every commit of a resource, with changes or only a newer RV (waitFor). */
   private readonly progress = new Map<string, Set<() => void>>();
@@ -278,7 +289,7 @@ export class Store {
       this.ensureFreeSpace();
       // The last transaction has committed: LMDB holds what the batch overlays kept.
       this.batchLogs.clear();
-      this.batchLabels.clear();
+      this.batchMetas.clear();
       fn();
       return root.committed;
     }, OBJECTS_PER_TRANSACTION);
@@ -441,7 +452,7 @@ export class Store {
   /** The logged events of a resource after `afterSeq`, in order. Iterate synchronously, or pass a snapshot. */
   *logged(resource: string, afterSeq = 0, snapshot?: Snapshot): Generator<StoreEvent> {
     for (const { key, value } of this.events.getRange({ start: [resource, afterSeq + 1], end: [resource, Number.MAX_SAFE_INTEGER], transaction: snapshot })) {
-      yield { seq: key[1], cluster: value.c, type: value.t, namespace: value.n, name: value.m, rv: value.rv, bytes: value.o, meta: value.x };
+      yield { seq: key[1], cluster: value.c, type: value.t, namespace: value.n, name: value.m, rv: value.rv, bytes: value.o, meta: value.x, ...(value.p ? { prevMeta: value.p } : {}) };
     }
   }
 
@@ -465,16 +476,19 @@ export class Store {
     }
     // The changes are numbered in order, in this transaction (slices written before included).
     let firstSeq = 0;
+    // What each MODIFIED object's meta record was, for watches' selection transitions.
+    const prevMetas: (Buffer | undefined)[] = [];
     await this.writes.run(() => {
       let log = this.batchLogs.get(resource) ?? (this.logs.get(resource) as LogState | undefined);
       firstSeq = this.seq + 1;
       this.seq += from;
       for (let i = from; i < changes.length; i++) {
         const c = changes[i]!;
-        this.applyObject(resource, cluster, c, opts.fresh === true);
+        const prev = this.applyObject(resource, cluster, c, opts.fresh === true);
+        if (c.type === 'MODIFIED') prevMetas[i] = prev;
         const seq = ++this.seq;
         if (opts.log) {
-          this.events.put([resource, seq], { c: cluster, t: c.type, n: c.namespace, m: c.name, rv: c.rv, o: c.bytes, x: c.meta });
+          this.events.put([resource, seq], { c: cluster, t: c.type, n: c.namespace, m: c.name, rv: c.rv, o: c.bytes, x: c.meta, ...(c.type === 'MODIFIED' && prev ? { p: prev } : {}) });
           const rvNumber = numericRV(c.rv);
           if (rvNumber !== undefined) this.eventRVs.put([resource, cluster, rvNumber, seq], true);
           log ??= { start: {}, count: 0, firstSeq: seq };
@@ -502,27 +516,36 @@ export class Store {
     // allocate an object per change for nothing (GC pauses were most of its long event turns).
     const listeners = this.listeners.get(resource);
     if (listeners && listeners.size > 0 && changes.length > 0) {
-      const events = changes.map((c, i): StoreEvent => ({ ...c, seq: firstSeq + i, cluster }));
+      const events = changes.map((c, i): StoreEvent => {
+        const prevMeta = prevMetas[i];
+        return prevMeta ? { ...c, seq: firstSeq + i, cluster, prevMeta } : { ...c, seq: firstSeq + i, cluster };
+      });
       for (const l of listeners) l(events);
     }
     const waiting = this.progress.get(resource);
     if (waiting) for (const w of [...waiting]) w();
   }
 
-  private applyObject(resource: string, cluster: string, c: Change, fresh: boolean): void {
+  /** Writes one change; returns the meta record the object had (undefined for a fresh one). */
+  private applyObject(resource: string, cluster: string, c: Change, fresh: boolean): Buffer | undefined {
     const key = objectKey(resource, c.namespace, c.name, cluster);
     const own = ownKey(resource, cluster, c.namespace, c.name);
+    // Read once: the label index's diff and a MODIFIED event's transitions both need it.
+    const batched = fresh ? undefined : this.batchMetas.get(key);
+    const prev = fresh ? undefined : batched !== undefined ? (batched ?? undefined) : this.meta.get(key);
+    if (!fresh) this.batchMetas.set(key, c.type === 'DELETED' ? null : c.meta);
     if (c.type === 'DELETED') {
       this.objects.remove(key);
       this.meta.remove(key);
       this.byCluster.remove(own);
-      this.reindex(resource, key, '', false);
+      this.reindex(resource, key, '', false, prev);
     } else {
       this.objects.put(key, c.bytes);
       this.meta.put(key, c.meta);
       this.byCluster.put(own, PRESENT);
-      this.reindex(resource, key, c.labels ?? '', fresh);
+      this.reindex(resource, key, c.labels ?? '', fresh, prev);
     }
+    return prev;
   }
 
   /**
@@ -531,9 +554,8 @@ export class Store {
    * carries the labels and fields the entries were made from. A `fresh` object held nothing
    * (CommitOptions.fresh), and nothing else in its transaction touches it.
    */
-  private reindex(resource: string, key: string, labels: string, fresh: boolean): void {
-    const old = fresh ? '' : (this.batchLabels.get(key) ?? this.storedIndexEntries(key));
-    if (!fresh) this.batchLabels.set(key, labels);
+  private reindex(resource: string, key: string, labels: string, fresh: boolean, storedMeta: Buffer | undefined): void {
+    const old = fresh || !storedMeta ? '' : indexEntries(decodeMeta(storedMeta));
     if (old === labels) return;
     const prefix = `${resource}${SEP}`;
     // The object key less its resource, which the entry's own prefix already names.
@@ -552,12 +574,6 @@ export class Store {
     const after = labels === '' ? [] : labels.split(SEP);
     for (const l of before) if (!after.includes(l)) this.labelIndex.remove(Buffer.from(prefix + l + suffix));
     for (const l of after) if (!before.includes(l)) this.labelIndex.put(Buffer.from(prefix + l + suffix), PRESENT);
-  }
-
-  /** The label index entries of a stored object, as Change.labels ('' when it is not stored). */
-  private storedIndexEntries(key: string): string {
-    const meta = this.meta.get(key);
-    return meta ? indexEntries(decodeMeta(meta)) : '';
   }
 
   /** The keys of a resource's objects labelled key=value, in key order. */

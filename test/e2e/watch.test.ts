@@ -5,7 +5,8 @@ import type { V1PodList } from '@kubernetes/client-node';
 import { memberRequest } from '../fleet/http.js';
 import type { MemberInfo } from '../fleet/fleet.js';
 import { startFlotillaProcess, type FlotillaProcess } from '../support/flotilla-process.js';
-import { openWatch, type WatchEvent } from '../support/watch-client.js';
+import { openWatch, type OpenWatch, type WatchEvent } from '../support/watch-client.js';
+import { until } from '../support/poll.js';
 import { kubectlBinary } from '../support/kubectl.js';
 import { decodeGlobalRV, encodeGlobalRV } from '../../src/rv/global-rv.js';
 
@@ -144,6 +145,45 @@ describe('watch from a list', () => {
     const bookmark = events.find((e) => e.type === 'BOOKMARK')!;
     expect(Object.keys(decodeGlobalRV(bookmark.object.metadata!.resourceVersion!)).sort()).toEqual(['east', 'north', 'west']);
     w.close();
+  });
+});
+
+describe('a selector watch follows objects into and out of its selection', () => {
+  it('relabelled blue→red→blue→red: the same ADDED/DELETED as the member’s own watch, live and resumed from the log', async () => {
+    const name = 'chameleon';
+    await createPod(east, name, { team: 'blue' });
+    const podPath = `${PODS}/${name}`;
+    await until('the pod running and cached', async () => {
+      const direct = JSON.parse((await memberRequest(east, 'GET', podPath)).body) as { status?: { phase?: string } };
+      return direct.status?.phase === 'Running' && (await memberRequest(flotilla.endpoint, 'GET', `/clusters/east${podPath}`)).status === 200;
+    });
+    const selector = `labelSelector=${encodeURIComponent('team=blue')}`;
+    const memberRV = (JSON.parse((await memberRequest(east, 'GET', `${PODS}?${selector}`)).body) as V1PodList).metadata!.resourceVersion!;
+    const fleetRV = (JSON.parse((await memberRequest(flotilla.endpoint, 'GET', `/clusters/east${PODS}?${selector}`)).body) as V1PodList).metadata!.resourceVersion!;
+    const direct = await openWatch(east, `${PODS}?watch=1&${selector}&resourceVersion=${memberRV}`);
+    const through = await openWatch(flotilla.endpoint, `/clusters/east${PODS}?watch=1&${selector}&resourceVersion=${fleetRV}`);
+    const types = (w: OpenWatch) => named(w.events, name).map((e) => e.type);
+    for (const [i, team] of ['red', 'blue', 'red'].entries()) {
+      expect((await memberRequest(east, 'PATCH', podPath, { metadata: { labels: { team } } }, { contentType: 'application/merge-patch+json' })).status).toBe(200);
+      // One change at a time, each seen by the member's watch before the next.
+      await direct.until(() => types(direct).length > i);
+    }
+    const expected = ['DELETED', 'ADDED', 'DELETED'];
+    await direct.until(() => types(direct).length >= 3);
+    await through.until(() => types(through).length >= 3);
+    expect(types(direct)).toEqual(expected);
+    expect(types(through)).toEqual(expected);
+    // A DELETED for leaving the selection carries the object's new state, as the member's does.
+    expect(named(through.events, name)[0]!.object.metadata).toMatchObject({ labels: { team: 'red' } });
+    direct.close();
+    through.close();
+    // Resumed from before the relabels, the watch replays them from flotilla's event log.
+    const resumed = await openWatch(flotilla.endpoint, `/clusters/east${PODS}?watch=1&${selector}&resourceVersion=${fleetRV}`);
+    await resumed.until(() => types(resumed).length >= 3);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(types(resumed)).toEqual(expected);
+    resumed.close();
+    await deletePod(east, name);
   });
 });
 

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KEY_SEP, Store, StoreFullError, type Change, type ChangeType, type StoreEvent } from '../../src/store/store.js';
 import { decodeObject, type IngestContext } from '../../src/ingest/decode.js';
-import { encodeObjects, viewObjects } from '../../src/ingest/batch.js';
+import { decodeMeta, encodeObjects, viewObjects } from '../../src/ingest/batch.js';
 import { fieldIndexKey } from '../../src/ingest/fields.js';
 
 const dirs: string[] = [];
@@ -405,5 +405,23 @@ describe('Store', () => {
       execFileSync('umount', [mnt]);
       rmSync(mnt, { recursive: true, force: true });
     }
+  });
+});
+
+describe('Store change events carry what a MODIFIED object was', () => {
+  it('live and logged, also when the same object changes twice in one batch', async () => {
+    const { store } = openStore();
+    const seen: StoreEvent[] = [];
+    const unsubscribe = store.subscribe('v1/pods', (evs) => seen.push(...evs));
+    await store.commit(pods('east'), [change('east', 'a', 'p', '1', 'ADDED', { team: 'blue' })], { rv: '1' }, { log: true });
+    await store.commit(pods('east'), [change('east', 'a', 'p', '2', 'MODIFIED', { team: 'red' }), change('east', 'a', 'p', '3', 'MODIFIED', { team: 'blue' })], { rv: '3' }, { log: true });
+    const labelsOf = (b: Buffer | undefined) => (b ? decodeMeta(b).labels : undefined);
+    expect(seen.map((e) => [e.type, labelsOf(e.prevMeta)?.['team']])).toEqual([['ADDED', undefined], ['MODIFIED', 'blue'], ['MODIFIED', 'red']]);
+    expect([...store.logged('v1/pods')].map((e) => [e.type, labelsOf(e.prevMeta)?.['team']])).toEqual([['ADDED', undefined], ['MODIFIED', 'blue'], ['MODIFIED', 'red']]);
+    // The label index followed both changes of the batch.
+    expect([...store.keysLabelled('v1/pods', 'team', 'blue')]).toHaveLength(1);
+    expect([...store.keysLabelled('v1/pods', 'team', 'red')]).toHaveLength(0);
+    unsubscribe();
+    await store.close();
   });
 });
