@@ -17,6 +17,8 @@ const DEMO_RESOURCES: ResourceRuleSpec[] = [
   { version: 'v1', resource: 'nodes' },
   { version: 'v1', resource: 'services' },
   { version: 'v1', resource: 'configmaps' },
+  // kubectl describe lists a pod's events by involvedObject fields: served from the cache too.
+  { version: 'v1', resource: 'events' },
   { group: 'apps', version: 'v1', resource: 'deployments' },
   { group: 'apps', version: 'v1', resource: 'replicasets' },
 ];
@@ -114,6 +116,7 @@ flotilla is serving the fleet at ${flotilla.url}  (data: ${flotilla.dataDir}, lo
 Try:
   kubectl --kubeconfig ${kc} get pods -A                      # every member's pods, with a CLUSTER column
   kubectl --kubeconfig ${kc} get pods -n shop -o wide         # one namespace, all members
+  kubectl --kubeconfig ${kc} describe pod -n payments -l app=ledger   # with the member's Events (cached too)
   kubectl --kubeconfig ${kc} get deployments -A -l app=web     # label selectors
   kubectl --kubeconfig ${kc} get pods -A -o yaml | grep search.flotilla.io/cluster
   kubectl --kubeconfig ${kc} get --raw /clusters/east/api/v1/namespaces/shop/pods   # one member only
