@@ -68,6 +68,9 @@ export function requestBodyForMember(body: Buffer | undefined, contentType: stri
   const text = body.toString('utf8');
   // Cheap test first: most bodies (annotate, label, scale patches) carry neither.
   if (!text.includes('resourceVersion') && !text.includes(CLUSTER_ANNOTATION)) return body;
+  // The YAML parser recurses per level and runs out of stack near 800; on a nearly exhausted
+  // stack V8 can even abort the process (a regex compiled there fails as out of memory).
+  if (isYaml && yamlTooDeep(text)) throw badRequest('the request body is nested too deeply');
   let doc: unknown;
   try {
     doc = isJson ? JSON.parse(text) : parseYaml(text);
@@ -107,6 +110,41 @@ export function requestBodyForMember(body: Buffer | undefined, contentType: stri
     if (e instanceof RangeError) throw badRequest('the request body is nested too deeply');
     throw e;
   }
+}
+
+// Far beyond any manifest (CRD schemas nest a few dozen levels), far below the parser's limit.
+const MAX_YAML_FLOW_DEPTH = 200;
+const MAX_YAML_INDENT = 400;
+
+/** Flow nesting (brackets outside quotes) or block indentation past what flotilla parses. */
+export function yamlTooDeep(text: string): boolean {
+  let depth = 0;
+  let quote = '';
+  let indent = 0;
+  let lineStart = true;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i]!;
+    if (quote) {
+      if (ch === '\\' && quote === '"') i++;
+      else if (ch === quote) quote = '';
+      continue;
+    }
+    if (ch === '\n') {
+      lineStart = true;
+      indent = 0;
+      continue;
+    }
+    if (lineStart && ch === ' ') {
+      if (++indent > MAX_YAML_INDENT) return true;
+      continue;
+    }
+    lineStart = false;
+    if (ch === '"' || ch === "'") quote = ch;
+    else if (ch === '[' || ch === '{') {
+      if (++depth > MAX_YAML_FLOW_DEPTH) return true;
+    } else if ((ch === ']' || ch === '}') && depth > 0) depth--;
+  }
+  return false;
 }
 
 /** A member's object as flotilla shows it: global RV, cluster annotation. Status bodies stay as they are. */

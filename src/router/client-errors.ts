@@ -1,4 +1,4 @@
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { StatusError, badRequest } from './status.js';
 
@@ -22,14 +22,49 @@ export function clientErrorStatus(err: Error & { code?: string }): StatusError {
 }
 
 /** Writes the Status on a connection the HTTP server gave up on, then closes it. */
-export function answerClientError(err: Error & { code?: string }, socket: Socket): void {
+export function answerClientError(err: Error & { code?: string; rawPacket?: unknown }, socket: Socket): void {
   // A reset connection has nobody left to tell.
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  // Node's server reports a parse error again for every chunk that follows: one answer only.
+  if (answering.has(socket)) return;
+  answering.add(socket);
+  // Bytes that do not parse behind a request (pipelined, or a body sent without framing) must not
+  // cost that request its answer: it goes out, and the connection closes after it.
+  const inFlight = (socket as Socket & { _httpMessage?: ServerResponse & { shouldKeepAlive?: boolean } })._httpMessage;
+  if (inFlight && !inFlight.writableFinished) {
+    inFlight.shouldKeepAlive = false;
+    const cap = setTimeout(() => socket.destroy(), IN_FLIGHT_WAIT_MS);
+    cap.unref();
+    inFlight.once('close', () => {
+      clearTimeout(cap);
+      socket.destroy();
+    });
+    return;
+  }
+  // An answer to HEAD has no body, whatever its length says (RFC 9110 §9.3.2).
+  const head = Buffer.isBuffer(err.rawPacket) && err.rawPacket.subarray(0, 5).toString('latin1') === 'HEAD ';
+  writeStatusAndClose(socket, clientErrorStatus(err), head);
+}
+
+const answering = new WeakSet<Socket>();
+
+// How long an answer in progress may hold the connection after what follows it failed to parse.
+const IN_FLIGHT_WAIT_MS = 10_000;
+
+/**
+ * CONNECT asks a proxy for a tunnel; Node's server hands it to a 'connect' listener or drops
+ * the connection without a word. Flotilla is no forward proxy: 405, as a Status.
+ */
+export function answerConnect(socket: Socket): void {
+  socket.on('error', () => undefined);
+  writeStatusAndClose(socket, new StatusError(405, 'MethodNotAllowed', 'CONNECT is not supported'), false);
+}
+
+function writeStatusAndClose(socket: Socket, status: StatusError, head: boolean): void {
   if (socket.writable) {
-    const status = clientErrorStatus(err);
     const body = JSON.stringify(status.toStatus());
     socket.write(
-      `HTTP/1.1 ${status.code} ${STATUS_CODES[status.code] ?? ''}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      `HTTP/1.1 ${status.code} ${STATUS_CODES[status.code] ?? ''}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${head ? '' : body}`,
     );
   }
   socket.destroy();

@@ -14,10 +14,11 @@ import { createMetrics } from '../metrics/metrics.js';
 import { registerSubresources } from '../forward/subresources.js';
 import { AGGREGATED_DISCOVERY_V2, aggregatedDiscovery, group, groupList, legacyVersions, resourceList, wantsAggregated } from './discovery.js';
 import { negotiate } from './negotiate.js';
-import { answerClientError, frameworkErrorStatus } from './client-errors.js';
+import { answerClientError, answerConnect, frameworkErrorStatus } from './client-errors.js';
 import { parseRequestPath, type RequestTarget } from './request-info.js';
 import { StatusError, badRequest, expired, internalError, invalid, serviceUnavailable, timeout, unauthorized } from './status.js';
 import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import type { Authenticator } from '../auth/authenticator.js';
 import { impersonationHeaders, type Identity } from '../auth/identity.js';
@@ -72,6 +73,7 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
     frameworkErrors: (err, _req, reply) => void sendStatus(reply, frameworkErrorStatus(err)),
   }) as unknown as FastifyInstance;
   const { manager, store } = opts;
+  app.server.on('connect', (_req: IncomingMessage, socket: Socket) => answerConnect(socket));
   let versionCache: { at: number; body: Buffer } | undefined;
   const hub = new WatchHub(store);
   const { registry: metrics, stop: stopMetrics } = createMetrics(() => manager.status(), () => hub.stats());

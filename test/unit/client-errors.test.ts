@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { PassThrough } from 'node:stream';
 import type { Socket } from 'node:net';
-import { answerClientError, clientErrorStatus, frameworkErrorStatus } from '../../src/router/client-errors.js';
+import { answerClientError, answerConnect, clientErrorStatus, frameworkErrorStatus } from '../../src/router/client-errors.js';
 
 const err = (code: string) => Object.assign(new Error(code), { code });
 
@@ -24,5 +24,27 @@ describe('errors found before routing are Status', () => {
     expect(head).toContain(`Content-Length: ${Buffer.byteLength(body!)}`);
     expect(JSON.parse(body!)).toMatchObject({ kind: 'Status', code: 431, reason: 'RequestHeaderFieldsTooLarge' });
     expect(socket.destroyed).toBe(true);
+  });
+});
+
+describe('answers with no body where there must be none, and to CONNECT', () => {
+  const capture = () => {
+    const socket = new PassThrough() as unknown as Socket;
+    let written = '';
+    (socket as unknown as PassThrough).on('data', (c: Buffer) => (written += c.toString()));
+    return { socket, written: () => written };
+  };
+  it('a HEAD the parser refused gets the Status head with its length but no body', () => {
+    const { socket, written } = capture();
+    answerClientError(Object.assign(err('HPE_INVALID_URL'), { rawPacket: Buffer.from('HEAD %2fapi HTTP/1.1\r\n\r\n') }), socket);
+    const [head, body] = written().split('\r\n\r\n');
+    expect(head).toMatch(/^HTTP\/1.1 400 /);
+    expect(body).toBe('');
+  });
+  it('CONNECT is 405, as a Status', () => {
+    const { socket, written } = capture();
+    answerConnect(socket);
+    expect(written()).toMatch(/^HTTP\/1.1 405 /);
+    expect(JSON.parse(written().split('\r\n\r\n')[1]!)).toMatchObject({ kind: 'Status', code: 405, reason: 'MethodNotAllowed' });
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mergeListAnswers, memberRV, requestBodyForMember, responseForClient } from '../../src/forward/translate.js';
+import { mergeListAnswers, memberRV, requestBodyForMember, responseForClient, yamlTooDeep } from '../../src/forward/translate.js';
 import { impersonationHeaders } from '../../src/auth/identity.js';
 import { parseTokenFile } from '../../src/auth/authenticator.js';
 import { encodeGlobalRV, decodeGlobalRV } from '../../src/rv/global-rv.js';
@@ -67,5 +67,23 @@ describe('identity', () => {
     expect(tokens.get('t1')).toEqual({ user: 'alice', uid: 'uid-a', groups: ['team-a', 'devs'], extra: {} });
     expect(tokens.get('t2')).toEqual({ user: 'bob', uid: 'uid-b', groups: [], extra: {} });
     expect(() => parseTokenFile('only-a-token\n', 'tokens.csv')).toThrow(/tokens.csv:1/);
+  });
+});
+
+describe('bodies too deep to translate are a 400, never a crash', () => {
+  it('yamlTooDeep: flow nesting and block indentation past the bounds; quotes and normal manifests pass', () => {
+    expect(yamlTooDeep(`a: ${'['.repeat(201)}${']'.repeat(201)}`)).toBe(true);
+    expect(yamlTooDeep(`a: ${'['.repeat(200)}${']'.repeat(200)}`)).toBe(false);
+    expect(yamlTooDeep(`a: "${'['.repeat(5000)}"\nb: '${'{'.repeat(5000)}'`)).toBe(false);
+    expect(yamlTooDeep(`a:\n${' '.repeat(401)}b: 1\n`)).toBe(true);
+    expect(yamlTooDeep('apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  resourceVersion: "1"\ndata:\n  k: "[{"\n')).toBe(false);
+  });
+
+  it('a deep apply-patch YAML or JSON body with a resourceVersion to translate is a 400', () => {
+    const rv = encodeGlobalRV({ east: '7' });
+    const deepYaml = Buffer.from(`metadata:\n  resourceVersion: "${rv}"\nspec: ${'['.repeat(10_000)}${']'.repeat(10_000)}\n`);
+    expect(() => requestBodyForMember(deepYaml, 'application/apply-patch+yaml', 'east')).toThrow(expect.objectContaining({ code: 400 }));
+    const deepJson = Buffer.from(`{"metadata":{"resourceVersion":"${rv}"},"spec":${'['.repeat(10_000)}${']'.repeat(10_000)}}`);
+    expect(() => requestBodyForMember(deepJson, 'application/json', 'east')).toThrow(expect.objectContaining({ code: 400 }));
   });
 });
