@@ -37,7 +37,8 @@ export function answerClientError(err: Error & { code?: string; rawPacket?: unkn
     cap.unref();
     inFlight.once('close', () => {
       clearTimeout(cap);
-      socket.destroy();
+      // end(), not destroy(): what the answer left in the socket's buffer must still go out.
+      socket.end();
     });
     return;
   }

@@ -12,6 +12,7 @@ import type { ObjectFilter } from '../mux/filter.js';
 import type { Store } from '../store/store.js';
 import { createMetrics } from '../metrics/metrics.js';
 import { registerSubresources } from '../forward/subresources.js';
+import { hasBody } from '../forward/streaming.js';
 import { AGGREGATED_DISCOVERY_V2, aggregatedDiscovery, group, groupList, legacyVersions, resourceList, wantsAggregated } from './discovery.js';
 import { negotiate } from './negotiate.js';
 import { answerClientError, answerConnect, frameworkErrorStatus } from './client-errors.js';
@@ -161,6 +162,10 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
   });
 
   app.get('/*', async (req, reply) => {
+    // A GET's body means nothing here, but left unread it would be on the connection when it
+    // closes, and the kernel's reset would cut the answer short: it is read and dropped as it
+    // comes, without holding the answer (a client may announce a body it never sends).
+    if (hasBody(req.headers)) req.raw.resume();
     const target = parseRequestPath(req.url);
     checkAddressedCluster(manager, target);
     switch (target.type) {
