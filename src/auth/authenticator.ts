@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type { MemberClient } from '../members/member-client.js';
-import { unauthorized } from '../router/status.js';
+import { unauthorized } from '../api/status.js';
 import type { Identity } from './identity.js';
 
 /**

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { MemberClient } from '../members/member-client.js';
-import { badRequest, forbidden, serviceUnavailable } from '../router/status.js';
+import { badRequest, forbidden, serviceUnavailable } from '../api/status.js';
 import type { Identity } from './identity.js';
 
 /**

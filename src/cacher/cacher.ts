@@ -1,8 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { IncomingMessage } from 'node:http';
 import type { MemberClient } from '../members/member-client.js';
-import { collectionPath, groupVersion, gvrKey, type ResourceInfo } from '../resources/resource-info.js';
-import type { IngestContext, TableColumn } from '../ingest/decode.js';
+import { collectionPath, groupVersion, gvrKey, type ResourceInfo } from '../api/resource-info.js';
+import type { IngestContext } from '../ingest/decode.js';
+import type { TableColumn } from '../api/table.js';
 import { EVENT_TYPES, viewObjects } from '../ingest/batch.js';
 import type { IngestPool } from '../ingest/pool.js';
 import type { Change, ObjectRef, Store } from '../store/store.js';

@@ -1,9 +1,9 @@
 import type { CacheManager } from '../cacher/cache-manager.js';
 import { findOne } from '../mux/reads.js';
-import type { RequestTarget } from '../router/request-info.js';
-import { gvrKey } from '../resources/resource-info.js';
+import type { RequestTarget } from '../api/request-info.js';
+import { gvrKey } from '../api/resource-info.js';
 import type { Store } from '../store/store.js';
-import { badRequest, unknownCluster } from '../router/status.js';
+import { badRequest, unknownCluster } from '../api/status.js';
 
 export type ResourceTarget = Extract<RequestTarget, { type: 'resource' }>;
 

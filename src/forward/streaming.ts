@@ -1,8 +1,9 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import type { CacheManager } from '../cacher/cache-manager.js';
 import type { Store } from '../store/store.js';
-import { memberRequestPath, parseRequestPath } from '../router/request-info.js';
-import { StatusError, badRequest, serviceUnavailable } from '../router/status.js';
+import { memberRequestPath, parseRequestPath } from '../api/request-info.js';
+import { StatusError, badRequest, serviceUnavailable } from '../api/status.js';
 import { owningCluster } from './owner.js';
 
 /**
@@ -135,4 +136,33 @@ export function noConnection(cluster: string): StatusError {
 export function memberFailure(cluster: string, err: unknown): StatusError {
   if (err instanceof StatusError) return err;
   return serviceUnavailable(`cluster "${cluster}" did not answer: ${(err as Error).message}`);
+}
+
+export interface SubresourceMetrics {
+  requests: Counter<'cluster' | 'subresource' | 'protocol' | 'code'>;
+  streams: Gauge<'subresource'>;
+}
+
+/**
+ * Open streams, each with what cuts it. A graceful close would otherwise wait for every followed
+ * log and exec session to end by itself.
+ */
+export type OpenStreams = Set<() => void>;
+
+export function createSubresourceMetrics(registry?: Registry): SubresourceMetrics {
+  const registers = registry ? [registry] : [];
+  return {
+    requests: new Counter({
+      name: 'flotilla_subresource_requests_total',
+      help: 'Streaming subresource requests forwarded to members, by the status the member (or flotilla) answered; protocol is http, websocket or spdy.',
+      labelNames: ['cluster', 'subresource', 'protocol', 'code'],
+      registers,
+    }),
+    streams: new Gauge({
+      name: 'flotilla_subresource_streams',
+      help: 'Streaming subresource connections to members open now.',
+      labelNames: ['subresource'],
+      registers,
+    }),
+  };
 }

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { IncomingMessage } from 'node:http';
-import { Counter, Gauge, type Registry } from 'prom-client';
-import { clusterPrefix, forwardedRequestHeaders, forwardedResponseHeaders, hasBody, memberFailure, noConnection, resolveStreamTarget, type StreamingDeps, type StreamTarget } from './streaming.js';
+import type { Registry } from 'prom-client';
+import { clusterPrefix, createSubresourceMetrics, forwardedRequestHeaders, forwardedResponseHeaders, hasBody, memberFailure, noConnection, resolveStreamTarget, type OpenStreams, type StreamingDeps, type StreamTarget, type SubresourceMetrics } from './streaming.js';
 import { handleUpgrade } from './upgrade.js';
 
 /**
@@ -10,35 +10,6 @@ import { handleUpgrade } from './upgrade.js';
  * response streamed through unbuffered. Upgrade requests are taken off the HTTP server before
  * fastify sees them (src/forward/upgrade.ts).
  */
-export interface SubresourceMetrics {
-  requests: Counter<'cluster' | 'subresource' | 'protocol' | 'code'>;
-  streams: Gauge<'subresource'>;
-}
-
-/**
- * Open streams, each with what cuts it. A graceful close would otherwise wait for every followed
- * log and exec session to end by itself.
- */
-export type OpenStreams = Set<() => void>;
-
-export function createSubresourceMetrics(registry?: Registry): SubresourceMetrics {
-  const registers = registry ? [registry] : [];
-  return {
-    requests: new Counter({
-      name: 'flotilla_subresource_requests_total',
-      help: 'Streaming subresource requests forwarded to members, by the status the member (or flotilla) answered; protocol is http, websocket or spdy.',
-      labelNames: ['cluster', 'subresource', 'protocol', 'code'],
-      registers,
-    }),
-    streams: new Gauge({
-      name: 'flotilla_subresource_streams',
-      help: 'Streaming subresource connections to members open now.',
-      labelNames: ['subresource'],
-      registers,
-    }),
-  };
-}
-
 export interface SubresourceDeps extends StreamingDeps {
   metrics?: Registry;
 }

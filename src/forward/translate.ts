@@ -1,8 +1,8 @@
 import { parse as parseYaml } from 'yaml';
 import { CLUSTER_ANNOTATION, clusterAnnotationEdit, clusterAnnotationEntry } from '../ingest/decode.js';
 import { editedPieces, joinPieces, type ByteEdit } from '../util/byte-edits.js';
-import { decodeGlobalRV, encodeGlobalRV } from '../rv/global-rv.js';
-import { badRequest, conflict } from '../router/status.js';
+import { decodeGlobalRV, encodeGlobalRV } from '../api/global-rv.js';
+import { badRequest, conflict } from '../api/status.js';
 import { QUOTE, objectMembers, parseSpan, type JsonMember } from '../util/json-members.js';
 
 /**

@@ -1,9 +1,8 @@
 import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { StatusError, internalError, timeout } from '../router/status.js';
+import { StatusError, internalError, timeout } from '../api/status.js';
 import type { UpgradeResult } from '../members/member-client.js';
-import { clusterPrefix, forwardedRequestHeaders, forwardedResponseHeaders, memberFailure, noConnection, resolveStreamTarget, type StreamingDeps } from './streaming.js';
-import type { OpenStreams, SubresourceMetrics } from './subresources.js';
+import { clusterPrefix, forwardedRequestHeaders, forwardedResponseHeaders, memberFailure, noConnection, resolveStreamTarget, type OpenStreams, type StreamingDeps, type SubresourceMetrics } from './streaming.js';
 
 /**
  * exec, attach, portforward and proxied upgrades: the client's upgrade request goes to the owning

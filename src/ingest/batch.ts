@@ -1,7 +1,7 @@
-import { pack, unpack } from 'msgpackr';
-import type { DecodedObject, MetaRecord, TableColumn } from './decode.js';
-import { INDEXED_FIELDS, fieldIndexEntry } from './fields.js';
-import { KEY_SEP } from '../store/keys.js';
+import { pack } from 'msgpackr';
+import type { DecodedObject } from './decode.js';
+import type { TableColumn } from '../api/table.js';
+import { indexEntries } from '../store/meta-record.js';
 
 /**
  * How decoded objects cross from an ingest worker to the main thread without the main thread
@@ -61,19 +61,6 @@ export function encodeObjects(objects: readonly DecodedObject[]): EncodedObjects
   return { buffer, offsets, refs, labels };
 }
 
-/**
- * The label index entries of one object, joined by KEY_SEP: its labels, and its indexed fields
- * that have a value. Computed from the meta record alone, so the store can tell from a stored
- * record which entries to remove.
- */
-export function indexEntries(meta: MetaRecord): string {
-  const out = meta.labels ? Object.entries(meta.labels).map(([k, v]) => `${k}=${v}`) : [];
-  if (meta.fields) {
-    for (const [field, value] of Object.entries(meta.fields)) if (value !== '' && INDEXED_FIELDS.has(field)) out.push(fieldIndexEntry(field, value));
-  }
-  return out.join(KEY_SEP);
-}
-
 export function viewObjects(enc: EncodedObjects): IngestedObject[] {
   const n = enc.offsets.length / 4;
   const out: IngestedObject[] = new Array<IngestedObject>(n);
@@ -87,10 +74,6 @@ export function viewObjects(enc: EncodedObjects): IngestedObject[] {
     };
   }
   return out;
-}
-
-export function decodeMeta(bytes: Buffer | Uint8Array): MetaRecord {
-  return unpack(bytes) as MetaRecord;
 }
 
 /** A decoded list page, as the worker returns it. */

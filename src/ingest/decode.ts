@@ -1,6 +1,8 @@
-import { encodeGlobalRV } from '../rv/global-rv.js';
+import { encodeGlobalRV } from '../api/global-rv.js';
 import { selectableFieldValues } from './fields.js';
-import { relativeCellsOf, type RelativeCell } from '../table/relative-cells.js';
+import type { TableColumn } from '../api/table.js';
+import type { MetaRecord } from '../store/meta-record.js';
+import { relativeCellsOf } from '../table/relative-cells.js';
 import { OPEN_BRACE, OPEN_BRACKET, forEachElement, forEachMember, objectMembers, objectMembersTwoDeep, parseSpan, skipValue, type JsonMember } from '../util/json-members.js';
 import { bytesView, parsedView, type JsonView } from '../util/json-view.js';
 import { editedPieces, piecesLength, writePieces, type ByteEdit, type Piece } from '../util/byte-edits.js';
@@ -38,39 +40,11 @@ export function clusterAnnotationEdit(buf: Buffer, at: JsonMember, cluster: stri
   return { start: ann.close, end: ann.close, text: `${ann.members.length > 0 ? ',' : ''}${clusterAnnotationEntry(cluster)}` };
 }
 
-export interface TableColumn {
-  name: string;
-  type: string;
-  format: string;
-  description: string;
-  priority: number;
-}
-
 export interface IngestContext {
   cluster: string;
   apiVersion: string;
   kind: string;
   dropManagedFields: boolean;
-}
-
-export interface MetaRecord {
-  uid: string;
-  /** The member's own resourceVersion of this object. */
-  rv: string;
-  labels?: Record<string, string>;
-  created?: string;
-  /** The member's Table cells for this object, when it was ingested in Table form. */
-  cells?: unknown[];
-  /**
-   * Where the served object's `metadata` JSON lies in its stored bytes, as [byte offset, byte
-   * length]: PartialObjectMetadata and Table rows slice it from there. The meta record used to
-   * carry its own copy, about 700 of a bench pod's 1,300 meta bytes.
-   */
-  metadataSpan: [number, number];
-  /** Values of the kind's selectable fields (field selectors), when it has any. */
-  fields?: Record<string, string>;
-  /** Cells printed relative to now (besides Age), reprinted when served. */
-  relative?: RelativeCell[];
 }
 
 export interface DecodedObject {

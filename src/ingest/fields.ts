@@ -64,23 +64,3 @@ export function selectableFieldValues(group: string, kind: string, obj: JsonView
   for (const [field, get] of Object.entries(getters)) out[field] = get(obj);
   return out;
 }
-
-/**
- * Fields worth an index entry per object: values that pick out a few objects among many (the
- * pods of one node, the events of one object). Low-cardinality fields (status.phase, ...) would
- * cost an index write per object and still match most of them, so those are scanned.
- */
-export const INDEXED_FIELDS: ReadonlySet<string> = new Set(['spec.nodeName', 'status.podIP', 'involvedObject.uid', 'involvedObject.name']);
-
-/**
- * How an indexed field's value is entered in the label index: after a mark no label key can
- * start with (label keys are letters, digits, '-', '_', '.', '/'), so the two never meet.
- */
-export function fieldIndexEntry(field: string, value: string): string {
-  return `:${field}=${value}`;
-}
-
-/** The label-index "key" under which an indexed field's values are entered. */
-export function fieldIndexKey(field: string): string {
-  return `:${field}`;
-}

@@ -1,5 +1,6 @@
 import { move, transferableSymbol, valueSymbol } from 'piscina';
-import { decodeListPage, decodeWatchLine, type DecodedObject, type IngestContext, type TableColumn } from './decode.js';
+import { decodeListPage, decodeWatchLine, type DecodedObject, type IngestContext } from './decode.js';
+import { type TableColumn } from '../api/table.js';
 import { encodeObjects, EVENT_TYPES, type EventsResult, type PageResult } from './batch.js';
 
 /**

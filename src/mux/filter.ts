@@ -1,5 +1,5 @@
-import { matchesLabels, type LabelSelector } from '../selectors/labels.js';
-import { matchesFields, type FieldSelector } from '../selectors/fields.js';
+import { matchesLabels, type LabelSelector } from '../api/label-selector.js';
+import { matchesFields, type FieldSelector } from '../api/field-selector.js';
 
 /** Which objects a list or watch wants: by cluster, namespace, labels and fields. */
 export interface ObjectFilter {

@@ -1,15 +1,16 @@
 import type { CachedResource } from '../cacher/cache-manager.js';
-import type { MetaRecord, TableColumn } from '../ingest/decode.js';
-import { gvrKey, groupVersion } from '../resources/resource-info.js';
-import { encodeContinue, encodeGlobalRV, type ContinueToken } from '../rv/global-rv.js';
+import type { MetaRecord } from '../store/meta-record.js';
+import type { TableColumn } from '../api/table.js';
+import { gvrKey, groupVersion } from '../api/resource-info.js';
+import { encodeContinue, encodeGlobalRV, type ContinueToken } from '../api/global-rv.js';
 import { matches, needsMeta, type ObjectFilter } from './filter.js';
-import { INDEXED_FIELDS, fieldIndexKey } from '../ingest/fields.js';
+import { INDEXED_FIELDS, fieldIndexKey } from '../store/meta-record.js';
 import { KEY_SEP, type Snapshot, type Store, type StoredEntry } from '../store/store.js';
 import type { SnapshotRegistry } from './snapshots.js';
 import { ageCell } from '../table/human-duration.js';
 import { reprintRelativeCells } from '../table/relative-cells.js';
-import { StatusError, conflict, notFound } from '../router/status.js';
-import type { ResponseForm } from '../router/negotiate.js';
+import { StatusError, conflict, notFound } from '../api/status.js';
+import type { ResponseForm } from '../api/negotiate.js';
 import { cachesCluster } from './caches-cluster.js';
 
 /**

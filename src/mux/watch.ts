@@ -1,10 +1,11 @@
 import type { ServerResponse } from 'node:http';
 import type { CachedResource } from '../cacher/cache-manager.js';
-import { decodeMeta } from '../ingest/batch.js';
-import type { MetaRecord, TableColumn } from '../ingest/decode.js';
-import { gvrKey, groupVersion } from '../resources/resource-info.js';
-import { compareMemberRV, encodeGlobalRV } from '../rv/global-rv.js';
-import type { ResponseForm } from '../router/negotiate.js';
+import { decodeMeta } from '../store/meta-record.js';
+import type { MetaRecord } from '../store/meta-record.js';
+import type { TableColumn } from '../api/table.js';
+import { gvrKey, groupVersion } from '../api/resource-info.js';
+import { compareMemberRV, encodeGlobalRV } from '../api/global-rv.js';
+import type { ResponseForm } from '../api/negotiate.js';
 import type { Snapshot, Store, StoreEvent } from '../store/store.js';
 import { eventTypeFor, matches, needsMeta, type ObjectFilter } from './filter.js';
 import { FlushPacer } from './flush-pacer.js';

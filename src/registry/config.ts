@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { labelSelectorFromObject, matchesLabels, validateLabelKey, validateLabelValue } from '../selectors/labels.js';
+import { labelSelectorFromObject, matchesLabels, validateLabelKey, validateLabelValue } from '../api/label-selector.js';
 
 /**
  * The fleet configuration file: which clusters, which resources to cache from which of them, and

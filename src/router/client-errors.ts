@@ -1,6 +1,6 @@
 import { STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { StatusError, badRequest } from './status.js';
+import { StatusError, badRequest } from '../api/status.js';
 
 /**
  * Errors found before a request reaches a route (the HTTP parser's, the router's), answered as a

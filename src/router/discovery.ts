@@ -1,5 +1,5 @@
 import type { CachedResource } from '../cacher/cache-manager.js';
-import { groupVersion } from '../resources/resource-info.js';
+import { groupVersion } from '../api/resource-info.js';
 
 /**
  * Discovery as the apiserver publishes it, listing only what flotilla serves: the cached

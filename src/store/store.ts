@@ -1,12 +1,13 @@
 import { statfsSync } from 'node:fs';
 import { open, type Database, type RootDatabase, type Transaction } from 'lmdb';
-import type { MetaRecord, TableColumn } from '../ingest/decode.js';
-import { decodeMeta, indexEntries } from '../ingest/batch.js';
-import { compareMemberRV } from '../rv/global-rv.js';
+import type { MetaRecord } from './meta-record.js';
+import type { TableColumn } from '../api/table.js';
+import { decodeMeta, indexEntries } from './meta-record.js';
+import { compareMemberRV } from '../api/global-rv.js';
 import { TransactionQueue } from './transaction-queue.js';
 import { KEY_SEP } from './keys.js';
 import { slabValues } from './slab-values.js';
-import type { ResourceInfo } from '../resources/resource-info.js';
+import type { ResourceInfo } from '../api/resource-info.js';
 
 /**
  * The embedded cache: one LMDB environment holding, per (resource, namespace, name, cluster), the

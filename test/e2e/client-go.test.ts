@@ -6,7 +6,7 @@ import { memberJson, memberRequest } from '../fleet/http.js';
 import type { MemberInfo } from '../fleet/fleet.js';
 import { startFlotillaProcess, type FlotillaProcess } from '../support/flotilla-process.js';
 import { expectConverged, inParallel } from '../support/compare.js';
-import { decodeGlobalRV } from '../../src/rv/global-rv.js';
+import { decodeGlobalRV } from '../../src/api/global-rv.js';
 
 /**
  * What real controllers see: a client-go program (test/clients/go) runs a shared informer or a

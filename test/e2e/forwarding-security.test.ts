@@ -9,7 +9,7 @@ import { freePort, startFlotillaProcess, writeProxyKubeconfig, type FlotillaProc
 import { kubectl, kubectlOk } from '../support/kubectl.js';
 import { rawHttps, requestText } from '../support/raw-https.js';
 import { until } from '../support/poll.js';
-import { encodeGlobalRV } from '../../src/rv/global-rv.js';
+import { encodeGlobalRV } from '../../src/api/global-rv.js';
 
 /**
  * The forwarding holes a hostile user found (issue 24), each reproduced against the real fleet:

@@ -6,7 +6,7 @@ import type { MemberInfo } from '../fleet/fleet.js';
 import { startFlotillaProcess, type FlotillaProcess, type ResourceRuleSpec } from '../support/flotilla-process.js';
 import { expectConverged, membersView } from '../support/compare.js';
 import { pythonClientBin, pythonClientScript, runPython } from '../support/python.js';
-import { decodeGlobalRV } from '../../src/rv/global-rv.js';
+import { decodeGlobalRV } from '../../src/api/global-rv.js';
 import { until } from '../support/poll.js';
 
 /**

@@ -6,7 +6,7 @@ import type { MemberInfo } from '../fleet/fleet.js';
 import { startFlotillaProcess, type FlotillaProcess, type ResourceRuleSpec } from '../support/flotilla-process.js';
 import { inParallel } from '../support/compare.js';
 import { kubectl, kubectlOk } from '../support/kubectl.js';
-import { decodeGlobalRV, encodeGlobalRV } from '../../src/rv/global-rv.js';
+import { decodeGlobalRV, encodeGlobalRV } from '../../src/api/global-rv.js';
 
 /**
  * Read fidelity against the real fleet: resourceVersion semantics on lists, Table cells equal to

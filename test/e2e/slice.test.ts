@@ -5,7 +5,7 @@ import { memberJson, memberRequest } from '../fleet/http.js';
 import type { MemberInfo } from '../fleet/fleet.js';
 import { startFlotillaProcess, type FlotillaProcess } from '../support/flotilla-process.js';
 import { kubectl, kubectlOk } from '../support/kubectl.js';
-import { decodeContinue, decodeGlobalRV, encodeContinue } from '../../src/rv/global-rv.js';
+import { decodeContinue, decodeGlobalRV, encodeContinue } from '../../src/api/global-rv.js';
 
 /**
  * The first vertical slice against the real fleet: kubectl lists and gets pods of three members

@@ -8,7 +8,7 @@ import { startFlotillaProcess, type FlotillaProcess } from '../support/flotilla-
 import { openWatch, type OpenWatch, type WatchEvent } from '../support/watch-client.js';
 import { until } from '../support/poll.js';
 import { kubectlBinary } from '../support/kubectl.js';
-import { decodeGlobalRV, encodeGlobalRV } from '../../src/rv/global-rv.js';
+import { decodeGlobalRV, encodeGlobalRV } from '../../src/api/global-rv.js';
 
 /**
  * Client watches through flotilla against the real fleet: from a list's RV (nothing missed, nothing

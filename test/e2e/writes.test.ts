@@ -6,7 +6,7 @@ import { memberJson, memberRequest } from '../fleet/http.js';
 import type { MemberInfo } from '../fleet/fleet.js';
 import { startFlotillaProcess, writeProxyKubeconfig, type FlotillaProcess, type ResourceRuleSpec } from '../support/flotilla-process.js';
 import { kubectl, kubectlOk } from '../support/kubectl.js';
-import { decodeGlobalRV, encodeGlobalRV } from '../../src/rv/global-rv.js';
+import { decodeGlobalRV, encodeGlobalRV } from '../../src/api/global-rv.js';
 
 /**
  * Writes through flotilla against the real fleet: each lands on the member that owns the object,

@@ -1,7 +1,7 @@
 import { expect } from 'vitest';
 import { memberRequest, type MemberEndpoint } from '../fleet/http.js';
 import type { MemberInfo } from '../fleet/fleet.js';
-import { decodeGlobalRV } from '../../src/rv/global-rv.js';
+import { decodeGlobalRV } from '../../src/api/global-rv.js';
 
 /**
  * Compares what flotilla serves for a list path with what the members hold: every object by

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { countedSelectors, makePod } from '../../bench/lib/pods.js';
-import { matchesLabels, parseLabelSelector } from '../../src/selectors/labels.js';
+import { matchesLabels, parseLabelSelector } from '../../src/api/label-selector.js';
 
 // The bench's label-selected figure is "100 of 1M" only if each selector matches what it claims.
 describe('bench pods: counted selectors', () => {

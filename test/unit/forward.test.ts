@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { mergeListAnswers, memberRV, requestBodyForMember, responseForClient, yamlTooDeep } from '../../src/forward/translate.js';
 import { impersonationHeaders } from '../../src/auth/identity.js';
 import { parseTokenFile } from '../../src/auth/authenticator.js';
-import { encodeGlobalRV, decodeGlobalRV } from '../../src/rv/global-rv.js';
-import { StatusError } from '../../src/router/status.js';
+import { encodeGlobalRV, decodeGlobalRV } from '../../src/api/global-rv.js';
+import { StatusError } from '../../src/api/status.js';
 
 const CLUSTER = 'search.flotilla.io/cluster';
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- assertions reach into arbitrary JSON

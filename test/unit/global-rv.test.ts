@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compareMemberRV, decodeContinue, decodeGlobalRV, encodeContinue, encodeGlobalRV, mergeRVs } from '../../src/rv/global-rv.js';
+import { compareMemberRV, decodeContinue, decodeGlobalRV, encodeContinue, encodeGlobalRV, mergeRVs } from '../../src/api/global-rv.js';
 
 describe('global resourceVersion', () => {
   it('is unpadded base64url of compact JSON with sorted keys', () => {

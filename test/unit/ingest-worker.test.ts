@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { decodeEventsTask, decodePageTask } from '../../src/ingest/worker.js';
-import { decodeMeta, EVENT_TYPES, viewObjects } from '../../src/ingest/batch.js';
+import { decodeMeta } from '../../src/store/meta-record.js';
+import { EVENT_TYPES, viewObjects } from '../../src/ingest/batch.js';
 import type { IngestContext } from '../../src/ingest/decode.js';
 
 const ctx: IngestContext = { cluster: 'west', apiVersion: 'v1', kind: 'ConfigMap', dropManagedFields: true };

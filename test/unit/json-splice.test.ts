@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { objectMembers } from '../../src/util/json-members.js';
 import { parsedAnswer, responseForClient, splicedAnswer } from '../../src/forward/translate.js';
-import { encodeGlobalRV } from '../../src/rv/global-rv.js';
+import { encodeGlobalRV } from '../../src/api/global-rv.js';
 
 const CLUSTER = 'search.flotilla.io/cluster';
 

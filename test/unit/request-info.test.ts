@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalPath, memberRequestPath, parseRequestPath } from '../../src/router/request-info.js';
+import { canonicalPath, memberRequestPath, parseRequestPath } from '../../src/api/request-info.js';
 
 describe('parseRequestPath', () => {
   it('reads discovery paths', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { labelSelectorFromObject, matchesLabels, parseLabelSelector } from '../../src/selectors/labels.js';
-import { matchesFields, parseFieldSelector, validateFieldSelector } from '../../src/selectors/fields.js';
+import { labelSelectorFromObject, matchesLabels, parseLabelSelector } from '../../src/api/label-selector.js';
+import { matchesFields, parseFieldSelector, validateFieldSelector } from '../../src/api/field-selector.js';
 import { eventTypeFor } from '../../src/mux/filter.js';
 
 describe('label selectors', () => {

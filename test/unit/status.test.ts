@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { conflict, expired, invalid, isStatusObject, notFound, StatusError, timeout, tooManyRequests } from '../../src/router/status.js';
+import { conflict, expired, invalid, isStatusObject, notFound, StatusError, timeout, tooManyRequests } from '../../src/api/status.js';
 
 describe('Status errors', () => {
   it('words NotFound as the apiserver does, with details', () => {

@@ -5,8 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KEY_SEP, Store, StoreFullError, type Change, type ChangeType, type StoreEvent } from '../../src/store/store.js';
 import { decodeObject, type IngestContext } from '../../src/ingest/decode.js';
-import { decodeMeta, encodeObjects, viewObjects } from '../../src/ingest/batch.js';
-import { fieldIndexKey } from '../../src/ingest/fields.js';
+import { decodeMeta } from '../../src/store/meta-record.js';
+import { encodeObjects, viewObjects } from '../../src/ingest/batch.js';
+import { fieldIndexKey } from '../../src/store/meta-record.js';
 
 const dirs: string[] = [];
 function openStore(eventLogSize?: number): { store: Store; dir: string } {

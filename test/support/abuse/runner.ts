@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import type { RecordedRequest, RecordingRelay } from '../recording-relay.js';
 import { headerValues } from '../recording-relay.js';
-import { parseRequestPath } from '../../../src/router/request-info.js';
+import { parseRequestPath } from '../../../src/api/request-info.js';
 import { checkAnswer, checkMemberRequest, checkParseError, isNote, passedThrough, type Answer, type CallerIdentity, type CaseContext, type MemberTrafficPolicy, type Violation } from './invariants.js';
 import { authenticatedCaller, caseArb, describeCase, isStreaming, presentedCaller, render, renderRaw, sentImpersonation, sentRaw, type AbuseCase, type RenderContext } from './generators.js';
 import { sendNode, sendRaw, type Endpoint } from './raw-client.js';

@@ -1,6 +1,3 @@
-import type { V1APIResourceList } from '@kubernetes/client-node';
-import type { MemberClient } from '../members/member-client.js';
-
 /** What flotilla knows about one cached resource, learned from a member's discovery. */
 export interface ResourceInfo {
   group: string;
@@ -40,21 +37,3 @@ export function collectionPath(r: GroupVersionResource & { namespaced?: boolean 
   return `${apiPrefix(r)}${ns}/${r.resource}`;
 }
 
-export class ResourceNotServedError extends Error {}
-
-export async function discoverResource(member: MemberClient, gvr: GroupVersionResource, signal?: AbortSignal): Promise<ResourceInfo> {
-  const list = await member.getJson<V1APIResourceList>(apiPrefix(gvr), signal);
-  const entry = list.resources.find((r) => r.name === gvr.resource);
-  if (!entry) {
-    throw new ResourceNotServedError(`${member.cluster} does not serve ${gvrKey(gvr)}`);
-  }
-  return {
-    ...gvr,
-    kind: entry.kind,
-    namespaced: entry.namespaced,
-    singularName: entry.singularName || entry.kind.toLowerCase(),
-    shortNames: entry.shortNames ?? [],
-    categories: entry.categories ?? [],
-    memberVerbs: entry.verbs,
-  };
-}

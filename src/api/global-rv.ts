@@ -1,4 +1,4 @@
-import { badRequest } from '../router/status.js';
+import { badRequest } from './status.js';
 
 /**
  * The global resourceVersion: base64url (unpadded) of compact JSON mapping each cluster to its

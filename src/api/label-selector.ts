@@ -1,4 +1,4 @@
-import { badRequest } from '../router/status.js';
+import { badRequest } from './status.js';
 
 /**
  * Label selectors as the apiserver parses them from `?labelSelector=`: `a=b`, `a==b`, `a!=b`,

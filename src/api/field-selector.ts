@@ -1,4 +1,4 @@
-import { badRequest } from '../router/status.js';
+import { badRequest } from './status.js';
 
 /** Field selectors as the apiserver parses them: `f=v`, `f==v`, `f!=v`, comma AND, `\` escapes. */
 export interface FieldRequirement {
