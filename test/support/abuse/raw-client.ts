@@ -6,7 +6,8 @@ import type { Answer } from './invariants.js';
  * Two ways to put a request in front of flotilla. `sendRaw` writes exact bytes on a TLS
  * connection of its own (so `/../`, `%2e` and broken framing arrive as written, not as a client
  * library would normalise them) and reads one response with a small HTTP/1.1 response parser.
- * `sendNode` uses node's https client on a keep-alive pool. Both give up after `timeoutMs`.
+ * `sendNode` uses node's https client on a keep-alive pool. Both give up after `timeoutMs` with
+ * nothing received (at most six times that in all).
  */
 export interface Endpoint {
   host: string;
@@ -77,12 +78,11 @@ export function sendRaw(ep: Endpoint, bytes: Buffer, opts: SendOptions): Promise
     const finish = (a: Answer) => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
+      timer.clear();
       socket.destroy();
       resolve(a);
     };
-    const timer = setTimeout(
-      () =>
+    const timer = idleTimeout(opts.timeoutMs, () =>
         finish({
           type: 'timeout',
           ms: Date.now() - started,
@@ -90,7 +90,6 @@ export function sendRaw(ep: Endpoint, bytes: Buffer, opts: SendOptions): Promise
           ...(head ? { status: head.status } : {}),
           note: `raw TLS connection ${connected ? 'up' : 'not up'}, request ${written ? 'written' : 'not all written'}, ${buf.length} answer bytes`,
         }),
-      opts.timeoutMs,
     );
     const response = (body: Buffer) => finish({ type: 'response', status: head!.status, headers: head!.headers, body, ms: Date.now() - started, streaming: opts.streaming });
     const tryComplete = (ended: boolean) => {
@@ -143,6 +142,7 @@ export function sendRaw(ep: Endpoint, bytes: Buffer, opts: SendOptions): Promise
       });
     });
     socket.on('data', (chunk: Buffer) => {
+      timer.touch();
       buf = buf.length ? Buffer.concat([buf, chunk]) : chunk;
       tryComplete(false);
     });
@@ -190,11 +190,11 @@ export function sendNode(ep: Endpoint, r: NodeRequest, opts: SendOptions): Promi
     let gotHead: number | undefined;
     let connected = false;
     let written = false;
-    let timer: ReturnType<typeof setTimeout> | undefined = undefined;
+    let timer: IdleTimeout | undefined = undefined;
     const finish = (a: Answer | undefined) => {
       if (settled) return;
       settled = true;
-      if (timer) clearTimeout(timer);
+      timer?.clear();
       resolve(a);
     };
     let req: ReturnType<typeof httpsRequest>;
@@ -203,11 +203,11 @@ export function sendNode(ep: Endpoint, r: NodeRequest, opts: SendOptions): Promi
     } catch {
       return finish(undefined);
     }
-    timer = setTimeout(() => {
+    timer = idleTimeout(opts.timeoutMs, () => {
       const note = `node client, ${req.reusedSocket ? 'a reused keep-alive connection' : 'a new connection'} ${connected ? 'up' : 'not up'}, request ${written ? 'written' : 'not all written'}`;
       finish({ type: 'timeout', ms: Date.now() - started, gotHead: gotHead !== undefined, ...(gotHead !== undefined ? { status: gotHead } : {}), note });
       req.destroy();
-    }, opts.timeoutMs);
+    });
     req.on('response', (res) => {
       gotHead = res.statusCode ?? 0;
       const headers: Record<string, string[]> = {};
@@ -219,7 +219,10 @@ export function sendNode(ep: Endpoint, r: NodeRequest, opts: SendOptions): Promi
         return;
       }
       const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('data', (c: Buffer) => {
+        timer?.touch();
+        chunks.push(c);
+      });
       res.on('end', () => finish({ type: 'response', status, headers, body: Buffer.concat(chunks), ms: Date.now() - started, streaming: false }));
       res.on('error', (e) => finish({ type: 'error', phase: 'reading', ms: Date.now() - started, message: `HTTP ${status}: the body broke off: ${e.message}` }));
     });
@@ -247,4 +250,28 @@ export function sendNode(ep: Endpoint, r: NodeRequest, opts: SendOptions): Promi
 /** An error a write of the request got (the server closed while the body was going out). */
 function failedWrite(e: Error & { code?: string; syscall?: string }): boolean {
   return e.code === 'EPIPE' || e.syscall === 'write';
+}
+
+interface IdleTimeout {
+  touch(): void;
+  clear(): void;
+}
+
+/**
+ * A hang is an answer that stops coming, not a large one that takes a while on a busy machine
+ * (a list of every configmap the other test files left behind): the timer restarts with every
+ * chunk received, up to six times the timeout in all.
+ */
+function idleTimeout(ms: number, onTimeout: () => void): IdleTimeout {
+  const hardStop = Date.now() + 6 * ms;
+  let timer = setTimeout(onTimeout, ms);
+  return {
+    touch() {
+      clearTimeout(timer);
+      timer = setTimeout(onTimeout, Math.max(0, Math.min(ms, hardStop - Date.now())));
+    },
+    clear() {
+      clearTimeout(timer);
+    },
+  };
 }
