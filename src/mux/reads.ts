@@ -235,7 +235,8 @@ function tableRow(store: Store, key: string, columns: TableColumn[], includeObje
   return (e) => {
     const meta = store.metaOf(key, e, snapshot);
     const cells = rowCells(meta, columns, ageIndex, e.name, now);
-    let object = '';
+    // includeObject=None is an explicit null, as the apiserver writes an empty row object.
+    let object = ',"object":null';
     if (includeObject === 'Object') object = `,"object":${e.bytes.toString('utf8')}`;
     else if (includeObject !== 'None') object = `,"object":${partialMetadata(metadataJsonOf(e.bytes, meta))}`;
     return `{"cells":${JSON.stringify([e.cluster, ...cells])}${object}}`;

@@ -371,7 +371,8 @@ export class WatchHub {
     w.columns ??= columnsOf(this.store, opts.resource);
     const columns = w.columns;
     const cells = rowCells(m, columns, ageColumnIndex(columns), name, Date.now());
-    let object = '';
+    // includeObject=None is an explicit null, as the apiserver writes an empty row object.
+    let object = ',"object":null';
     if (opts.includeObject === 'Object') object = `,"object":${withResourceVersion(bytes, mark).toString('utf8')}`;
     else if (opts.includeObject !== 'None') object = `,"object":${partialMetadata(metadata)}`;
     const header = w.tableHeaderSent ? 'null' : JSON.stringify([CLUSTER_COLUMN, ...columns]);
