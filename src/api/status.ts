@@ -1,3 +1,5 @@
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 /**
  * Kubernetes `Status` errors. Clients (kubectl, client-go) branch on `reason` and `code`, not on the
  * message, so every factory pairs a code with the reason the apiserver uses for it.
@@ -155,4 +157,23 @@ export function isStatusObject(x: unknown): boolean {
   if (typeof x !== 'object' || x === null || Array.isArray(x)) return false;
   const o = x as { kind?: unknown; apiVersion?: unknown };
   return o.kind === 'Status' && o.apiVersion === 'v1';
+}
+
+/**
+ * A Status written straight on a connection no HTTP response object owns (an upgrade that fails,
+ * a request the HTTP parser refused, CONNECT), with `Connection: close`; the connection is
+ * destroyed once the answer has been handed to the kernel. An answer to HEAD has no body,
+ * whatever its length says (RFC 9110 §9.3.2).
+ */
+export function writeRawStatus(socket: Duplex, err: StatusError, opts: { head?: boolean } = {}): void {
+  if (socket.destroyed || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const body = JSON.stringify(err.toStatus());
+  const extra = err.retryAfterSeconds !== undefined ? `Retry-After: ${err.retryAfterSeconds}\r\n` : '';
+  socket.end(
+    `HTTP/1.1 ${err.code} ${STATUS_CODES[err.code] ?? ''}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${opts.head ? '' : body}`,
+    () => socket.destroy(),
+  );
 }

@@ -1,6 +1,6 @@
 import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { StatusError, internalError, timeout } from '../api/status.js';
+import { StatusError, internalError, timeout, writeRawStatus } from '../api/status.js';
 import type { UpgradeResult } from '../members/member-client.js';
 import { clusterPrefix, forwardedRequestHeaders, forwardedResponseHeaders, memberFailure, noConnection, resolveStreamTarget, type OpenStreams, type StreamingDeps, type SubresourceMetrics } from './streaming.js';
 
@@ -20,7 +20,7 @@ export function handleUpgrade(deps: StreamingDeps, metrics: SubresourceMetrics, 
   const ignore = () => undefined;
   socket.on('error', ignore);
   connect(deps, metrics, open, req, socket, head).catch((e: unknown) => {
-    writeStatus(socket, e instanceof StatusError ? e : internalError(`flotilla failed to forward ${req.method} ${(req.url ?? '').split('?')[0]}: ${(e as Error).message}`));
+    writeRawStatus(socket, e instanceof StatusError ? e : internalError(`flotilla failed to forward ${req.method} ${(req.url ?? '').split('?')[0]}: ${(e as Error).message}`));
   });
 }
 
@@ -130,13 +130,4 @@ function passBack(socket: Duplex, res: IncomingMessage, url: string): void {
   socket.write(`${lines.join('\r\n')}\r\n\r\n`);
   res.on('error', () => socket.destroy());
   res.pipe(socket);
-}
-
-function writeStatus(socket: Duplex, err: StatusError): void {
-  if (socket.destroyed || !socket.writable) return;
-  const body = JSON.stringify(err.toStatus());
-  const extra = err.retryAfterSeconds !== undefined ? `Retry-After: ${err.retryAfterSeconds}\r\n` : '';
-  socket.end(
-    `HTTP/1.1 ${err.code} ${STATUS_CODES[err.code] ?? ''}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`,
-  );
 }

@@ -1,6 +1,6 @@
-import { STATUS_CODES, type ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { StatusError, badRequest } from '../api/status.js';
+import { StatusError, badRequest, writeRawStatus } from '../api/status.js';
 
 /**
  * Errors found before a request reaches a route (the HTTP parser's, the router's), answered as a
@@ -42,9 +42,8 @@ export function answerClientError(err: Error & { code?: string; rawPacket?: unkn
     });
     return;
   }
-  // An answer to HEAD has no body, whatever its length says (RFC 9110 §9.3.2).
   const head = Buffer.isBuffer(err.rawPacket) && err.rawPacket.subarray(0, 5).toString('latin1') === 'HEAD ';
-  writeStatusAndClose(socket, clientErrorStatus(err), head);
+  writeRawStatus(socket, clientErrorStatus(err), { head });
 }
 
 const answering = new WeakSet<Socket>();
@@ -58,17 +57,7 @@ const IN_FLIGHT_WAIT_MS = 10_000;
  */
 export function answerConnect(socket: Socket): void {
   socket.on('error', () => undefined);
-  writeStatusAndClose(socket, new StatusError(405, 'MethodNotAllowed', 'CONNECT is not supported'), false);
-}
-
-function writeStatusAndClose(socket: Socket, status: StatusError, head: boolean): void {
-  if (socket.writable) {
-    const body = JSON.stringify(status.toStatus());
-    socket.write(
-      `HTTP/1.1 ${status.code} ${STATUS_CODES[status.code] ?? ''}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${head ? '' : body}`,
-    );
-  }
-  socket.destroy();
+  writeRawStatus(socket, new StatusError(405, 'MethodNotAllowed', 'CONNECT is not supported'));
 }
 
 /** The router's own errors (a URL that does not decode), as Status. */

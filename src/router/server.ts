@@ -290,7 +290,7 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
         // ask the next member
       }
     }
-    throw serviceUnavailable(`no member cluster answered /version`);
+    throw serviceUnavailable('no member cluster answered /version');
   }
 
   async function read(target: Extract<RequestTarget, { type: 'resource' }>, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {

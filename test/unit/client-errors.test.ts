@@ -14,7 +14,7 @@ describe('errors found before routing are Status', () => {
     expect(frameworkErrorStatus(err('FST_ERR_BAD_URL')).code).toBe(400);
   });
 
-  it('writes a Status body with its length, then closes the connection', () => {
+  it('writes a Status body with its length, then closes the connection once it is written', async () => {
     const socket = new PassThrough() as unknown as Socket;
     let written = '';
     (socket as unknown as PassThrough).on('data', (c: Buffer) => (written += c.toString()));
@@ -23,6 +23,7 @@ describe('errors found before routing are Status', () => {
     expect(head).toMatch(/^HTTP\/1.1 431 Request Header Fields Too Large\r\n/);
     expect(head).toContain(`Content-Length: ${Buffer.byteLength(body!)}`);
     expect(JSON.parse(body!)).toMatchObject({ kind: 'Status', code: 431, reason: 'RequestHeaderFieldsTooLarge' });
+    if (!socket.destroyed) await new Promise((r) => socket.once('close', r));
     expect(socket.destroyed).toBe(true);
   });
 });
