@@ -81,10 +81,13 @@ export class ImpersonationChecker {
 
   /** Resolves when every named member lets `caller` impersonate `wanted`; 403 naming the first refusal otherwise. */
   async check(caller: Identity, wanted: Identity, clusters: string[]): Promise<void> {
+    // Asked all at once, judged in attribute order: the first failure or refusal is the answer.
     const attributes = impersonationAttributes(wanted);
-    for (const attrs of attributes) {
-      const verdicts = await Promise.all(clusters.map(async (cluster) => ({ cluster, ...(await this.verdict(cluster, caller, attrs)) })));
-      const refused = verdicts.find((v) => !v.allowed);
+    const checks = await Promise.allSettled(attributes.map((attrs) => Promise.all(clusters.map(async (cluster) => ({ cluster, ...(await this.verdict(cluster, caller, attrs)) })))));
+    for (const [i, attrs] of attributes.entries()) {
+      const check = checks[i]!;
+      if (check.status === 'rejected') throw check.reason;
+      const refused = check.value.find((v) => !v.allowed);
       if (refused) {
         const what = attrs.subresource ? `${attrs.resource}/${attrs.subresource}` : attrs.resource;
         const scope = attrs.namespace !== undefined ? `in the namespace "${attrs.namespace}"` : 'at the cluster scope';
