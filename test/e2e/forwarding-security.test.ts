@@ -64,6 +64,11 @@ function certKubeconfig(m: MemberInfo): string {
   return path;
 }
 
+/** Until flotilla's cache holds an object made on a member (it follows members by watch). */
+async function cached(path: string): Promise<void> {
+  await until(`flotilla serving ${path}`, async () => (await memberRequest(flotilla.endpoint, 'GET', path)).status === 200);
+}
+
 function isStatus(res: { status: number; body: string }, code: number): boolean {
   try {
     const s = JSON.parse(res.body) as { kind?: string; code?: number };
@@ -96,6 +101,7 @@ describe('DeleteOptions reach the member', () => {
   it('a dry-run delete deletes nothing, through flotilla as on the member', async () => {
     await make(east, `/api/v1/namespaces/${NS}/configmaps`, cm('dry'));
     const path = `/api/v1/namespaces/${NS}/configmaps/dry`;
+    await cached(path);
     const direct = await memberRequest(east, 'DELETE', path, deleteOptions({ dryRun: ['All'] }));
     const through = await memberRequest(flotilla.endpoint, 'DELETE', path, deleteOptions({ dryRun: ['All'] }));
     expect([direct.status, through.status]).toEqual([200, 200]);
@@ -108,6 +114,7 @@ describe('DeleteOptions reach the member', () => {
   it('a stale uid or resourceVersion precondition is refused with the member’s 409', async () => {
     await make(east, `/api/v1/namespaces/${NS}/configmaps`, cm('guarded'));
     const path = `/api/v1/namespaces/${NS}/configmaps/guarded`;
+    await cached(path);
     const wrongUid = deleteOptions({ preconditions: { uid: '00000000-0000-0000-0000-000000000000' } });
     const direct = await memberRequest(east, 'DELETE', path, wrongUid);
     const through = await memberRequest(flotilla.endpoint, 'DELETE', path, wrongUid);
@@ -224,6 +231,7 @@ describe('no request reaches a member except the caller’s own, as the caller',
 describe('a caller’s own impersonation', () => {
   it('is honoured when the member allows it: kubectl --as acts as that user there', async () => {
     await make(east, `/api/v1/namespaces/${NS}/configmaps`, cm('as-target'));
+    await cached(`/api/v1/namespaces/${NS}/configmaps/as-target`);
     // The fleet admin may impersonate anyone: the write is alice's, and alice may not patch here.
     const asAlice = await kubectl(flotilla.kubeconfig, ['annotate', '-n', NS, 'configmap', 'as-target', 'by=admin-as-alice', '--as', 'alice', '--as-group', 'team-a']);
     expect(asAlice.code).not.toBe(0);
