@@ -368,16 +368,21 @@ export class WatchHub {
     const m = meta();
     const metadata = withResourceVersionText(metadataJsonOf(bytes, m), mark);
     if (opts.form === 'metadata') return objectLine(type, partialMetadata(metadata));
-    w.columns ??= columnsOf(this.store, opts.resource);
-    const columns = w.columns;
+    const { columns, header } = this.tableHeader(w);
     const cells = rowCells(m, columns, ageColumnIndex(columns), name, Date.now());
     // includeObject=None is an explicit null, as the apiserver writes an empty row object.
     let object = ',"object":null';
     if (opts.includeObject === 'Object') object = `,"object":${withResourceVersion(bytes, mark).toString('utf8')}`;
     else if (opts.includeObject !== 'None') object = `,"object":${partialMetadata(metadata)}`;
-    const header = w.tableHeaderSent ? 'null' : JSON.stringify([CLUSTER_COLUMN, ...columns]);
-    w.tableHeaderSent = true;
     return objectLine(type, `{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":${JSON.stringify(mark)}},"columnDefinitions":${header},"rows":[{"cells":${JSON.stringify([cluster, ...cells])}${object}}]}`);
+  }
+
+  /** A Table watch's columns, and its column definitions if this is its first Table line (else null). */
+  private tableHeader(w: Watcher): { columns: TableColumn[]; header: string } {
+    w.columns ??= columnsOf(this.store, w.opts.resource);
+    const header = w.tableHeaderSent ? 'null' : JSON.stringify([CLUSTER_COLUMN, ...w.columns]);
+    w.tableHeaderSent = true;
+    return { columns: w.columns, header };
   }
 
   /**
@@ -395,10 +400,7 @@ export class WatchHub {
     const own = `{"kind":${JSON.stringify(info.kind)},"apiVersion":${JSON.stringify(groupVersion(info))},"metadata":${metadata}}`;
     if (opts.form === 'object') return objectLine('BOOKMARK', own);
     if (opts.form === 'metadata') return objectLine('BOOKMARK', partialMetadata(metadata));
-    w.columns ??= columnsOf(this.store, opts.resource);
-    const columns = w.columns;
-    const header = w.tableHeaderSent ? 'null' : JSON.stringify([CLUSTER_COLUMN, ...columns]);
-    w.tableHeaderSent = true;
+    const { columns, header } = this.tableHeader(w);
     // The cells of an object that has nothing but a resourceVersion.
     const age = ageColumnIndex(columns);
     const cells = ['', ...columns.map((c, i) => (i === age ? '<unknown>' : c.type === 'integer' || c.type === 'number' ? 0 : ''))];
