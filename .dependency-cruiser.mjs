@@ -13,6 +13,7 @@ const LAYERS = [
   ['ingest'],
   ['cacher'],
   ['metrics'],
+  ['view'],
   ['mux'],
   ['forward', 'auth'],
   ['router'],

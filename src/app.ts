@@ -55,7 +55,9 @@ export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
   );
   const https = opts.https?.ca ? { ...opts.https, requestCert: true, rejectUnauthorized: false } : opts.https;
   const server = buildServer({
-    manager,
+    fleet: manager,
+    catalog: manager,
+    health: manager,
     store,
     authenticator,
     https,

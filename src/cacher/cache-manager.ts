@@ -49,7 +49,27 @@ function connectionOf(c: ClusterConfig): string {
   return JSON.stringify([c.kubeconfig, c.context, c.server, c.caFile, c.tokenFile, c.insecureSkipTLSVerify]);
 }
 
-export class CacheManager {
+/**
+ * The roles the cache manager plays for the layers above it. Each reader or forwarder is given
+ * only the roles it needs, not the manager: what a part can reach is visible in its options.
+ */
+export interface FleetMembers {
+  clusterNames(): string[];
+  member(name: string): MemberClient | undefined;
+}
+
+export interface ResourceCatalog {
+  resource(key: string): CachedResource | undefined;
+  cachedResources(): CachedResource[];
+}
+
+export interface CacheHealth {
+  isSynced(): boolean;
+  status(): CacherStatus[];
+  staleClusters(resource: string): { cluster: string; since?: string; error?: string }[];
+}
+
+export class CacheManager implements FleetMembers, ResourceCatalog, CacheHealth {
   private config!: FleetConfig;
   private readonly members = new Map<string, Member>();
   private readonly resources = new Map<string, CachedResource>();

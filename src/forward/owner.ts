@@ -1,5 +1,6 @@
-import type { CacheManager } from '../cacher/cache-manager.js';
+import type { FleetMembers, ResourceCatalog } from '../cacher/cache-manager.js';
 import { findOne } from '../mux/reads.js';
+import { buildReadView } from '../view/steps.js';
 import type { RequestTarget } from '../api/request-info.js';
 import { gvrKey } from '../api/resource-info.js';
 import type { Store } from '../store/store.js';
@@ -13,16 +14,17 @@ export type ResourceTarget = Extract<RequestTarget, { type: 'resource' }>;
  * when several do). A resource flotilla does not cache can only be reached through one member's
  * prefix, unless the fleet has a single member.
  */
-export function owningCluster(manager: CacheManager, store: Store, target: ResourceTarget): string {
+export function owningCluster(where: { fleet: FleetMembers; catalog: ResourceCatalog }, store: Store, target: ResourceTarget): string {
   if (target.cluster !== undefined) {
-    checkAddressedCluster(manager, target);
+    checkAddressedCluster(where.fleet, target);
     return target.cluster;
   }
-  const resource = manager.resource(gvrKey(target));
+  const resource = where.catalog.resource(gvrKey(target));
   if (resource && target.name !== undefined) {
-    return findOne(store, { resource, namespace: target.namespace }, target.name).cluster;
+    const view = buildReadView({ resource, namespace: target.namespace, name: target.name, watching: false });
+    return findOne(store, { resource, view }, target.namespace ?? '', target.name).cluster;
   }
-  const clusters = manager.clusterNames();
+  const clusters = where.fleet.clusterNames();
   if (clusters.length === 1) return clusters[0]!;
   const what = target.group ? `${target.resource}.${target.group}` : target.resource;
   throw badRequest(
@@ -32,6 +34,6 @@ export function owningCluster(manager: CacheManager, store: Store, target: Resou
 }
 
 /** 404 for a `/clusters/<name>/` prefix naming no member of the fleet. */
-export function checkAddressedCluster(manager: CacheManager, target: { cluster?: string }): void {
-  if (target.cluster !== undefined && !manager.clusterNames().includes(target.cluster)) throw unknownCluster(target.cluster);
+export function checkAddressedCluster(fleet: FleetMembers, target: { cluster?: string }): void {
+  if (target.cluster !== undefined && !fleet.clusterNames().includes(target.cluster)) throw unknownCluster(target.cluster);
 }

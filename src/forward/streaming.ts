@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { CacheManager } from '../cacher/cache-manager.js';
+import type { FleetMembers, ResourceCatalog } from '../cacher/cache-manager.js';
 import type { Store } from '../store/store.js';
 import { memberRequestPath, parseRequestPath } from '../api/request-info.js';
 import { StatusError, badRequest, serviceUnavailable } from '../api/status.js';
@@ -21,7 +21,8 @@ export interface StreamTarget {
 }
 
 export interface StreamingDeps {
-  manager: CacheManager;
+  fleet: FleetMembers;
+  catalog: ResourceCatalog;
   store: Store;
   /** The caller's Impersonate-* headers; may throw a StatusError (401). Absent: none are sent. */
   callerHeaders?: (req: IncomingMessage) => Promise<Record<string, string | string[]>>;
@@ -61,7 +62,7 @@ export function resolveStreamTarget(deps: StreamingDeps, url: string): StreamTar
     throw badRequest(`flotilla streams only pods/log, pods/exec, pods/attach, pods/portforward and the proxy subresource of pods, services and nodes; not ${url.split('?')[0]}`);
   }
   const name = kind.subresource === 'proxy' ? objectName(target.name!) : target.name!;
-  const cluster = owningCluster(deps.manager, deps.store, { ...target, name });
+  const cluster = owningCluster(deps, deps.store, { ...target, name });
   return { cluster, path: memberRequestPath(url), ...kind };
 }
 

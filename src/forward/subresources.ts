@@ -45,7 +45,7 @@ export function registerSubresources(app: FastifyInstance, deps: SubresourceDeps
 
 async function forward(deps: SubresourceDeps, metrics: SubresourceMetrics, open: OpenStreams, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const target = resolveStreamTarget(deps, req.url);
-  const member = deps.manager.member(target.cluster);
+  const member = deps.fleet.member(target.cluster);
   if (!member) throw noConnection(target.cluster);
   const caller = deps.callerHeaders ? await deps.callerHeaders(req.raw) : {};
   const count = (code: number) => metrics.requests.inc({ cluster: target.cluster, subresource: target.subresource, protocol: 'http', code: String(code) });

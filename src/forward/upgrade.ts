@@ -28,7 +28,7 @@ async function connect(deps: StreamingDeps, metrics: SubresourceMetrics, open: O
   const target = resolveStreamTarget(deps, req.url ?? '/');
   const protocol = upgradeProtocol(req);
   const count = (code: number) => metrics.requests.inc({ cluster: target.cluster, subresource: target.subresource, protocol, code: String(code) });
-  const member = deps.manager.member(target.cluster);
+  const member = deps.fleet.member(target.cluster);
   if (!member) {
     count(503);
     throw noConnection(target.cluster);

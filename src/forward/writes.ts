@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { CacheManager } from '../cacher/cache-manager.js';
+import type { FleetMembers, ResourceCatalog } from '../cacher/cache-manager.js';
 import { CLUSTER_ANNOTATION } from '../ingest/decode.js';
 import { gvrKey } from '../api/resource-info.js';
 import { memberRequestPath, type RequestTarget } from '../api/request-info.js';
@@ -17,7 +17,8 @@ import { mergeListAnswers, memberRV, requestBodyForMember, responseForClient } f
  * gave them, RVs made global. Member errors (409 on a stale RV, 403 from its RBAC) pass through.
  */
 export interface ForwardDeps {
-  manager: CacheManager;
+  fleet: FleetMembers;
+  catalog: ResourceCatalog;
   store: Store;
   writes: WriteTracker;
   /** The caller's Impersonate-* headers (401 when flotilla does not know the caller). */
@@ -38,19 +39,19 @@ export async function forwardWrite(req: FastifyRequest, reply: FastifyReply, dep
     return forward(req, reply, deps, target, cluster, body);
   }
   if (target.name === undefined) throw methodNotAllowed(`${req.method} needs an object name: ${req.url.split('?')[0]}`);
-  return forward(req, reply, deps, target, owningCluster(deps.manager, deps.store, target), body);
+  return forward(req, reply, deps, target, owningCluster(deps, deps.store, target), body);
 }
 
 /** GET of a subresource that is not cached (status, scale, …): read through to the owner. */
 export function forwardRead(req: FastifyRequest, reply: FastifyReply, deps: ForwardDeps, target: ResourceTarget): Promise<FastifyReply> {
-  return forward(req, reply, deps, target, owningCluster(deps.manager, deps.store, target), undefined);
+  return forward(req, reply, deps, target, owningCluster(deps, deps.store, target), undefined);
 }
 
 async function forward(req: FastifyRequest, reply: FastifyReply, deps: ForwardDeps, target: ResourceTarget, cluster: string, body: Buffer | undefined): Promise<FastifyReply> {
   const answer = await callMember(req, deps, cluster, body);
   const translated = responseForClient(answer.body, headerText(answer.headers['content-type']), cluster);
   if (answer.status < 300 && req.method !== 'GET' && translated.rv) {
-    const resource = deps.manager.resource(gvrKey(target));
+    const resource = deps.catalog.resource(gvrKey(target));
     if (resource?.clusters.includes(cluster)) deps.writes.record(deps.callerKey(req.raw), gvrKey(target), cluster, translated.rv);
   }
   return send(reply, answer.status, answer.headers, translated.body);
@@ -63,7 +64,7 @@ interface Answer {
 }
 
 async function callMember(req: FastifyRequest, deps: ForwardDeps, cluster: string, body: Buffer | undefined): Promise<Answer> {
-  const member = deps.manager.member(cluster);
+  const member = deps.fleet.member(cluster);
   if (!member) throw unknownCluster(cluster);
   const identity = await deps.callerHeaders(req.raw);
   const headers: Record<string, string | string[]> = { ...identity };
@@ -100,8 +101,8 @@ function memberQuery(path: string, cluster: string): string {
  * member that has the namespace. Anything else is ambiguous: 400 saying how to choose.
  */
 async function createTarget(deps: ForwardDeps, target: ResourceTarget, body: Buffer | undefined, contentType: string | undefined): Promise<string> {
-  const clusters = deps.manager.clusterNames();
-  if (target.cluster !== undefined) return owningCluster(deps.manager, deps.store, target);
+  const clusters = deps.fleet.clusterNames();
+  if (target.cluster !== undefined) return owningCluster(deps, deps.store, target);
   const annotated = annotatedCluster(body, contentType);
   if (annotated !== undefined) {
     if (!clusters.includes(annotated)) throw badRequest(`the object's ${CLUSTER_ANNOTATION} annotation names "${annotated}", which is not a member of this fleet (${clusters.join(', ')})`);
@@ -131,15 +132,15 @@ function annotatedCluster(body: Buffer | undefined, contentType: string | undefi
 
 /** The members that have a namespace: from the cache when namespaces are cached everywhere, else asked. */
 async function clustersWithNamespace(deps: ForwardDeps, namespace: string): Promise<string[]> {
-  const clusters = deps.manager.clusterNames();
-  const cached = deps.manager.resource('v1/namespaces');
+  const clusters = deps.fleet.clusterNames();
+  const cached = deps.catalog.resource('v1/namespaces');
   if (cached && clusters.every((c) => cached.clusters.includes(c))) {
     return deps.store.lookup('v1/namespaces', '', namespace).map((e) => e.cluster);
   }
   const found = await Promise.all(
     clusters.map(async (c) => {
       try {
-        const res = await deps.manager.member(c)!.fetch({ path: `/api/v1/namespaces/${encodeURIComponent(namespace)}`, headers: { accept: 'application/json' }, signal: AbortSignal.timeout(5000) });
+        const res = await deps.fleet.member(c)!.fetch({ path: `/api/v1/namespaces/${encodeURIComponent(namespace)}`, headers: { accept: 'application/json' }, signal: AbortSignal.timeout(5000) });
         return res.status === 200 ? c : undefined;
       } catch {
         return undefined;
@@ -154,8 +155,8 @@ async function clustersWithNamespace(deps: ForwardDeps, namespace: string): Prom
  * merged. A member that fails is named in a Warning; when all fail, the first failure is the answer.
  */
 async function deleteCollection(req: FastifyRequest, reply: FastifyReply, deps: ForwardDeps, target: ResourceTarget, body: Buffer | undefined): Promise<FastifyReply> {
-  const cached = deps.manager.resource(gvrKey(target));
-  const clusters = target.cluster !== undefined ? [owningCluster(deps.manager, deps.store, target)] : (cached?.clusters ?? deps.manager.clusterNames());
+  const cached = deps.catalog.resource(gvrKey(target));
+  const clusters = target.cluster !== undefined ? [owningCluster(deps, deps.store, target)] : (cached?.clusters ?? deps.fleet.clusterNames());
   const answers = await Promise.all(clusters.map(async (cluster) => ({ cluster, answer: await callMember(req, deps, cluster, body) })));
   const ok = answers.filter((a) => a.answer.status < 300);
   if (ok.length === 0) return send(reply, answers[0]!.answer.status, answers[0]!.answer.headers, answers[0]!.answer.body);

@@ -3,7 +3,6 @@ import type { MetaRecord } from '../store/meta-record.js';
 import type { TableColumn } from '../api/table.js';
 import { gvrKey, groupVersion } from '../api/resource-info.js';
 import { encodeContinue, encodeGlobalRV, type ContinueToken } from '../api/global-rv.js';
-import { matches, needsMeta, type ObjectFilter } from './filter.js';
 import { INDEXED_FIELDS, fieldIndexKey } from '../store/meta-record.js';
 import { KEY_SEP, type Snapshot, type Store, type StoredEntry } from '../store/store.js';
 import type { SnapshotRegistry } from './snapshots.js';
@@ -11,7 +10,7 @@ import { ageCell } from '../table/human-duration.js';
 import { reprintRelativeCells } from '../table/relative-cells.js';
 import { StatusError, conflict, notFound } from '../api/status.js';
 import type { ResponseForm } from '../api/negotiate.js';
-import { cachesCluster } from './caches-cluster.js';
+import type { ReadView } from '../view/read-view.js';
 
 /**
  * Answers reads from the store. A list is concatenation: the stored bytes of each object between
@@ -20,14 +19,12 @@ import { cachesCluster } from './caches-cluster.js';
  */
 export interface ReadScope {
   resource: CachedResource;
-  /** Only this member's objects (a `/clusters/<name>/` request). */
-  cluster?: string;
-  namespace?: string;
+  /** What this caller's request may see (src/view). */
+  view: ReadView;
 }
 
 export interface ListOptions extends ReadScope {
   form: ResponseForm;
-  filter: ObjectFilter;
   includeObject?: 'Metadata' | 'Object' | 'None';
   /** Page size; 0 or absent lists everything. */
   limit?: number;
@@ -51,13 +48,34 @@ const DEFAULT_COLUMNS: TableColumn[] = [
   { name: 'Age', type: 'string', format: '', description: 'Time since the object was created.', priority: 0 },
 ];
 
-/** The global RV of what the store holds for a resource (for the clusters it is cached from). */
-export function storeRV(store: Store, resource: CachedResource, cluster?: string, snapshot?: Snapshot): string {
+/** The global RV of what the store holds for a resource: of the clusters the view shows, and only those. */
+export function storeRV(store: Store, resource: CachedResource, view: ReadView, snapshot?: Snapshot): string {
+  return encodeGlobalRV(viewRVs(store, resource, view, snapshot));
+}
+
+export function viewRVs(store: Store, resource: CachedResource, view: ReadView, snapshot?: Snapshot): Record<string, string> {
   const rvs: Record<string, string> = {};
   for (const [c, rv] of Object.entries(store.latestRVs(gvrKey(resource.info), snapshot))) {
-    if (resource.clusters.includes(c) && (cluster === undefined || c === cluster)) rvs[c] = rv;
+    if (view.showsCluster(c)) rvs[c] = rv;
   }
-  return encodeGlobalRV(rvs);
+  return rvs;
+}
+
+/** A key range of the store a view reads: one cluster's index or all clusters, one namespace or all. */
+export interface ViewRange {
+  cluster?: string;
+  namespace?: string;
+}
+
+/**
+ * The ranges that hold everything a view can show, in store key order: one member is read
+ * through its own index, a set of namespaces as one range each (sorted, so in key order too).
+ */
+export function viewRanges(view: ReadView): ViewRange[] {
+  if (view.clusters.length === 0) return [];
+  const cluster = view.clusters.length === 1 ? view.clusters[0] : undefined;
+  if (view.namespaces === undefined) return [{ cluster }];
+  return view.namespaces.map((namespace) => ({ cluster, namespace }));
 }
 
 export function columnsOf(store: Store, resource: CachedResource, snapshot?: Snapshot): TableColumn[] {
@@ -84,17 +102,18 @@ export function listResponse(store: Store, opts: ListOptions): ListBody {
   if (snapshotId) {
     snapshot = opts.snapshots.get(snapshotId);
     if (!snapshot) {
-      const fresh = encodeContinue({ rv: storeRV(store, opts.resource, opts.cluster), start: opts.continueToken!.start });
+      const fresh = encodeContinue({ rv: storeRV(store, opts.resource, opts.view), start: opts.continueToken!.start });
       throw new StatusError(410, 'Expired', INCONSISTENT_CONTINUE, undefined, undefined, { continue: fresh });
     }
   } else if (!opts.continueToken) {
     ({ id: snapshotId, snapshot } = opts.snapshots.create(opts.caller));
   }
-  const rv = opts.continueToken?.rv ?? storeRV(store, opts.resource, opts.cluster, snapshot);
+  const rv = opts.continueToken?.rv ?? storeRV(store, opts.resource, opts.view, snapshot);
   const entries: StoredEntry[] = [];
   let next: StoredEntry | undefined;
   let remaining = 0;
-  const counting = !opts.filter.labelSelector?.length && !opts.filter.fieldSelector?.length;
+  // A count of key ranges counts what the view hides when it narrows inside them.
+  const counting = !opts.view.narrows;
   for (const e of matchingEntries(store, opts, snapshot)) {
     if (opts.limit && entries.length >= opts.limit) {
       next = e;
@@ -104,7 +123,9 @@ export function listResponse(store: Store, opts: ListOptions): ListBody {
   }
   // remainingItemCount is only given for unfiltered lists, as the apiserver does; LMDB counts
   // the keys from the next object on without reading a single object.
-  if (next && counting) remaining = store.countFrom(gvrKey(opts.resource.info), { namespace: opts.namespace, cluster: opts.cluster, startKey: next.key, snapshot });
+  if (next && counting) {
+    for (const range of viewRanges(opts.view)) remaining += store.countFrom(gvrKey(opts.resource.info), { ...range, startKey: next.key, snapshot });
+  }
   let listMeta = `"resourceVersion":${JSON.stringify(rv)}`;
   if (next) {
     listMeta += `,"continue":${JSON.stringify(encodeContinue({ rv, start: next.key, ...(snapshotId ? { snap: snapshotId } : {}) }))}`;
@@ -125,20 +146,23 @@ export function listResponse(store: Store, opts: ListOptions): ListBody {
   }
 }
 
-/** The objects of a list's scope that pass its filter, in key order, from the continue point on. */
+/** The objects the view shows, in key order, from the continue point on. */
 function* matchingEntries(store: Store, opts: ListOptions, snapshot: Snapshot | undefined): Generator<StoredEntry> {
   const key = gvrKey(opts.resource.info);
-  const wantsMeta = needsMeta(opts.filter);
-  const source = indexedEntries(store, key, opts, snapshot) ?? store.entries(key, { namespace: opts.namespace, cluster: opts.cluster, startKey: opts.continueToken?.start, snapshot });
+  const { view } = opts;
+  const source = indexedEntries(store, key, opts, snapshot) ?? rangeEntries(store, key, view, opts.continueToken?.start, snapshot);
   // One meta getter for the whole loop, not a closure per object.
   let current: StoredEntry | undefined;
-  const metaOfCurrent = () => (wantsMeta && current ? store.metaOf(key, current, snapshot) : undefined);
+  const metaOfCurrent = () => (view.needsMeta && current ? store.metaOf(key, current, snapshot) : undefined);
   for (const e of source) {
-    if (!cachesCluster(opts.resource, e.cluster)) continue;
     current = e;
-    if (!matches(opts.filter, e, metaOfCurrent)) continue;
+    if (!view.admits(e, metaOfCurrent)) continue;
     yield e;
   }
+}
+
+function* rangeEntries(store: Store, key: string, view: ReadView, startKey: string | undefined, snapshot: Snapshot | undefined): Generator<StoredEntry> {
+  for (const range of viewRanges(view)) yield* store.entries(key, { ...range, startKey, snapshot });
 }
 
 function unpagedList(store: Store, opts: ListOptions): ListBody {
@@ -149,7 +173,7 @@ function unpagedList(store: Store, opts: ListOptions): ListBody {
     released = true;
   };
   try {
-    const frame = listFrame(store, opts, `"resourceVersion":${JSON.stringify(storeRV(store, opts.resource, opts.cluster, snapshot))}`, snapshot);
+    const frame = listFrame(store, opts, `"resourceVersion":${JSON.stringify(storeRV(store, opts.resource, opts.view, snapshot))}`, snapshot);
     const entries = matchingEntries(store, opts, snapshot);
     let first = true;
     const nextChunk = (): { chunk: Buffer; last: boolean } => {
@@ -257,29 +281,32 @@ interface IndexLookup {
  * selector is checked on each object as usual.
  */
 function indexedEntries(store: Store, key: string, opts: ListOptions, snapshot?: Snapshot): Iterable<StoredEntry> | undefined {
-  const lookups = indexLookups(opts.filter);
+  const { view } = opts;
+  const lookups = indexLookups(view);
   if (lookups.length === 0) return undefined;
   const driver = lookups.length === 1 ? lookups[0]! : smallestLookup(store, key, lookups, snapshot);
   const others = lookups.filter((l) => l !== driver);
   // Index hits come sorted per value; several values need merging into store key order.
   const keys = driver.values.length > 1 ? [...indexedKeys(store, key, driver, snapshot)].sort() : indexedKeys(store, key, driver, snapshot);
-  const prefix = opts.namespace !== undefined ? `${key}${KEY_SEP}${opts.namespace}${KEY_SEP}` : '';
   const start = opts.continueToken?.start;
+  const nsFrom = key.length + KEY_SEP.length;
   return (function* () {
     for (const k of keys) {
       if (start !== undefined && k < start) continue;
-      if (prefix && !k.startsWith(prefix)) continue;
+      // Namespace and cluster from the key itself, before a byte of the object is read.
+      if (view.namespaces !== undefined && !view.showsNamespace(k.slice(nsFrom, k.indexOf(KEY_SEP, nsFrom)))) continue;
+      if (!view.showsCluster(k.slice(k.lastIndexOf(KEY_SEP) + KEY_SEP.length))) continue;
       if (!others.every((l) => l.values.some((v) => store.isLabelled(key, l.key, v, k, snapshot)))) continue;
       const e = store.entryAt(k, snapshot);
-      if (e && (opts.cluster === undefined || e.cluster === opts.cluster)) yield e;
+      if (e) yield e;
     }
   })();
 }
 
-function indexLookups(filter: ObjectFilter): IndexLookup[] {
+function indexLookups(view: ReadView): IndexLookup[] {
   const lookups: IndexLookup[] = [];
-  for (const r of filter.labelSelector ?? []) if (r.operator === 'Equals' || r.operator === 'In') lookups.push({ key: r.key, values: r.values });
-  for (const f of filter.fieldSelector ?? []) {
+  for (const r of view.labelSelector) if (r.operator === 'Equals' || r.operator === 'In') lookups.push({ key: r.key, values: r.values });
+  for (const f of view.fieldSelector) {
     if (f.operator === 'Equals' && f.value !== '' && INDEXED_FIELDS.has(f.field)) lookups.push({ key: fieldIndexKey(f.field), values: [f.value] });
   }
   return lookups;
@@ -309,26 +336,31 @@ function smallestLookup(store: Store, resource: string, lookups: IndexLookup[], 
 const INCONSISTENT_CONTINUE =
   'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.';
 
-/** The one member copy of namespace/name, or 404, or 409 when several members hold one. */
-export function findOne(store: Store, scope: ReadScope, name: string): StoredEntry {
+/**
+ * The one member copy of namespace/name the view shows, or 404, or 409 when several members
+ * hold one (naming only the members the view shows).
+ */
+export function findOne(store: Store, scope: ReadScope, namespace: string, name: string): StoredEntry {
+  const { view } = scope;
   const info = scope.resource.info;
-  const hits = store
-    .lookup(gvrKey(info), scope.namespace ?? '', name, scope.cluster)
-    .filter((e) => cachesCluster(scope.resource, e.cluster));
+  const key = gvrKey(info);
+  const hits = view.clusters.length === 0 ? [] : store
+    .lookup(key, namespace, name, view.clusters.length === 1 ? view.clusters[0] : undefined)
+    .filter((e) => view.admits(e, () => store.metaOf(key, e)));
   if (hits.length === 0) throw notFound({ group: info.group, resource: info.resource }, name);
   if (hits.length > 1) {
     const clusters = hits.map((h) => h.cluster);
     const what = `${info.resource}${info.group ? '.' + info.group : ''} "${name}"`;
     throw conflict(
-      `${what}${scope.namespace ? ` in namespace "${scope.namespace}"` : ''} exists in clusters ${clusters.join(', ')}; address one with the /clusters/<name>/ path prefix, e.g. /clusters/${clusters[0]}${'/…'}`,
+      `${what}${namespace ? ` in namespace "${namespace}"` : ''} exists in clusters ${clusters.join(', ')}; address one with the /clusters/<name>/ path prefix, e.g. /clusters/${clusters[0]}${'/…'}`,
       { name, group: info.group, kind: info.resource },
     );
   }
   return hits[0]!;
 }
 
-export function getResponse(store: Store, scope: ReadScope, name: string, form: ResponseForm, includeObject?: ListOptions['includeObject']): Buffer {
-  const hit = findOne(store, scope, name);
+export function getResponse(store: Store, scope: ReadScope, namespace: string, name: string, form: ResponseForm, includeObject?: ListOptions['includeObject']): Buffer {
+  const hit = findOne(store, scope, namespace, name);
   if (form === 'table') {
     // A Table of one row, with no list metadata.
     const frame = listFrame(store, { resource: scope.resource, form, includeObject }, '', undefined);

@@ -7,12 +7,11 @@ import { gvrKey, groupVersion } from '../api/resource-info.js';
 import { compareMemberRV, encodeGlobalRV } from '../api/global-rv.js';
 import type { ResponseForm } from '../api/negotiate.js';
 import type { Snapshot, Store, StoreEvent } from '../store/store.js';
-import { eventTypeFor, matches, needsMeta, type ObjectFilter } from './filter.js';
+import type { ReadView } from '../view/read-view.js';
 import { FlushPacer } from './flush-pacer.js';
 import type { WatchStats } from '../metrics/metrics.js';
-import { CLUSTER_COLUMN, ageColumnIndex, columnsOf, metadataJsonOf, partialMetadata, rowCells } from './reads.js';
+import { CLUSTER_COLUMN, ageColumnIndex, columnsOf, metadataJsonOf, partialMetadata, rowCells, viewRanges, viewRVs } from './reads.js';
 import { withResourceVersion, withResourceVersionText } from './resource-version.js';
-import { cachesCluster } from './caches-cluster.js';
 
 /**
  * Client watches, served from the store. A watch first catches up (a snapshot of current objects
@@ -26,10 +25,14 @@ import { cachesCluster } from './caches-cluster.js';
  */
 export interface WatchOptions {
   resource: CachedResource;
-  filter: ObjectFilter;
+  /** What this watch may see (src/view); its resourceVersions name only the view's clusters. */
+  view: ReadView;
   form: ResponseForm;
   includeObject?: 'Metadata' | 'Object' | 'None';
-  /** The client's decoded global RV; undefined for "" or "0" (start from the current state). */
+  /**
+   * The client's decoded global RV, of the view's clusters only; undefined for "" or "0" (start
+   * from the current state).
+   */
   since?: Record<string, string>;
   /** Watch-list: current state as ADDED, then a bookmark marking the end of the initial events. */
   sendInitialEvents: boolean;
@@ -66,7 +69,8 @@ interface Watcher {
 
 /** Per live batch: lazily computed marks and encodings shared by every watcher. */
 class BatchEncoding {
-  private readonly marks: (string | undefined)[];
+  /** Per view lineKey (the clusters a mark names), each event's mark. */
+  private readonly marks = new Map<string, { base: Record<string, string>; marks: (string | undefined)[] }>();
   private readonly metas: (MetaRecord | undefined)[];
   private readonly prevMetas: (MetaRecord | undefined)[];
   /** Per event, its line by watcher lineKey. */
@@ -76,15 +80,21 @@ class BatchEncoding {
     readonly events: readonly StoreEvent[],
     private readonly base: Record<string, string>,
   ) {
-    this.marks = new Array<string | undefined>(events.length);
     this.metas = new Array<MetaRecord | undefined>(events.length);
     this.prevMetas = new Array<MetaRecord | undefined>(events.length);
     this.lines = new Array<Map<string, Buffer> | undefined>(events.length);
   }
 
-  mark(i: number): string {
+  /** The fleet-wide mark at event i's commit, of the clusters the view shows. */
+  mark(i: number, view: ReadView): string {
+    let byView = this.marks.get(view.lineKey);
+    if (!byView) {
+      const base: Record<string, string> = {};
+      for (const c in this.base) if (view.showsCluster(c)) base[c] = this.base[c]!;
+      this.marks.set(view.lineKey, (byView = { base, marks: new Array<string | undefined>(this.events.length) }));
+    }
     const ev = this.events[i]!;
-    return (this.marks[i] ??= encodeGlobalRV({ ...this.base, [ev.cluster]: ev.rv }));
+    return (byView.marks[i] ??= encodeGlobalRV({ ...byView.base, [ev.cluster]: ev.rv }));
   }
 
   meta(i: number): MetaRecord {
@@ -153,7 +163,8 @@ export class WatchHub {
   /** Takes over the response: headers now, events until timeout, client close, or eviction. */
   open(res: ServerResponse, opts: WatchOptions): void {
     const key = gvrKey(opts.resource.info);
-    const lineKey = opts.form === 'table' ? `t:${opts.includeObject ?? ''}` : opts.form;
+    // Watchers share a line when they agree on its form and on what their views change in it.
+    const lineKey = `${opts.form === 'table' ? `t:${opts.includeObject ?? ''}` : opts.form}|${opts.view.lineKey}`;
     const w: Watcher = { opts, res, pending: [], caughtUpTo: 0, tableHeaderSent: false, lineKey, closed: false, close: () => undefined, releaseSnapshot: () => undefined, queued: [], queuedBytes: 0, liveWritten: 0 };
     let set = this.watchers.get(key);
     if (!set) {
@@ -263,10 +274,7 @@ export class WatchHub {
   }
 
   private clusterRVs(opts: WatchOptions, snapshot?: Snapshot): Record<string, string> {
-    const all = this.store.latestRVs(gvrKey(opts.resource.info), snapshot);
-    const out: Record<string, string> = {};
-    for (const [c, rv] of Object.entries(all)) if (cachesCluster(opts.resource, c)) out[c] = rv;
-    return out;
+    return viewRVs(this.store, opts.resource, opts.view, snapshot);
   }
 
   /**
@@ -300,16 +308,16 @@ export class WatchHub {
     }
 
     const progress: Record<string, string> = { ...(since ?? {}) };
-    const snapshotClusters = opts.resource.clusters.filter((c) => !since || since[c] === undefined);
+    const { view } = opts;
+    const snapshotClusters = view.clusters.filter((c) => !since || since[c] === undefined);
     for (const c of snapshotClusters) if (latest[c] !== undefined) progress[c] = latest[c];
     let mark = encodeGlobalRV(progress);
-    const wantsMeta = needsMeta(opts.filter);
+    const namespaces = viewRanges(view).map((r) => r.namespace);
     for (const cluster of snapshotClusters) {
-      if (opts.filter.cluster !== undefined && cluster !== opts.filter.cluster) continue;
-      for (const e of this.store.entries(key, { namespace: opts.filter.namespace, cluster, snapshot })) {
+      for (const namespace of namespaces) for (const e of this.store.entries(key, { namespace, cluster, snapshot })) {
         let meta: MetaRecord | undefined;
         const metaOf = () => (meta ??= this.store.metaOf(key, e, snapshot));
-        if (!matches(opts.filter, e, () => (wantsMeta ? metaOf() : undefined))) continue;
+        if (!view.admits(e, () => (view.needsMeta ? metaOf() : undefined))) continue;
         // An initial event's object keeps its own RV for its own cluster (clients build updates
         // from cached objects); the other clusters' entries are the snapshot's.
         const own = metaOf()?.rv;
@@ -322,11 +330,10 @@ export class WatchHub {
       for (const ev of this.store.logged(key, resumeAfter, snapshot)) {
         const from = since[ev.cluster];
         if (from === undefined || compareMemberRV(ev.rv, from) <= 0) continue;
-        if (!cachesCluster(opts.resource, ev.cluster)) continue;
         let meta: MetaRecord | undefined;
         const metaOf = () => (meta ??= decodeMeta(ev.meta));
         const prev = ev.prevMeta;
-        const type = eventTypeFor(opts.filter, ev, metaOf, prev ? () => decodeMeta(prev) : undefined);
+        const type = view.eventType(ev, metaOf, prev ? () => decodeMeta(prev) : undefined);
         if (!type) continue;
         progress[ev.cluster] = ev.rv;
         mark = encodeGlobalRV(progress);
@@ -350,14 +357,13 @@ export class WatchHub {
     const { opts } = w;
     enc.events.forEach((ev, i) => {
       if (w.closed || ev.seq <= w.caughtUpTo) return;
-      if (!cachesCluster(opts.resource, ev.cluster)) return;
-      const type = eventTypeFor(opts.filter, ev, () => enc.meta(i), enc.prevMeta(i));
+      const type = opts.view.eventType(ev, () => enc.meta(i), enc.prevMeta(i));
       if (!type) return;
       // A Table watch's first event carries the column definitions; that line is this watcher's own.
       // Watchers share a line only when they also agree on its type (a selection it entered or left).
       const line = opts.form === 'table' && !w.tableHeaderSent
-        ? this.encode(w, type, ev.cluster, ev.name, ev.bytes, () => enc.meta(i), enc.mark(i))
-        : enc.line(i, type === ev.type ? w.lineKey : `${w.lineKey}|${type}`, () => this.encode(w, type, ev.cluster, ev.name, ev.bytes, () => enc.meta(i), enc.mark(i)));
+        ? this.encode(w, type, ev.cluster, ev.name, ev.bytes, () => enc.meta(i), enc.mark(i, opts.view))
+        : enc.line(i, type === ev.type ? w.lineKey : `${w.lineKey}|${type}`, () => this.encode(w, type, ev.cluster, ev.name, ev.bytes, () => enc.meta(i), enc.mark(i, opts.view)));
       this.enqueue(w, line);
     });
   }

@@ -8,6 +8,7 @@ import { encodeObjects, viewObjects } from '../../src/ingest/batch.js';
 import { listResponse, type ListBody } from '../../src/mux/reads.js';
 import { SnapshotRegistry } from '../../src/mux/snapshots.js';
 import type { CachedResource } from '../../src/cacher/cache-manager.js';
+import { buildReadView } from '../../src/view/steps.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -37,7 +38,7 @@ describe('unpaged lists', () => {
     const store = Store.open(dir);
     const snapshots = new SnapshotRegistry(store);
     await store.commit({ cluster: 'east', resource: 'v1/pods' }, [pod('p-0', '1')], { rv: '1' }, { log: false });
-    const opts = { resource: pods, form: 'object' as const, filter: {}, snapshots, caller: 'test' };
+    const opts = { resource: pods, view: buildReadView({ resource: pods, watching: false }), form: 'object' as const, snapshots, caller: 'test' };
     expect(Buffer.isBuffer(listResponse(store, opts))).toBe(true);
 
     const many = Array.from({ length: 3000 }, (_, i) => pod(`p-${String(i + 1).padStart(4, '0')}`, String(i + 2)));
@@ -75,7 +76,7 @@ describe('unpaged lists', () => {
     }
     const resource: CachedResource = { ...pods, clusters: ['east'] };
     const listed = () => {
-      const items = text(listResponse(store, { resource, form: 'object', filter: {}, snapshots, caller: 'test' })).json.items as { metadata: { name: string; annotations: Record<string, string> } }[];
+      const items = text(listResponse(store, { resource, view: buildReadView({ resource, watching: false }), form: 'object', snapshots, caller: 'test' })).json.items as { metadata: { name: string; annotations: Record<string, string> } }[];
       const perCluster: Record<string, number> = {};
       for (const i of items) {
         const cluster = i.metadata.annotations[CLUSTER_ANNOTATION]!;

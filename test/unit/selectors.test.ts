@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { labelSelectorFromObject, matchesLabels, parseLabelSelector } from '../../src/api/label-selector.js';
 import { matchesFields, parseFieldSelector, validateFieldSelector } from '../../src/api/field-selector.js';
-import { eventTypeFor } from '../../src/mux/filter.js';
 
 describe('label selectors', () => {
   it('parses the full syntax', () => {
@@ -65,24 +64,5 @@ describe('field selectors', () => {
     const sel = parseFieldSelector('status.phase=Running,metadata.name!=x');
     expect(matchesFields(sel, { 'status.phase': 'Running', 'metadata.name': 'y' })).toBe(true);
     expect(matchesFields(sel, { 'status.phase': 'Running', 'metadata.name': 'x' })).toBe(false);
-  });
-});
-
-describe('eventTypeFor: a watch follows objects into and out of its selection', () => {
-  const blue = { labels: { team: 'blue' } };
-  const red = { labels: { team: 'red' } };
-  const f = { labelSelector: parseLabelSelector('team=blue') };
-  const ev = (type: 'ADDED' | 'MODIFIED' | 'DELETED') => ({ type, cluster: 'east', namespace: 'a', name: 'x' });
-  it('MODIFIED becomes ADDED on entering, DELETED on leaving, nothing outside', () => {
-    expect(eventTypeFor(f, ev('MODIFIED'), () => red, () => blue)).toBe('DELETED');
-    expect(eventTypeFor(f, ev('MODIFIED'), () => blue, () => red)).toBe('ADDED');
-    expect(eventTypeFor(f, ev('MODIFIED'), () => blue, () => blue)).toBe('MODIFIED');
-    expect(eventTypeFor(f, ev('MODIFIED'), () => red, () => red)).toBeUndefined();
-  });
-  it('without a previous record, or a selector that needs none, the new state decides alone', () => {
-    expect(eventTypeFor(f, ev('MODIFIED'), () => blue, undefined)).toBe('MODIFIED');
-    expect(eventTypeFor({}, ev('MODIFIED'), () => red, () => blue)).toBe('MODIFIED');
-    expect(eventTypeFor(f, ev('DELETED'), () => blue, () => red)).toBe('DELETED');
-    expect(eventTypeFor(f, ev('ADDED'), () => red, undefined)).toBeUndefined();
   });
 });

@@ -1,0 +1,65 @@
+import type { IncomingMessage } from 'node:http';
+import type { FleetMembers } from '../cacher/cache-manager.js';
+import { parseRequestPath } from '../api/request-info.js';
+import { unauthorized } from '../api/status.js';
+import type { Authenticator } from '../auth/authenticator.js';
+import { impersonationHeaders, type Identity } from '../auth/identity.js';
+import { ImpersonationChecker, asksImpersonation, requestedIdentity } from '../auth/impersonation.js';
+import { checkAddressedCluster } from '../forward/owner.js';
+
+/**
+ * Who each request acts as, decided once per request: the authenticated caller, or whom it may and
+ * does impersonate (asked of the members it addresses). Reads, writes and subresources all ask here.
+ */
+export class Callers {
+  private readonly identities = new WeakMap<IncomingMessage, Identity | null>();
+  private readonly impersonation: ImpersonationChecker;
+
+  constructor(
+    private readonly fleet: FleetMembers,
+    private readonly authenticator: Authenticator | undefined,
+  ) {
+    this.impersonation = new ImpersonationChecker((name) => fleet.member(name));
+  }
+
+  get authenticates(): boolean {
+    return this.authenticator?.enabled ?? false;
+  }
+
+  async identify(req: IncomingMessage): Promise<Identity | undefined> {
+    const known = this.identities.get(req);
+    if (known !== undefined) return known ?? undefined;
+    let id = this.authenticates ? await this.authenticator!.authenticate(req) : undefined;
+    if (asksImpersonation(req.headers)) {
+      if (!id) throw unauthorized('Unauthorized: impersonation (Impersonate-* headers) needs an authenticated caller');
+      const wanted = requestedIdentity(req.rawHeaders);
+      await this.impersonation.check(id, wanted, this.addressedClusters(req.url ?? '/'));
+      id = wanted;
+    }
+    this.identities.set(req, id ?? null);
+    return id;
+  }
+
+  /** The caller's Impersonate-* headers for a member; 401 when flotilla does not know the caller. */
+  async headersFor(req: IncomingMessage): Promise<Record<string, string | string[]>> {
+    const id = await this.identify(req);
+    if (!id) {
+      throw unauthorized('flotilla forwards this request to a member cluster as its caller (Impersonate-User), and does not know the caller: ' +
+        (this.authenticates ? 'send a bearer token or a client certificate' : 'configure authentication in the fleet file'));
+    }
+    return impersonationHeaders(id);
+  }
+
+  /** Whom per-caller state (read-your-writes, snapshot budgets) is kept for. */
+  key(req: IncomingMessage): string {
+    const id = this.identities.get(req);
+    return id ? `user:${id.user}` : `addr:${req.socket.remoteAddress ?? ''}`;
+  }
+
+  /** The members a request addresses: its `/clusters/<name>/`, else the whole fleet. */
+  private addressedClusters(url: string): string[] {
+    const target = parseRequestPath(url);
+    checkAddressedCluster(this.fleet, target);
+    return target.cluster !== undefined ? [target.cluster] : this.fleet.clusterNames();
+  }
+}

@@ -1,0 +1,28 @@
+import type { FastifyPluginAsync } from 'fastify';
+import fp from 'fastify-plugin';
+import { badRequest, unauthorized } from '../../api/status.js';
+import { asksImpersonation } from '../../auth/impersonation.js';
+import type { Callers } from '../callers.js';
+
+/**
+ * Who the caller is, before any route runs: a request without a Host header is a 400 (HTTP/1.1
+ * requires one), one flotilla cannot authenticate a 401, except for what anyone may read. Global:
+ * it covers every plugin registered after it.
+ */
+export interface AuthenticationOptions {
+  callers: Callers;
+}
+
+// What anyone may read, as the apiserver's system:public-info-viewer role allows.
+const PUBLIC_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version']);
+
+const authentication: FastifyPluginAsync<AuthenticationOptions> = async (app, { callers }) => {
+  app.addHook('onRequest', async (req) => {
+    if (req.raw.httpVersion === '1.1' && !req.headers.host) throw badRequest('missing required Host header');
+    if (PUBLIC_PATHS.has(req.url.split('?')[0]!)) return;
+    if (!callers.authenticates && !asksImpersonation(req.headers)) return;
+    if (!(await callers.identify(req.raw))) throw unauthorized('Unauthorized: send a bearer token or a client certificate');
+  });
+};
+
+export const authenticationPlugin = fp(authentication, { name: 'flotilla-authentication', fastify: '5.x', dependencies: ['flotilla-errors'] });

@@ -1,0 +1,193 @@
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { Readable } from 'node:stream';
+import type { CacheHealth, CachedResource, FleetMembers, ResourceCatalog } from '../../cacher/cache-manager.js';
+import { getResponse, listResponse, type ListOptions } from '../../mux/reads.js';
+import type { WatchHub } from '../../mux/watch.js';
+import type { SnapshotRegistry } from '../../mux/snapshots.js';
+import { compareMemberRV, decodeContinue, decodeGlobalRV } from '../../api/global-rv.js';
+import { gvrKey } from '../../api/resource-info.js';
+import { negotiate } from '../../api/negotiate.js';
+import { badRequest, expired, invalid, timeout } from '../../api/status.js';
+import type { Store } from '../../store/store.js';
+import type { ReadView } from '../../view/read-view.js';
+import { buildReadView } from '../../view/steps.js';
+import { hasBody } from '../../forward/streaming.js';
+import type { WriteTracker } from '../../forward/read-your-writes.js';
+import { forwardRead, type ForwardDeps } from '../../forward/writes.js';
+import type { Callers } from '../callers.js';
+import { CLUSTER_PREFIXES, targetOf } from '../target.js';
+import { MAX_TIMER_MS, int64Param, notServed, one, sendBytes, type Query } from '../replies.js';
+
+/**
+ * Cached reads: get, list and watch of every cached resource, through the caller's read view
+ * (src/view). A subresource read (status, scale) goes to the owning member.
+ */
+export interface ReadsOptions {
+  fleet: FleetMembers;
+  catalog: ResourceCatalog;
+  health: CacheHealth;
+  store: Store;
+  hub: WatchHub;
+  snapshots: SnapshotRegistry;
+  writes: WriteTracker;
+  callers: Callers;
+  forward: ForwardDeps;
+  /** minTimeoutSeconds: as the apiserver's --min-request-timeout, for watches without timeoutSeconds. */
+  watch?: { bookmarkIntervalMs?: number; maxBufferedBytes?: number; minTimeoutSeconds?: number; catchUpStallMs?: number };
+}
+
+export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) => {
+  const { fleet, catalog, health, store, hub, snapshots, writes, callers } = opts;
+  const minWatchTimeout = opts.watch?.minTimeoutSeconds ?? 1800;
+
+  /**
+   * A list or watch from a given RV, one rule for both: a cluster the view does not show (the
+   * fleet changed since the RV was read) is 410 Expired, so the client relists; "not older than"
+   * waits (up to 3 s) for cachers behind it, then answers 504 ResourceVersionTooLarge with
+   * Retry-After, as the apiserver's watch cache does; "Exact" can only be served for the current
+   * state (old snapshots are not kept): older is 410 Expired. Returns the RV's clusters that
+   * concern this request (all of them, or the addressed member's).
+   */
+  async function awaitResourceVersion(cached: CachedResource, view: ReadView, since: Record<string, string>, exact: boolean, only?: string): Promise<Record<string, string>> {
+    const resource = gvrKey(cached.info);
+    const wanted = Object.fromEntries(Object.entries(since).filter(([c]) => only === undefined || c === only));
+    // Not named: the view may hide a cluster the resource is cached from.
+    if (Object.keys(wanted).some((c) => !view.showsCluster(c))) throw expired('too old resource version: it names clusters this resource is no longer served from');
+    if (!(await store.waitFor(resource, wanted, 3000))) {
+      const latest = store.latestRVs(resource);
+      const behind = Object.entries(wanted).filter(([c, rv]) => latest[c] === undefined || compareMemberRV(latest[c]!, rv) < 0).map(([c]) => c);
+      throw timeout(`Too large resource version: the cache of ${behind.join(', ')} has not reached the requested resource version yet`, [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], 1);
+    }
+    if (exact) {
+      const latest = store.latestRVs(resource);
+      const older = Object.entries(wanted).filter(([c, rv]) => latest[c] !== undefined && compareMemberRV(latest[c]!, rv) > 0);
+      if (older.length > 0) throw expired(`too old resource version: flotilla serves Exact lists only at the current resource version (${older.map(([c]) => c).join(', ')} moved on)`);
+    }
+    return wanted;
+  }
+
+  /** A member that is down does not fail a read: its cached state is served, with a warning. */
+  function warnStale(reply: FastifyReply, resource: string, view: ReadView): void {
+    const warnings = health
+      .staleClusters(resource)
+      .filter((s) => view.showsCluster(s.cluster))
+      .map((s) => `299 - ${JSON.stringify(`flotilla: cluster ${s.cluster} is not reachable; serving its cached state${s.since ? ` as of ${s.since}` : ''} (${(s.error ?? '').slice(0, 200)})`)}`);
+    if (warnings.length) reply.header('warning', warnings);
+  }
+
+  async function read(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    // A GET's body means nothing here, but left unread it would be on the connection when it
+    // closes, and the kernel's reset would cut the answer short: it is read and dropped as it
+    // comes, without holding the answer (a client may announce a body it never sends).
+    if (hasBody(req.headers)) req.raw.resume();
+    const target = targetOf(req, fleet);
+    if (target.type !== 'resource') throw notServed();
+    const resource = catalog.resource(gvrKey(target));
+    if (!resource) throw notServed();
+    if (target.namespace !== undefined && !resource.info.namespaced) throw notServed();
+    if (target.subresource) {
+      if (target.name === undefined) throw notServed();
+      return forwardRead(req, reply, opts.forward, target);
+    }
+    const q = req.query as Query;
+    const watching = one(q, 'watch') === 'true' || one(q, 'watch') === '1';
+    const includeObject = one(q, 'includeObject');
+    if (includeObject !== undefined && !['Metadata', 'Object', 'None'].includes(includeObject)) {
+      throw badRequest(`unrecognized includeObject value: "${includeObject}"`);
+    }
+    const rvParam = one(q, 'resourceVersion') ?? '';
+    const rvMatch = one(q, 'resourceVersionMatch');
+    const sendInitialEvents = one(q, 'sendInitialEvents');
+    validateListOptions({ watching, rv: rvParam, rvMatch, sendInitialEvents, bookmarks: one(q, 'allowWatchBookmarks') === 'true' });
+    // Decoded up front: a token that does not decode is a 400, for lists and watches alike.
+    const since = rvParam && rvParam !== '0' ? decodeGlobalRV(rvParam) : undefined;
+    const view = buildReadView({
+      resource,
+      cluster: target.cluster,
+      namespace: target.namespace,
+      name: target.name,
+      watching,
+      labelSelector: one(q, 'labelSelector'),
+      fieldSelector: one(q, 'fieldSelector'),
+    });
+    if (watching) {
+      const timeoutSeconds = int64Param(q, 'timeoutSeconds');
+      // Everything that can refuse the watch does so before the response is taken over.
+      const form = negotiate(req.headers.accept, { list: false });
+      const from = since ? await awaitResourceVersion(resource, view, since, false, target.cluster) : undefined;
+      reply.hijack();
+      hub.open(reply.raw, {
+        resource,
+        view,
+        form,
+        includeObject: includeObject as ListOptions['includeObject'],
+        since: from,
+        sendInitialEvents: sendInitialEvents === 'true',
+        bookmarks: one(q, 'allowWatchBookmarks') === 'true',
+        // Like the apiserver: the client's timeout, else a random one from the minimum to twice it,
+        // so that the watches of a fleet of clients do not all end (and relist) at once.
+        // 0 is the default, as in the apiserver; past what a timer holds (24.8 days) is that long.
+        timeoutMs: Math.min(MAX_TIMER_MS, (timeoutSeconds ? timeoutSeconds : minWatchTimeout * (1 + Math.random())) * 1000),
+        bookmarkIntervalMs: opts.watch?.bookmarkIntervalMs ?? 30_000,
+        maxBufferedBytes: opts.watch?.maxBufferedBytes ?? 16 * 1024 * 1024,
+        catchUpStallMs: opts.watch?.catchUpStallMs ?? 60_000,
+      });
+      return reply;
+    }
+    const key = gvrKey(resource.info);
+    warnStale(reply, key, view);
+    // Read-your-writes: a caller's read waits (briefly) for the cache to hold the caller's last write.
+    const written = since ? undefined : writes.pending(callers.key(req.raw), key);
+    if (written) await store.waitFor(key, written, 2000);
+    if (target.name !== undefined) {
+      const form = negotiate(req.headers.accept, { list: false });
+      return sendBytes(reply, getResponse(store, { resource, view }, target.namespace ?? '', target.name, form, includeObject as ListOptions['includeObject']));
+    }
+    const form = negotiate(req.headers.accept, { list: true });
+    if (since && !one(q, 'continue')) await awaitResourceVersion(resource, view, since, rvMatch === 'Exact', target.cluster);
+    const limit = int64Param(q, 'limit');
+    const continueText = one(q, 'continue');
+    const continueToken = continueText ? decodeContinue(continueText) : undefined;
+    if (continueToken && rvParam && rvParam !== '0') {
+      throw invalid('ListOptions.meta.k8s.io "" is invalid: resourceVersion: specifying resource version is not allowed when using continue', [{ reason: 'FieldValueInvalid', field: 'resourceVersion', message: 'specifying resource version is not allowed when using continue' }]);
+    }
+    const body = listResponse(store, {
+      resource,
+      view,
+      form,
+      includeObject: includeObject as ListOptions['includeObject'],
+      limit: limit || undefined,
+      continueToken,
+      snapshots,
+      caller: callers.key(req.raw),
+    });
+    if (Buffer.isBuffer(body)) return sendBytes(reply, body);
+    // A large list streams; the client going away ends it and frees its snapshot.
+    const stream = Readable.from(body.chunks, { objectMode: false, highWaterMark: 1 });
+    stream.once('close', body.done);
+    return reply.type('application/json').send(stream);
+  }
+
+  for (const p of CLUSTER_PREFIXES) {
+    app.get(`${p}/api/:version/*`, read);
+    app.get(`${p}/apis/:group/:version/*`, read);
+  }
+};
+
+/** The apiserver's rules for combining resourceVersion, resourceVersionMatch and watch-list. */
+function validateListOptions(o: { watching: boolean; rv: string; rvMatch?: string; sendInitialEvents?: string; bookmarks: boolean }): void {
+  const causes: { field: string; message: string }[] = [];
+  if (o.rvMatch !== undefined && o.rvMatch !== 'NotOlderThan' && o.rvMatch !== 'Exact') {
+    causes.push({ field: 'resourceVersionMatch', message: `unsupported value "${o.rvMatch}": supported values: "Exact", "NotOlderThan"` });
+  }
+  if (o.sendInitialEvents !== undefined) {
+    if (!o.watching) causes.push({ field: 'sendInitialEvents', message: 'sendInitialEvents is forbidden for list' });
+    if (o.rvMatch !== 'NotOlderThan') causes.push({ field: 'resourceVersionMatch', message: "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan" });
+    if (o.watching && !o.bookmarks) causes.push({ field: 'allowWatchBookmarks', message: 'sendInitialEvents requires setting allowWatchBookmarks to true' });
+  } else if (o.rvMatch !== undefined) {
+    if (o.watching) causes.push({ field: 'resourceVersionMatch', message: 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided' });
+    else if (!o.rv) causes.push({ field: 'resourceVersionMatch', message: 'resourceVersionMatch is forbidden unless resourceVersion is provided' });
+    else if (o.rvMatch === 'Exact' && o.rv === '0') causes.push({ field: 'resourceVersionMatch', message: 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"' });
+  }
+  if (causes.length) throw invalid(`ListOptions.meta.k8s.io "" is invalid: ${causes.map((c) => `${c.field}: ${c.message}`).join(', ')}`, causes.map((c) => ({ reason: 'FieldValueInvalid', ...c })));
+}

@@ -1,0 +1,46 @@
+import type { FastifyReply } from 'fastify';
+import { StatusError, badRequest } from '../api/status.js';
+import { AGGREGATED_DISCOVERY_V2 } from './discovery.js';
+
+/** How the plugins answer: bytes as the apiserver writes them, every error a `Status`. */
+export type Query = Record<string, string | string[] | undefined>;
+
+export function one(q: Query, name: string): string | undefined {
+  const v = q[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+// The longest delay a Node timer holds; a longer one fires at once.
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+const INT64_MAX = 2n ** 63n - 1n;
+
+/** A non-negative integer query parameter as the apiserver reads it (an int64); 400 otherwise. */
+export function int64Param(q: Query, name: string): number | undefined {
+  const text = one(q, name);
+  if (text === undefined) return undefined;
+  if (!/^[0-9]{1,19}$/.test(text) || BigInt(text) > INT64_MAX) throw badRequest(`invalid ${name}: ${JSON.stringify(text)}`);
+  return Number(text);
+}
+
+export function notServed(): StatusError {
+  return new StatusError(404, 'NotFound', 'the server could not find the requested resource');
+}
+
+// Bytes, not a string: fastify re-formats a string reply's content type (quoted parameters, a
+// charset); clients read these parameters, so they go out exactly as the apiserver writes them.
+export function sendAggregated(reply: FastifyReply, doc: object): FastifyReply {
+  return reply.header('content-type', AGGREGATED_DISCOVERY_V2).send(Buffer.from(JSON.stringify(doc)));
+}
+
+export function sendJson(reply: FastifyReply, doc: object): FastifyReply {
+  return reply.type('application/json').send(JSON.stringify(doc));
+}
+
+export function sendBytes(reply: FastifyReply, body: Buffer): FastifyReply {
+  return reply.type('application/json').send(body);
+}
+
+export function sendStatus(reply: FastifyReply, err: StatusError): FastifyReply {
+  if (err.retryAfterSeconds !== undefined) reply.header('retry-after', String(err.retryAfterSeconds));
+  return reply.code(err.code).type('application/json').send(JSON.stringify(err.toStatus()));
+}

@@ -1,0 +1,118 @@
+import { matchesLabels, type LabelSelector } from '../api/label-selector.js';
+import { matchesFields, type FieldSelector } from '../api/field-selector.js';
+
+/**
+ * What one caller's read may see of one resource: built once per request by the view steps
+ * (steps.ts) and then asked by every read form, so lists, gets, watches, Tables, continue tokens,
+ * resourceVersions and error messages agree on it and none names or counts what it hides.
+ *
+ * Clusters and namespaces are key ranges of the store (a list scans only those); selectors and
+ * other predicates are tested per object, on its meta record only when one needs it.
+ */
+export interface ViewedObject {
+  cluster: string;
+  namespace: string;
+  name: string;
+}
+
+export type ViewedMeta = { labels?: Record<string, string>; fields?: Record<string, string> } | undefined;
+
+export type ChangeKind = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+/** A test an object must pass to be seen, added by a step; `needsMeta` if it reads the meta record. */
+export interface ObjectPredicate {
+  readonly name: string;
+  readonly needsMeta: boolean;
+  test(o: ViewedObject, meta: () => ViewedMeta): boolean;
+}
+
+export interface ReadViewParts {
+  /** The resource's cached clusters this view shows, in the resource's order. */
+  clusters: readonly string[];
+  /** Whether that is every cluster the resource is cached from. */
+  allClusters: boolean;
+  /** The namespaces it shows (sorted, each one key range), or undefined for all. */
+  namespaces?: readonly string[];
+  labelSelector: LabelSelector;
+  fieldSelector: FieldSelector;
+  predicates: readonly ObjectPredicate[];
+}
+
+const GENERIC_FIELDS = new Set(['metadata.name', 'metadata.namespace']);
+
+export class ReadView {
+  readonly clusters: readonly string[];
+  readonly allClusters: boolean;
+  readonly namespaces: readonly string[] | undefined;
+  readonly labelSelector: LabelSelector;
+  readonly fieldSelector: FieldSelector;
+  readonly predicates: readonly ObjectPredicate[];
+  /** Whether deciding on an object reads its meta record (decoded on demand otherwise never). */
+  readonly needsMeta: boolean;
+  /**
+   * Whether objects inside its key ranges can be hidden. Then a page gives no
+   * remainingItemCount: a count of the range would count what the caller does not see.
+   */
+  readonly narrows: boolean;
+  /**
+   * What the view changes in an encoded watch line (today: which clusters a resourceVersion
+   * names). Watchers share a line only when their keys are equal.
+   */
+  readonly lineKey: string;
+  private readonly clusterSet: ReadonlySet<string>;
+  private readonly namespaceSet: ReadonlySet<string> | undefined;
+  private readonly needsLabels: boolean;
+  private readonly fieldsNeedMeta: boolean;
+
+  constructor(parts: ReadViewParts) {
+    this.clusters = parts.clusters;
+    this.allClusters = parts.allClusters;
+    this.namespaces = parts.namespaces;
+    this.labelSelector = parts.labelSelector;
+    this.fieldSelector = parts.fieldSelector;
+    this.predicates = parts.predicates;
+    this.clusterSet = new Set(parts.clusters);
+    this.namespaceSet = parts.namespaces ? new Set(parts.namespaces) : undefined;
+    this.needsLabels = parts.labelSelector.length > 0;
+    this.fieldsNeedMeta = parts.fieldSelector.some((r) => !GENERIC_FIELDS.has(r.field));
+    this.needsMeta = this.needsLabels || this.fieldsNeedMeta || parts.predicates.some((p) => p.needsMeta);
+    this.narrows = this.needsLabels || parts.fieldSelector.length > 0 || parts.predicates.length > 0 || (!parts.allClusters && parts.clusters.length !== 1);
+    this.lineKey = parts.allClusters ? '' : parts.clusters.join(',');
+  }
+
+  showsCluster(cluster: string): boolean {
+    return this.clusterSet.has(cluster);
+  }
+
+  showsNamespace(namespace: string): boolean {
+    return this.namespaceSet === undefined || this.namespaceSet.has(namespace);
+  }
+
+  /** Whether the caller sees this object; `meta` is called only when a selector or predicate needs it. */
+  admits(o: ViewedObject, meta: () => ViewedMeta): boolean {
+    if (!this.clusterSet.has(o.cluster)) return false;
+    if (this.namespaceSet !== undefined && !this.namespaceSet.has(o.namespace)) return false;
+    if (this.fieldSelector.length > 0) {
+      const own = this.fieldsNeedMeta ? meta()?.fields : undefined;
+      if (!matchesFields(this.fieldSelector, { ...own, 'metadata.name': o.name, 'metadata.namespace': o.namespace })) return false;
+    }
+    if (this.needsLabels && !matchesLabels(this.labelSelector, meta()?.labels)) return false;
+    for (const p of this.predicates) if (!p.test(o, meta)) return false;
+    return true;
+  }
+
+  /**
+   * The event this view's watch gets for a change, as the apiserver decides it: a MODIFIED object
+   * that starts being seen is ADDED, one that stops is DELETED (with its new state), one seen
+   * neither before nor after is nothing (undefined). Only what reads the meta record can change
+   * its verdict on a modification; without the previous meta record (an event logged before it
+   * was kept) the verdict on the new state decides alone.
+   */
+  eventType(ev: ViewedObject & { type: ChangeKind }, meta: () => ViewedMeta, prevMeta: (() => ViewedMeta) | undefined): ChangeKind | undefined {
+    const now = this.admits(ev, meta);
+    if (ev.type !== 'MODIFIED' || !prevMeta || !this.needsMeta) return now ? ev.type : undefined;
+    const was = this.admits(ev, prevMeta);
+    if (now) return was ? 'MODIFIED' : 'ADDED';
+    return was ? 'DELETED' : undefined;
+  }
+}

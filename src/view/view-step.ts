@@ -1,0 +1,72 @@
+import type { LabelSelector } from '../api/label-selector.js';
+import type { FieldSelector } from '../api/field-selector.js';
+import { ReadView, type ObjectPredicate } from './read-view.js';
+
+/**
+ * One request's view under construction. Steps only narrow it: each can take clusters and
+ * namespaces away and add requirements, none can widen what an earlier step left.
+ */
+export interface ViewRequest {
+  resource: { info: { group: string; kind: string; namespaced: boolean }; clusters: readonly string[] };
+  /** `/clusters/<name>/`: one member addressed. */
+  cluster?: string;
+  namespace?: string;
+  /** A get's or a single-object watch's name. */
+  name?: string;
+  watching: boolean;
+  labelSelector?: string;
+  fieldSelector?: string;
+}
+
+/** One step of building a view: one file each, run in the order of steps.ts. */
+export interface ViewStep {
+  readonly name: string;
+  apply(view: ViewBuilder, req: ViewRequest): void;
+}
+
+export class ViewBuilder {
+  private clusters: string[];
+  private readonly allOf: readonly string[];
+  private namespaces: string[] | undefined;
+  private readonly labelSelector: LabelSelector = [];
+  private readonly fieldSelector: FieldSelector = [];
+  private readonly predicates: ObjectPredicate[] = [];
+
+  constructor(cachedClusters: readonly string[]) {
+    this.allOf = cachedClusters;
+    this.clusters = [...cachedClusters];
+  }
+
+  keepClusters(keep: (cluster: string) => boolean): void {
+    this.clusters = this.clusters.filter(keep);
+  }
+
+  /** Narrows to these namespaces (an intersection with what earlier steps kept). */
+  keepNamespaces(namespaces: readonly string[]): void {
+    const wanted = [...new Set(namespaces)].sort();
+    this.namespaces = this.namespaces === undefined ? wanted : wanted.filter((n) => this.namespaces!.includes(n));
+  }
+
+  requireLabels(selector: LabelSelector): void {
+    this.labelSelector.push(...selector);
+  }
+
+  requireFields(selector: FieldSelector): void {
+    this.fieldSelector.push(...selector);
+  }
+
+  require(predicate: ObjectPredicate): void {
+    this.predicates.push(predicate);
+  }
+
+  build(): ReadView {
+    return new ReadView({
+      clusters: this.clusters,
+      allClusters: this.clusters.length === this.allOf.length,
+      namespaces: this.namespaces,
+      labelSelector: this.labelSelector,
+      fieldSelector: this.fieldSelector,
+      predicates: this.predicates,
+    });
+  }
+}
