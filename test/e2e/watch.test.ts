@@ -187,6 +187,40 @@ describe('a selector watch follows objects into and out of its selection', () =>
   });
 });
 
+describe('a member-addressed read view names only that member', () => {
+  const clustersOf = (rv: string) => Object.keys(decodeGlobalRV(rv)).sort();
+  it('lists, continue tokens, watch events and bookmarks carry resourceVersions of the addressed member alone', async () => {
+    const list = JSON.parse((await memberRequest(flotilla.endpoint, 'GET', `/clusters/west${PODS}`)).body) as V1PodList;
+    expect(clustersOf(list.metadata!.resourceVersion!)).toEqual(['west']);
+    const fleetWide = JSON.parse((await memberRequest(flotilla.endpoint, 'GET', PODS)).body) as V1PodList;
+    expect(clustersOf(fleetWide.metadata!.resourceVersion!)).toEqual(['east', 'north', 'west']);
+    await createPod(west, 'paged-west');
+    await until('both west pods cached', async () => ((JSON.parse((await memberRequest(flotilla.endpoint, 'GET', `/clusters/west${PODS}`)).body) as V1PodList).items.length >= 2));
+    const page = JSON.parse((await memberRequest(flotilla.endpoint, 'GET', `/clusters/west${PODS}?limit=1`)).body) as V1PodList;
+    const token = JSON.parse(Buffer.from((page.metadata as { continue: string }).continue, 'base64url').toString()) as { rv: string };
+    expect(clustersOf(token.rv)).toEqual(['west']);
+
+    const w = await openWatch(flotilla.endpoint, `/clusters/west${PODS}?watch=1&allowWatchBookmarks=true&resourceVersion=${list.metadata!.resourceVersion}`);
+    await w.until((ev) => named(ev, 'paged-west').length > 0 && ev.some((e) => e.type === 'BOOKMARK'), 5000);
+    for (const e of w.events) expect(clustersOf(e.object.metadata!.resourceVersion!), e.type).toEqual(['west']);
+    w.close();
+    // A watch-list's initial events and its end bookmark too.
+    const wl = await openWatch(flotilla.endpoint, `/clusters/west${PODS}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true`);
+    await wl.until((ev) => ev.some((e) => e.type === 'BOOKMARK'), 5000);
+    for (const e of wl.events) expect(clustersOf(e.object.metadata!.resourceVersion!), e.type).toEqual(['west']);
+    wl.close();
+    await deletePod(west, 'paged-west');
+  });
+
+  it('an unfiltered page counts what remains; a label-selected one does not', async () => {
+    const plain = JSON.parse((await memberRequest(flotilla.endpoint, 'GET', `${PODS}?limit=1`)).body) as V1PodList;
+    expect(plain.metadata!.remainingItemCount).toBeGreaterThanOrEqual(2);
+    const selected = JSON.parse((await memberRequest(flotilla.endpoint, 'GET', `${PODS}?limit=1&labelSelector=role%3Dbase`)).body) as V1PodList;
+    expect((selected.metadata as { continue?: string }).continue).toBeTruthy();
+    expect(selected.metadata!.remainingItemCount).toBeUndefined();
+  });
+});
+
 describe('watch filters and limits', () => {
   it('honours label selectors, namespaces and the /clusters/ prefix', async () => {
     const labelled = await openWatch(flotilla.endpoint, `/api/v1/pods?watch=1&labelSelector=${encodeURIComponent('team in (blue)')}`);
