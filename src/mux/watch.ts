@@ -7,7 +7,7 @@ import { gvrKey, groupVersion } from '../api/resource-info.js';
 import { compareMemberRV, encodeGlobalRV } from '../api/global-rv.js';
 import type { ResponseForm } from '../api/negotiate.js';
 import type { Snapshot, Store, StoreEvent } from '../store/store.js';
-import type { ReadView } from '../view/read-view.js';
+import type { ChangeKind, ReadView } from '../view/read-view.js';
 import { FlushPacer } from './flush-pacer.js';
 import type { WatchStats } from '../metrics/metrics.js';
 import { CLUSTER_COLUMN, ageColumnIndex, columnsOf, metadataJsonOf, partialMetadata, rowCells, viewRanges, viewRVs } from './reads.js';
@@ -141,8 +141,74 @@ class JoinCache {
   }
 }
 
+/** Watchers whose views are alike (equal keys): the fan-out decides on an event once for them all. */
+interface ViewGroup {
+  view: ReadView;
+  watchers: Set<Watcher>;
+}
+
+/**
+ * One resource's watchers, grouped by view and indexed by the namespaces their views show: a live
+ * event is offered only to the groups of its namespace and to those whose views show every
+ * namespace, so watchers in views of other namespaces cost it nothing, and a thousand watchers in
+ * ten views cost ten decisions.
+ */
+class ResourceWatchers implements Iterable<Watcher> {
+  private readonly all = new Set<Watcher>();
+  private readonly groups = new Map<string, ViewGroup>();
+  private readonly anyNamespace = new Set<ViewGroup>();
+  private readonly byNamespace = new Map<string, Set<ViewGroup>>();
+
+  get size(): number {
+    return this.all.size;
+  }
+
+  [Symbol.iterator](): Iterator<Watcher> {
+    return this.all[Symbol.iterator]();
+  }
+
+  add(w: Watcher): void {
+    this.all.add(w);
+    const view = w.opts.view;
+    let group = this.groups.get(view.key);
+    if (!group) {
+      this.groups.set(view.key, (group = { view, watchers: new Set() }));
+      if (view.namespaces === undefined) this.anyNamespace.add(group);
+      else for (const ns of view.namespaces) {
+        let set = this.byNamespace.get(ns);
+        if (!set) this.byNamespace.set(ns, (set = new Set()));
+        set.add(group);
+      }
+    }
+    group.watchers.add(w);
+  }
+
+  delete(w: Watcher): void {
+    if (!this.all.delete(w)) return;
+    const view = w.opts.view;
+    const group = this.groups.get(view.key);
+    if (!group) return;
+    group.watchers.delete(w);
+    if (group.watchers.size > 0) return;
+    this.groups.delete(view.key);
+    this.anyNamespace.delete(group);
+    for (const ns of view.namespaces ?? []) {
+      const set = this.byNamespace.get(ns);
+      set?.delete(group);
+      if (set?.size === 0) this.byNamespace.delete(ns);
+    }
+  }
+
+  /** Calls `f` for each group whose view may show an object of `namespace`, each once. */
+  forNamespace(namespace: string, f: (g: ViewGroup) => void): void {
+    const own = this.byNamespace.get(namespace);
+    if (own) for (const g of own) f(g);
+    for (const g of this.anyNamespace) f(g);
+  }
+}
+
 export class WatchHub {
-  private readonly watchers = new Map<string, Set<Watcher>>();
+  private readonly watchers = new Map<string, ResourceWatchers>();
   private readonly unsubscribe = new Map<string, () => void>();
   /** Watchers with queued lines. */
   private readonly dirty = new Set<Watcher>();
@@ -168,7 +234,7 @@ export class WatchHub {
     const w: Watcher = { opts, res, pending: [], caughtUpTo: 0, tableHeaderSent: false, lineKey, closed: false, close: () => undefined, releaseSnapshot: () => undefined, queued: [], queuedBytes: 0, liveWritten: 0 };
     let set = this.watchers.get(key);
     if (!set) {
-      this.watchers.set(key, (set = new Set()));
+      this.watchers.set(key, (set = new ResourceWatchers()));
       this.unsubscribe.set(key, this.store.subscribe(key, (events) => this.dispatch(key, events)));
     }
     set.add(w);
@@ -343,29 +409,47 @@ export class WatchHub {
     if (opts.sendInitialEvents) yield this.bookmarkLine(w, encodeGlobalRV(latest), true);
   }
 
+  /**
+   * A committed batch: watchers still catching up keep it for later; for the others, event by
+   * event (so each watcher's lines stay in commit order), the watchers of its namespace.
+   */
   private dispatch(key: string, events: readonly StoreEvent[]): void {
     const set = this.watchers.get(key);
     if (!set || set.size === 0) return;
     const enc = new BatchEncoding(events, this.store.latestRVs(key));
-    for (const w of set) {
-      if (w.pending) w.pending.push(enc);
-      else this.deliver(w, enc);
+    for (const w of set) if (w.pending) w.pending.push(enc);
+    for (let i = 0; i < events.length; i++) {
+      const ev = events[i]!;
+      // One pair of meta getters per event, not per watcher.
+      const meta = () => enc.meta(i);
+      const prevMeta = enc.prevMeta(i);
+      set.forNamespace(ev.namespace, (g) => {
+        const type = g.view.eventType(ev, meta, prevMeta);
+        if (type) for (const w of g.watchers) if (!w.pending) this.deliverTyped(w, enc, i, type, meta);
+      });
     }
   }
 
+  /** A batch that came while the watcher was catching up, all of it to this watcher. */
   private deliver(w: Watcher, enc: BatchEncoding): void {
+    for (let i = 0; i < enc.events.length; i++) this.deliverEvent(w, enc, i, () => enc.meta(i), enc.prevMeta(i));
+  }
+
+  private deliverEvent(w: Watcher, enc: BatchEncoding, i: number, meta: () => MetaRecord, prevMeta: (() => MetaRecord) | undefined): void {
+    const type = w.opts.view.eventType(enc.events[i]!, meta, prevMeta);
+    if (type) this.deliverTyped(w, enc, i, type, meta);
+  }
+
+  private deliverTyped(w: Watcher, enc: BatchEncoding, i: number, type: ChangeKind, meta: () => MetaRecord): void {
+    const ev = enc.events[i]!;
+    if (w.closed || ev.seq <= w.caughtUpTo) return;
     const { opts } = w;
-    enc.events.forEach((ev, i) => {
-      if (w.closed || ev.seq <= w.caughtUpTo) return;
-      const type = opts.view.eventType(ev, () => enc.meta(i), enc.prevMeta(i));
-      if (!type) return;
-      // A Table watch's first event carries the column definitions; that line is this watcher's own.
-      // Watchers share a line only when they also agree on its type (a selection it entered or left).
-      const line = opts.form === 'table' && !w.tableHeaderSent
-        ? this.encode(w, type, ev.cluster, ev.name, ev.bytes, () => enc.meta(i), enc.mark(i, opts.view))
-        : enc.line(i, type === ev.type ? w.lineKey : `${w.lineKey}|${type}`, () => this.encode(w, type, ev.cluster, ev.name, ev.bytes, () => enc.meta(i), enc.mark(i, opts.view)));
-      this.enqueue(w, line);
-    });
+    // A Table watch's first event carries the column definitions; that line is this watcher's own.
+    // Watchers share a line only when they also agree on its type (a selection it entered or left).
+    const line = opts.form === 'table' && !w.tableHeaderSent
+      ? this.encode(w, type, ev.cluster, ev.name, ev.bytes, meta, enc.mark(i, opts.view))
+      : enc.line(i, type === ev.type ? w.lineKey : `${w.lineKey}|${type}`, () => this.encode(w, type, ev.cluster, ev.name, ev.bytes, meta, enc.mark(i, opts.view)));
+    this.enqueue(w, line);
   }
 
   private encode(w: Watcher, type: string, cluster: string, name: string, bytes: Buffer, meta: () => MetaRecord | undefined, mark: string): Buffer {

@@ -19,7 +19,11 @@ export type ViewedMeta = { labels?: Record<string, string>; fields?: Record<stri
 
 export type ChangeKind = 'ADDED' | 'MODIFIED' | 'DELETED';
 
-/** A test an object must pass to be seen, added by a step; `needsMeta` if it reads the meta record. */
+/**
+ * A test an object must pass to be seen, added by a step; `needsMeta` if it reads the meta record.
+ * Its name identifies it with its parameters (two predicates of one name must decide alike): views
+ * that agree on everything, names included, are one view to the watch fan-out.
+ */
 export interface ObjectPredicate {
   readonly name: string;
   readonly needsMeta: boolean;
@@ -59,6 +63,11 @@ export class ReadView {
    * names). Watchers share a line only when their keys are equal.
    */
   readonly lineKey: string;
+  /**
+   * Identifies what the view shows: views with equal keys decide alike on every object, so the
+   * watch fan-out decides once per event for all their watchers.
+   */
+  readonly key: string;
   private readonly clusterSet: ReadonlySet<string>;
   private readonly namespaceSet: ReadonlySet<string> | undefined;
   private readonly needsLabels: boolean;
@@ -78,6 +87,7 @@ export class ReadView {
     this.needsMeta = this.needsLabels || this.fieldsNeedMeta || parts.predicates.some((p) => p.needsMeta);
     this.narrows = this.needsLabels || parts.fieldSelector.length > 0 || parts.predicates.length > 0 || (!parts.allClusters && parts.clusters.length !== 1);
     this.lineKey = parts.allClusters ? '' : parts.clusters.join(',');
+    this.key = JSON.stringify([this.lineKey, parts.namespaces ?? null, parts.labelSelector, parts.fieldSelector, parts.predicates.map((p) => p.name)]);
   }
 
   showsCluster(cluster: string): boolean {
