@@ -40,10 +40,29 @@ async function churn(tag: string): Promise<void> {
   }));
 }
 
-async function membersView(): Promise<string[]> {
+/**
+ * Pods that enter and leave a label selection on every member: created blue or red, then some
+ * blue ones relabelled red (they leave) and red ones blue (they enter), one back and forth.
+ */
+async function relabelChurn(tag: string): Promise<void> {
+  const labelled = (name: string, team: string) => ({ ...pod(name), metadata: { name, labels: { team } } });
+  const relabel = (m: MemberInfo, name: string, team: string) => ok(m, 'PATCH', `${PODS}/${name}`, { metadata: { labels: { team } } }, 'application/merge-patch+json');
+  await Promise.all(fleet.members.map(async (m) => {
+    const blue = Array.from({ length: 4 }, (_, i) => `${tag}-${m.name}-b${i}`);
+    const red = Array.from({ length: 3 }, (_, i) => `${tag}-${m.name}-r${i}`);
+    await inParallel(blue, 4, (n) => ok(m, 'POST', PODS, labelled(n, 'blue')));
+    await inParallel(red, 3, (n) => ok(m, 'POST', PODS, labelled(n, 'red')));
+    await inParallel(blue.slice(0, 2), 2, (n) => relabel(m, n, 'red'));
+    await inParallel(red.slice(0, 2), 2, (n) => relabel(m, n, 'blue'));
+    await relabel(m, blue[0]!, 'blue');
+    await relabel(m, red[0]!, 'red');
+  }));
+}
+
+async function membersView(labelSelector?: string): Promise<string[]> {
   const lines: string[] = [];
   for (const m of fleet.members) {
-    for (const p of (await memberJson<V1PodList>(m, 'GET', PODS)).items) {
+    for (const p of (await memberJson<V1PodList>(m, 'GET', labelSelector ? `${PODS}?labelSelector=${encodeURIComponent(labelSelector)}` : PODS)).items) {
       lines.push(`${NS}/${p.metadata!.name} ${p.metadata!.uid} ${m.name}:${p.metadata!.resourceVersion}`);
     }
   }
@@ -60,8 +79,8 @@ interface InformerRun {
   dump(): Promise<{ lines: string[]; resyncs: number; lists: number; watches: number; log: string }>;
 }
 
-function runInformer(mode: 'informer' | 'metadata' | 'patcher', watchList: boolean): InformerRun & { output(): string } {
-  const child = spawn(informerBin, ['-kubeconfig', flotilla.kubeconfig, '-mode', mode, '-resync', '1s'], {
+function runInformer(mode: 'informer' | 'metadata' | 'patcher', watchList: boolean, selector = ''): InformerRun & { output(): string } {
+  const child = spawn(informerBin, ['-kubeconfig', flotilla.kubeconfig, '-mode', mode, '-resync', '1s', '-selector', selector], {
     env: { ...process.env, KUBE_FEATURE_WatchListClient: String(watchList) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -139,6 +158,27 @@ describe('client-go against flotilla', () => {
     expect(resyncs).toBeGreaterThan(0);
     // Synced is not enough: the client must not have hit a decode error or fallen back. With
     // watch-list it never lists; without, it lists once and then only watches.
+    expect(log).not.toMatch(/falling back|unable to decode|Failed to watch|failed to list|Unhandled Error/i);
+    expect({ lists, watchesAtLeast: watches >= 1 }).toEqual({ lists: watchList ? 0 : 1, watchesAtLeast: true });
+  });
+});
+
+describe('client-go with a label selector, across relabels', () => {
+  it.each([
+    ['informer', false],
+    ['informer', true],
+    ['metadata', false],
+    ['metadata', true],
+  ] as const)('a %s (watch-list %s) of team=blue ends equal to the members’ own selection, with no relist', async (mode, watchList) => {
+    const selector = 'team=blue';
+    const run = runInformer(mode, watchList, selector);
+    await run.synced;
+    await relabelChurn(`s${mode.slice(0, 4)}${watchList ? 'wl' : 'lw'}`);
+    await expectConverged(flotilla.endpoint, fleet.members, PODS);
+    await new Promise((r) => setTimeout(r, 1500));
+    const direct = await membersView(selector);
+    const { lines, lists, watches, log } = await run.dump();
+    expect(lines).toEqual(direct);
     expect(log).not.toMatch(/falling back|unable to decode|Failed to watch|failed to list|Unhandled Error/i);
     expect({ lists, watchesAtLeast: watches >= 1 }).toEqual({ lists: watchList ? 0 : 1, watchesAtLeast: true });
   });

@@ -39,6 +39,7 @@ func main() {
 	kubeconfig := flag.String("kubeconfig", "", "kubeconfig of the server to watch")
 	mode := flag.String("mode", "informer", "informer or metadata")
 	resync := flag.Duration("resync", 5*time.Second, "informer resync period")
+	selector := flag.String("selector", "", "label selector of the informer and metadata modes")
 	flag.Parse()
 
 	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
@@ -88,11 +89,11 @@ func main() {
 		})
 	case "informer":
 		client := kubernetes.NewForConfigOrDie(cfg)
-		factory := informers.NewSharedInformerFactory(client, *resync)
+		factory := informers.NewSharedInformerFactoryWithOptions(client, *resync, informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = *selector }))
 		informer = factory.Core().V1().Pods().Informer()
 	case "metadata":
 		client := metadata.NewForConfigOrDie(cfg)
-		factory := metadatainformer.NewSharedInformerFactory(client, *resync)
+		factory := metadatainformer.NewFilteredSharedInformerFactory(client, *resync, metav1.NamespaceAll, func(o *metav1.ListOptions) { o.LabelSelector = *selector })
 		informer = factory.ForResource(schema.GroupVersionResource{Version: "v1", Resource: "pods"}).Informer()
 	default:
 		fail(fmt.Errorf("unknown mode %q", *mode))
