@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { cpus, totalmem } from 'node:os';
 
 /** One measured figure, printed as a `BENCH` line and recorded in bench/RESULTS.md. */
@@ -97,6 +98,7 @@ export function machine(): RunRecord['machine'] {
  * from all of them, so a quick run does not erase the last full one.
  */
 export function recordRun(jsonPath: string, mdPath: string, run: RunRecord): void {
+  mkdirSync(dirname(jsonPath), { recursive: true });
   let runs: Record<string, RunRecord> = {};
   if (existsSync(jsonPath)) {
     try {
@@ -172,7 +174,8 @@ export function renderResults(runs: RunRecord[]): string {
     'one profile and scenario set. Flotilla runs as its own process in front of one real',
     'kube-apiserver registered under several cluster names; load generators run in the bench process,',
     'except the watchers, which run in forked load-generator processes of their own.',
-    'Machines here are shared and noisy: read the ratios, not the absolute times.',
+    'Machines here are shared and noisy: read the ratios, not the absolute times. Hand-kept A/B',
+    'comparisons of two builds are in `bench/AB.md`.',
     '',
     ...standing(runs),
   ];
