@@ -1,28 +1,43 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { join } from 'node:path';
-import { memberRequest } from '../fleet/http.js';
+import { memberRequest, type MemberResponse } from '../fleet/http.js';
 import type { MemberInfo } from '../fleet/fleet.js';
 import { startFlotillaProcess, type FlotillaProcess, type ResourceRuleSpec } from '../support/flotilla-process.js';
 import { until } from '../support/poll.js';
-import { ACCEPT, differ, type Difference } from '../support/differential.js';
+import {
+  ACCEPT, WATCH_FORMS, closePairs, compareWatch, differ, eventName, finishPairs, normaliseWatch, openWatchPairs,
+  type Difference, type NormalisedEvent, type Tolerated, type WatchDifference, type WatchForm, type WatchPair,
+} from '../support/differential.js';
+import type { WatchEvent } from '../support/watch-client.js';
+import { decodeGlobalRV } from '../../src/api/global-rv.js';
 
 /**
  * Every read form, asked of a member directly and of flotilla addressing that member, must give
  * the same answer but for what flotilla documents as its own (test/support/differential.ts):
  * lists and gets in JSON, Table and PartialObjectMetadata, with selectors, paging, cluster- and
- * namespace-scoped kinds, and errors.
+ * namespace-scoped kinds, and errors; and watches, event by event, in every form, across
+ * scripted changes on the member.
  */
 const fleet = inject('fleet');
 const NS = 'differential';
+/** The watch differentials' own namespace (deleted afterwards). */
+const WNS = 'differential-watch';
 const east: MemberInfo = fleet.members[0]!;
 let flotilla: FlotillaProcess;
+/** Caches configmaps and pods of WNS only: one scope per resource and member (see the last case). */
+let watching: FlotillaProcess;
 
 const RESOURCES: ResourceRuleSpec[] = [
   { version: 'v1', resource: 'namespaces' },
   { version: 'v1', resource: 'nodes' },
-  { version: 'v1', resource: 'configmaps', namespaces: [NS] },
+  // WNS too, for the case of a resource cached in two namespaces of a member.
+  { version: 'v1', resource: 'configmaps', namespaces: [NS, WNS] },
   { version: 'v1', resource: 'pods', namespaces: [NS] },
   { group: 'apps', version: 'v1', resource: 'deployments', namespaces: [NS] },
+];
+const WATCH_RESOURCES: ResourceRuleSpec[] = [
+  { version: 'v1', resource: 'configmaps', namespaces: [WNS] },
+  { version: 'v1', resource: 'pods', namespaces: [WNS] },
 ];
 
 beforeAll(async () => {
@@ -31,7 +46,10 @@ beforeAll(async () => {
     if (res.status !== 201 && res.status !== 409) throw new Error(`POST ${path}: ${res.status} ${res.body.slice(0, 300)}`);
   };
   await make('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { purpose: 'differential' } } });
-  await until('the default service account', async () => (await memberRequest(east, 'GET', `/api/v1/namespaces/${NS}/serviceaccounts/default`)).status === 200);
+  await make('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: WNS, labels: { purpose: 'differential-watch' } } });
+  for (const ns of [NS, WNS]) {
+    await until(`the default service account of ${ns}`, async () => (await memberRequest(east, 'GET', `/api/v1/namespaces/${ns}/serviceaccounts/default`)).status === 200);
+  }
   for (let i = 0; i < 5; i++) {
     await make(`/api/v1/namespaces/${NS}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}`, labels: { team: i % 2 ? 'red' : 'blue', idx: String(i) }, annotations: i === 0 ? { note: 'x' } : undefined }, data: { k: 'v'.repeat(i) } });
   }
@@ -42,11 +60,17 @@ beforeAll(async () => {
   });
   await until('the pod running', async () => (JSON.parse((await memberRequest(east, 'GET', `/api/v1/namespaces/${NS}/pods/p-0`)).body) as { status?: { phase?: string } }).status?.phase === 'Running', 60_000);
   // managedFields are kept, as a member serves them (flotilla drops them by default: documented).
-  flotilla = await startFlotillaProcess({ fleet, dir: join(fleet.dir, 'flotilla-differential'), resources: RESOURCES, options: { dropManagedFields: false } });
+  // Bookmarks every second, so that watches see some.
+  const options = { dropManagedFields: false, watchBookmarkIntervalSeconds: 1 };
+  [flotilla, watching] = await Promise.all([
+    startFlotillaProcess({ fleet, dir: join(fleet.dir, 'flotilla-differential'), resources: RESOURCES, options }),
+    startFlotillaProcess({ fleet, dir: join(fleet.dir, 'flotilla-watch-differential'), resources: WATCH_RESOURCES, options }),
+  ]);
 });
 
 afterAll(async () => {
-  await flotilla?.stop();
+  await Promise.all([flotilla?.stop(), watching?.stop()]);
+  await memberRequest(east, 'DELETE', `/api/v1/namespaces/${WNS}`);
 });
 
 /** Asks until the two agree (flotilla's cache follows the member by watch) or reports the last difference. */
@@ -94,5 +118,553 @@ describe('reads through flotilla equal the member’s own', () => {
   it.each(CASES)('GET %s (%s)', async (path, accept) => {
     const diff = await agree(path, accept);
     expect(diff, JSON.stringify(diff, null, 1)?.slice(0, 4000)).toBeUndefined();
+  });
+});
+
+/*
+ * Watches. Each case opens the same watch in every form (JSON, PartialObjectMetadata, Table with
+ * each includeObject) on east and through flotilla for east, runs a script of changes on east,
+ * waits (with a deadline) until every stream has the case's last event, and compares the streams
+ * event by event (test/support/differential.ts, compareWatch).
+ */
+const WCM = `/api/v1/namespaces/${WNS}/configmaps`;
+const WPODS = `/api/v1/namespaces/${WNS}/pods`;
+const MERGE = { contentType: 'application/merge-patch+json' };
+/** No scheduler serves it: such a pod stays unbound (and kwok leaves it alone) until bound by hand. */
+const NO_SCHEDULER = 'differential-nobody';
+
+async function must(what: string, res: Promise<MemberResponse>): Promise<MemberResponse> {
+  const r = await res;
+  if (r.status < 200 || r.status >= 300) throw new Error(`${what}: ${r.status} ${r.body.slice(0, 300)}`);
+  return r;
+}
+
+const cm = {
+  create: (name: string, labels: Record<string, string> = {}) => must(`create configmap ${name}`, memberRequest(east, 'POST', WCM, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels }, data: { k: 'v0' } })),
+  label: (name: string, labels: Record<string, string>) => must(`label configmap ${name}`, memberRequest(east, 'PATCH', `${WCM}/${name}`, { metadata: { labels } }, MERGE)),
+  update: (name: string, value: string) => must(`update configmap ${name}`, memberRequest(east, 'PATCH', `${WCM}/${name}`, { data: { k: value } }, MERGE)),
+  remove: (name: string) => must(`delete configmap ${name}`, memberRequest(east, 'DELETE', `${WCM}/${name}`)),
+};
+
+const pod = {
+  /** Unbound (no scheduler) unless `nodeName` is given, which kwok then runs. */
+  create: (name: string, labels: Record<string, string> = {}, nodeName?: string) =>
+    must(`create pod ${name}`, memberRequest(east, 'POST', WPODS, {
+      apiVersion: 'v1', kind: 'Pod', metadata: { name, labels },
+      spec: { ...(nodeName ? { nodeName } : { schedulerName: NO_SCHEDULER }), containers: [{ name: 'c', image: 'example.com/c:1' }] },
+    })),
+  label: (name: string, labels: Record<string, string>) => must(`label pod ${name}`, memberRequest(east, 'PATCH', `${WPODS}/${name}`, { metadata: { labels } }, MERGE)),
+  /** status.phase set by hand (an unbound pod has no kubelet to set it). */
+  phase: (name: string, phase: string) => must(`phase of pod ${name}`, memberRequest(east, 'PATCH', `${WPODS}/${name}/status`, { status: { phase } }, MERGE)),
+  bind: (name: string, node: string) =>
+    must(`bind pod ${name}`, memberRequest(east, 'POST', `${WPODS}/${name}/binding`, { apiVersion: 'v1', kind: 'Binding', metadata: { name }, target: { kind: 'Node', name: node } })),
+  running: (name: string) =>
+    until(`pod ${name} running`, async () => (JSON.parse((await memberRequest(east, 'GET', `${WPODS}/${name}`)).body) as { status?: { phase?: string } }).status?.phase === 'Running', 20_000),
+  remove: (name: string) => must(`delete pod ${name}`, memberRequest(east, 'DELETE', `${WPODS}/${name}?gracePeriodSeconds=0`)),
+};
+
+/** flotilla's list of `path` for east equals east's own (its cache has followed east's changes). */
+async function caughtUp(via: FlotillaProcess, path: string): Promise<void> {
+  let last: Difference | undefined;
+  await until(`flotilla caught up with ${path}`, async () => (last = await differ(east, via.endpoint, path, ACCEPT.json)) === undefined, 20_000).catch((e: Error) => {
+    throw new Error(`${e.message}: ${JSON.stringify(last).slice(0, 2000)}`);
+  });
+}
+
+async function listRV(ep: { server: string; token: string; caFile: string }, path: string): Promise<string> {
+  const res = await must(`list ${path}`, memberRequest(ep, 'GET', path));
+  return (JSON.parse(res.body) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+}
+
+const deleted = (name: string, times = 1) => (events: NormalisedEvent[]) => events.filter((e) => e.type === 'DELETED' && eventName(e) === name).length >= times;
+
+interface WatchCase {
+  path: string;
+  kind: 'ConfigMap' | 'Pod';
+  /** More query: selectors. */
+  selector?: string;
+  /**
+   * list: from each side's list RV, taken before the script (flotilla's is global);
+   * resume: from those RVs, opened after the script (the catch-up is compared);
+   * watch-list: sendInitialEvents=true&resourceVersionMatch=NotOlderThan; now: no RV.
+   */
+  start: 'list' | 'resume' | 'watch-list' | 'now';
+  bookmarks?: boolean;
+  timeoutSeconds?: number;
+  forms?: readonly WatchForm[];
+  /** Objects there before the watch opens. */
+  before?: () => Promise<void>;
+  script: () => Promise<void>;
+  /** The case's last event (undefined: the watch runs until its timeoutSeconds). */
+  done?: (events: NormalisedEvent[]) => boolean;
+  /**
+   * What the member's own JSON watch must show (`TYPE name`, repeats of one line counted once:
+   * kwok updates a running pod a varying number of times), so that a case cannot pass on
+   * streams that are both empty or both cut short.
+   */
+  expect?: string[];
+  via?: () => FlotillaProcess;
+  /** Known differences left out (each pinned by a failing case below); default: those. */
+  tolerated?: Tolerated;
+}
+
+/** What every case leaves out unless it says otherwise: see 'watch differences flotilla has yet to fix'. */
+const TOLERATED: Tolerated = { noneBookmarkRowObject: true };
+
+async function watchDifferential(c: WatchCase): Promise<{ diffs: WatchDifference[]; pairs: WatchPair[] }> {
+  const via = c.via?.() ?? watching;
+  await c.before?.();
+  await caughtUp(via, c.path);
+  const fromList = c.start === 'list' || c.start === 'resume';
+  const rv = fromList ? { member: await listRV(east, c.path), flotilla: await listRV(via.endpoint, `/clusters/${east.name}${c.path}`) } : { member: '', flotilla: '' };
+  if (c.start === 'resume') {
+    await c.script();
+    await caughtUp(via, c.path);
+  }
+  const query = (from: string) => [
+    'watch=1',
+    `timeoutSeconds=${c.timeoutSeconds ?? 60}`,
+    c.bookmarks === false ? '' : 'allowWatchBookmarks=true',
+    c.start === 'watch-list' ? 'sendInitialEvents=true&resourceVersionMatch=NotOlderThan' : '',
+    from ? `resourceVersion=${encodeURIComponent(from)}` : '',
+    c.selector ?? '',
+  ].filter(Boolean).join('&');
+  const pairs = await openWatchPairs(east, via.endpoint, c.path, { member: query(rv.member), flotilla: query(rv.flotilla) }, c.forms);
+  try {
+    if (c.start !== 'resume') await c.script();
+  } catch (e) {
+    closePairs(pairs);
+    throw e;
+  }
+  await finishPairs(pairs, east.name, c.done);
+  const diffs = pairs.flatMap((p) => compareWatch(p.form, p.member.events, p.flotilla.events, east.name, { kind: c.kind, apiVersion: 'v1' }, c.tolerated ?? TOLERATED));
+  return { diffs, pairs };
+}
+
+/** The member's stream (JSON, or the first form asked for) as `TYPE name`, a line repeated in a row counted once. */
+function memberLines(pairs: WatchPair[]): string[] {
+  const lines = normaliseWatch(pairs[0]!.member.events, east.name, false).events.map((e) => `${e.type} ${eventName(e) ?? ''}`.trim());
+  return lines.filter((l, i) => l !== lines[i - 1]);
+}
+
+async function expectSameWatch(c: WatchCase): Promise<WatchPair[]> {
+  const { diffs, pairs } = await watchDifferential(c);
+  if (c.expect) expect(memberLines(pairs), 'the member’s own stream (the script did what the case means)').toEqual(c.expect);
+  expect(diffs, JSON.stringify(diffs, null, 1).slice(0, 6000)).toEqual([]);
+  return pairs;
+}
+
+const blue = { team: 'blue' };
+const red = { team: 'red' };
+const BLUE = `labelSelector=${encodeURIComponent('team=blue')}`;
+const PENDING = `fieldSelector=${encodeURIComponent('status.phase=Pending')}`;
+const RUNNING = `fieldSelector=${encodeURIComponent('status.phase=Running')}`;
+type Script = Pick<WatchCase, 'script' | 'done' | 'expect'>;
+
+/** For a team=blue watch: relabelled into the selection (never out), updated, deleted; others changed around it. */
+function relabelsIn(p: string): Script {
+  const [a, b, c] = [`${p}-a`, `${p}-b`, `${p}-c`];
+  return {
+    script: async () => {
+      await cm.create(a, red);
+      await cm.create(b, red);
+      await cm.create(c, blue);
+      await cm.label(a, blue);
+      await cm.update(a, 'v1');
+      await cm.label(b, { team: 'green' });
+      await cm.update(c, 'v1');
+      await cm.remove(b);
+      await cm.remove(c);
+      await cm.remove(a);
+    },
+    done: deleted(a),
+    expect: [`ADDED ${c}`, `ADDED ${a}`, `MODIFIED ${a}`, `MODIFIED ${c}`, `DELETED ${c}`, `DELETED ${a}`],
+  };
+}
+
+/** For a team=blue watch: a goes blue→red→blue (out of the selection and back), b red→blue→red; updates, deletes. */
+function relabelsOutAndIn(p: string): Script {
+  const [a, b] = [`${p}-a`, `${p}-b`];
+  return {
+    script: async () => {
+      await cm.create(a, blue);
+      await cm.create(b, red);
+      await cm.label(a, red);
+      await cm.label(b, blue);
+      await cm.label(a, blue);
+      await cm.update(a, 'v1');
+      await cm.label(b, red);
+      await cm.update(b, 'v1');
+      await cm.remove(b);
+      await cm.remove(a);
+    },
+    done: deleted(a, 2),
+    expect: [`ADDED ${a}`, `DELETED ${a}`, `ADDED ${b}`, `ADDED ${a}`, `MODIFIED ${a}`, `DELETED ${b}`, `DELETED ${a}`],
+  };
+}
+
+/** For a status.phase=Running watch: unbound pods moved into it by hand, relabelled, deleted (a pod's delete is a MODIFIED, then DELETED). */
+function phasesIn(p: string): Script {
+  const [a, b] = [`${p}-a`, `${p}-b`];
+  return {
+    script: async () => {
+      await pod.create(a);
+      await pod.create(b);
+      await pod.phase(a, 'Running');
+      await pod.label(a, { touched: 'yes' });
+      await pod.phase(b, 'Running');
+      await pod.remove(b);
+      await pod.remove(a);
+    },
+    done: deleted(a),
+    expect: [`ADDED ${a}`, `MODIFIED ${a}`, `ADDED ${b}`, `MODIFIED ${b}`, `DELETED ${b}`, `MODIFIED ${a}`, `DELETED ${a}`],
+  };
+}
+
+/** For a status.phase=Pending watch: unbound pods moved out of it and back by hand, relabelled, deleted. */
+function phasesOutAndIn(p: string): Script {
+  const [a, b] = [`${p}-a`, `${p}-b`];
+  return {
+    script: async () => {
+      await pod.create(a);
+      await pod.create(b);
+      await pod.phase(a, 'Running');
+      await pod.label(b, { touched: 'yes' });
+      await pod.phase(a, 'Pending');
+      await pod.phase(b, 'Running');
+      await pod.remove(b);
+      await pod.remove(a);
+    },
+    done: deleted(a, 2),
+    expect: [`ADDED ${a}`, `ADDED ${b}`, `DELETED ${a}`, `MODIFIED ${b}`, `ADDED ${a}`, `DELETED ${b}`, `MODIFIED ${a}`, `DELETED ${a}`],
+  };
+}
+
+/** For a whole-namespace watch: created, updated, deleted one by one and as a collection. */
+function deletes(p: string): Script {
+  const [a, b, c] = [`${p}-a`, `${p}-b`, `${p}-c`];
+  return {
+    script: async () => {
+      await cm.create(a, { batch: p });
+      await cm.create(b, { batch: p });
+      await cm.create(c);
+      await cm.update(c, 'v1');
+      await must('delete the batch', memberRequest(east, 'DELETE', `${WCM}?labelSelector=${encodeURIComponent(`batch=${p}`)}`));
+      await cm.update(c, 'v2');
+      await cm.remove(c);
+    },
+    done: deleted(c),
+    expect: [`ADDED ${a}`, `ADDED ${b}`, `ADDED ${c}`, `MODIFIED ${c}`, `DELETED ${a}`, `DELETED ${b}`, `MODIFIED ${c}`, `DELETED ${c}`],
+  };
+}
+
+describe('watches through flotilla equal the member’s own, event by event', () => {
+  it('label-selected watch: objects relabelled into the selection, updated, deleted', async () => {
+    await expectSameWatch({ path: WCM, kind: 'ConfigMap', selector: BLUE, start: 'list', ...relabelsIn('relabel-in') });
+  });
+
+  it('field-selected watch: pods entering status.phase=Running', async () => {
+    await expectSameWatch({ path: WPODS, kind: 'Pod', selector: RUNNING, start: 'list', ...phasesIn('phase-in') });
+  });
+
+  it('field-selected watch: a pod bound to a node enters spec.nodeName=<node>', async () => {
+    const [a, b] = ['bound-a', 'bound-b'];
+    await expectSameWatch({
+      path: WPODS, kind: 'Pod', selector: `fieldSelector=${encodeURIComponent(`spec.nodeName=${east.nodes[0]}`)}`, start: 'list',
+      script: async () => {
+        await pod.create(a);
+        await pod.create(b);
+        await pod.bind(a, east.nodes[0]!);
+        await pod.bind(b, east.nodes[1]!);
+        await pod.running(a);
+        await pod.running(b);
+        await pod.remove(b);
+        await pod.remove(a);
+      },
+      done: deleted(a),
+      expect: [`ADDED ${a}`, `MODIFIED ${a}`, `DELETED ${a}`],
+    });
+  });
+
+  it('field-selected watch: configmaps by metadata.name, deleted and created again', async () => {
+    const [x, other] = ['named-x', 'named-other'];
+    await expectSameWatch({
+      path: WCM, kind: 'ConfigMap', selector: `fieldSelector=${encodeURIComponent(`metadata.name=${x}`)}`, start: 'list',
+      script: async () => {
+        await cm.create(other);
+        await cm.create(x);
+        await cm.update(x, 'v1');
+        await cm.update(other, 'v1');
+        await cm.remove(x);
+        await cm.create(x, red);
+        await cm.label(x, blue);
+        await cm.remove(other);
+        await cm.remove(x);
+      },
+      done: deleted(x, 2),
+      expect: [`ADDED ${x}`, `MODIFIED ${x}`, `DELETED ${x}`, `ADDED ${x}`, `MODIFIED ${x}`, `DELETED ${x}`],
+    });
+  });
+
+  it('plain namespace watch with updates, deletes and a collection delete', async () => {
+    await expectSameWatch({ path: WCM, kind: 'ConfigMap', start: 'list', ...deletes('plain') });
+  });
+
+  it('plain namespace watch of a pod kwok runs, then deletes', async () => {
+    const a = 'running-a';
+    await expectSameWatch({
+      path: WPODS, kind: 'Pod', start: 'list',
+      script: async () => {
+        await pod.create(a, {}, east.nodes[0]);
+        await pod.running(a);
+        await pod.label(a, blue);
+        await pod.remove(a);
+      },
+      done: deleted(a),
+      expect: [`ADDED ${a}`, `MODIFIED ${a}`, `DELETED ${a}`],
+    });
+  });
+
+  it('watch-list without a selector: initial ADDEDs, initial-events-end, then the changes', async () => {
+    const [a, b] = ['list-a', 'list-b'];
+    await expectSameWatch({
+      path: WCM, kind: 'ConfigMap', start: 'watch-list',
+      before: async () => {
+        await cm.create(a, blue);
+        await cm.create(b, red);
+      },
+      script: async () => {
+        await cm.label(a, red);
+        await cm.update(b, 'v1');
+        await cm.remove(a);
+        await cm.remove(b);
+      },
+      done: deleted(b),
+      expect: ['ADDED kube-root-ca.crt', `ADDED ${a}`, `ADDED ${b}`, 'BOOKMARK', `MODIFIED ${a}`, `MODIFIED ${b}`, `DELETED ${a}`, `DELETED ${b}`],
+    });
+  });
+
+  it('watch-list with a label selector: an object relabelled into it, updates, deletes', async () => {
+    const [a, b] = ['listsel-a', 'listsel-b'];
+    await expectSameWatch({
+      path: WCM, kind: 'ConfigMap', selector: BLUE, start: 'watch-list',
+      before: async () => {
+        await cm.create(a, blue);
+        await cm.create(b, red);
+      },
+      script: async () => {
+        await cm.label(b, blue);
+        await cm.update(a, 'v1');
+        await cm.remove(a);
+        await cm.remove(b);
+      },
+      done: deleted(b),
+      expect: [`ADDED ${a}`, 'BOOKMARK', `ADDED ${b}`, `MODIFIED ${a}`, `DELETED ${a}`, `DELETED ${b}`],
+    });
+  });
+
+  it('watch-list of pods with a field selector (status.phase=Pending)', async () => {
+    const [a, b] = ['listphase-a', 'listphase-b'];
+    await expectSameWatch({
+      path: WPODS, kind: 'Pod', selector: PENDING, start: 'watch-list',
+      before: async () => {
+        await pod.create(a);
+        await pod.create(b);
+      },
+      script: async () => {
+        await pod.label(a, { touched: 'yes' });
+        await pod.remove(b);
+        await pod.remove(a);
+      },
+      done: deleted(a),
+      expect: [`ADDED ${a}`, `ADDED ${b}`, 'BOOKMARK', `MODIFIED ${a}`, `MODIFIED ${b}`, `DELETED ${b}`, `MODIFIED ${a}`, `DELETED ${a}`],
+    });
+  });
+
+  it('resumed from a list RV: the catch-up of a label selection equals the member’s', async () => {
+    await expectSameWatch({ path: WCM, kind: 'ConfigMap', selector: BLUE, start: 'resume', ...relabelsIn('resume-relabel-in') });
+  });
+
+  it('resumed from a list RV: the catch-up of a field selection equals the member’s', async () => {
+    await expectSameWatch({ path: WPODS, kind: 'Pod', selector: RUNNING, start: 'resume', ...phasesIn('resume-phase-in') });
+  });
+
+  it('resumed from a list RV: the catch-up of a plain namespace watch with deletes equals the member’s', async () => {
+    await expectSameWatch({ path: WCM, kind: 'ConfigMap', start: 'resume', ...deletes('resume-plain') });
+  });
+
+  it('from the current state (no RV), without bookmarks', async () => {
+    const a = 'now-a';
+    await expectSameWatch({
+      path: WCM, kind: 'ConfigMap', start: 'now', bookmarks: false,
+      before: () => cm.create(a).then(() => undefined),
+      script: async () => {
+        await cm.update(a, 'v1');
+        await cm.remove(a);
+      },
+      done: deleted(a),
+      expect: ['ADDED kube-root-ca.crt', `ADDED ${a}`, `MODIFIED ${a}`, `DELETED ${a}`],
+    });
+  });
+
+  it('periodic bookmarks on both sides are in the watched form (until timeoutSeconds)', async () => {
+    const pairs = await expectSameWatch(bookmarkCase('bookmarked'));
+    for (const p of pairs) {
+      const count = (events: readonly WatchEvent[], fromFlotilla: boolean) => normaliseWatch(events, east.name, fromFlotilla).bookmarks.length;
+      expect({ form: p.form.name, member: count(p.member.events, false) > 0, flotilla: count(p.flotilla.events, true) > 0 }).toEqual({ form: p.form.name, member: true, flotilla: true });
+    }
+  });
+});
+
+/** A watch until its timeoutSeconds, long enough for the member's bookmark 2 s before it (flotilla's come every second here). */
+function bookmarkCase(a: string): WatchCase {
+  return {
+    path: WCM, kind: 'ConfigMap', start: 'list', timeoutSeconds: 6,
+    script: async () => {
+      await cm.create(a);
+      await cm.remove(a);
+    },
+    expect: [`ADDED ${a}`, `DELETED ${a}`],
+  };
+}
+
+/*
+ * Real differences the watch differential found, left failing (it.fails) until flotilla matches
+ * the member; each names what differs. Nothing of them is normalised away.
+ */
+describe('watch differences flotilla has yet to fix', () => {
+  // An object leaving a watch's selection: the member's DELETED carries the object as it was
+  // before the change (still matching the selector), at the change's RV, as the apiserver's watch
+  // cache does; flotilla's carries its new state (src/mux/filter.ts, eventTypeFor: "with its new
+  // state"). Types, order and RVs agree; the DELETED object's content does not.
+  describe('a DELETED for leaving a selection carries the object before the change', () => {
+    it.fails('label-selected watch across relabels (blue→red→blue)', async () => {
+      await expectSameWatch({ path: WCM, kind: 'ConfigMap', selector: BLUE, start: 'list', ...relabelsOutAndIn('relabel') });
+    });
+
+    it.fails('resumed from a list RV across relabels (the catch-up from the event log)', async () => {
+      await expectSameWatch({ path: WCM, kind: 'ConfigMap', selector: BLUE, start: 'resume', ...relabelsOutAndIn('resume-relabel') });
+    });
+
+    it.fails('watch-list with a label selector, objects relabelled out of it', async () => {
+      const [a, b, c] = ['listout-a', 'listout-b', 'listout-c'];
+      await expectSameWatch({
+        path: WCM, kind: 'ConfigMap', selector: BLUE, start: 'watch-list',
+        before: async () => {
+          await cm.create(a, blue);
+          await cm.create(b, red);
+          await cm.create(c, blue);
+        },
+        script: async () => {
+          await cm.label(a, red);
+          await cm.label(b, blue);
+          await cm.remove(c);
+          await cm.remove(b);
+          await cm.remove(a);
+        },
+        done: deleted(b),
+        expect: [`ADDED ${a}`, `ADDED ${c}`, 'BOOKMARK', `DELETED ${a}`, `ADDED ${b}`, `DELETED ${c}`, `DELETED ${b}`],
+      });
+    });
+
+    it.fails('field-selected watch: pods leaving and entering status.phase=Pending', async () => {
+      await expectSameWatch({ path: WPODS, kind: 'Pod', selector: PENDING, start: 'list', ...phasesOutAndIn('phase') });
+    });
+
+    it.fails('resumed from a list RV: pods leaving and entering status.phase=Pending', async () => {
+      await expectSameWatch({ path: WPODS, kind: 'Pod', selector: PENDING, start: 'resume', ...phasesOutAndIn('resume-phase') });
+    });
+
+    it.fails('field-selected watch: a pod bound to a node leaves spec.nodeName= (unbound)', async () => {
+      const [a, b] = ['unbound-a', 'unbound-b'];
+      await expectSameWatch({
+        path: WPODS, kind: 'Pod', selector: `fieldSelector=${encodeURIComponent('spec.nodeName=')}`, start: 'list',
+        script: async () => {
+          await pod.create(a);
+          await pod.create(b);
+          await pod.bind(a, east.nodes[0]!);
+          await pod.running(a);
+          await pod.label(b, { touched: 'yes' });
+          await pod.remove(a);
+          await pod.remove(b);
+        },
+        done: deleted(b),
+        expect: [`ADDED ${a}`, `ADDED ${b}`, `DELETED ${a}`, `MODIFIED ${b}`, `DELETED ${b}`],
+      });
+    });
+  });
+
+  // A periodic bookmark of a Table watch with includeObject=None: the member's row object is
+  // null (as for every row of such a watch), flotilla's a PartialObjectMetadata. (The
+  // initial-events-end bookmark's is a PartialObjectMetadata on both: its annotation is its point.)
+  it.fails('periodic bookmarks of a Table watch with includeObject=None have no row object', async () => {
+    const pairs = await expectSameWatch({ ...bookmarkCase('bookmarked-none'), forms: WATCH_FORMS.filter((f) => f.includeObject === 'None'), tolerated: {} });
+    expect(pairs[0]!.member.events.some((e) => e.type === 'BOOKMARK')).toBe(true);
+  });
+
+  // The member ends the initial ADDEDs of a watch from the current state (no RV, likewise RV "0")
+  // with allowWatchBookmarks=true with a k8s.io/initial-events-end bookmark, as for watch-list;
+  // flotilla sends it only when sendInitialEvents=true is asked for.
+  it.fails('from the current state (no RV) with bookmarks: the initial-events-end bookmark after the initial ADDEDs', async () => {
+    const a = 'now-bookmarked';
+    await expectSameWatch({
+      path: WCM, kind: 'ConfigMap', start: 'now',
+      before: () => cm.create(a).then(() => undefined),
+      script: async () => {
+        await cm.remove(a);
+      },
+      done: deleted(a),
+      expect: ['ADDED kube-root-ca.crt', `ADDED ${a}`, 'BOOKMARK', `DELETED ${a}`],
+    });
+  });
+
+  // The initial-events-end bookmark agrees in form (compareWatch), not in full: a member's Table
+  // bookmark row has its printer's cells for an empty object (a configmap's Data 0; a pod's Ready
+  // "0/0", Restarts 0, IP "<none>" …), flotilla's '' (0 only for integer and number columns); and
+  // a member's Pod bookmark carries the empty "spec":{"containers":null},"status":{} of a Go Pod.
+  for (const [path, kind] of [[WCM, 'ConfigMap'], [WPODS, 'Pod']] as const) {
+    it.fails(`the initial-events-end bookmark equals the member’s in full but its RV (${kind})`, async () => {
+      const { pairs } = await watchDifferential({ path, kind, start: 'watch-list', selector: `labelSelector=${encodeURIComponent('none=here')}`, script: async () => undefined, done: (events) => events.length > 0 });
+      const bookmark = (events: readonly WatchEvent[], fromFlotilla: boolean) => {
+        const b = structuredClone(events.find((e) => e.type === 'BOOKMARK')?.object) as Record<string, unknown> | undefined;
+        const rows = b?.['rows'] as { cells: unknown[]; object: { metadata?: Record<string, unknown> } | null }[] | undefined;
+        delete (b?.['metadata'] as Record<string, unknown> | undefined)?.['resourceVersion'];
+        if (b) delete b['columnDefinitions'];
+        for (const r of rows ?? []) {
+          if (fromFlotilla) r.cells = r.cells.slice(1);
+          delete r.object?.metadata?.['resourceVersion'];
+        }
+        return b;
+      };
+      const diffs = pairs.map((p) => ({ form: p.form.name, member: bookmark(p.member.events, false), flotilla: bookmark(p.flotilla.events, true) })).filter((d) => JSON.stringify(d.member) !== JSON.stringify(d.flotilla));
+      expect(diffs, JSON.stringify(diffs, null, 1)).toEqual([]);
+    });
+  }
+
+  // With a resource cached in two namespaces of a member, flotilla's list RV is the older of the
+  // two scopes' RVs (docs/ARCHITECTURE.md, Mux): a quiet namespace holds it back. A watch from that
+  // RV in the busy namespace then replays, from the event log, changes the list already showed;
+  // the member's watch from its own list RV starts after them. (flotilla here: configmaps in NS
+  // and WNS.)
+  it.fails('a watch from a list RV repeats nothing the list showed, with the resource cached in two namespaces', async () => {
+    const [pre, a] = ['twoscopes-pre', 'twoscopes-a'];
+    await expectSameWatch({
+      path: WCM, kind: 'ConfigMap', start: 'list', via: () => flotilla,
+      before: async () => {
+        // A change in WNS newer than what flotilla's NS scope has seen (whose RV is then the list's).
+        for (let i = 0; ; i++) {
+          const created = JSON.parse((await cm.create(`${pre}-${i}`)).body) as { metadata: { resourceVersion: string } };
+          await caughtUp(flotilla, WCM);
+          const listed = decodeGlobalRV(await listRV(flotilla.endpoint, `/clusters/${east.name}${WCM}`))[east.name]!;
+          if (BigInt(listed) < BigInt(created.metadata.resourceVersion) || i === 3) break;
+        }
+      },
+      script: async () => {
+        await cm.create(a);
+        await cm.remove(a);
+      },
+      done: deleted(a),
+      expect: [`ADDED ${a}`, `DELETED ${a}`],
+    });
   });
 });
