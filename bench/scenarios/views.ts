@@ -80,9 +80,10 @@ export const views: Scenario = {
       const total = namespaces * PER_NAMESPACE;
       notes.push(`${total} pods in ${namespaces} namespaces committed in ${((performance.now() - fillStarted) / 1000).toFixed(1)} s`);
 
-      const chosen = Array.from({ length: 10 }, (_, k) => nsName(k * spread + 3));
+      const offset = 3 % spread;
+      const chosen = Array.from({ length: 10 }, (_, k) => nsName(k * spread + offset));
       const byNamespaces = buildReadView({ resource, watching: false }, [...VIEW_STEPS, namespaceSet(chosen)]);
-      const byLabel = buildReadView({ resource, watching: false, labelSelector: 'bench.flotilla.io/spread=s3' });
+      const byLabel = buildReadView({ resource, watching: false, labelSelector: `bench.flotilla.io/spread=s${offset}` });
       const listOf = (view: ReadView) => drain(listResponse(store, { resource, view, form: 'object', snapshots, caller: 'bench' }));
       const sizes = { namespaces: listOf(byNamespaces), label: listOf(byLabel) };
       if (sizes.namespaces.items !== sizes.label.items) throw new Error(`views: the two lists differ in size (${sizes.namespaces.items} vs ${sizes.label.items})`);
