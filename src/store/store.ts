@@ -1,13 +1,13 @@
 import { statfsSync } from 'node:fs';
-import { open, type Database, type RootDatabase, type Transaction } from 'lmdb';
+import { open, type Database, type RootDatabase } from 'lmdb';
 import type { MetaRecord } from './meta-record.js';
-import type { TableColumn } from '../api/table.js';
 import { decodeMeta, indexEntries } from './meta-record.js';
 import { compareMemberRV } from '../api/global-rv.js';
 import { TransactionQueue } from './transaction-queue.js';
-import { KEY_SEP } from './keys.js';
+import { AFTER_SEP, FORMAT, FORMAT_KEY, KEY_SEP, PRESENT, SEQ_KEY, objectKey, ownKey, syncKey } from './keys.js';
 import { slabValues } from './slab-values.js';
 import type { ResourceInfo } from '../api/resource-info.js';
+import type { CacheScope, Change, ChangeType, ObjectRef, Snapshot, StoreEvent, StoredEntry, StoreListener, SyncRecord } from './types.js';
 
 /**
  * The embedded cache: one LMDB environment holding, per (resource, namespace, name, cluster), the
@@ -22,61 +22,9 @@ import type { ResourceInfo } from '../api/resource-info.js';
  * into a bounded per-resource event log, so a watch can resume from an older global RV. Listeners
  * (live watches) hear about each committed batch right after its transaction.
  */
-export interface SyncRecord {
-  /** The member RV the stored objects of this (cluster, resource) are complete up to. */
-  rv: string;
-  columns?: TableColumn[];
-  listedAt?: string;
-}
-
-export interface StoredEntry {
-  cluster: string;
-  namespace: string;
-  name: string;
-  bytes: Buffer;
-  /** The entry's store key, where a continue token resumes a paged list. */
-  key: string;
-}
-
-/** A read snapshot: every read given it sees the store as it was when it was taken. */
-export type Snapshot = Transaction;
-
-/** What one cacher owns: a resource of one cluster, or one namespace of it. */
-export interface CacheScope {
-  cluster: string;
-  resource: string;
-  namespace?: string;
-}
-
-export interface ObjectRef {
-  namespace: string;
-  name: string;
-}
-
-export type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED';
-
-/** One change to one object: its new bytes and meta (for DELETED, its last state). */
-export interface Change {
-  type: ChangeType;
-  namespace: string;
-  name: string;
-  /** The object's label index entries (`key=value`) joined by KEY_SEP; unused for DELETED. */
-  labels?: string;
-  /** The member RV of the change (for a reconcile's DELETED, the list RV that noticed it). */
-  rv: string;
-  bytes: Buffer;
-  meta: Buffer;
-}
-
-export interface StoreEvent extends Change {
-  seq: number;
-  cluster: string;
-  /**
-   * For MODIFIED, the meta record the object had before: a watch whose selection the object
-   * enters or leaves sends ADDED or DELETED. Absent from events logged before it was kept.
-   */
-  prevMeta?: Buffer;
-}
+export type { CacheScope, Change, ChangeType, ObjectRef, Snapshot, StoreEvent, StoredEntry, StoreListener, SyncRecord } from './types.js';
+export { KEY_SEP, objectKey } from './keys.js';
+const SEP = KEY_SEP;
 
 export interface CommitOptions {
   /** Write the changes to the event log (everything but a scope's first list). */
@@ -115,8 +63,6 @@ interface LoggedRecord {
   p?: Buffer;
 }
 
-export type StoreListener = (events: readonly StoreEvent[]) => void;
-
 /**
  * A write refused because the data directory's filesystem is nearly full. The writer changes
  * the memory-mapped file in place (useWritemap), and a page the filesystem has no block for
@@ -140,30 +86,13 @@ export interface StoreOptions {
  */
 const MIN_FREE_BYTES = 256 * 1024 ** 2;
 
-const SEQ_KEY = '\u0000seq';
-
-export { KEY_SEP };
-const SEP = KEY_SEP;
-const AFTER_SEP = '\u0006';
-/** Bumped whenever the key layout changes: a store written in another layout is emptied and relisted. */
-const FORMAT = 8; // 3: indexed fields (src/ingest/fields.ts) in the label index; 4: eventRVs; 5: labelsOf as one string; 6: metadataSpan; 7: no labelsOf, empty index values; 8: label index keys as bytes, object key without its resource
-/** Databases of older layouts, dropped by the upgrade. */
-const RETIRED_DBS = ['labelsOf', 'labels'];
-/**
- * The value of every index entry (label index, byCluster): the key is the information. Raw empty
- * bytes, not a msgpack `true`: encoding that value cost a msgpack pack per entry, about 10 per pod.
- */
-const PRESENT = Buffer.alloc(0);
 // Bench ingest at 300k objects: 100 per transaction 5.5k objects/s, event-loop p99 50 ms (CPU-profiled); 200: 7.5k/s, 42 ms;
 // 500: 7.1k/s, 68 ms. Larger transactions commit more cheaply per object but hold a turn longer.
 const OBJECTS_PER_TRANSACTION = 200;
-const FORMAT_KEY = '\u0000format';
+/** Databases of older layouts, dropped by the upgrade. */
+const RETIRED_DBS = ['labelsOf', 'labels'];
 const PAGE_SIZE = 8192;
 const MAP_SIZE = 64 * 1024 ** 3;
-
-export function objectKey(resource: string, namespace: string, name: string, cluster: string): string {
-  return `${resource}${SEP}${namespace}${SEP}${name}${SEP}${cluster}`;
-}
 
 function splitKey(key: string): { namespace: string; name: string; cluster: string } {
   const parts = key.split(SEP);
@@ -189,11 +118,6 @@ function numericRV(rv: string): number | undefined {
   return Number(rv);
 }
 
-/** An object's key in the per-cluster index (byCluster): resource, cluster, namespace, name. */
-function ownKey(resource: string, cluster: string, namespace: string, name: string): string {
-  return `${resource}${SEP}${cluster}${SEP}${namespace}${SEP}${name}`;
-}
-
 /** Per cluster, the oldest non-empty RV of its scopes (a scope in the middle of a list has none). */
 function oldestPerCluster(scopes: Iterable<{ cluster: string; rv: string }>): Record<string, string> {
   const rvs: Record<string, string> = {};
@@ -203,10 +127,6 @@ function oldestPerCluster(scopes: Iterable<{ cluster: string; rv: string }>): Re
     if (prior === undefined || compareMemberRV(rv, prior) < 0) rvs[cluster] = rv;
   }
   return rvs;
-}
-
-function syncKey(s: CacheScope): string {
-  return `${s.resource}${SEP}${s.cluster}${SEP}${s.namespace ?? ''}`;
 }
 
 export class Store {
