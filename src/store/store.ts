@@ -1,13 +1,12 @@
-import { statfsSync } from 'node:fs';
-import { open, type Database, type RootDatabase } from 'lmdb';
+import type { Database } from 'lmdb';
 import type { MetaRecord } from './meta-record.js';
 import { decodeMeta, indexEntries } from './meta-record.js';
 import { compareMemberRV } from '../api/global-rv.js';
 import { TransactionQueue } from './transaction-queue.js';
-import { AFTER_SEP, FORMAT, FORMAT_KEY, KEY_SEP, PRESENT, SEQ_KEY, objectKey, ownKey, syncKey } from './keys.js';
-import { slabValues } from './slab-values.js';
+import { AFTER_SEP, KEY_SEP, PRESENT, SEQ_KEY, objectKey, ownKey, syncKey } from './keys.js';
+import { Environment, type LoggedRecord, type LogState } from './environment.js';
 import type { ResourceInfo } from '../api/resource-info.js';
-import type { CacheScope, Change, ChangeType, ObjectRef, Snapshot, StoreEvent, StoredEntry, StoreListener, SyncRecord } from './types.js';
+import type { CacheScope, Change, ObjectRef, Snapshot, StoreEvent, StoredEntry, StoreListener, SyncRecord } from './types.js';
 
 /**
  * The embedded cache: one LMDB environment holding, per (resource, namespace, name, cluster), the
@@ -24,6 +23,7 @@ import type { CacheScope, Change, ChangeType, ObjectRef, Snapshot, StoreEvent, S
  */
 export type { CacheScope, Change, ChangeType, ObjectRef, Snapshot, StoreEvent, StoredEntry, StoreListener, SyncRecord } from './types.js';
 export { KEY_SEP, objectKey } from './keys.js';
+export { StoreFullError } from './environment.js';
 const SEP = KEY_SEP;
 
 export interface CommitOptions {
@@ -44,33 +44,6 @@ export interface CommitOptions {
   fresh?: boolean;
 }
 
-interface LogState {
-  /** Per cluster: the RV up to which events are missing from the log (trimmed or never logged). */
-  start: Record<string, string>;
-  count: number;
-  firstSeq: number;
-}
-
-interface LoggedRecord {
-  c: string;
-  t: ChangeType;
-  n: string;
-  m: string;
-  rv: string;
-  o: Buffer;
-  x: Buffer;
-  /** The previous meta record of a MODIFIED change (StoreEvent.prevMeta). */
-  p?: Buffer;
-}
-
-/**
- * A write refused because the data directory's filesystem is nearly full. The writer changes
- * the memory-mapped file in place (useWritemap), and a page the filesystem has no block for
- * kills the process with SIGBUS; refusing first keeps flotilla serving what it has, and the
- * cachers retry the write (from the RV they hold) once space is free.
- */
-export class StoreFullError extends Error {}
-
 export interface StoreOptions {
   /** Events kept per resource; older ones are trimmed and make older RVs expire (410). */
   eventLogSize?: number;
@@ -78,21 +51,9 @@ export interface StoreOptions {
   minFreeBytes?: number;
 }
 
-/**
- * Default free space kept. A transaction writes at most OBJECTS_PER_TRANSACTION objects and their
- * index entries (a few MB for pods; 200 objects at the apiserver's 1.5 MB object limit would be
- * 300 MB, which no resource comes near in practice), and the file grows by no more than the pages
- * it dirties.
- */
-const MIN_FREE_BYTES = 256 * 1024 ** 2;
-
 // Bench ingest at 300k objects: 100 per transaction 5.5k objects/s, event-loop p99 50 ms (CPU-profiled); 200: 7.5k/s, 42 ms;
 // 500: 7.1k/s, 68 ms. Larger transactions commit more cheaply per object but hold a turn longer.
 const OBJECTS_PER_TRANSACTION = 200;
-/** Databases of older layouts, dropped by the upgrade. */
-const RETIRED_DBS = ['labelsOf', 'labels'];
-const PAGE_SIZE = 8192;
-const MAP_SIZE = 64 * 1024 ** 3;
 
 function splitKey(key: string): { namespace: string; name: string; cluster: string } {
   const parts = key.split(SEP);
@@ -177,26 +138,24 @@ export class Store {
   private readonly writes: TransactionQueue;
 
   private readonly eventLogSize: number;
-  private readonly minFreeBytes: number;
 
   private constructor(
-    private readonly root: RootDatabase,
-    private readonly path: string,
+    private readonly env: Environment,
     opts: StoreOptions,
   ) {
     this.eventLogSize = opts.eventLogSize ?? 100_000;
-    this.minFreeBytes = opts.minFreeBytes ?? MIN_FREE_BYTES;
-    this.objects = root.openDB<Buffer, string>({ name: 'objects', encoding: 'binary' });
-    // `encoder` is lmdb-js's option for a custom value encoder; its types list it for the root only.
-    this.objectsInSlabs = root.openDB<Buffer, string>({ name: 'objects', encoder: slabValues() } as { name: string });
-    this.meta = root.openDB<Buffer, string>({ name: 'meta', encoding: 'binary' });
-    this.sync = root.openDB<SyncRecord, string>({ name: 'sync' });
-    this.events = root.openDB<LoggedRecord, [string, number]>({ name: 'events' });
-    this.eventRVs = root.openDB<boolean, [string, string, number, number]>({ name: 'eventRVs' });
-    this.logs = root.openDB<LogState | { seq: number } | { format: number }, string>({ name: 'logs' });
-    this.labelIndex = root.openDB<Buffer, Buffer>({ name: 'labelIndex', encoding: 'binary', keyEncoding: 'binary' });
-    this.byCluster = root.openDB<Buffer, string>({ name: 'byCluster', encoding: 'binary' });
-    this.resourceInfos = root.openDB<ResourceInfo, string>({ name: 'resources' });
+    ({
+      objects: this.objects,
+      objectsInSlabs: this.objectsInSlabs,
+      meta: this.meta,
+      sync: this.sync,
+      events: this.events,
+      eventRVs: this.eventRVs,
+      logs: this.logs,
+      labelIndex: this.labelIndex,
+      byCluster: this.byCluster,
+      resourceInfos: this.resourceInfos,
+    } = env.dbs);
     // Plain puts, not transaction(): lmdb-js then does the B-tree work on its writer thread and
     // the main thread only encodes write instructions (a 100-byte-key put inside transaction()
     // costs ~5 µs of main thread; outside, ~1 µs). Puts of one event turn commit as one LMDB
@@ -207,71 +166,24 @@ export class Store {
     // that threw would leave the task's earlier puts queued; none can: our longest key (a label
     // index entry, at most ~900 bytes from Kubernetes' name limits) is far below LMDB's 1978.
     this.writes = new TransactionQueue((fn) => {
-      this.ensureFreeSpace();
+      env.ensureFreeSpace();
       // The last transaction has committed: LMDB holds what the batch overlays kept.
       this.batchLogs.clear();
       this.batchMetas.clear();
       fn();
-      return root.committed;
+      return env.root.committed;
     }, OBJECTS_PER_TRANSACTION);
-    this.upgradeFormat();
     this.seq = this.lastSeq();
   }
 
   static open(path: string, opts: StoreOptions = {}): Store {
-    // One environment, several named databases; noSync trades the last few commits on power loss
-    // for write speed: a lost commit only means a re-watch from a slightly older RV.
-    // noReadAhead (MDB_NORDAHEAD, in lmdb-js's options but not its types): once the file is larger
-    // than the memory a container may use for it, every index page an insert touches would fault
-    // in a whole readahead window. Measured with 300k objects (a 2.5 GB file) under a 700 MB cgroup
-    // limit: the first sync did not finish in 120 s with readahead and took 68 s without. A full
-    // scan from disk is slower without it; from the page cache there is no difference.
-    // 8 KB pages (LMDB keeps a file's page size, so this applies to new stores): a served pod of
-    // about 2.5 KB either took a 4 KB overflow page or filled a 4 KB leaf alone, so the objects
-    // used about 4 KB each. Bench ingest at 300k objects: VmRSS 2281 -> 1910 MB, fleet list and
-    // event-loop lag unchanged within noise. Compressing the objects as well (lmdb-js LZ4) saved
-    // about as much again but made the fleet list 79% slower, decompressing on the main thread.
-    // useWritemap (MDB_WRITEMAP): the writer changes pages in the mapped file itself instead of
-    // copying each dirty page into a buffer and write()ing it at commit. A first sync inserts
-    // keys all over the trees (a page of one cluster's objects lands next to every other
-    // cluster's copies), so each commit dirtied pages worth ~95 KB per object written. Bench
-    // ingest, alternating runs: at 300k objects 6698 and 7261 objects/s against 4980 and 5034,
-    // CPU per object 159 and 146 µs against 225 and 223; at 1M 6631 and 7292 against 4926 and
-    // 5877, 156 and 141 µs against 222 and 188. The file's size is then the map size at once, as
-    // a sparse file (`du` shows what it holds); a page the filesystem has no block for is a
-    // SIGBUS, hence ensureFreeSpace. A crashed process loses nothing it committed: the pages
-    // are the kernel's.
-    const options = { path, maxDbs: 16, noSync: true, mapSize: MAP_SIZE, noReadAhead: true, pageSize: PAGE_SIZE, useWritemap: true };
-    const root = open(options);
+    const env = Environment.open(path, opts.minFreeBytes);
     try {
-      return new Store(root, path, opts);
+      return new Store(env, opts);
     } catch (e) {
-      void root.close();
+      void env.root.close();
       throw e;
     }
-  }
-
-  /** Throws StoreFullError (before anything of the transaction is queued) when space is short. */
-  private ensureFreeSpace(): void {
-    const fs = statfsSync(this.path);
-    const free = fs.bavail * fs.bsize;
-    if (free < this.minFreeBytes) {
-      const mib = (n: number) => `${Math.floor(n / 1024 ** 2)} MiB`;
-      throw new StoreFullError(`cache volume nearly full: ${mib(free)} free at ${this.path}, ${mib(this.minFreeBytes)} kept free; not writing`);
-    }
-  }
-
-  /** A store in an older key layout cannot be read correctly: start empty, the cachers relist. */
-  private upgradeFormat(): void {
-    const stored = (this.logs.get(FORMAT_KEY) as { format?: number } | undefined)?.format;
-    if (stored === FORMAT) return;
-    // These writes bypass the transaction queue: check here, or a full volume fails with SIGBUS.
-    this.ensureFreeSpace();
-    for (const db of [this.objects, this.meta, this.sync, this.events, this.eventRVs, this.logs, this.labelIndex, this.byCluster, this.resourceInfos]) {
-      (db as { clearSync(): void }).clearSync();
-    }
-    for (const name of RETIRED_DBS) this.root.openDB({ name }).dropSync();
-    this.logs.putSync(FORMAT_KEY, { format: FORMAT });
   }
 
   /** The discovery answer last saved for a resource (by gvrKey). */
@@ -618,7 +530,7 @@ export class Store {
 
   /** A snapshot to read consistently across ticks (paged lists); call done() on it when finished. */
   snapshot(): Snapshot {
-    return this.root.useReadTransaction();
+    return this.env.root.useReadTransaction();
   }
 
   /** Every sync record of a resource: the RVs a list of it is as fresh as, and the Table columns. */
@@ -706,6 +618,6 @@ export class Store {
   }
 
   async close(): Promise<void> {
-    await this.root.close();
+    await this.env.root.close();
   }
 }
