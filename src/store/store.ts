@@ -1,10 +1,11 @@
 import type { Database } from 'lmdb';
 import type { MetaRecord } from './meta-record.js';
-import { decodeMeta, indexEntries } from './meta-record.js';
+import { decodeMeta } from './meta-record.js';
 import { compareMemberRV } from '../api/global-rv.js';
 import { TransactionQueue } from './transaction-queue.js';
 import { AFTER_SEP, KEY_SEP, PRESENT, SEQ_KEY, objectKey, ownKey, syncKey } from './keys.js';
 import { Environment, type LoggedRecord, type LogState } from './environment.js';
+import { LabelIndex } from './label-index.js';
 import type { ResourceInfo } from '../api/resource-info.js';
 import type { CacheScope, Change, ObjectRef, Snapshot, StoreEvent, StoredEntry, StoreListener, SyncRecord } from './types.js';
 
@@ -105,13 +106,7 @@ export class Store {
    * range of it, so reconciles and counts never walk the other clusters' objects.
    */
   private readonly byCluster: Database<Buffer, string>;
-  /**
-   * Label index: `resource · key=value · namespace · name · cluster` → nothing; a label query is
-   * one range. Keys are UTF-8 bytes compared by LMDB's memcmp, not lmdb-js string keys with its
-   * 4-bytes-at-a-time comparator: with ~10 entries per pod, all sharing long prefixes with their
-   * neighbours, comparing keys was most of an insert (labelKey).
-   */
-  private readonly labelIndex: Database<Buffer, Buffer>;
+  private readonly labels: LabelIndex;
   /** What discovery said of each cached resource, so a restart with every member down still serves. */
   private readonly resourceInfos: Database<ResourceInfo, string>;
   private readonly logs: Database<LogState | { seq: number } | { format: number }, string>;
@@ -152,10 +147,10 @@ export class Store {
       events: this.events,
       eventRVs: this.eventRVs,
       logs: this.logs,
-      labelIndex: this.labelIndex,
       byCluster: this.byCluster,
       resourceInfos: this.resourceInfos,
     } = env.dbs);
+    this.labels = new LabelIndex(env.dbs);
     // Plain puts, not transaction(): lmdb-js then does the B-tree work on its writer thread and
     // the main thread only encodes write instructions (a 100-byte-key put inside transaction()
     // costs ~5 µs of main thread; outside, ~1 µs). Puts of one event turn commit as one LMDB
@@ -371,59 +366,24 @@ export class Store {
       this.objects.remove(key);
       this.meta.remove(key);
       this.byCluster.remove(own);
-      this.reindex(resource, key, '', false, prev);
+      this.labels.reindex(resource, key, '', false, prev);
     } else {
       this.objects.put(key, c.bytes);
       this.meta.put(key, c.meta);
       this.byCluster.put(own, PRESENT);
-      this.reindex(resource, key, c.labels ?? '', fresh, prev);
+      this.labels.reindex(resource, key, c.labels ?? '', fresh, prev);
     }
     return prev;
   }
 
-  /**
-   * Brings the label index of one object from what it held to `labels` (Change.labels). What it
-   * held comes from this transaction's earlier writes, else from the stored meta record, which
-   * carries the labels and fields the entries were made from. A `fresh` object held nothing
-   * (CommitOptions.fresh), and nothing else in its transaction touches it.
-   */
-  private reindex(resource: string, key: string, labels: string, fresh: boolean, storedMeta: Buffer | undefined): void {
-    const old = fresh || !storedMeta ? '' : indexEntries(decodeMeta(storedMeta));
-    if (old === labels) return;
-    const prefix = `${resource}${SEP}`;
-    // The object key less its resource, which the entry's own prefix already names.
-    const suffix = key.slice(resource.length);
-    if (old === '') {
-      // A new object, the usual case of a first list: no arrays to diff.
-      for (let from = 0; from < labels.length; ) {
-        let end = labels.indexOf(SEP, from);
-        if (end < 0) end = labels.length;
-        this.labelIndex.put(Buffer.from(prefix + labels.slice(from, end) + suffix), PRESENT);
-        from = end + 1;
-      }
-      return;
-    }
-    const before = old.split(SEP);
-    const after = labels === '' ? [] : labels.split(SEP);
-    for (const l of before) if (!after.includes(l)) this.labelIndex.remove(Buffer.from(prefix + l + suffix));
-    for (const l of after) if (!before.includes(l)) this.labelIndex.put(Buffer.from(prefix + l + suffix), PRESENT);
-  }
-
   /** The keys of a resource's objects labelled key=value, in key order. */
-  *keysLabelled(resource: string, label: string, value: string, snapshot?: Snapshot): Generator<string> {
-    const range = `${resource}${SEP}${label}=${value}`;
-    const start = Buffer.from(range + SEP);
-    // Entries hold the object key from its first separator on.
-    const from = start.length - 1;
-    for (const k of this.labelIndex.getKeys({ start, end: Buffer.from(range + AFTER_SEP), transaction: snapshot })) {
-      yield resource + k.toString('utf8', from);
-    }
+  keysLabelled(resource: string, label: string, value: string, snapshot?: Snapshot): Generator<string> {
+    return this.labels.keysLabelled(resource, label, value, snapshot);
   }
 
   /** Whether the object at `objectKey` is labelled key=value (or has that indexed field value). */
   isLabelled(resource: string, label: string, value: string, objectKey: string, snapshot?: Snapshot): boolean {
-    const entry = Buffer.from(`${resource}${SEP}${label}=${value}${objectKey.slice(resource.length)}`);
-    return this.labelIndex.get(entry, { transaction: snapshot }) !== undefined;
+    return this.labels.isLabelled(resource, label, value, objectKey, snapshot);
   }
 
   /** One stored object by its key (a label index hit). */
