@@ -3,8 +3,9 @@ import type { MetaRecord } from './meta-record.js';
 import { decodeMeta } from './meta-record.js';
 import { compareMemberRV } from '../api/global-rv.js';
 import { TransactionQueue } from './transaction-queue.js';
-import { AFTER_SEP, KEY_SEP, PRESENT, SEQ_KEY, objectKey, ownKey, syncKey } from './keys.js';
-import { Environment, type LoggedRecord, type LogState } from './environment.js';
+import { AFTER_SEP, KEY_SEP, PRESENT, objectKey, ownKey, syncKey } from './keys.js';
+import { Environment } from './environment.js';
+import { EventLog } from './event-log.js';
 import { LabelIndex } from './label-index.js';
 import type { ResourceInfo } from '../api/resource-info.js';
 import type { CacheScope, Change, ObjectRef, Snapshot, StoreEvent, StoredEntry, StoreListener, SyncRecord } from './types.js';
@@ -74,12 +75,6 @@ function entryOf(key: string, bytes: Buffer): StoredEntry {
   return { namespace: key.slice(a + 1, b), name: key.slice(b + 1, c), cluster: key.slice(c + 1), bytes, key };
 }
 
-/** A member RV as the integer it is in practice (an etcd revision); undefined when it is not one. */
-function numericRV(rv: string): number | undefined {
-  if (!/^[0-9]{1,15}$/.test(rv)) return undefined;
-  return Number(rv);
-}
-
 /** Per cluster, the oldest non-empty RV of its scopes (a scope in the middle of a list has none). */
 function oldestPerCluster(scopes: Iterable<{ cluster: string; rv: string }>): Record<string, string> {
   const rvs: Record<string, string> = {};
@@ -98,9 +93,6 @@ export class Store {
   // Meta records arrive msgpack-encoded from the ingest workers and are stored as those bytes.
   private readonly meta: Database<Buffer, string>;
   private readonly sync: Database<SyncRecord, string>;
-  private readonly events: Database<LoggedRecord, [string, number]>;
-  /** [resource, cluster, member RV, seq] of every logged event: where a watch resumes in the log. */
-  private readonly eventRVs: Database<boolean, [string, string, number, number]>;
   /**
    * Per-cluster index: `resource · cluster · namespace · name`. What one cacher owns is one
    * range of it, so reconciles and counts never walk the other clusters' objects.
@@ -109,16 +101,13 @@ export class Store {
   private readonly labels: LabelIndex;
   /** What discovery said of each cached resource, so a restart with every member down still serves. */
   private readonly resourceInfos: Database<ResourceInfo, string>;
-  private readonly logs: Database<LogState | { seq: number } | { format: number }, string>;
-  /** Log states written in the transaction being built, which LMDB reads do not show yet. */
-  private readonly batchLogs = new Map<string, LogState>();
+  private readonly log: EventLog;
   /**
    * Meta records written in the transaction being built, by object key (null: deleted), which
    * LMDB reads do not show yet: what an object held before a change (its index entries, a
    * watch's transitions) may be an earlier change of the same batch.
    */
   private readonly batchMetas = new Map<string, Buffer | null>();
-  private readonly listeners = new Map<string, Set<StoreListener>>();
   /** Woken after every commit of a resource, with changes or only a newer RV (waitFor). */
   private readonly progress = new Map<string, Set<() => void>>();
   private readonly latest = new Map<string, Record<string, string>>();
@@ -129,28 +118,24 @@ export class Store {
    * every batch of watch events a watcher listened to.
    */
   private readonly scopeRVs = new Map<string, Map<string, { cluster: string; rv: string }>>();
-  private seq: number;
   private readonly writes: TransactionQueue;
-
-  private readonly eventLogSize: number;
 
   private constructor(
     private readonly env: Environment,
     opts: StoreOptions,
   ) {
-    this.eventLogSize = opts.eventLogSize ?? 100_000;
     ({
       objects: this.objects,
       objectsInSlabs: this.objectsInSlabs,
       meta: this.meta,
       sync: this.sync,
-      events: this.events,
-      eventRVs: this.eventRVs,
-      logs: this.logs,
       byCluster: this.byCluster,
       resourceInfos: this.resourceInfos,
     } = env.dbs);
     this.labels = new LabelIndex(env.dbs);
+    // Numbered on from the last change stored: after Environment.open's format check, which
+    // empties the log of a store in another layout.
+    this.log = new EventLog(env.dbs, opts.eventLogSize ?? 100_000);
     // Plain puts, not transaction(): lmdb-js then does the B-tree work on its writer thread and
     // the main thread only encodes write instructions (a 100-byte-key put inside transaction()
     // costs ~5 µs of main thread; outside, ~1 µs). Puts of one event turn commit as one LMDB
@@ -163,12 +148,11 @@ export class Store {
     this.writes = new TransactionQueue((fn) => {
       env.ensureFreeSpace();
       // The last transaction has committed: LMDB holds what the batch overlays kept.
-      this.batchLogs.clear();
+      this.log.newTransaction();
       this.batchMetas.clear();
       fn();
       return env.root.committed;
     }, OBJECTS_PER_TRANSACTION);
-    this.seq = this.lastSeq();
   }
 
   static open(path: string, opts: StoreOptions = {}): Store {
@@ -192,15 +176,12 @@ export class Store {
 
   /** Hears every committed batch of a resource's changes, in commit order. */
   subscribe(resource: string, listener: StoreListener): () => void {
-    let set = this.listeners.get(resource);
-    if (!set) this.listeners.set(resource, (set = new Set()));
-    set.add(listener);
-    return () => set.delete(listener);
+    return this.log.subscribe(resource, listener);
   }
 
   /** The sequence number of the last committed change (read it in the same pass as a snapshot). */
   lastSeq(snapshot?: Snapshot): number {
-    return (this.logs.get(SEQ_KEY, { transaction: snapshot }) as { seq: number } | undefined)?.seq ?? 0;
+    return this.log.lastSeq(snapshot);
   }
 
   /**
@@ -255,33 +236,21 @@ export class Store {
 
   /** Per cluster, the RV below which the log cannot replay events of a resource. */
   logStart(resource: string): Record<string, string> {
-    return ((this.logs.get(resource) as LogState | undefined)?.start ?? {});
+    return this.log.logStart(resource);
   }
 
   /**
    * Where in a resource's log a watch resuming from `since` (per cluster, the member RV it has)
    * starts: the sequence number just before the first logged event it has not seen, or undefined
-   * when it has seen every logged event. Found through the eventRVs index, so a watch resumes
-   * without reading the log from its beginning.
+   * when it has seen every logged event.
    */
   resumeSeq(resource: string, since: Record<string, string>, snapshot?: Snapshot): number | undefined {
-    let first: number | undefined;
-    for (const [cluster, rv] of Object.entries(since)) {
-      const n = numericRV(rv);
-      // An RV we cannot order numerically: read the log from its start, as before the index.
-      if (n === undefined) return 0;
-      for (const key of this.eventRVs.getKeys({ start: [resource, cluster, n + 1], end: [resource, cluster, Number.MAX_SAFE_INTEGER], limit: 1, transaction: snapshot })) {
-        if (first === undefined || key[3] < first) first = key[3];
-      }
-    }
-    return first === undefined ? undefined : first - 1;
+    return this.log.resumeSeq(resource, since, snapshot);
   }
 
   /** The logged events of a resource after `afterSeq`, in order. Iterate synchronously, or pass a snapshot. */
-  *logged(resource: string, afterSeq = 0, snapshot?: Snapshot): Generator<StoreEvent> {
-    for (const { key, value } of this.events.getRange({ start: [resource, afterSeq + 1], end: [resource, Number.MAX_SAFE_INTEGER], transaction: snapshot })) {
-      yield { seq: key[1], cluster: value.c, type: value.t, namespace: value.n, name: value.m, rv: value.rv, bytes: value.o, meta: value.x, ...(value.p ? { prevMeta: value.p } : {}) };
-    }
+  logged(resource: string, afterSeq = 0, snapshot?: Snapshot): Generator<StoreEvent> {
+    return this.log.logged(resource, afterSeq, snapshot);
   }
 
   /**
@@ -307,32 +276,17 @@ export class Store {
     // What each MODIFIED object's meta record was, for watches' selection transitions.
     const prevMetas: (Buffer | undefined)[] = [];
     await this.writes.run(() => {
-      let log = this.batchLogs.get(resource) ?? (this.logs.get(resource) as LogState | undefined);
-      firstSeq = this.seq + 1;
-      this.seq += from;
+      const log = this.log;
+      let state = log.stateOf(resource);
+      firstSeq = log.skip(from);
       for (let i = from; i < changes.length; i++) {
         const c = changes[i]!;
         const prev = this.applyObject(resource, cluster, c, opts.fresh === true);
         if (c.type === 'MODIFIED') prevMetas[i] = prev;
-        const seq = ++this.seq;
-        if (opts.log) {
-          this.events.put([resource, seq], { c: cluster, t: c.type, n: c.namespace, m: c.name, rv: c.rv, o: c.bytes, x: c.meta, ...(c.type === 'MODIFIED' && prev ? { p: prev } : {}) });
-          const rvNumber = numericRV(c.rv);
-          if (rvNumber !== undefined) this.eventRVs.put([resource, cluster, rvNumber, seq], true);
-          log ??= { start: {}, count: 0, firstSeq: seq };
-          log.count++;
-        }
+        const seq = log.next();
+        if (opts.log) state = log.append(resource, cluster, seq, c, prev, state);
       }
-      if (opts.logStartRV !== undefined) {
-        log ??= { start: {}, count: 0, firstSeq: this.seq + 1 };
-        log.start[cluster] = opts.logStartRV;
-      }
-      if (log && log.count > this.eventLogSize) this.trim(resource, log);
-      if (log) {
-        this.logs.put(resource, log);
-        this.batchLogs.set(resource, log);
-      }
-      this.logs.put(SEQ_KEY, { seq: this.seq });
+      log.seal(resource, cluster, state, opts.logStartRV);
       if (opts.dropSync) this.sync.remove(syncKey(scope));
       else this.sync.put(syncKey(scope), sync);
     }, urgent, Math.max(1, changes.length - from));
@@ -340,16 +294,7 @@ export class Store {
     if (opts.dropSync) scopes?.delete(syncKey(scope));
     else scopes?.set(syncKey(scope), { cluster, rv: sync.rv });
     this.latest.delete(resource);
-    // Events are built only when a watch listens: a first sync with nobody watching would
-    // allocate an object per change for nothing (GC pauses were most of its long event turns).
-    const listeners = this.listeners.get(resource);
-    if (listeners && listeners.size > 0 && changes.length > 0) {
-      const events = changes.map((c, i): StoreEvent => {
-        const prevMeta = prevMetas[i];
-        return prevMeta ? { ...c, seq: firstSeq + i, cluster, prevMeta } : { ...c, seq: firstSeq + i, cluster };
-      });
-      for (const l of listeners) l(events);
-    }
+    this.log.publish(resource, cluster, changes, firstSeq, prevMetas);
     const waiting = this.progress.get(resource);
     if (waiting) for (const w of [...waiting]) w();
   }
@@ -390,23 +335,6 @@ export class Store {
   entryAt(key: string, snapshot?: Snapshot): StoredEntry | undefined {
     const bytes = this.objects.get(key, { transaction: snapshot });
     return bytes ? entryOf(key, bytes) : undefined;
-  }
-
-  /** Drops the oldest events past the window; their RVs become the per-cluster log start. */
-  private trim(resource: string, log: LogState): void {
-    let excess = log.count - this.eventLogSize;
-    // From the log's first sequence number: what an earlier task of this transaction trimmed is
-    // still in LMDB's view, and must not be counted twice.
-    for (const { key, value } of this.events.getRange({ start: [resource, log.firstSeq], end: [resource, Number.MAX_SAFE_INTEGER] })) {
-      if (excess-- <= 0) break;
-      this.events.remove(key);
-      const rvNumber = numericRV(value.rv);
-      if (rvNumber !== undefined) this.eventRVs.remove([resource, value.c, rvNumber, key[1]]);
-      log.count--;
-      log.firstSeq = key[1] + 1;
-      const prior = log.start[value.c];
-      if (prior === undefined || compareMemberRV(value.rv, prior) > 0) log.start[value.c] = value.rv;
-    }
   }
 
   /** The refs of every object stored for one scope: what a relist reconciles against. */
