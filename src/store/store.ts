@@ -1,11 +1,11 @@
 import type { Database } from 'lmdb';
 import type { MetaRecord } from './meta-record.js';
 import { decodeMeta } from './meta-record.js';
-import { compareMemberRV } from '../api/global-rv.js';
 import { TransactionQueue } from './transaction-queue.js';
-import { AFTER_SEP, KEY_SEP, PRESENT, objectKey, ownKey, syncKey } from './keys.js';
+import { AFTER_SEP, KEY_SEP, PRESENT, objectKey, ownKey } from './keys.js';
 import { Environment } from './environment.js';
 import { EventLog } from './event-log.js';
+import { SyncState } from './sync-state.js';
 import { LabelIndex } from './label-index.js';
 import type { ResourceInfo } from '../api/resource-info.js';
 import type { CacheScope, Change, ObjectRef, Snapshot, StoreEvent, StoredEntry, StoreListener, SyncRecord } from './types.js';
@@ -75,32 +75,18 @@ function entryOf(key: string, bytes: Buffer): StoredEntry {
   return { namespace: key.slice(a + 1, b), name: key.slice(b + 1, c), cluster: key.slice(c + 1), bytes, key };
 }
 
-/** Per cluster, the oldest non-empty RV of its scopes (a scope in the middle of a list has none). */
-function oldestPerCluster(scopes: Iterable<{ cluster: string; rv: string }>): Record<string, string> {
-  const rvs: Record<string, string> = {};
-  for (const { cluster, rv } of scopes) {
-    if (!rv) continue;
-    const prior = rvs[cluster];
-    if (prior === undefined || compareMemberRV(rv, prior) < 0) rvs[cluster] = rv;
-  }
-  return rvs;
-}
-
 export class Store {
   private readonly objects: Database<Buffer, string>;
   /** The same database for `entries`' range reads: values as views of shared slabs (slab-values.ts). */
   private readonly objectsInSlabs: Database<Buffer, string>;
   // Meta records arrive msgpack-encoded from the ingest workers and are stored as those bytes.
   private readonly meta: Database<Buffer, string>;
-  private readonly sync: Database<SyncRecord, string>;
   /**
    * Per-cluster index: `resource · cluster · namespace · name`. What one cacher owns is one
    * range of it, so reconciles and counts never walk the other clusters' objects.
    */
   private readonly byCluster: Database<Buffer, string>;
   private readonly labels: LabelIndex;
-  /** What discovery said of each cached resource, so a restart with every member down still serves. */
-  private readonly resourceInfos: Database<ResourceInfo, string>;
   private readonly log: EventLog;
   /**
    * Meta records written in the transaction being built, by object key (null: deleted), which
@@ -108,16 +94,7 @@ export class Store {
    * watch's transitions) may be an earlier change of the same batch.
    */
   private readonly batchMetas = new Map<string, Buffer | null>();
-  /** Woken after every commit of a resource, with changes or only a newer RV (waitFor). */
-  private readonly progress = new Map<string, Set<() => void>>();
-  private readonly latest = new Map<string, Record<string, string>>();
-  /**
-   * Per resource, each scope's committed sync RV, by sync key: what `latest` is computed from.
-   * Read from LMDB once, then kept by commit. Reading the sync records after every commit
-   * decoded each scope's Table columns: ~1 ms per commit of a resource in 100 clusters, paid by
-   * every batch of watch events a watcher listened to.
-   */
-  private readonly scopeRVs = new Map<string, Map<string, { cluster: string; rv: string }>>();
+  private readonly syncs: SyncState;
   private readonly writes: TransactionQueue;
 
   private constructor(
@@ -128,11 +105,10 @@ export class Store {
       objects: this.objects,
       objectsInSlabs: this.objectsInSlabs,
       meta: this.meta,
-      sync: this.sync,
       byCluster: this.byCluster,
-      resourceInfos: this.resourceInfos,
     } = env.dbs);
     this.labels = new LabelIndex(env.dbs);
+    this.syncs = new SyncState(env.dbs);
     // Numbered on from the last change stored: after Environment.open's format check, which
     // empties the log of a store in another layout.
     this.log = new EventLog(env.dbs, opts.eventLogSize ?? 100_000);
@@ -167,11 +143,11 @@ export class Store {
 
   /** The discovery answer last saved for a resource (by gvrKey). */
   resourceInfo(resource: string): ResourceInfo | undefined {
-    return this.resourceInfos.get(resource);
+    return this.syncs.resourceInfo(resource);
   }
 
   saveResourceInfo(resource: string, info: ResourceInfo): Promise<void> {
-    return this.writes.run(() => void this.resourceInfos.put(resource, info), true);
+    return this.writes.run(() => this.syncs.putResourceInfo(resource, info), true);
   }
 
   /** Hears every committed batch of a resource's changes, in commit order. */
@@ -190,18 +166,7 @@ export class Store {
    * when read from a snapshot.
    */
   latestRVs(resource: string, snapshot?: Snapshot): Record<string, string> {
-    if (snapshot) return oldestPerCluster(this.syncStates(resource, snapshot).map((s) => ({ cluster: s.cluster, rv: s.sync.rv })));
-    const cached = this.latest.get(resource);
-    if (cached) return cached;
-    let scopes = this.scopeRVs.get(resource);
-    if (!scopes) {
-      scopes = new Map();
-      for (const s of this.syncStates(resource)) scopes.set(syncKey({ resource, cluster: s.cluster, namespace: s.namespace }), { cluster: s.cluster, rv: s.sync.rv });
-      this.scopeRVs.set(resource, scopes);
-    }
-    const rvs = oldestPerCluster(scopes.values());
-    this.latest.set(resource, rvs);
-    return rvs;
+    return this.syncs.latestRVs(resource, snapshot);
   }
 
   /**
@@ -209,29 +174,7 @@ export class Store {
    * when `timeoutMs` passes first (false). Woken by commits, not by polling.
    */
   waitFor(resource: string, rvs: Record<string, string>, timeoutMs: number): Promise<boolean> {
-    const reached = () => {
-      const latest = this.latestRVs(resource);
-      return Object.entries(rvs).every(([c, rv]) => latest[c] !== undefined && compareMemberRV(latest[c]!, rv) >= 0);
-    };
-    if (reached()) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const done = (ok: boolean) => {
-        clearTimeout(timer);
-        unsubscribe();
-        resolve(ok);
-      };
-      const timer = setTimeout(() => done(false), timeoutMs);
-      const check = () => {
-        if (reached()) done(true);
-      };
-      let set = this.progress.get(resource);
-      if (!set) this.progress.set(resource, (set = new Set()));
-      set.add(check);
-      const unsubscribe = () => {
-        set.delete(check);
-        if (set.size === 0) this.progress.delete(resource);
-      };
-    });
+    return this.syncs.waitFor(resource, rvs, timeoutMs);
   }
 
   /** Per cluster, the RV below which the log cannot replay events of a resource. */
@@ -287,16 +230,11 @@ export class Store {
         if (opts.log) state = log.append(resource, cluster, seq, c, prev, state);
       }
       log.seal(resource, cluster, state, opts.logStartRV);
-      if (opts.dropSync) this.sync.remove(syncKey(scope));
-      else this.sync.put(syncKey(scope), sync);
+      this.syncs.write(scope, sync, opts.dropSync === true);
     }, urgent, Math.max(1, changes.length - from));
-    const scopes = this.scopeRVs.get(resource);
-    if (opts.dropSync) scopes?.delete(syncKey(scope));
-    else scopes?.set(syncKey(scope), { cluster, rv: sync.rv });
-    this.latest.delete(resource);
+    this.syncs.committed(scope, sync, opts.dropSync === true);
     this.log.publish(resource, cluster, changes, firstSeq, prevMetas);
-    const waiting = this.progress.get(resource);
-    if (waiting) for (const w of [...waiting]) w();
+    this.syncs.wake(resource);
   }
 
   /** Writes one change; returns the meta record the object had (undefined for a fresh one). */
@@ -413,7 +351,7 @@ export class Store {
   }
 
   syncState(scope: CacheScope): SyncRecord | undefined {
-    return this.sync.get(syncKey(scope));
+    return this.syncs.syncState(scope);
   }
 
   /** A snapshot to read consistently across ticks (paged lists); call done() on it when finished. */
@@ -423,12 +361,7 @@ export class Store {
 
   /** Every sync record of a resource: the RVs a list of it is as fresh as, and the Table columns. */
   syncStates(resource: string, snapshot?: Snapshot): { cluster: string; namespace: string; sync: SyncRecord }[] {
-    const out: { cluster: string; namespace: string; sync: SyncRecord }[] = [];
-    for (const { key, value } of this.sync.getRange({ start: `${resource}${SEP}`, end: `${resource}${AFTER_SEP}`, transaction: snapshot })) {
-      const parts = key.split(SEP);
-      out.push({ cluster: parts[1] ?? '', namespace: parts[2] ?? '', sync: value });
-    }
-    return out;
+    return this.syncs.syncStates(resource, snapshot);
   }
 
   /**
