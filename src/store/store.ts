@@ -1,12 +1,11 @@
-import type { Database } from 'lmdb';
-import type { MetaRecord } from './meta-record.js';
-import { decodeMeta } from './meta-record.js';
-import { TransactionQueue } from './transaction-queue.js';
-import { AFTER_SEP, KEY_SEP, PRESENT, objectKey, ownKey } from './keys.js';
 import { Environment } from './environment.js';
 import { EventLog } from './event-log.js';
-import { SyncState } from './sync-state.js';
+import { objectKey } from './keys.js';
 import { LabelIndex } from './label-index.js';
+import type { MetaRecord } from './meta-record.js';
+import { Objects } from './objects.js';
+import { SyncState } from './sync-state.js';
+import { TransactionQueue } from './transaction-queue.js';
 import type { ResourceInfo } from '../api/resource-info.js';
 import type { CacheScope, Change, ObjectRef, Snapshot, StoreEvent, StoredEntry, StoreListener, SyncRecord } from './types.js';
 
@@ -22,11 +21,15 @@ import type { CacheScope, Change, ObjectRef, Snapshot, StoreEvent, StoredEntry, 
  * Every change gets a sequence number and, unless it comes from a scope's very first list, goes
  * into a bounded per-resource event log, so a watch can resume from an older global RV. Listeners
  * (live watches) hear about each committed batch right after its transaction.
+ *
+ * Store is the one face of the store to the rest of flotilla, over parts that each do one job
+ * (docs/ARCHITECTURE.md, "Store"): environment.ts, objects.ts, label-index.ts, event-log.ts and
+ * sync-state.ts. It keeps what spans them: the write queue, and the commit, which writes a batch
+ * to every part in one transaction and then tells listeners and waiters.
  */
 export type { CacheScope, Change, ChangeType, ObjectRef, Snapshot, StoreEvent, StoredEntry, StoreListener, SyncRecord } from './types.js';
 export { KEY_SEP, objectKey } from './keys.js';
 export { StoreFullError } from './environment.js';
-const SEP = KEY_SEP;
 
 export interface CommitOptions {
   /** Write the changes to the event log (everything but a scope's first list). */
@@ -57,43 +60,10 @@ export interface StoreOptions {
 // 500: 7.1k/s, 68 ms. Larger transactions commit more cheaply per object but hold a turn longer.
 const OBJECTS_PER_TRANSACTION = 200;
 
-function splitKey(key: string): { namespace: string; name: string; cluster: string } {
-  const parts = key.split(SEP);
-  return { namespace: parts[1] ?? '', name: parts[2] ?? '', cluster: parts[3] ?? '' };
-}
-
-/**
- * A stored object as its key names it. The hot loop of every list: one object literal of a fixed
- * shape from three indexOf, where a split and a spread made an array, a temporary object and a
- * dictionary copy per object (a fleet list of 100k pods spent about half its main-thread time in
- * the store's range loop).
- */
-function entryOf(key: string, bytes: Buffer): StoredEntry {
-  const a = key.indexOf(SEP);
-  const b = key.indexOf(SEP, a + 1);
-  const c = key.indexOf(SEP, b + 1);
-  return { namespace: key.slice(a + 1, b), name: key.slice(b + 1, c), cluster: key.slice(c + 1), bytes, key };
-}
-
 export class Store {
-  private readonly objects: Database<Buffer, string>;
-  /** The same database for `entries`' range reads: values as views of shared slabs (slab-values.ts). */
-  private readonly objectsInSlabs: Database<Buffer, string>;
-  // Meta records arrive msgpack-encoded from the ingest workers and are stored as those bytes.
-  private readonly meta: Database<Buffer, string>;
-  /**
-   * Per-cluster index: `resource · cluster · namespace · name`. What one cacher owns is one
-   * range of it, so reconciles and counts never walk the other clusters' objects.
-   */
-  private readonly byCluster: Database<Buffer, string>;
+  private readonly objects: Objects;
   private readonly labels: LabelIndex;
   private readonly log: EventLog;
-  /**
-   * Meta records written in the transaction being built, by object key (null: deleted), which
-   * LMDB reads do not show yet: what an object held before a change (its index entries, a
-   * watch's transitions) may be an earlier change of the same batch.
-   */
-  private readonly batchMetas = new Map<string, Buffer | null>();
   private readonly syncs: SyncState;
   private readonly writes: TransactionQueue;
 
@@ -101,12 +71,7 @@ export class Store {
     private readonly env: Environment,
     opts: StoreOptions,
   ) {
-    ({
-      objects: this.objects,
-      objectsInSlabs: this.objectsInSlabs,
-      meta: this.meta,
-      byCluster: this.byCluster,
-    } = env.dbs);
+    this.objects = new Objects(env.dbs);
     this.labels = new LabelIndex(env.dbs);
     this.syncs = new SyncState(env.dbs);
     // Numbered on from the last change stored: after Environment.open's format check, which
@@ -118,14 +83,15 @@ export class Store {
     // transaction, and the queue runs one transaction per turn and waits for its commit, so every
     // task is atomic. Reads in a task see every earlier transaction, but not the writes of its own
     // (lmdb-js applies puts on its writer thread): the writes later tasks of the same transaction
-    // must see (log state, an object's index entries) are kept in batchLogs/batchLabels. A put
-    // that threw would leave the task's earlier puts queued; none can: our longest key (a label
-    // index entry, at most ~900 bytes from Kubernetes' name limits) is far below LMDB's 1978.
+    // must see (log state, an object's meta record) are kept by the parts until the next one
+    // (newTransaction). A put that threw would leave the task's earlier puts queued; none can: our
+    // longest key (a label index entry, at most ~900 bytes from Kubernetes' name limits) is far
+    // below LMDB's 1978.
     this.writes = new TransactionQueue((fn) => {
       env.ensureFreeSpace();
       // The last transaction has committed: LMDB holds what the batch overlays kept.
       this.log.newTransaction();
-      this.batchMetas.clear();
+      this.objects.newTransaction();
       fn();
       return env.root.committed;
     }, OBJECTS_PER_TRANSACTION);
@@ -237,25 +203,12 @@ export class Store {
     this.syncs.wake(resource);
   }
 
-  /** Writes one change; returns the meta record the object had (undefined for a fresh one). */
+  /** Writes one change to the objects and the label index; returns the meta record the object had (undefined for a fresh one). */
   private applyObject(resource: string, cluster: string, c: Change, fresh: boolean): Buffer | undefined {
     const key = objectKey(resource, c.namespace, c.name, cluster);
-    const own = ownKey(resource, cluster, c.namespace, c.name);
-    // Read once: the label index's diff and a MODIFIED event's transitions both need it.
-    const batched = fresh ? undefined : this.batchMetas.get(key);
-    const prev = fresh ? undefined : batched !== undefined ? (batched ?? undefined) : this.meta.get(key);
-    if (!fresh) this.batchMetas.set(key, c.type === 'DELETED' ? null : c.meta);
-    if (c.type === 'DELETED') {
-      this.objects.remove(key);
-      this.meta.remove(key);
-      this.byCluster.remove(own);
-      this.labels.reindex(resource, key, '', false, prev);
-    } else {
-      this.objects.put(key, c.bytes);
-      this.meta.put(key, c.meta);
-      this.byCluster.put(own, PRESENT);
-      this.labels.reindex(resource, key, c.labels ?? '', fresh, prev);
-    }
+    const prev = this.objects.write(resource, cluster, key, c, fresh);
+    if (c.type === 'DELETED') this.labels.reindex(resource, key, '', false, prev);
+    else this.labels.reindex(resource, key, c.labels ?? '', fresh, prev);
     return prev;
   }
 
@@ -271,54 +224,25 @@ export class Store {
 
   /** One stored object by its key (a label index hit). */
   entryAt(key: string, snapshot?: Snapshot): StoredEntry | undefined {
-    const bytes = this.objects.get(key, { transaction: snapshot });
-    return bytes ? entryOf(key, bytes) : undefined;
+    return this.objects.entryAt(key, snapshot);
   }
 
   /** The refs of every object stored for one scope: what a relist reconciles against. */
   refsOf(scope: CacheScope): ObjectRef[] {
-    return this.refsPage(scope, undefined, Number.MAX_SAFE_INTEGER);
+    return this.objects.refsOf(scope);
   }
 
   /**
    * The same, a page at a time with an event turn between pages: a scope of 100k objects read
    * in one go holds the event loop for hundreds of milliseconds.
    */
-  async *refsOfPaged(scope: CacheScope, pageSize = 2000): AsyncGenerator<ObjectRef[]> {
-    let after: ObjectRef | undefined;
-    for (;;) {
-      const page = this.refsPage(scope, after, pageSize);
-      if (page.length === 0) return;
-      yield page;
-      after = page[page.length - 1]!;
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-  }
-
-  private refsPage(scope: CacheScope, after: ObjectRef | undefined, limit: number): ObjectRef[] {
-    const prefix = this.scopePrefix(scope);
-    // Resume at the last key read (ordered-binary has no key "just after" a string to start from).
-    const start = after === undefined ? prefix : ownKey(scope.resource, scope.cluster, after.namespace, after.name);
-    const refs: ObjectRef[] = [];
-    for (const key of this.byCluster.getKeys({ start, end: prefix.slice(0, -1) + AFTER_SEP, limit: after === undefined ? limit : limit + 1 })) {
-      if (after !== undefined && key === start) continue;
-      const parts = key.split(SEP);
-      refs.push({ namespace: parts[2] ?? '', name: parts[3] ?? '' });
-      if (refs.length === limit) break;
-    }
-    return refs;
+  refsOfPaged(scope: CacheScope, pageSize = 2000): AsyncGenerator<ObjectRef[]> {
+    return this.objects.refsOfPaged(scope, pageSize);
   }
 
   /** How many objects one scope holds. */
   countOf(scope: CacheScope): number {
-    const prefix = this.scopePrefix(scope);
-    return this.byCluster.getCount({ start: prefix, end: prefix.slice(0, -1) + AFTER_SEP });
-  }
-
-  private scopePrefix(scope: CacheScope): string {
-    return scope.namespace !== undefined
-      ? `${scope.resource}${SEP}${scope.cluster}${SEP}${scope.namespace}${SEP}`
-      : `${scope.resource}${SEP}${scope.cluster}${SEP}`;
+    return this.objects.countOf(scope);
   }
 
   /**
@@ -327,27 +251,17 @@ export class Store {
    */
   async dropScope(scope: CacheScope): Promise<void> {
     const rv = this.syncState(scope)?.rv || '0';
-    const changes: Change[] = [];
-    for (const r of this.refsOf(scope)) {
-      const key = objectKey(scope.resource, r.namespace, r.name, scope.cluster);
-      const bytes = this.objects.get(key);
-      const meta = this.meta.get(key);
-      if (bytes && meta) changes.push({ type: 'DELETED', namespace: r.namespace, name: r.name, rv, bytes, meta });
-    }
-    await this.commit(scope, changes, { rv: '' }, { log: true, dropSync: true });
+    await this.commit(scope, this.objects.deletions(scope, rv), { rv: '' }, { log: true, dropSync: true });
   }
 
   /** The member RV an object is stored at, if it is stored. */
   storedRV(scope: CacheScope, ref: ObjectRef): string | undefined {
-    return this.metaOf(scope.resource, { ...ref, cluster: scope.cluster })?.rv;
+    return this.objects.metaOf(scope.resource, { ...ref, cluster: scope.cluster })?.rv;
   }
 
   /** The stored bytes and meta of an object (a reconcile's DELETED event carries its last state). */
   stored(scope: CacheScope, ref: ObjectRef): { bytes: Buffer; meta: Buffer } | undefined {
-    const key = objectKey(scope.resource, ref.namespace, ref.name, scope.cluster);
-    const bytes = this.objects.get(key);
-    const meta = this.meta.get(key);
-    return bytes && meta ? { bytes, meta } : undefined;
+    return this.objects.stored(scope, ref);
   }
 
   syncState(scope: CacheScope): SyncRecord | undefined {
@@ -370,72 +284,23 @@ export class Store {
    * snapshot), or pass a snapshot. Without a cluster, the bytes are views of shared slabs: use
    * them, copy them, but do not keep them.
    */
-  *entries(resource: string, opts: { namespace?: string; cluster?: string; startKey?: string; snapshot?: Snapshot } = {}): Generator<StoredEntry> {
-    if (opts.cluster !== undefined) {
-      yield* this.clusterEntries(resource, opts.cluster, opts);
-      return;
-    }
-    for (const { key, value } of this.objectsInSlabs.getRange({ ...this.objectRange(resource, opts), transaction: opts.snapshot })) {
-      yield entryOf(key, value);
-    }
-  }
-
-  /**
-   * One cluster's objects through its own index (same order: namespace, name), so a
-   * `/clusters/<name>/` list of one member of a hundred reads that member's bytes only.
-   */
-  private *clusterEntries(resource: string, cluster: string, opts: { namespace?: string; startKey?: string; snapshot?: Snapshot }): Generator<StoredEntry> {
-    const range = this.clusterRange(resource, cluster, opts);
-    for (const own of this.byCluster.getKeys({ ...range, transaction: opts.snapshot })) {
-      const parts = own.split(SEP);
-      const namespace = parts[2] ?? '';
-      const name = parts[3] ?? '';
-      const key = objectKey(resource, namespace, name, cluster);
-      const bytes = this.objects.get(key, { transaction: opts.snapshot });
-      if (bytes) yield { namespace, name, cluster, bytes, key };
-    }
-  }
-
-  /** The objects' keys of a resource (or one namespace), from `startKey` on. */
-  private objectRange(resource: string, opts: { namespace?: string; startKey?: string }): { start: string; end: string } {
-    const prefix = opts.namespace !== undefined ? `${resource}${SEP}${opts.namespace}${SEP}` : `${resource}${SEP}`;
-    const start = opts.startKey !== undefined && opts.startKey > prefix ? opts.startKey : prefix;
-    return { start, end: prefix.slice(0, -1) + AFTER_SEP };
-  }
-
-  /** The same for one cluster, in its own index; `startKey` is an objects key. */
-  private clusterRange(resource: string, cluster: string, opts: { namespace?: string; startKey?: string }): { start: string; end: string } {
-    const prefix = this.scopePrefix({ resource, cluster, namespace: opts.namespace });
-    let start = prefix;
-    if (opts.startKey !== undefined) {
-      const k = splitKey(opts.startKey);
-      const from = ownKey(resource, cluster, k.namespace, k.name);
-      if (from > prefix) start = from;
-    }
-    return { start, end: prefix.slice(0, -1) + AFTER_SEP };
+  entries(resource: string, opts: { namespace?: string; cluster?: string; startKey?: string; snapshot?: Snapshot } = {}): Generator<StoredEntry> {
+    // The part's own generator, not one wrapping it: a list's loop resumes one generator per object.
+    return this.objects.entries(resource, opts);
   }
 
   /** How many objects `entries` would yield from `startKey` on, counted by LMDB without reading them. */
   countFrom(resource: string, opts: { namespace?: string; cluster?: string; startKey: string; snapshot?: Snapshot }): number {
-    if (opts.cluster !== undefined) return this.byCluster.getCount({ ...this.clusterRange(resource, opts.cluster, opts), transaction: opts.snapshot });
-    return this.objects.getCount({ ...this.objectRange(resource, opts), transaction: opts.snapshot });
+    return this.objects.countFrom(resource, opts);
   }
 
   /** Every member's copy of namespace/name. */
   lookup(resource: string, namespace: string, name: string, cluster?: string): StoredEntry[] {
-    return [...this.entriesNamed(resource, namespace, name)].filter((e) => cluster === undefined || e.cluster === cluster);
-  }
-
-  private *entriesNamed(resource: string, namespace: string, name: string): Generator<StoredEntry> {
-    const prefix = `${resource}${SEP}${namespace}${SEP}${name}${SEP}`;
-    for (const { key, value } of this.objects.getRange({ start: prefix, end: prefix.slice(0, -1) + AFTER_SEP })) {
-      yield entryOf(key, value);
-    }
+    return this.objects.lookup(resource, namespace, name, cluster);
   }
 
   metaOf(resource: string, e: { namespace: string; name: string; cluster: string }, snapshot?: Snapshot): MetaRecord | undefined {
-    const bytes = this.meta.get(objectKey(resource, e.namespace, e.name, e.cluster), { transaction: snapshot });
-    return bytes ? decodeMeta(bytes) : undefined;
+    return this.objects.metaOf(resource, e, snapshot);
   }
 
   async close(): Promise<void> {
