@@ -12,6 +12,7 @@ import type { CacheScope, Change, ObjectRef, Snapshot, StoredEntry } from './typ
  * each change through `write` in its transaction.
  */
 
+/** An objects key's parts, for a range's start (a split makes an array: not for loops over objects). */
 function splitKey(key: string): { namespace: string; name: string; cluster: string } {
   const parts = key.split(SEP);
   return { namespace: parts[1] ?? '', name: parts[2] ?? '', cluster: parts[3] ?? '' };

@@ -6,6 +6,8 @@ import type { TableColumn } from '../api/table.js';
  * store.ts, which re-exports it, so that the parts can name it without importing the facade that
  * imports them (a cycle the layering check refuses).
  */
+
+/** A scope's sync record: how far its stored objects go, and what the member printed them with. */
 export interface SyncRecord {
   /** The member RV the stored objects of this (cluster, resource) are complete up to. */
   rv: string;
