@@ -1,13 +1,13 @@
-import { statfsSync } from 'node:fs';
-import { open, type Database, type RootDatabase, type Transaction } from 'lmdb';
+import { Environment } from './environment.js';
+import { EventLog } from './event-log.js';
+import { objectKey } from './keys.js';
+import { LabelIndex } from './label-index.js';
 import type { MetaRecord } from './meta-record.js';
-import type { TableColumn } from '../api/table.js';
-import { decodeMeta, indexEntries } from './meta-record.js';
-import { compareMemberRV } from '../api/global-rv.js';
+import { Objects } from './objects.js';
+import { SyncState } from './sync-state.js';
 import { TransactionQueue } from './transaction-queue.js';
-import { KEY_SEP } from './keys.js';
-import { slabValues } from './slab-values.js';
 import type { ResourceInfo } from '../api/resource-info.js';
+import type { CacheScope, Change, ObjectRef, Snapshot, StoreEvent, StoredEntry, StoreListener, SyncRecord } from './types.js';
 
 /**
  * The embedded cache: one LMDB environment holding, per (resource, namespace, name, cluster), the
@@ -21,62 +21,15 @@ import type { ResourceInfo } from '../api/resource-info.js';
  * Every change gets a sequence number and, unless it comes from a scope's very first list, goes
  * into a bounded per-resource event log, so a watch can resume from an older global RV. Listeners
  * (live watches) hear about each committed batch right after its transaction.
+ *
+ * Store is the one face of the store to the rest of flotilla, over parts that each do one job
+ * (docs/ARCHITECTURE.md, "Store"): environment.ts, objects.ts, label-index.ts, event-log.ts and
+ * sync-state.ts. It keeps what spans them: the write queue, and the commit, which writes a batch
+ * to every part in one transaction and then tells listeners and waiters.
  */
-export interface SyncRecord {
-  /** The member RV the stored objects of this (cluster, resource) are complete up to. */
-  rv: string;
-  columns?: TableColumn[];
-  listedAt?: string;
-}
-
-export interface StoredEntry {
-  cluster: string;
-  namespace: string;
-  name: string;
-  bytes: Buffer;
-  /** The entry's store key, where a continue token resumes a paged list. */
-  key: string;
-}
-
-/** A read snapshot: every read given it sees the store as it was when it was taken. */
-export type Snapshot = Transaction;
-
-/** What one cacher owns: a resource of one cluster, or one namespace of it. */
-export interface CacheScope {
-  cluster: string;
-  resource: string;
-  namespace?: string;
-}
-
-export interface ObjectRef {
-  namespace: string;
-  name: string;
-}
-
-export type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED';
-
-/** One change to one object: its new bytes and meta (for DELETED, its last state). */
-export interface Change {
-  type: ChangeType;
-  namespace: string;
-  name: string;
-  /** The object's label index entries (`key=value`) joined by KEY_SEP; unused for DELETED. */
-  labels?: string;
-  /** The member RV of the change (for a reconcile's DELETED, the list RV that noticed it). */
-  rv: string;
-  bytes: Buffer;
-  meta: Buffer;
-}
-
-export interface StoreEvent extends Change {
-  seq: number;
-  cluster: string;
-  /**
-   * For MODIFIED, the meta record the object had before: a watch whose selection the object
-   * enters or leaves sends ADDED or DELETED. Absent from events logged before it was kept.
-   */
-  prevMeta?: Buffer;
-}
+export type { CacheScope, Change, ChangeType, ObjectRef, Snapshot, StoreEvent, StoredEntry, StoreListener, SyncRecord } from './types.js';
+export { KEY_SEP, objectKey } from './keys.js';
+export { StoreFullError } from './environment.js';
 
 export interface CommitOptions {
   /** Write the changes to the event log (everything but a scope's first list). */
@@ -96,35 +49,6 @@ export interface CommitOptions {
   fresh?: boolean;
 }
 
-interface LogState {
-  /** Per cluster: the RV up to which events are missing from the log (trimmed or never logged). */
-  start: Record<string, string>;
-  count: number;
-  firstSeq: number;
-}
-
-interface LoggedRecord {
-  c: string;
-  t: ChangeType;
-  n: string;
-  m: string;
-  rv: string;
-  o: Buffer;
-  x: Buffer;
-  /** The previous meta record of a MODIFIED change (StoreEvent.prevMeta). */
-  p?: Buffer;
-}
-
-export type StoreListener = (events: readonly StoreEvent[]) => void;
-
-/**
- * A write refused because the data directory's filesystem is nearly full. The writer changes
- * the memory-mapped file in place (useWritemap), and a page the filesystem has no block for
- * kills the process with SIGBUS; refusing first keeps flotilla serving what it has, and the
- * cachers retry the write (from the RV they hold) once space is free.
- */
-export class StoreFullError extends Error {}
-
 export interface StoreOptions {
   /** Events kept per resource; older ones are trimmed and make older RVs expire (410). */
   eventLogSize?: number;
@@ -132,248 +56,74 @@ export interface StoreOptions {
   minFreeBytes?: number;
 }
 
-/**
- * Default free space kept. A transaction writes at most OBJECTS_PER_TRANSACTION objects and their
- * index entries (a few MB for pods; 200 objects at the apiserver's 1.5 MB object limit would be
- * 300 MB, which no resource comes near in practice), and the file grows by no more than the pages
- * it dirties.
- */
-const MIN_FREE_BYTES = 256 * 1024 ** 2;
-
-const SEQ_KEY = '\u0000seq';
-
-export { KEY_SEP };
-const SEP = KEY_SEP;
-const AFTER_SEP = '\u0006';
-/** Bumped whenever the key layout changes: a store written in another layout is emptied and relisted. */
-const FORMAT = 8; // 3: indexed fields (src/ingest/fields.ts) in the label index; 4: eventRVs; 5: labelsOf as one string; 6: metadataSpan; 7: no labelsOf, empty index values; 8: label index keys as bytes, object key without its resource
-/** Databases of older layouts, dropped by the upgrade. */
-const RETIRED_DBS = ['labelsOf', 'labels'];
-/**
- * The value of every index entry (label index, byCluster): the key is the information. Raw empty
- * bytes, not a msgpack `true`: encoding that value cost a msgpack pack per entry, about 10 per pod.
- */
-const PRESENT = Buffer.alloc(0);
 // Bench ingest at 300k objects: 100 per transaction 5.5k objects/s, event-loop p99 50 ms (CPU-profiled); 200: 7.5k/s, 42 ms;
 // 500: 7.1k/s, 68 ms. Larger transactions commit more cheaply per object but hold a turn longer.
 const OBJECTS_PER_TRANSACTION = 200;
-const FORMAT_KEY = '\u0000format';
-const PAGE_SIZE = 8192;
-const MAP_SIZE = 64 * 1024 ** 3;
-
-export function objectKey(resource: string, namespace: string, name: string, cluster: string): string {
-  return `${resource}${SEP}${namespace}${SEP}${name}${SEP}${cluster}`;
-}
-
-function splitKey(key: string): { namespace: string; name: string; cluster: string } {
-  const parts = key.split(SEP);
-  return { namespace: parts[1] ?? '', name: parts[2] ?? '', cluster: parts[3] ?? '' };
-}
-
-/**
- * A stored object as its key names it. The hot loop of every list: one object literal of a fixed
- * shape from three indexOf, where a split and a spread made an array, a temporary object and a
- * dictionary copy per object (a fleet list of 100k pods spent about half its main-thread time in
- * the store's range loop).
- */
-function entryOf(key: string, bytes: Buffer): StoredEntry {
-  const a = key.indexOf(SEP);
-  const b = key.indexOf(SEP, a + 1);
-  const c = key.indexOf(SEP, b + 1);
-  return { namespace: key.slice(a + 1, b), name: key.slice(b + 1, c), cluster: key.slice(c + 1), bytes, key };
-}
-
-/** A member RV as the integer it is in practice (an etcd revision); undefined when it is not one. */
-function numericRV(rv: string): number | undefined {
-  if (!/^[0-9]{1,15}$/.test(rv)) return undefined;
-  return Number(rv);
-}
-
-/** An object's key in the per-cluster index (byCluster): resource, cluster, namespace, name. */
-function ownKey(resource: string, cluster: string, namespace: string, name: string): string {
-  return `${resource}${SEP}${cluster}${SEP}${namespace}${SEP}${name}`;
-}
-
-/** Per cluster, the oldest non-empty RV of its scopes (a scope in the middle of a list has none). */
-function oldestPerCluster(scopes: Iterable<{ cluster: string; rv: string }>): Record<string, string> {
-  const rvs: Record<string, string> = {};
-  for (const { cluster, rv } of scopes) {
-    if (!rv) continue;
-    const prior = rvs[cluster];
-    if (prior === undefined || compareMemberRV(rv, prior) < 0) rvs[cluster] = rv;
-  }
-  return rvs;
-}
-
-function syncKey(s: CacheScope): string {
-  return `${s.resource}${SEP}${s.cluster}${SEP}${s.namespace ?? ''}`;
-}
 
 export class Store {
-  private readonly objects: Database<Buffer, string>;
-  /** The same database for `entries`' range reads: values as views of shared slabs (slab-values.ts). */
-  private readonly objectsInSlabs: Database<Buffer, string>;
-  // Meta records arrive msgpack-encoded from the ingest workers and are stored as those bytes.
-  private readonly meta: Database<Buffer, string>;
-  private readonly sync: Database<SyncRecord, string>;
-  private readonly events: Database<LoggedRecord, [string, number]>;
-  /** [resource, cluster, member RV, seq] of every logged event: where a watch resumes in the log. */
-  private readonly eventRVs: Database<boolean, [string, string, number, number]>;
-  /**
-   * Per-cluster index: `resource · cluster · namespace · name`. What one cacher owns is one
-   * range of it, so reconciles and counts never walk the other clusters' objects.
-   */
-  private readonly byCluster: Database<Buffer, string>;
-  /**
-   * Label index: `resource · key=value · namespace · name · cluster` → nothing; a label query is
-   * one range. Keys are UTF-8 bytes compared by LMDB's memcmp, not lmdb-js string keys with its
-   * 4-bytes-at-a-time comparator: with ~10 entries per pod, all sharing long prefixes with their
-   * neighbours, comparing keys was most of an insert (labelKey).
-   */
-  private readonly labelIndex: Database<Buffer, Buffer>;
-  /** What discovery said of each cached resource, so a restart with every member down still serves. */
-  private readonly resourceInfos: Database<ResourceInfo, string>;
-  private readonly logs: Database<LogState | { seq: number } | { format: number }, string>;
-  /** Log states written in the transaction being built, which LMDB reads do not show yet. */
-  private readonly batchLogs = new Map<string, LogState>();
-  /**
-   * Meta records written in the transaction being built, by object key (null: deleted), which
-   * LMDB reads do not show yet: what an object held before a change (its index entries, a
-   * watch's transitions) may be an earlier change of the same batch.
-   */
-  private readonly batchMetas = new Map<string, Buffer | null>();
-  private readonly listeners = new Map<string, Set<StoreListener>>();
-  /** Woken after every commit of a resource, with changes or only a newer RV (waitFor). */
-  private readonly progress = new Map<string, Set<() => void>>();
-  private readonly latest = new Map<string, Record<string, string>>();
-  /**
-   * Per resource, each scope's committed sync RV, by sync key: what `latest` is computed from.
-   * Read from LMDB once, then kept by commit. Reading the sync records after every commit
-   * decoded each scope's Table columns: ~1 ms per commit of a resource in 100 clusters, paid by
-   * every batch of watch events a watcher listened to.
-   */
-  private readonly scopeRVs = new Map<string, Map<string, { cluster: string; rv: string }>>();
-  private seq: number;
+  private readonly objects: Objects;
+  private readonly labels: LabelIndex;
+  private readonly log: EventLog;
+  private readonly syncs: SyncState;
   private readonly writes: TransactionQueue;
 
-  private readonly eventLogSize: number;
-  private readonly minFreeBytes: number;
-
   private constructor(
-    private readonly root: RootDatabase,
-    private readonly path: string,
+    private readonly env: Environment,
     opts: StoreOptions,
   ) {
-    this.eventLogSize = opts.eventLogSize ?? 100_000;
-    this.minFreeBytes = opts.minFreeBytes ?? MIN_FREE_BYTES;
-    this.objects = root.openDB<Buffer, string>({ name: 'objects', encoding: 'binary' });
-    // `encoder` is lmdb-js's option for a custom value encoder; its types list it for the root only.
-    this.objectsInSlabs = root.openDB<Buffer, string>({ name: 'objects', encoder: slabValues() } as { name: string });
-    this.meta = root.openDB<Buffer, string>({ name: 'meta', encoding: 'binary' });
-    this.sync = root.openDB<SyncRecord, string>({ name: 'sync' });
-    this.events = root.openDB<LoggedRecord, [string, number]>({ name: 'events' });
-    this.eventRVs = root.openDB<boolean, [string, string, number, number]>({ name: 'eventRVs' });
-    this.logs = root.openDB<LogState | { seq: number } | { format: number }, string>({ name: 'logs' });
-    this.labelIndex = root.openDB<Buffer, Buffer>({ name: 'labelIndex', encoding: 'binary', keyEncoding: 'binary' });
-    this.byCluster = root.openDB<Buffer, string>({ name: 'byCluster', encoding: 'binary' });
-    this.resourceInfos = root.openDB<ResourceInfo, string>({ name: 'resources' });
+    this.objects = new Objects(env.dbs);
+    this.labels = new LabelIndex(env.dbs);
+    this.syncs = new SyncState(env.dbs);
+    // Numbered on from the last change stored: after Environment.open's format check, which
+    // empties the log of a store in another layout.
+    this.log = new EventLog(env.dbs, opts.eventLogSize ?? 100_000);
     // Plain puts, not transaction(): lmdb-js then does the B-tree work on its writer thread and
     // the main thread only encodes write instructions (a 100-byte-key put inside transaction()
     // costs ~5 µs of main thread; outside, ~1 µs). Puts of one event turn commit as one LMDB
     // transaction, and the queue runs one transaction per turn and waits for its commit, so every
     // task is atomic. Reads in a task see every earlier transaction, but not the writes of its own
     // (lmdb-js applies puts on its writer thread): the writes later tasks of the same transaction
-    // must see (log state, an object's index entries) are kept in batchLogs/batchLabels. A put
-    // that threw would leave the task's earlier puts queued; none can: our longest key (a label
-    // index entry, at most ~900 bytes from Kubernetes' name limits) is far below LMDB's 1978.
+    // must see (log state, an object's meta record) are kept by the parts until the next one
+    // (newTransaction). A put that threw would leave the task's earlier puts queued; none can: our
+    // longest key (a label index entry, at most ~900 bytes from Kubernetes' name limits) is far
+    // below LMDB's 1978.
     this.writes = new TransactionQueue((fn) => {
-      this.ensureFreeSpace();
+      env.ensureFreeSpace();
       // The last transaction has committed: LMDB holds what the batch overlays kept.
-      this.batchLogs.clear();
-      this.batchMetas.clear();
+      this.log.newTransaction();
+      this.objects.newTransaction();
       fn();
-      return root.committed;
+      return env.root.committed;
     }, OBJECTS_PER_TRANSACTION);
-    this.upgradeFormat();
-    this.seq = this.lastSeq();
   }
 
   static open(path: string, opts: StoreOptions = {}): Store {
-    // One environment, several named databases; noSync trades the last few commits on power loss
-    // for write speed: a lost commit only means a re-watch from a slightly older RV.
-    // noReadAhead (MDB_NORDAHEAD, in lmdb-js's options but not its types): once the file is larger
-    // than the memory a container may use for it, every index page an insert touches would fault
-    // in a whole readahead window. Measured with 300k objects (a 2.5 GB file) under a 700 MB cgroup
-    // limit: the first sync did not finish in 120 s with readahead and took 68 s without. A full
-    // scan from disk is slower without it; from the page cache there is no difference.
-    // 8 KB pages (LMDB keeps a file's page size, so this applies to new stores): a served pod of
-    // about 2.5 KB either took a 4 KB overflow page or filled a 4 KB leaf alone, so the objects
-    // used about 4 KB each. Bench ingest at 300k objects: VmRSS 2281 -> 1910 MB, fleet list and
-    // event-loop lag unchanged within noise. Compressing the objects as well (lmdb-js LZ4) saved
-    // about as much again but made the fleet list 79% slower, decompressing on the main thread.
-    // useWritemap (MDB_WRITEMAP): the writer changes pages in the mapped file itself instead of
-    // copying each dirty page into a buffer and write()ing it at commit. A first sync inserts
-    // keys all over the trees (a page of one cluster's objects lands next to every other
-    // cluster's copies), so each commit dirtied pages worth ~95 KB per object written. Bench
-    // ingest, alternating runs: at 300k objects 6698 and 7261 objects/s against 4980 and 5034,
-    // CPU per object 159 and 146 µs against 225 and 223; at 1M 6631 and 7292 against 4926 and
-    // 5877, 156 and 141 µs against 222 and 188. The file's size is then the map size at once, as
-    // a sparse file (`du` shows what it holds); a page the filesystem has no block for is a
-    // SIGBUS, hence ensureFreeSpace. A crashed process loses nothing it committed: the pages
-    // are the kernel's.
-    const options = { path, maxDbs: 16, noSync: true, mapSize: MAP_SIZE, noReadAhead: true, pageSize: PAGE_SIZE, useWritemap: true };
-    const root = open(options);
+    const env = Environment.open(path, opts.minFreeBytes);
     try {
-      return new Store(root, path, opts);
+      return new Store(env, opts);
     } catch (e) {
-      void root.close();
+      void env.root.close();
       throw e;
     }
   }
 
-  /** Throws StoreFullError (before anything of the transaction is queued) when space is short. */
-  private ensureFreeSpace(): void {
-    const fs = statfsSync(this.path);
-    const free = fs.bavail * fs.bsize;
-    if (free < this.minFreeBytes) {
-      const mib = (n: number) => `${Math.floor(n / 1024 ** 2)} MiB`;
-      throw new StoreFullError(`cache volume nearly full: ${mib(free)} free at ${this.path}, ${mib(this.minFreeBytes)} kept free; not writing`);
-    }
-  }
-
-  /** A store in an older key layout cannot be read correctly: start empty, the cachers relist. */
-  private upgradeFormat(): void {
-    const stored = (this.logs.get(FORMAT_KEY) as { format?: number } | undefined)?.format;
-    if (stored === FORMAT) return;
-    // These writes bypass the transaction queue: check here, or a full volume fails with SIGBUS.
-    this.ensureFreeSpace();
-    for (const db of [this.objects, this.meta, this.sync, this.events, this.eventRVs, this.logs, this.labelIndex, this.byCluster, this.resourceInfos]) {
-      (db as { clearSync(): void }).clearSync();
-    }
-    for (const name of RETIRED_DBS) this.root.openDB({ name }).dropSync();
-    this.logs.putSync(FORMAT_KEY, { format: FORMAT });
-  }
-
   /** The discovery answer last saved for a resource (by gvrKey). */
   resourceInfo(resource: string): ResourceInfo | undefined {
-    return this.resourceInfos.get(resource);
+    return this.syncs.resourceInfo(resource);
   }
 
   saveResourceInfo(resource: string, info: ResourceInfo): Promise<void> {
-    return this.writes.run(() => void this.resourceInfos.put(resource, info), true);
+    return this.writes.run(() => this.syncs.putResourceInfo(resource, info), true);
   }
 
   /** Hears every committed batch of a resource's changes, in commit order. */
   subscribe(resource: string, listener: StoreListener): () => void {
-    let set = this.listeners.get(resource);
-    if (!set) this.listeners.set(resource, (set = new Set()));
-    set.add(listener);
-    return () => set.delete(listener);
+    return this.log.subscribe(resource, listener);
   }
 
   /** The sequence number of the last committed change (read it in the same pass as a snapshot). */
   lastSeq(snapshot?: Snapshot): number {
-    return (this.logs.get(SEQ_KEY, { transaction: snapshot }) as { seq: number } | undefined)?.seq ?? 0;
+    return this.log.lastSeq(snapshot);
   }
 
   /**
@@ -382,18 +132,7 @@ export class Store {
    * when read from a snapshot.
    */
   latestRVs(resource: string, snapshot?: Snapshot): Record<string, string> {
-    if (snapshot) return oldestPerCluster(this.syncStates(resource, snapshot).map((s) => ({ cluster: s.cluster, rv: s.sync.rv })));
-    const cached = this.latest.get(resource);
-    if (cached) return cached;
-    let scopes = this.scopeRVs.get(resource);
-    if (!scopes) {
-      scopes = new Map();
-      for (const s of this.syncStates(resource)) scopes.set(syncKey({ resource, cluster: s.cluster, namespace: s.namespace }), { cluster: s.cluster, rv: s.sync.rv });
-      this.scopeRVs.set(resource, scopes);
-    }
-    const rvs = oldestPerCluster(scopes.values());
-    this.latest.set(resource, rvs);
-    return rvs;
+    return this.syncs.latestRVs(resource, snapshot);
   }
 
   /**
@@ -401,60 +140,26 @@ export class Store {
    * when `timeoutMs` passes first (false). Woken by commits, not by polling.
    */
   waitFor(resource: string, rvs: Record<string, string>, timeoutMs: number): Promise<boolean> {
-    const reached = () => {
-      const latest = this.latestRVs(resource);
-      return Object.entries(rvs).every(([c, rv]) => latest[c] !== undefined && compareMemberRV(latest[c]!, rv) >= 0);
-    };
-    if (reached()) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const done = (ok: boolean) => {
-        clearTimeout(timer);
-        unsubscribe();
-        resolve(ok);
-      };
-      const timer = setTimeout(() => done(false), timeoutMs);
-      const check = () => {
-        if (reached()) done(true);
-      };
-      let set = this.progress.get(resource);
-      if (!set) this.progress.set(resource, (set = new Set()));
-      set.add(check);
-      const unsubscribe = () => {
-        set.delete(check);
-        if (set.size === 0) this.progress.delete(resource);
-      };
-    });
+    return this.syncs.waitFor(resource, rvs, timeoutMs);
   }
 
   /** Per cluster, the RV below which the log cannot replay events of a resource. */
   logStart(resource: string): Record<string, string> {
-    return ((this.logs.get(resource) as LogState | undefined)?.start ?? {});
+    return this.log.logStart(resource);
   }
 
   /**
    * Where in a resource's log a watch resuming from `since` (per cluster, the member RV it has)
    * starts: the sequence number just before the first logged event it has not seen, or undefined
-   * when it has seen every logged event. Found through the eventRVs index, so a watch resumes
-   * without reading the log from its beginning.
+   * when it has seen every logged event.
    */
   resumeSeq(resource: string, since: Record<string, string>, snapshot?: Snapshot): number | undefined {
-    let first: number | undefined;
-    for (const [cluster, rv] of Object.entries(since)) {
-      const n = numericRV(rv);
-      // An RV we cannot order numerically: read the log from its start, as before the index.
-      if (n === undefined) return 0;
-      for (const key of this.eventRVs.getKeys({ start: [resource, cluster, n + 1], end: [resource, cluster, Number.MAX_SAFE_INTEGER], limit: 1, transaction: snapshot })) {
-        if (first === undefined || key[3] < first) first = key[3];
-      }
-    }
-    return first === undefined ? undefined : first - 1;
+    return this.log.resumeSeq(resource, since, snapshot);
   }
 
   /** The logged events of a resource after `afterSeq`, in order. Iterate synchronously, or pass a snapshot. */
-  *logged(resource: string, afterSeq = 0, snapshot?: Snapshot): Generator<StoreEvent> {
-    for (const { key, value } of this.events.getRange({ start: [resource, afterSeq + 1], end: [resource, Number.MAX_SAFE_INTEGER], transaction: snapshot })) {
-      yield { seq: key[1], cluster: value.c, type: value.t, namespace: value.n, name: value.m, rv: value.rv, bytes: value.o, meta: value.x, ...(value.p ? { prevMeta: value.p } : {}) };
-    }
+  logged(resource: string, afterSeq = 0, snapshot?: Snapshot): Generator<StoreEvent> {
+    return this.log.logged(resource, afterSeq, snapshot);
   }
 
   /**
@@ -480,187 +185,64 @@ export class Store {
     // What each MODIFIED object's meta record was, for watches' selection transitions.
     const prevMetas: (Buffer | undefined)[] = [];
     await this.writes.run(() => {
-      let log = this.batchLogs.get(resource) ?? (this.logs.get(resource) as LogState | undefined);
-      firstSeq = this.seq + 1;
-      this.seq += from;
+      const log = this.log;
+      let state = log.stateOf(resource);
+      firstSeq = log.skip(from);
       for (let i = from; i < changes.length; i++) {
         const c = changes[i]!;
         const prev = this.applyObject(resource, cluster, c, opts.fresh === true);
         if (c.type === 'MODIFIED') prevMetas[i] = prev;
-        const seq = ++this.seq;
-        if (opts.log) {
-          this.events.put([resource, seq], { c: cluster, t: c.type, n: c.namespace, m: c.name, rv: c.rv, o: c.bytes, x: c.meta, ...(c.type === 'MODIFIED' && prev ? { p: prev } : {}) });
-          const rvNumber = numericRV(c.rv);
-          if (rvNumber !== undefined) this.eventRVs.put([resource, cluster, rvNumber, seq], true);
-          log ??= { start: {}, count: 0, firstSeq: seq };
-          log.count++;
-        }
+        const seq = log.next();
+        if (opts.log) state = log.append(resource, cluster, seq, c, prev, state);
       }
-      if (opts.logStartRV !== undefined) {
-        log ??= { start: {}, count: 0, firstSeq: this.seq + 1 };
-        log.start[cluster] = opts.logStartRV;
-      }
-      if (log && log.count > this.eventLogSize) this.trim(resource, log);
-      if (log) {
-        this.logs.put(resource, log);
-        this.batchLogs.set(resource, log);
-      }
-      this.logs.put(SEQ_KEY, { seq: this.seq });
-      if (opts.dropSync) this.sync.remove(syncKey(scope));
-      else this.sync.put(syncKey(scope), sync);
+      log.seal(resource, cluster, state, opts.logStartRV);
+      this.syncs.write(scope, sync, opts.dropSync === true);
     }, urgent, Math.max(1, changes.length - from));
-    const scopes = this.scopeRVs.get(resource);
-    if (opts.dropSync) scopes?.delete(syncKey(scope));
-    else scopes?.set(syncKey(scope), { cluster, rv: sync.rv });
-    this.latest.delete(resource);
-    // Events are built only when a watch listens: a first sync with nobody watching would
-    // allocate an object per change for nothing (GC pauses were most of its long event turns).
-    const listeners = this.listeners.get(resource);
-    if (listeners && listeners.size > 0 && changes.length > 0) {
-      const events = changes.map((c, i): StoreEvent => {
-        const prevMeta = prevMetas[i];
-        return prevMeta ? { ...c, seq: firstSeq + i, cluster, prevMeta } : { ...c, seq: firstSeq + i, cluster };
-      });
-      for (const l of listeners) l(events);
-    }
-    const waiting = this.progress.get(resource);
-    if (waiting) for (const w of [...waiting]) w();
+    this.syncs.committed(scope, sync, opts.dropSync === true);
+    this.log.publish(resource, cluster, changes, firstSeq, prevMetas);
+    this.syncs.wake(resource);
   }
 
-  /** Writes one change; returns the meta record the object had (undefined for a fresh one). */
+  /** Writes one change to the objects and the label index; returns the meta record the object had (undefined for a fresh one). */
   private applyObject(resource: string, cluster: string, c: Change, fresh: boolean): Buffer | undefined {
     const key = objectKey(resource, c.namespace, c.name, cluster);
-    const own = ownKey(resource, cluster, c.namespace, c.name);
-    // Read once: the label index's diff and a MODIFIED event's transitions both need it.
-    const batched = fresh ? undefined : this.batchMetas.get(key);
-    const prev = fresh ? undefined : batched !== undefined ? (batched ?? undefined) : this.meta.get(key);
-    if (!fresh) this.batchMetas.set(key, c.type === 'DELETED' ? null : c.meta);
-    if (c.type === 'DELETED') {
-      this.objects.remove(key);
-      this.meta.remove(key);
-      this.byCluster.remove(own);
-      this.reindex(resource, key, '', false, prev);
-    } else {
-      this.objects.put(key, c.bytes);
-      this.meta.put(key, c.meta);
-      this.byCluster.put(own, PRESENT);
-      this.reindex(resource, key, c.labels ?? '', fresh, prev);
-    }
+    const prev = this.objects.write(resource, cluster, key, c, fresh);
+    if (c.type === 'DELETED') this.labels.reindex(resource, key, '', false, prev);
+    else this.labels.reindex(resource, key, c.labels ?? '', fresh, prev);
     return prev;
   }
 
-  /**
-   * Brings the label index of one object from what it held to `labels` (Change.labels). What it
-   * held comes from this transaction's earlier writes, else from the stored meta record, which
-   * carries the labels and fields the entries were made from. A `fresh` object held nothing
-   * (CommitOptions.fresh), and nothing else in its transaction touches it.
-   */
-  private reindex(resource: string, key: string, labels: string, fresh: boolean, storedMeta: Buffer | undefined): void {
-    const old = fresh || !storedMeta ? '' : indexEntries(decodeMeta(storedMeta));
-    if (old === labels) return;
-    const prefix = `${resource}${SEP}`;
-    // The object key less its resource, which the entry's own prefix already names.
-    const suffix = key.slice(resource.length);
-    if (old === '') {
-      // A new object, the usual case of a first list: no arrays to diff.
-      for (let from = 0; from < labels.length; ) {
-        let end = labels.indexOf(SEP, from);
-        if (end < 0) end = labels.length;
-        this.labelIndex.put(Buffer.from(prefix + labels.slice(from, end) + suffix), PRESENT);
-        from = end + 1;
-      }
-      return;
-    }
-    const before = old.split(SEP);
-    const after = labels === '' ? [] : labels.split(SEP);
-    for (const l of before) if (!after.includes(l)) this.labelIndex.remove(Buffer.from(prefix + l + suffix));
-    for (const l of after) if (!before.includes(l)) this.labelIndex.put(Buffer.from(prefix + l + suffix), PRESENT);
-  }
-
   /** The keys of a resource's objects labelled key=value, in key order. */
-  *keysLabelled(resource: string, label: string, value: string, snapshot?: Snapshot): Generator<string> {
-    const range = `${resource}${SEP}${label}=${value}`;
-    const start = Buffer.from(range + SEP);
-    // Entries hold the object key from its first separator on.
-    const from = start.length - 1;
-    for (const k of this.labelIndex.getKeys({ start, end: Buffer.from(range + AFTER_SEP), transaction: snapshot })) {
-      yield resource + k.toString('utf8', from);
-    }
+  keysLabelled(resource: string, label: string, value: string, snapshot?: Snapshot): Generator<string> {
+    return this.labels.keysLabelled(resource, label, value, snapshot);
   }
 
   /** Whether the object at `objectKey` is labelled key=value (or has that indexed field value). */
   isLabelled(resource: string, label: string, value: string, objectKey: string, snapshot?: Snapshot): boolean {
-    const entry = Buffer.from(`${resource}${SEP}${label}=${value}${objectKey.slice(resource.length)}`);
-    return this.labelIndex.get(entry, { transaction: snapshot }) !== undefined;
+    return this.labels.isLabelled(resource, label, value, objectKey, snapshot);
   }
 
   /** One stored object by its key (a label index hit). */
   entryAt(key: string, snapshot?: Snapshot): StoredEntry | undefined {
-    const bytes = this.objects.get(key, { transaction: snapshot });
-    return bytes ? entryOf(key, bytes) : undefined;
-  }
-
-  /** Drops the oldest events past the window; their RVs become the per-cluster log start. */
-  private trim(resource: string, log: LogState): void {
-    let excess = log.count - this.eventLogSize;
-    // From the log's first sequence number: what an earlier task of this transaction trimmed is
-    // still in LMDB's view, and must not be counted twice.
-    for (const { key, value } of this.events.getRange({ start: [resource, log.firstSeq], end: [resource, Number.MAX_SAFE_INTEGER] })) {
-      if (excess-- <= 0) break;
-      this.events.remove(key);
-      const rvNumber = numericRV(value.rv);
-      if (rvNumber !== undefined) this.eventRVs.remove([resource, value.c, rvNumber, key[1]]);
-      log.count--;
-      log.firstSeq = key[1] + 1;
-      const prior = log.start[value.c];
-      if (prior === undefined || compareMemberRV(value.rv, prior) > 0) log.start[value.c] = value.rv;
-    }
+    return this.objects.entryAt(key, snapshot);
   }
 
   /** The refs of every object stored for one scope: what a relist reconciles against. */
   refsOf(scope: CacheScope): ObjectRef[] {
-    return this.refsPage(scope, undefined, Number.MAX_SAFE_INTEGER);
+    return this.objects.refsOf(scope);
   }
 
   /**
    * The same, a page at a time with an event turn between pages: a scope of 100k objects read
    * in one go holds the event loop for hundreds of milliseconds.
    */
-  async *refsOfPaged(scope: CacheScope, pageSize = 2000): AsyncGenerator<ObjectRef[]> {
-    let after: ObjectRef | undefined;
-    for (;;) {
-      const page = this.refsPage(scope, after, pageSize);
-      if (page.length === 0) return;
-      yield page;
-      after = page[page.length - 1]!;
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-  }
-
-  private refsPage(scope: CacheScope, after: ObjectRef | undefined, limit: number): ObjectRef[] {
-    const prefix = this.scopePrefix(scope);
-    // Resume at the last key read (ordered-binary has no key "just after" a string to start from).
-    const start = after === undefined ? prefix : ownKey(scope.resource, scope.cluster, after.namespace, after.name);
-    const refs: ObjectRef[] = [];
-    for (const key of this.byCluster.getKeys({ start, end: prefix.slice(0, -1) + AFTER_SEP, limit: after === undefined ? limit : limit + 1 })) {
-      if (after !== undefined && key === start) continue;
-      const parts = key.split(SEP);
-      refs.push({ namespace: parts[2] ?? '', name: parts[3] ?? '' });
-      if (refs.length === limit) break;
-    }
-    return refs;
+  refsOfPaged(scope: CacheScope, pageSize = 2000): AsyncGenerator<ObjectRef[]> {
+    return this.objects.refsOfPaged(scope, pageSize);
   }
 
   /** How many objects one scope holds. */
   countOf(scope: CacheScope): number {
-    const prefix = this.scopePrefix(scope);
-    return this.byCluster.getCount({ start: prefix, end: prefix.slice(0, -1) + AFTER_SEP });
-  }
-
-  private scopePrefix(scope: CacheScope): string {
-    return scope.namespace !== undefined
-      ? `${scope.resource}${SEP}${scope.cluster}${SEP}${scope.namespace}${SEP}`
-      : `${scope.resource}${SEP}${scope.cluster}${SEP}`;
+    return this.objects.countOf(scope);
   }
 
   /**
@@ -669,46 +251,31 @@ export class Store {
    */
   async dropScope(scope: CacheScope): Promise<void> {
     const rv = this.syncState(scope)?.rv || '0';
-    const changes: Change[] = [];
-    for (const r of this.refsOf(scope)) {
-      const key = objectKey(scope.resource, r.namespace, r.name, scope.cluster);
-      const bytes = this.objects.get(key);
-      const meta = this.meta.get(key);
-      if (bytes && meta) changes.push({ type: 'DELETED', namespace: r.namespace, name: r.name, rv, bytes, meta });
-    }
-    await this.commit(scope, changes, { rv: '' }, { log: true, dropSync: true });
+    await this.commit(scope, this.objects.deletions(scope, rv), { rv: '' }, { log: true, dropSync: true });
   }
 
   /** The member RV an object is stored at, if it is stored. */
   storedRV(scope: CacheScope, ref: ObjectRef): string | undefined {
-    return this.metaOf(scope.resource, { ...ref, cluster: scope.cluster })?.rv;
+    return this.objects.metaOf(scope.resource, { ...ref, cluster: scope.cluster })?.rv;
   }
 
   /** The stored bytes and meta of an object (a reconcile's DELETED event carries its last state). */
   stored(scope: CacheScope, ref: ObjectRef): { bytes: Buffer; meta: Buffer } | undefined {
-    const key = objectKey(scope.resource, ref.namespace, ref.name, scope.cluster);
-    const bytes = this.objects.get(key);
-    const meta = this.meta.get(key);
-    return bytes && meta ? { bytes, meta } : undefined;
+    return this.objects.stored(scope, ref);
   }
 
   syncState(scope: CacheScope): SyncRecord | undefined {
-    return this.sync.get(syncKey(scope));
+    return this.syncs.syncState(scope);
   }
 
   /** A snapshot to read consistently across ticks (paged lists); call done() on it when finished. */
   snapshot(): Snapshot {
-    return this.root.useReadTransaction();
+    return this.env.root.useReadTransaction();
   }
 
   /** Every sync record of a resource: the RVs a list of it is as fresh as, and the Table columns. */
   syncStates(resource: string, snapshot?: Snapshot): { cluster: string; namespace: string; sync: SyncRecord }[] {
-    const out: { cluster: string; namespace: string; sync: SyncRecord }[] = [];
-    for (const { key, value } of this.sync.getRange({ start: `${resource}${SEP}`, end: `${resource}${AFTER_SEP}`, transaction: snapshot })) {
-      const parts = key.split(SEP);
-      out.push({ cluster: parts[1] ?? '', namespace: parts[2] ?? '', sync: value });
-    }
-    return out;
+    return this.syncs.syncStates(resource, snapshot);
   }
 
   /**
@@ -717,75 +284,26 @@ export class Store {
    * snapshot), or pass a snapshot. Without a cluster, the bytes are views of shared slabs: use
    * them, copy them, but do not keep them.
    */
-  *entries(resource: string, opts: { namespace?: string; cluster?: string; startKey?: string; snapshot?: Snapshot } = {}): Generator<StoredEntry> {
-    if (opts.cluster !== undefined) {
-      yield* this.clusterEntries(resource, opts.cluster, opts);
-      return;
-    }
-    for (const { key, value } of this.objectsInSlabs.getRange({ ...this.objectRange(resource, opts), transaction: opts.snapshot })) {
-      yield entryOf(key, value);
-    }
-  }
-
-  /**
-   * One cluster's objects through its own index (same order: namespace, name), so a
-   * `/clusters/<name>/` list of one member of a hundred reads that member's bytes only.
-   */
-  private *clusterEntries(resource: string, cluster: string, opts: { namespace?: string; startKey?: string; snapshot?: Snapshot }): Generator<StoredEntry> {
-    const range = this.clusterRange(resource, cluster, opts);
-    for (const own of this.byCluster.getKeys({ ...range, transaction: opts.snapshot })) {
-      const parts = own.split(SEP);
-      const namespace = parts[2] ?? '';
-      const name = parts[3] ?? '';
-      const key = objectKey(resource, namespace, name, cluster);
-      const bytes = this.objects.get(key, { transaction: opts.snapshot });
-      if (bytes) yield { namespace, name, cluster, bytes, key };
-    }
-  }
-
-  /** The objects' keys of a resource (or one namespace), from `startKey` on. */
-  private objectRange(resource: string, opts: { namespace?: string; startKey?: string }): { start: string; end: string } {
-    const prefix = opts.namespace !== undefined ? `${resource}${SEP}${opts.namespace}${SEP}` : `${resource}${SEP}`;
-    const start = opts.startKey !== undefined && opts.startKey > prefix ? opts.startKey : prefix;
-    return { start, end: prefix.slice(0, -1) + AFTER_SEP };
-  }
-
-  /** The same for one cluster, in its own index; `startKey` is an objects key. */
-  private clusterRange(resource: string, cluster: string, opts: { namespace?: string; startKey?: string }): { start: string; end: string } {
-    const prefix = this.scopePrefix({ resource, cluster, namespace: opts.namespace });
-    let start = prefix;
-    if (opts.startKey !== undefined) {
-      const k = splitKey(opts.startKey);
-      const from = ownKey(resource, cluster, k.namespace, k.name);
-      if (from > prefix) start = from;
-    }
-    return { start, end: prefix.slice(0, -1) + AFTER_SEP };
+  entries(resource: string, opts: { namespace?: string; cluster?: string; startKey?: string; snapshot?: Snapshot } = {}): Generator<StoredEntry> {
+    // The part's own generator, not one wrapping it: a list's loop resumes one generator per object.
+    return this.objects.entries(resource, opts);
   }
 
   /** How many objects `entries` would yield from `startKey` on, counted by LMDB without reading them. */
   countFrom(resource: string, opts: { namespace?: string; cluster?: string; startKey: string; snapshot?: Snapshot }): number {
-    if (opts.cluster !== undefined) return this.byCluster.getCount({ ...this.clusterRange(resource, opts.cluster, opts), transaction: opts.snapshot });
-    return this.objects.getCount({ ...this.objectRange(resource, opts), transaction: opts.snapshot });
+    return this.objects.countFrom(resource, opts);
   }
 
   /** Every member's copy of namespace/name. */
   lookup(resource: string, namespace: string, name: string, cluster?: string): StoredEntry[] {
-    return [...this.entriesNamed(resource, namespace, name)].filter((e) => cluster === undefined || e.cluster === cluster);
-  }
-
-  private *entriesNamed(resource: string, namespace: string, name: string): Generator<StoredEntry> {
-    const prefix = `${resource}${SEP}${namespace}${SEP}${name}${SEP}`;
-    for (const { key, value } of this.objects.getRange({ start: prefix, end: prefix.slice(0, -1) + AFTER_SEP })) {
-      yield entryOf(key, value);
-    }
+    return this.objects.lookup(resource, namespace, name, cluster);
   }
 
   metaOf(resource: string, e: { namespace: string; name: string; cluster: string }, snapshot?: Snapshot): MetaRecord | undefined {
-    const bytes = this.meta.get(objectKey(resource, e.namespace, e.name, e.cluster), { transaction: snapshot });
-    return bytes ? decodeMeta(bytes) : undefined;
+    return this.objects.metaOf(resource, e, snapshot);
   }
 
   async close(): Promise<void> {
-    await this.root.close();
+    await this.env.root.close();
   }
 }

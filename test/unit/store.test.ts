@@ -225,6 +225,9 @@ describe('Store', () => {
     const again = Store.open(dir);
     expect([...again.entries('v1/pods')]).toEqual([]);
     expect(again.syncState(pods('east'))).toBeUndefined();
+    // Numbering starts over with the log it numbered.
+    expect(again.lastSeq()).toBe(0);
+    expect([...again.logged('v1/pods')]).toEqual([]);
     await again.close();
     // Named databases are keys of the environment's main database.
     const after = open({ path: dir, maxDbs: 16 });
