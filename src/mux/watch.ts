@@ -116,6 +116,16 @@ class BatchEncoding {
 }
 
 const LINE_END = Buffer.from('}\n');
+
+/**
+ * What a watch is sent of a change: its new state, except for a MODIFIED that takes the object out
+ * of the view, which is DELETED with the state it was last seen in (at the event's RV), as the
+ * apiserver's watch cache sends it. Events logged before previous bytes were kept have the new
+ * state.
+ */
+function sendsPrevious(ev: StoreEvent, type: ChangeKind, prev: (() => MetaRecord) | undefined): prev is () => MetaRecord {
+  return type === 'DELETED' && ev.type === 'MODIFIED' && ev.prevBytes !== undefined && prev !== undefined;
+}
 /** Catch-up lines go out joined in writes of about this size. */
 const CATCH_UP_CHUNK_BYTES = 64 * 1024;
 
@@ -399,14 +409,18 @@ export class WatchHub {
         let meta: MetaRecord | undefined;
         const metaOf = () => (meta ??= decodeMeta(ev.meta));
         const prev = ev.prevMeta;
-        const type = view.eventType(ev, metaOf, prev ? () => decodeMeta(prev) : undefined);
+        const prevOf = prev ? () => decodeMeta(prev) : undefined;
+        const type = view.eventType(ev, metaOf, prevOf);
         if (!type) continue;
         progress[ev.cluster] = ev.rv;
         mark = encodeGlobalRV(progress);
-        yield this.encode(w, type, ev.cluster, ev.name, ev.bytes, metaOf, mark);
+        const previous = sendsPrevious(ev, type, prevOf);
+        yield this.encode(w, type, ev.cluster, ev.name, previous ? ev.prevBytes! : ev.bytes, previous ? prevOf : metaOf, mark);
       }
     }
-    if (opts.sendInitialEvents) yield this.bookmarkLine(w, encodeGlobalRV(latest), true);
+    // Watch-list ends its initial events with this bookmark; so does a watch from the current
+    // state ("" or "0") that allows bookmarks, as the apiserver's watch cache does.
+    if (opts.sendInitialEvents || (!opts.since && opts.bookmarks)) yield this.bookmarkLine(w, encodeGlobalRV(latest), true);
   }
 
   /**
@@ -425,7 +439,7 @@ export class WatchHub {
       const prevMeta = enc.prevMeta(i);
       set.forNamespace(ev.namespace, (g) => {
         const type = g.view.eventType(ev, meta, prevMeta);
-        if (type) for (const w of g.watchers) if (!w.pending) this.deliverTyped(w, enc, i, type, meta);
+        if (type) for (const w of g.watchers) if (!w.pending) this.deliverTyped(w, enc, i, type, meta, prevMeta);
       });
     }
   }
@@ -437,18 +451,21 @@ export class WatchHub {
 
   private deliverEvent(w: Watcher, enc: BatchEncoding, i: number, meta: () => MetaRecord, prevMeta: (() => MetaRecord) | undefined): void {
     const type = w.opts.view.eventType(enc.events[i]!, meta, prevMeta);
-    if (type) this.deliverTyped(w, enc, i, type, meta);
+    if (type) this.deliverTyped(w, enc, i, type, meta, prevMeta);
   }
 
-  private deliverTyped(w: Watcher, enc: BatchEncoding, i: number, type: ChangeKind, meta: () => MetaRecord): void {
+  private deliverTyped(w: Watcher, enc: BatchEncoding, i: number, type: ChangeKind, now: () => MetaRecord, prevMeta: (() => MetaRecord) | undefined): void {
     const ev = enc.events[i]!;
     if (w.closed || ev.seq <= w.caughtUpTo) return;
     const { opts } = w;
+    const previous = sendsPrevious(ev, type, prevMeta);
+    const bytes = previous ? ev.prevBytes! : ev.bytes;
+    const meta = previous ? prevMeta : now;
     // A Table watch's first event carries the column definitions; that line is this watcher's own.
     // Watchers share a line only when they also agree on its type (a selection it entered or left).
     const line = opts.form === 'table' && !w.tableHeaderSent
-      ? this.encode(w, type, ev.cluster, ev.name, ev.bytes, meta, enc.mark(i, opts.view))
-      : enc.line(i, type === ev.type ? w.lineKey : `${w.lineKey}|${type}`, () => this.encode(w, type, ev.cluster, ev.name, ev.bytes, meta, enc.mark(i, opts.view)));
+      ? this.encode(w, type, ev.cluster, ev.name, bytes, meta, enc.mark(i, opts.view))
+      : enc.line(i, type === ev.type ? w.lineKey : `${w.lineKey}|${type}`, () => this.encode(w, type, ev.cluster, ev.name, bytes, meta, enc.mark(i, opts.view)));
     this.enqueue(w, line);
   }
 
@@ -494,7 +511,9 @@ export class WatchHub {
     // The cells of an object that has nothing but a resourceVersion.
     const age = ageColumnIndex(columns);
     const cells = ['', ...columns.map((c, i) => (i === age ? '<unknown>' : c.type === 'integer' || c.type === 'number' ? 0 : ''))];
-    const object = opts.includeObject === 'Object' ? own : partialMetadata(metadata);
+    // The member's row object: the bookmark, or null for includeObject=None (but the end of the
+    // initial events always carries its metadata, whose annotation is the point of it).
+    const object = opts.includeObject === 'Object' ? own : opts.includeObject === 'None' && !initialEventsEnd ? 'null' : partialMetadata(metadata);
     return objectLine('BOOKMARK', `{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":${JSON.stringify(mark)}},"columnDefinitions":${header},"rows":[{"cells":${JSON.stringify(cells)},"object":${object}}]}`);
   }
 

@@ -52,6 +52,8 @@ export interface LoggedRecord {
   x: Buffer;
   /** The previous meta record of a MODIFIED change (StoreEvent.prevMeta). */
   p?: Buffer;
+  /** The previous bytes of a MODIFIED change (StoreEvent.prevBytes). */
+  q?: Buffer;
 }
 
 /** The environment's databases; keys.ts builds their keys. */

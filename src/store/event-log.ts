@@ -78,7 +78,7 @@ export class EventLog {
   /** The logged events of a resource after `afterSeq`, in order. Iterate synchronously, or pass a snapshot. */
   *logged(resource: string, afterSeq: number, snapshot?: Snapshot): Generator<StoreEvent> {
     for (const { key, value } of this.events.getRange({ start: [resource, afterSeq + 1], end: [resource, Number.MAX_SAFE_INTEGER], transaction: snapshot })) {
-      yield { seq: key[1], cluster: value.c, type: value.t, namespace: value.n, name: value.m, rv: value.rv, bytes: value.o, meta: value.x, ...(value.p ? { prevMeta: value.p } : {}) };
+      yield { seq: key[1], cluster: value.c, type: value.t, namespace: value.n, name: value.m, rv: value.rv, bytes: value.o, meta: value.x, ...(value.p ? { prevMeta: value.p } : {}), ...(value.q ? { prevBytes: value.q } : {}) };
     }
   }
 
@@ -111,8 +111,8 @@ export class EventLog {
    * Logs change `seq` of a cluster, and `prev`, the meta record a MODIFIED object had; returns
    * the resource's log state counting it (`state` as stateOf gave it, or as the last append left it).
    */
-  append(resource: string, cluster: string, seq: number, c: Change, prev: Buffer | undefined, state: LogState | undefined): LogState {
-    this.events.put([resource, seq], { c: cluster, t: c.type, n: c.namespace, m: c.name, rv: c.rv, o: c.bytes, x: c.meta, ...(c.type === 'MODIFIED' && prev ? { p: prev } : {}) });
+  append(resource: string, cluster: string, seq: number, c: Change, prev: Buffer | undefined, prevBytes: Buffer | undefined, state: LogState | undefined): LogState {
+    this.events.put([resource, seq], { c: cluster, t: c.type, n: c.namespace, m: c.name, rv: c.rv, o: c.bytes, x: c.meta, ...(c.type === 'MODIFIED' && prev ? { p: prev, ...(prevBytes ? { q: prevBytes } : {}) } : {}) });
     const rvNumber = numericRV(c.rv);
     if (rvNumber !== undefined) this.eventRVs.put([resource, cluster, rvNumber, seq], true);
     state ??= { start: {}, count: 0, firstSeq: seq };
@@ -156,16 +156,18 @@ export class EventLog {
 
   /**
    * Tells a resource's listeners of a committed batch of one cluster's changes, numbered from
-   * `firstSeq`; `prevMetas[i]` is what changes[i] replaced, for MODIFIED. Events are built only
+   * `firstSeq`; `prevMetas[i]` and `prevBytes[i]` are what changes[i] replaced, for MODIFIED. Events are built only
    * when a watch listens: a first sync with nobody watching would allocate an object per change
    * for nothing (GC pauses were most of its long event turns).
    */
-  publish(resource: string, cluster: string, changes: readonly Change[], firstSeq: number, prevMetas: readonly (Buffer | undefined)[]): void {
+  publish(resource: string, cluster: string, changes: readonly Change[], firstSeq: number, prevMetas: readonly (Buffer | undefined)[], prevBytes: readonly (Buffer | undefined)[]): void {
     const listeners = this.listeners.get(resource);
     if (listeners && listeners.size > 0 && changes.length > 0) {
       const events = changes.map((c, i): StoreEvent => {
         const prevMeta = prevMetas[i];
-        return prevMeta ? { ...c, seq: firstSeq + i, cluster, prevMeta } : { ...c, seq: firstSeq + i, cluster };
+        const before = prevBytes[i];
+        if (!prevMeta) return { ...c, seq: firstSeq + i, cluster };
+        return before ? { ...c, seq: firstSeq + i, cluster, prevMeta, prevBytes: before } : { ...c, seq: firstSeq + i, cluster, prevMeta };
       });
       for (const l of listeners) l(events);
     }

@@ -42,6 +42,13 @@ export class Objects {
    * watch's transitions) may be an earlier change of the same batch.
    */
   private readonly batchMetas = new Map<string, Buffer | null>();
+  /** The same for the objects' bytes, kept only for MODIFIED changes' previous states. */
+  private readonly batchBytes = new Map<string, Buffer>();
+  /**
+   * The bytes the object written last had before a MODIFIED change (undefined otherwise): a
+   * watch whose view the object leaves gets DELETED with that state, as the apiserver sends it.
+   */
+  prevBytes: Buffer | undefined;
 
   constructor(dbs: Pick<Databases, 'objects' | 'objectsInSlabs' | 'meta' | 'byCluster'>) {
     this.objects = dbs.objects;
@@ -53,6 +60,7 @@ export class Objects {
   /** A write transaction begins: the last one has committed, and LMDB shows the records batchMetas kept. */
   newTransaction(): void {
     this.batchMetas.clear();
+    this.batchBytes.clear();
   }
 
   /**
@@ -65,6 +73,11 @@ export class Objects {
     const batched = fresh ? undefined : this.batchMetas.get(key);
     const prev = fresh ? undefined : batched !== undefined ? (batched ?? undefined) : this.meta.get(key);
     if (!fresh) this.batchMetas.set(key, c.type === 'DELETED' ? null : c.meta);
+    this.prevBytes = undefined;
+    if (c.type === 'MODIFIED' && prev !== undefined) {
+      this.prevBytes = this.batchBytes.get(key) ?? this.objects.get(key);
+      this.batchBytes.set(key, c.bytes);
+    } else if (!fresh) this.batchBytes.delete(key);
     if (c.type === 'DELETED') {
       this.objects.remove(key);
       this.meta.remove(key);

@@ -184,6 +184,7 @@ export class Store {
     let firstSeq = 0;
     // What each MODIFIED object's meta record was, for watches' selection transitions.
     const prevMetas: (Buffer | undefined)[] = [];
+    const prevBytes: (Buffer | undefined)[] = [];
     await this.writes.run(() => {
       const log = this.log;
       let state = log.stateOf(resource);
@@ -191,15 +192,19 @@ export class Store {
       for (let i = from; i < changes.length; i++) {
         const c = changes[i]!;
         const prev = this.applyObject(resource, cluster, c, opts.fresh === true);
-        if (c.type === 'MODIFIED') prevMetas[i] = prev;
+        const before = this.objects.prevBytes;
+        if (c.type === 'MODIFIED') {
+          prevMetas[i] = prev;
+          prevBytes[i] = before;
+        }
         const seq = log.next();
-        if (opts.log) state = log.append(resource, cluster, seq, c, prev, state);
+        if (opts.log) state = log.append(resource, cluster, seq, c, prev, before, state);
       }
       log.seal(resource, cluster, state, opts.logStartRV);
       this.syncs.write(scope, sync, opts.dropSync === true);
     }, urgent, Math.max(1, changes.length - from));
     this.syncs.committed(scope, sync, opts.dropSync === true);
-    this.log.publish(resource, cluster, changes, firstSeq, prevMetas);
+    this.log.publish(resource, cluster, changes, firstSeq, prevMetas, prevBytes);
     this.syncs.wake(resource);
   }
 

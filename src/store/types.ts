@@ -62,6 +62,8 @@ export interface StoreEvent extends Change {
    * enters or leaves sends ADDED or DELETED. Absent from events logged before it was kept.
    */
   prevMeta?: Buffer;
+  /** For MODIFIED, the object's bytes before, with prevMeta: what a watch it leaves is sent. */
+  prevBytes?: Buffer;
 }
 
 export type StoreListener = (events: readonly StoreEvent[]) => void;

@@ -173,8 +173,12 @@ describe('a selector watch follows objects into and out of its selection', () =>
     await through.until(() => types(through).length >= 3);
     expect(types(direct)).toEqual(expected);
     expect(types(through)).toEqual(expected);
-    // A DELETED for leaving the selection carries the object's new state, as the member's does.
-    expect(named(through.events, name)[0]!.object.metadata).toMatchObject({ labels: { team: 'red' } });
+    // A DELETED for leaving the selection carries the state the watch last saw (still blue), at
+    // the change's RV, as the member's does.
+    expect(named(direct.events, name)[0]!.object.metadata).toMatchObject({ labels: { team: 'blue' } });
+    expect(named(through.events, name)[0]!.object.metadata).toMatchObject({ labels: { team: 'blue' } });
+    const leftAt = named(direct.events, name)[0]!.object.metadata!.resourceVersion!;
+    expect(decodeGlobalRV(named(through.events, name)[0]!.object.metadata!.resourceVersion!)['east']).toBe(leftAt);
     direct.close();
     through.close();
     // Resumed from before the relabels, the watch replays them from flotilla's event log.

@@ -422,6 +422,10 @@ describe('Store change events carry what a MODIFIED object was', () => {
     const labelsOf = (b: Buffer | undefined) => (b ? decodeMeta(b).labels : undefined);
     expect(seen.map((e) => [e.type, labelsOf(e.prevMeta)?.['team']])).toEqual([['ADDED', undefined], ['MODIFIED', 'blue'], ['MODIFIED', 'red']]);
     expect([...store.logged('v1/pods')].map((e) => [e.type, labelsOf(e.prevMeta)?.['team']])).toEqual([['ADDED', undefined], ['MODIFIED', 'blue'], ['MODIFIED', 'red']]);
+    // And the bytes it had, for a watch it leaves: the stored state, or the batch's earlier change.
+    const teamOf = (b: Buffer | undefined) => (b ? (JSON.parse(b.toString()) as { metadata: { labels?: Record<string, string> } }).metadata.labels?.['team'] : undefined);
+    expect(seen.map((e) => teamOf(e.prevBytes))).toEqual([undefined, 'blue', 'red']);
+    expect([...store.logged('v1/pods')].map((e) => teamOf(e.prevBytes))).toEqual([undefined, 'blue', 'red']);
     // The label index followed both changes of the batch.
     expect([...store.keysLabelled('v1/pods', 'team', 'blue')]).toHaveLength(1);
     expect([...store.keysLabelled('v1/pods', 'team', 'red')]).toHaveLength(0);
