@@ -10,6 +10,20 @@ export interface ResourceInfo {
   categories: string[];
   /** The member's verbs; flotilla advertises the subset it serves. */
   memberVerbs: string[];
+  /** How the member writes a bookmark of this kind (src/resources/bookmark-template.ts). */
+  bookmark?: BookmarkTemplate;
+}
+
+/**
+ * A member's bookmark is an empty object of the watched kind with only a resourceVersion, as its
+ * Go type serializes it (a Pod's has `"spec":{"containers":null},"status":{}`), and in a Table
+ * watch a row of the printer's cells for that empty object. Flotilla's bookmarks copy both.
+ */
+export interface BookmarkTemplate {
+  /** The object's members after kind, apiVersion and metadata, as JSON text: `,"spec":{…}` or ''. */
+  fields: string;
+  /** The Table row's cells. */
+  cells: unknown[];
 }
 
 export interface GroupVersionResource {

@@ -504,13 +504,17 @@ export class WatchHub {
     const info = opts.resource.info;
     const annotations = initialEventsEnd ? ',"annotations":{"k8s.io/initial-events-end":"true"}' : '';
     const metadata = `{"resourceVersion":${JSON.stringify(mark)}${annotations}}`;
-    const own = `{"kind":${JSON.stringify(info.kind)},"apiVersion":${JSON.stringify(groupVersion(info))},"metadata":${metadata}}`;
+    // The member's empty object of the kind, as its bookmarks carry it (learned at discovery).
+    const template = info.bookmark;
+    const own = `{"kind":${JSON.stringify(info.kind)},"apiVersion":${JSON.stringify(groupVersion(info))},"metadata":${metadata}${template?.fields ?? ''}}`;
     if (opts.form === 'object') return objectLine('BOOKMARK', own);
     if (opts.form === 'metadata') return objectLine('BOOKMARK', partialMetadata(metadata));
     const { columns, header } = this.tableHeader(w);
-    // The cells of an object that has nothing but a resourceVersion.
+    // The member printer's cells for that empty object; without them, typed blanks.
     const age = ageColumnIndex(columns);
-    const cells = ['', ...columns.map((c, i) => (i === age ? '<unknown>' : c.type === 'integer' || c.type === 'number' ? 0 : ''))];
+    const cells = template && template.cells.length === columns.length
+      ? ['', ...template.cells]
+      : ['', ...columns.map((c, i) => (i === age ? '<unknown>' : c.type === 'integer' || c.type === 'number' ? 0 : ''))];
     // The member's row object: the bookmark, or null for includeObject=None (but the end of the
     // initial events always carries its metadata, whose annotation is the point of it).
     const object = opts.includeObject === 'Object' ? own : opts.includeObject === 'None' && !initialEventsEnd ? 'null' : partialMetadata(metadata);

@@ -1,6 +1,7 @@
 import type { V1APIResourceList } from '@kubernetes/client-node';
 import type { MemberClient } from '../members/member-client.js';
 import { apiPrefix, gvrKey, type GroupVersionResource, type ResourceInfo } from '../api/resource-info.js';
+import { learnBookmarkTemplate } from './bookmark-template.js';
 
 /** What a member's discovery says of one resource: flotilla caches only what it serves. */
 export class ResourceNotServedError extends Error {}
@@ -11,7 +12,7 @@ export async function discoverResource(member: MemberClient, gvr: GroupVersionRe
   if (!entry) {
     throw new ResourceNotServedError(`${member.cluster} does not serve ${gvrKey(gvr)}`);
   }
-  return {
+  const info: ResourceInfo = {
     ...gvr,
     kind: entry.kind,
     namespaced: entry.namespaced,
@@ -20,4 +21,6 @@ export async function discoverResource(member: MemberClient, gvr: GroupVersionRe
     categories: entry.categories ?? [],
     memberVerbs: entry.verbs,
   };
+  const bookmark = entry.verbs.includes('watch') ? await learnBookmarkTemplate(member, info, signal) : undefined;
+  return bookmark ? { ...info, bookmark } : info;
 }
