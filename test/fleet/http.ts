@@ -21,7 +21,7 @@ export function memberRequest(
   method: string,
   path: string,
   body?: unknown,
-  opts: { contentType?: string; timeoutMs?: number; token?: string; accept?: string } = {},
+  opts: { contentType?: string; timeoutMs?: number; token?: string; accept?: string; headers?: Record<string, string | string[]> } = {},
 ): Promise<MemberResponse> {
   let ca = caCache.get(ep.caFile);
   if (!ca) {
@@ -37,6 +37,7 @@ export function memberRequest(
         method,
         ca,
         headers: {
+          ...opts.headers,
           authorization: `Bearer ${opts.token ?? ep.token}`,
           accept: opts.accept ?? 'application/json',
           // Framed explicitly: Node frames no DELETE body by itself, and the server would never read it.
