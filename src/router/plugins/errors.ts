@@ -5,6 +5,7 @@ import type { Socket } from 'node:net';
 import type { FleetMembers } from '../../cacher/cache-manager.js';
 import { StatusError, internalError } from '../../api/status.js';
 import { answerConnect } from '../client-errors.js';
+import { hasBody } from '../../forward/streaming.js';
 import { notServed, sendStatus } from '../replies.js';
 import { targetOf } from '../target.js';
 
@@ -12,7 +13,7 @@ import { targetOf } from '../target.js';
  * Every failure is a Kubernetes `Status`: thrown StatusErrors as they are, fastify's own 4xx with
  * the reason the apiserver gives them, anything else a 500 naming the request; paths no route
  * takes are 404 (or 400, if the path itself is malformed); CONNECT is 405. Global (not
- * encapsulated): it covers every plugin registered after it.
+ * encapsulated): it covers every plugin registered after it. GET bodies are drained here too.
  */
 export interface ErrorsOptions {
   fleet: FleetMembers;
@@ -20,6 +21,14 @@ export interface ErrorsOptions {
 
 const errors: FastifyPluginAsync<ErrorsOptions> = async (app, { fleet }) => {
   app.server.on('connect', (_req: IncomingMessage, socket: Socket) => answerConnect(socket));
+
+  // A GET's (or HEAD's) body means nothing to any route, and fastify does not read it; left unread
+  // it would be on the connection when it closes, and the kernel's reset would cut the answer
+  // short. It is read and dropped as it comes, without holding the answer (a client may announce
+  // a body it never sends): for every route and for a 401 or 404 alike.
+  app.addHook('onRequest', async (req) => {
+    if ((req.method === 'GET' || req.method === 'HEAD') && hasBody(req.headers)) req.raw.resume();
+  });
 
   app.setErrorHandler((err: Error & { statusCode?: number }, req, reply) => {
     if (err instanceof StatusError) return sendStatus(reply, err);

@@ -11,7 +11,6 @@ import { badRequest, expired, invalid, timeout } from '../../api/status.js';
 import type { Store } from '../../store/store.js';
 import type { ReadView } from '../../view/read-view.js';
 import { buildReadView } from '../../view/steps.js';
-import { hasBody } from '../../forward/streaming.js';
 import type { WriteTracker } from '../../forward/read-your-writes.js';
 import { forwardRead, type ForwardDeps } from '../../forward/writes.js';
 import type { Callers } from '../callers.js';
@@ -76,10 +75,6 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
   }
 
   async function read(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-    // A GET's body means nothing here, but left unread it would be on the connection when it
-    // closes, and the kernel's reset would cut the answer short: it is read and dropped as it
-    // comes, without holding the answer (a client may announce a body it never sends).
-    if (hasBody(req.headers)) req.raw.resume();
     const target = targetOf(req, fleet);
     if (target.type !== 'resource') throw notServed();
     const resource = catalog.resource(gvrKey(target));
