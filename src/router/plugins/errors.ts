@@ -19,6 +19,10 @@ export interface ErrorsOptions {
   fleet: FleetMembers;
 }
 
+// How long an answer waits for a GET body still arriving: a body flotilla accepts arrives in far
+// less; a client that announces one it never sends gets its answer after this.
+const BODY_DRAIN_WAIT_MS = 2000;
+
 const errors: FastifyPluginAsync<ErrorsOptions> = async (app, { fleet }) => {
   app.server.on('connect', (_req: IncomingMessage, socket: Socket) => answerConnect(socket));
 
@@ -28,6 +32,23 @@ const errors: FastifyPluginAsync<ErrorsOptions> = async (app, { fleet }) => {
   // a body it never sends): for every route and for a 401 or 404 alike.
   app.addHook('onRequest', async (req) => {
     if ((req.method === 'GET' || req.method === 'HEAD') && hasBody(req.headers)) req.raw.resume();
+  });
+  // And the answer waits (briefly) for the rest of that body: a connection closed while the client
+  // still sends is reset, and the reset cuts the answer short on the client's side.
+  app.addHook('onSend', async (req, _reply, payload) => {
+    const raw = req.raw;
+    if ((req.method === 'GET' || req.method === 'HEAD') && hasBody(req.headers) && !raw.readableEnded && !raw.destroyed) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          raw.off('end', done).off('close', done).off('error', done);
+          resolve();
+        };
+        const timer = setTimeout(done, BODY_DRAIN_WAIT_MS);
+        raw.once('end', done).once('close', done).once('error', done);
+      });
+    }
+    return payload;
   });
 
   app.setErrorHandler((err: Error & { statusCode?: number }, req, reply) => {
