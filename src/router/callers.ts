@@ -1,11 +1,10 @@
 import type { IncomingMessage } from 'node:http';
 import type { FleetMembers } from '../cacher/cache-manager.js';
-import { parseRequestPath } from '../api/request-info.js';
 import { unauthorized } from '../api/status.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import { impersonationHeaders, type Identity } from '../auth/identity.js';
 import { ImpersonationChecker, asksImpersonation, requestedIdentity } from '../auth/impersonation.js';
-import { checkAddressedCluster } from '../forward/owner.js';
+import { targetOf } from './target.js';
 
 /**
  * Who each request acts as, decided once per request: the authenticated caller, or whom it may and
@@ -33,7 +32,7 @@ export class Callers {
     if (asksImpersonation(req.headers)) {
       if (!id) throw unauthorized('Unauthorized: impersonation (Impersonate-* headers) needs an authenticated caller');
       const wanted = requestedIdentity(req.rawHeaders);
-      await this.impersonation.check(id, wanted, this.addressedClusters(req.url ?? '/'));
+      await this.impersonation.check(id, wanted, this.addressedClusters(req));
       id = wanted;
     }
     this.identities.set(req, id ?? null);
@@ -57,9 +56,8 @@ export class Callers {
   }
 
   /** The members a request addresses: its `/clusters/<name>/`, else the whole fleet. */
-  private addressedClusters(url: string): string[] {
-    const target = parseRequestPath(url);
-    checkAddressedCluster(this.fleet, target);
-    return target.cluster !== undefined ? [target.cluster] : this.fleet.clusterNames();
+  private addressedClusters(req: IncomingMessage): string[] {
+    const { cluster } = targetOf(req, this.fleet);
+    return cluster !== undefined ? [cluster] : this.fleet.clusterNames();
   }
 }

@@ -1,18 +1,18 @@
-import type { FastifyRequest } from 'fastify';
+import type { IncomingMessage } from 'node:http';
 import type { FleetMembers } from '../cacher/cache-manager.js';
 import { parseRequestPath, type RequestTarget } from '../api/request-info.js';
 import { checkAddressedCluster } from '../forward/owner.js';
 
-const targets = new WeakMap<FastifyRequest, RequestTarget>();
+const targets = new WeakMap<IncomingMessage, RequestTarget>();
 
 /**
  * What a request's path names, read as the apiserver's RequestInfo does (a bad path is a 400) and
  * with a `/clusters/<name>/` that names no member a 404: once per request, whatever route took it.
  */
-export function targetOf(req: FastifyRequest, fleet: FleetMembers): RequestTarget {
+export function targetOf(req: IncomingMessage, fleet: FleetMembers): RequestTarget {
   let target = targets.get(req);
   if (!target) {
-    target = parseRequestPath(req.url);
+    target = parseRequestPath(req.url ?? '/');
     checkAddressedCluster(fleet, target);
     targets.set(req, target);
   }

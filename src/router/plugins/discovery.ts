@@ -22,7 +22,7 @@ export const discoveryPlugin: FastifyPluginAsync<DiscoveryOptions> = async (app,
   let versionCache: { at: number; body: Buffer } | undefined;
 
   const documents = async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
-    const target = targetOf(req, fleet);
+    const target = targetOf(req.raw, fleet);
     switch (target.type) {
       case 'legacyVersions':
         if (wantsAggregated(req.headers.accept)) return sendAggregated(reply, aggregatedDiscovery(catalog.cachedResources(), true));
@@ -68,7 +68,7 @@ export const discoveryPlugin: FastifyPluginAsync<DiscoveryOptions> = async (app,
    * `hash`.
    */
   async function schema(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-    const target = targetOf(req, fleet);
+    const target = targetOf(req.raw, fleet);
     if (target.type !== 'root' || !SCHEMA_PATH.test(target.path)) throw notServed();
     const headers: Record<string, string> = {};
     for (const h of ['accept', 'if-none-match', 'accept-encoding']) {
@@ -95,7 +95,7 @@ export const discoveryPlugin: FastifyPluginAsync<DiscoveryOptions> = async (app,
 
   for (const p of CLUSTER_PREFIXES) {
     for (const path of ['/api', '/api/:version', '/apis', '/apis/:group', '/apis/:group/:version']) app.get(`${p}${path}`, documents);
-    app.get(`${p}/version`, async (req, reply) => reply.type('application/json').send(await version(targetOf(req, fleet).cluster)));
+    app.get(`${p}/version`, async (req, reply) => reply.type('application/json').send(await version(targetOf(req.raw, fleet).cluster)));
     app.get(`${p}/openapi/*`, schema);
   }
 };

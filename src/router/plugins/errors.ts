@@ -62,7 +62,7 @@ const errors: FastifyPluginAsync<ErrorsOptions> = async (app, { fleet }) => {
   });
 
   app.setNotFoundHandler((req, reply) => {
-    targetOf(req, fleet);
+    targetOf(req.raw, fleet);
     return sendStatus(reply, notServed());
   });
 };

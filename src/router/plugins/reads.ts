@@ -75,7 +75,7 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
   }
 
   async function read(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-    const target = targetOf(req, fleet);
+    const target = targetOf(req.raw, fleet);
     if (target.type !== 'resource') throw notServed();
     const resource = catalog.resource(gvrKey(target));
     if (!resource) throw notServed();

@@ -22,6 +22,6 @@ export const writesPlugin: FastifyPluginAsync<WritesOptions> = async (app, { fle
   app.route({
     method: ['POST', 'PUT', 'PATCH', 'DELETE'],
     url: '/*',
-    handler: async (req, reply) => forwardWrite(req, reply, forward, targetOf(req, fleet)),
+    handler: async (req, reply) => forwardWrite(req, reply, forward, targetOf(req.raw, fleet)),
   });
 };
