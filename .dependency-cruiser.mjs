@@ -12,6 +12,7 @@ const LAYERS = [
   ['store'],
   ['ingest'],
   ['cacher'],
+  ['authz'],
   ['metrics'],
   ['view'],
   ['mux'],

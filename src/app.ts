@@ -2,6 +2,9 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { Authenticator, parseTokenFile } from './auth/authenticator.js';
 import type { AddressInfo } from 'node:net';
 import { CacheManager } from './cacher/cache-manager.js';
+import { ReadAuthorizer } from './authz/authorizer.js';
+import { MemberPolicies } from './authz/member-policies.js';
+import { AccessReviews } from './members/access-reviews.js';
 import type { FleetConfig } from './registry/config.js';
 import { watchFleetConfig } from './registry/watch.js';
 import { buildServer } from './router/server.js';
@@ -32,11 +35,14 @@ export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
   mkdirSync(opts.dataDir, { recursive: true });
   const store = Store.open(opts.dataDir, { eventLogSize: opts.config.options.eventLogSize });
   const manager = new CacheManager(store);
+  const policies = new MemberPolicies(store);
   await manager.apply(opts.config);
   const watcher = opts.configPath
     ? watchFleetConfig(opts.configPath, {
         onConfig: async (config) => {
           const { started, stopped } = await manager.apply(config);
+          // A member's authorization mode may have changed: every verdict is made again.
+          policies.invalidate();
           log(`flotilla: configuration reloaded: ${started.length} cacher(s) started, ${stopped.length} stopped` +
             (started.length + stopped.length ? ` (${[...started.map((s) => `+${s}`), ...stopped.map((s) => `-${s}`)].join(' ')})` : ''));
         },
@@ -60,6 +66,9 @@ export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
     health: manager,
     store,
     authenticator,
+    // Verdicts of members asked directly are kept a few seconds, as the apiserver's webhook authorizer keeps them.
+    authorizer: new ReadAuthorizer(policies, new AccessReviews((name) => manager.member(name), 5_000), (cluster) => manager.authorizationMode(cluster)),
+    policies,
     https,
     logLevel: opts.logLevel,
     watch: { bookmarkIntervalMs: opts.config.options.watchBookmarkIntervalSeconds * 1000, minTimeoutSeconds: opts.config.options.minWatchTimeoutSeconds, catchUpStallMs: opts.config.options.watchCatchUpStallSeconds * 1000, maxBufferedBytes: opts.config.options.maxWatchBufferMiB * 1024 * 1024 },
@@ -74,6 +83,7 @@ export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
       watcher?.close();
       await server.close();
       await manager.stop();
+      policies.close();
       await store.close();
     },
   };

@@ -79,3 +79,17 @@ export function validateFieldSelector(sel: FieldSelector, allowedFields: Readonl
 export function matchesFields(sel: FieldSelector, values: Record<string, string>): boolean {
   return sel.every((r) => (values[r.field] === r.value) === (r.operator === 'Equals'));
 }
+
+/**
+ * The name a list or watch is about when its field selector requires `metadata.name=<name>`: the
+ * apiserver authorizes such a request as one naming that object (so RBAC resourceNames apply). A
+ * selector that does not parse names nothing (the read then fails on it anyway).
+ */
+export function fieldSelectorName(selector: string | undefined): string | undefined {
+  if (!selector) return undefined;
+  try {
+    return parseFieldSelector(selector).find((r) => r.field === 'metadata.name' && r.operator === 'Equals')?.value;
+  } catch {
+    return undefined;
+  }
+}

@@ -6,6 +6,11 @@
  * Aggregated ClusterRoles need nothing here: the member's controller writes the aggregated rules
  * into the ClusterRole itself, and that is what is cached.
  */
+export const RBAC_GROUP = 'rbac.authorization.k8s.io';
+/** What a member's policy is made of (cached from every member flotilla authorizes by RBAC). */
+export const RBAC_RESOURCES = ['roles', 'clusterroles', 'rolebindings', 'clusterrolebindings'] as const;
+export type RbacResource = (typeof RBAC_RESOURCES)[number];
+
 export interface PolicyRule {
   verbs: string[];
   apiGroups?: string[];
@@ -79,22 +84,6 @@ export function effectiveGroups(caller: Caller): Set<string> {
   return groups;
 }
 
-function subjectMatches(s: Subject, user: string, groups: ReadonlySet<string>, bindingNamespace: string | undefined): boolean {
-  switch (s.kind) {
-    case 'User':
-      return s.name === user;
-    case 'Group':
-      return groups.has(s.name);
-    case 'ServiceAccount': {
-      // A RoleBinding's ServiceAccount subject without a namespace means the binding's own.
-      const namespace = s.namespace || bindingNamespace;
-      return namespace !== undefined && user === `${SA_PREFIX}${namespace}:${s.name}`;
-    }
-    default:
-      return false;
-  }
-}
-
 function has(list: readonly string[] | undefined, value: string): boolean {
   return list !== undefined && (list.includes('*') || list.includes(value));
 }
@@ -123,24 +112,56 @@ function rulesOf(policy: RbacPolicy, b: Binding): readonly PolicyRule[] {
   return [];
 }
 
+/** Rules and where they apply: cluster-wide (a ClusterRoleBinding) or in one namespace (a RoleBinding). */
+export interface Grant {
+  namespace?: string;
+  rules: readonly PolicyRule[];
+}
+
 /**
- * The rules that apply to a caller, each with where it applies: cluster-wide (a
- * ClusterRoleBinding) or in one namespace (a RoleBinding).
+ * A policy with its bindings' grants filed under the subjects they name: a caller's grants are
+ * then a few map lookups (its user name, each of its groups), not a pass over every binding.
  */
-export function callerRules(policy: RbacPolicy, caller: Caller): { namespace?: string; rules: readonly PolicyRule[] }[] {
-  const groups = effectiveGroups(caller);
-  const out: { namespace?: string; rules: readonly PolicyRule[] }[] = [];
-  for (const b of policy.clusterRoleBindings) {
-    if (b.subjects?.some((s) => subjectMatches(s, caller.user, groups, undefined))) out.push({ rules: rulesOf(policy, { roleRef: b.roleRef }) });
-  }
-  for (const b of policy.roleBindings) {
-    if (b.subjects?.some((s) => subjectMatches(s, caller.user, groups, b.namespace))) out.push({ namespace: b.namespace, rules: rulesOf(policy, b) });
+export interface IndexedPolicy {
+  byUser: ReadonlyMap<string, readonly Grant[]>;
+  byGroup: ReadonlyMap<string, readonly Grant[]>;
+}
+
+export function indexPolicy(policy: RbacPolicy): IndexedPolicy {
+  const byUser = new Map<string, Grant[]>();
+  const byGroup = new Map<string, Grant[]>();
+  const file = (map: Map<string, Grant[]>, key: string, grant: Grant) => {
+    const list = map.get(key);
+    if (!list) map.set(key, [grant]);
+    else if (!list.includes(grant)) list.push(grant);
+  };
+  const add = (b: Binding, grant: Grant) => {
+    for (const s of b.subjects ?? []) {
+      if (s.kind === 'User') file(byUser, s.name, grant);
+      else if (s.kind === 'Group') file(byGroup, s.name, grant);
+      else if (s.kind === 'ServiceAccount') {
+        // A RoleBinding's ServiceAccount subject without a namespace means the binding's own.
+        const namespace = s.namespace || b.namespace;
+        if (namespace !== undefined) file(byUser, `${SA_PREFIX}${namespace}:${s.name}`, grant);
+      }
+    }
+  };
+  for (const b of policy.clusterRoleBindings) add(b, { rules: rulesOf(policy, { roleRef: b.roleRef }) });
+  for (const b of policy.roleBindings) add(b, { namespace: b.namespace, rules: rulesOf(policy, b) });
+  return { byUser, byGroup };
+}
+
+/** The grants that apply to a caller. */
+export function callerRules(policy: IndexedPolicy, caller: Caller): Grant[] {
+  const out: Grant[] = [...(policy.byUser.get(caller.user) ?? [])];
+  for (const g of effectiveGroups(caller)) {
+    for (const grant of policy.byGroup.get(g) ?? []) if (!out.includes(grant)) out.push(grant);
   }
   return out;
 }
 
 /** The member's verdict on a resource request, as its RBAC authorizer (with the superuser group) decides. */
-export function authorize(policy: RbacPolicy, caller: Caller, a: ResourceAttributes): boolean {
+export function authorize(policy: IndexedPolicy, caller: Caller, a: ResourceAttributes): boolean {
   if (effectiveGroups(caller).has(SUPERUSER_GROUP)) return true;
   for (const grant of callerRules(policy, caller)) {
     // A RoleBinding grants in its namespace only: never cluster-wide, never a cluster-scoped object.
@@ -151,32 +172,38 @@ export function authorize(policy: RbacPolicy, caller: Caller, a: ResourceAttribu
 }
 
 /**
- * Where a caller may do a verb on a resource without naming objects (list, watch): everywhere, or
- * in these namespaces. Rules with resourceNames do not count: they grant named requests only.
+ * Where a caller may do a verb on a resource across namespaces (list, watch): everywhere, or in
+ * these namespaces. Rules with resourceNames count only for a request naming one of them.
  */
 export interface AccessSet {
   everywhere: boolean;
   namespaces: ReadonlySet<string>;
 }
 
-export function accessSet(policy: RbacPolicy, caller: Caller, a: Omit<ResourceAttributes, 'namespace' | 'name'>): AccessSet {
-  if (effectiveGroups(caller).has(SUPERUSER_GROUP)) return { everywhere: true, namespaces: new Set() };
-  const namespaces = new Set<string>();
+export const NO_ACCESS: AccessSet = Object.freeze({ everywhere: false, namespaces: new Set<string>() });
+export const FULL_ACCESS: AccessSet = Object.freeze({ everywhere: true, namespaces: new Set<string>() });
+
+export function accessSet(policy: IndexedPolicy, caller: Caller, a: Omit<ResourceAttributes, 'namespace'>): AccessSet {
+  if (effectiveGroups(caller).has(SUPERUSER_GROUP)) return FULL_ACCESS;
+  let namespaces: Set<string> | undefined;
   for (const grant of callerRules(policy, caller)) {
     if (!grant.rules.some((r) => ruleAllows(r, a))) continue;
-    if (grant.namespace === undefined) return { everywhere: true, namespaces: new Set() };
-    namespaces.add(grant.namespace);
+    if (grant.namespace === undefined) return FULL_ACCESS;
+    (namespaces ??= new Set()).add(grant.namespace);
   }
-  return { everywhere: false, namespaces };
+  return namespaces ? { everywhere: false, namespaces } : NO_ACCESS;
 }
 
-/** A member's RBAC objects (as listed) into a policy. */
-export function policyOf(objects: {
+/** A member's RBAC objects, as the API serves them. */
+export interface PolicyObjects {
   roles: readonly { metadata: { namespace?: string; name: string }; rules?: PolicyRule[] | null }[];
   clusterRoles: readonly { metadata: { name: string }; rules?: PolicyRule[] | null }[];
   roleBindings: readonly { metadata: { namespace?: string }; subjects?: Subject[] | null; roleRef: RoleRef }[];
   clusterRoleBindings: readonly { subjects?: Subject[] | null; roleRef: RoleRef }[];
-}): RbacPolicy {
+}
+
+/** A member's RBAC objects (as listed) into a policy. */
+export function policyOf(objects: PolicyObjects): RbacPolicy {
   return {
     roles: new Map(objects.roles.map((r) => [`${r.metadata.namespace ?? ''}/${r.metadata.name}`, r.rules ?? []])),
     clusterRoles: new Map(objects.clusterRoles.map((r) => [r.metadata.name, r.rules ?? []])),

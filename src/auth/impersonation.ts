@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { MemberClient } from '../members/member-client.js';
-import { badRequest, forbidden, serviceUnavailable } from '../api/status.js';
+import { AccessReviews, type AccessVerdict } from '../members/access-reviews.js';
+import { badRequest, forbidden } from '../api/status.js';
 import type { Identity } from './identity.js';
 
 /**
@@ -13,7 +13,6 @@ import type { Identity } from './identity.js';
  */
 const VERDICT_TTL_MS = 10_000;
 const MAX_VERDICTS = 10_000;
-const REVIEW_TIMEOUT_MS = 5_000;
 
 interface Attributes {
   group: string;
@@ -75,9 +74,11 @@ export function impersonationAttributes(wanted: Identity): Attributes[] {
 }
 
 export class ImpersonationChecker {
-  private readonly verdicts = new Map<string, { allowed: boolean; reason: string; until: number }>();
+  private readonly reviews: AccessReviews;
 
-  constructor(private readonly member: (name: string) => MemberClient | undefined) {}
+  constructor(member: (name: string) => MemberClient | undefined) {
+    this.reviews = new AccessReviews(member, VERDICT_TTL_MS, MAX_VERDICTS);
+  }
 
   /** Resolves when every named member lets `caller` impersonate `wanted`; 403 naming the first refusal otherwise. */
   async check(caller: Identity, wanted: Identity, clusters: string[]): Promise<void> {
@@ -99,40 +100,7 @@ export class ImpersonationChecker {
     }
   }
 
-  private async verdict(cluster: string, caller: Identity, attrs: Attributes): Promise<{ allowed: boolean; reason: string }> {
-    const key = createHash('sha256').update(JSON.stringify([cluster, caller, attrs])).digest('base64url');
-    const now = Date.now();
-    const cached = this.verdicts.get(key);
-    if (cached && cached.until > now) return cached;
-    const client = this.member(cluster);
-    if (!client) throw serviceUnavailable(`cluster "${cluster}" has no connection yet: flotilla cannot check the impersonation there`);
-    let res;
-    try {
-      res = await client.fetch({
-        method: 'POST',
-        path: '/apis/authorization.k8s.io/v1/subjectaccessreviews',
-        headers: { 'content-type': 'application/json', accept: 'application/json' },
-        body: JSON.stringify({
-          apiVersion: 'authorization.k8s.io/v1',
-          kind: 'SubjectAccessReview',
-          spec: {
-            user: caller.user,
-            ...(caller.uid ? { uid: caller.uid } : {}),
-            groups: caller.groups,
-            extra: caller.extra,
-            resourceAttributes: { verb: 'impersonate', ...attrs },
-          },
-        }),
-        signal: AbortSignal.timeout(REVIEW_TIMEOUT_MS),
-      });
-    } catch (e) {
-      throw serviceUnavailable(`cluster "${cluster}" did not answer the impersonation check: ${(e as Error).message}`);
-    }
-    if (res.status !== 201 && res.status !== 200) throw serviceUnavailable(`cluster "${cluster}" could not check the impersonation (HTTP ${res.status})`);
-    const review = JSON.parse(res.body.toString('utf8')) as { status?: { allowed?: boolean; reason?: string } };
-    const verdict = { allowed: review.status?.allowed === true, reason: review.status?.reason ?? '', until: now + VERDICT_TTL_MS };
-    if (this.verdicts.size >= MAX_VERDICTS) this.verdicts.delete(this.verdicts.keys().next().value!);
-    this.verdicts.set(key, verdict);
-    return verdict;
+  private verdict(cluster: string, caller: Identity, attrs: Attributes): Promise<AccessVerdict> {
+    return this.reviews.verdict(cluster, caller, { verb: 'impersonate', ...attrs });
   }
 }

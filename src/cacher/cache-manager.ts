@@ -4,6 +4,7 @@ import { selectClusters } from '../registry/config.js';
 import { MemberClient } from '../members/member-client.js';
 import { discoverResource } from '../resources/discovery.js';
 import { gvrKey, type ResourceInfo } from '../api/resource-info.js';
+import { RBAC_GROUP, RBAC_RESOURCES } from '../api/rbac.js';
 import type { Store } from '../store/store.js';
 import { IngestPool } from '../ingest/pool.js';
 import { Semaphore } from '../util/semaphore.js';
@@ -44,6 +45,22 @@ function scopeId(cluster: string, resource: string, namespace?: string): string 
   return `${cluster}/${resource}${namespace ? `@${namespace}` : ''}`;
 }
 
+/**
+ * The configuration's rules, and the RBAC objects of every member whose reads flotilla authorizes
+ * by RBAC: all of them, whatever a rule of the configuration restricts (a policy read in part
+ * would decide wrongly). They are served only when the configuration asks for them too.
+ */
+function cachedRules(config: FleetConfig): ResourceRule[] {
+  const rbacClusters = config.clusters.filter((c) => c.authorization === 'rbac').map((c) => c.name);
+  const rules = config.resources.filter((r) => !(r.group === RBAC_GROUP && (RBAC_RESOURCES as readonly string[]).includes(r.resource) && r.version === 'v1'));
+  for (const resource of RBAC_RESOURCES) {
+    const asked = config.resources.find((r) => r.group === RBAC_GROUP && r.resource === resource && r.version === 'v1');
+    const clusters = new Set([...rbacClusters, ...(asked ? selectClusters(asked, config.clusters).map((c) => c.name) : [])]);
+    if (clusters.size > 0) rules.push({ group: RBAC_GROUP, version: 'v1', resource, clusters: [...clusters] });
+  }
+  return rules;
+}
+
 /** What identifies a cluster's connection: a change here means new clients and fresh cachers. */
 function connectionOf(c: ClusterConfig): string {
   return JSON.stringify([c.kubeconfig, c.context, c.server, c.caFile, c.tokenFile, c.insecureSkipTLSVerify]);
@@ -81,6 +98,8 @@ export class CacheManager implements FleetMembers, ResourceCatalog, CacheHealth 
   /** Resource discovery still running (members may be starting); keyed by resource. */
   private readonly discovering = new Map<string, Promise<ResourceInfo | undefined>>();
   private applying: Promise<unknown> = Promise.resolve();
+  /** The resources the configuration asks to serve (RBAC objects are cached for authorization besides). */
+  private served = new Set<string>();
 
   constructor(private readonly store: Store) {}
 
@@ -122,7 +141,8 @@ export class CacheManager implements FleetMembers, ResourceCatalog, CacheHealth 
     // Resources and scopes wanted now.
     const desired = new Map<string, { rule: ResourceRule; cluster: string; namespace?: string }>();
     const rulesByKey = new Map<string, ResourceRule>();
-    for (const rule of config.resources) {
+    this.served = new Set(config.resources.map((r) => gvrKey(r)));
+    for (const rule of cachedRules(config)) {
       const key = gvrKey({ group: rule.group, version: rule.version, resource: rule.resource });
       rulesByKey.set(key, rule);
       const clusters = selectClusters(rule, config.clusters).map((c) => c.name);
@@ -241,7 +261,7 @@ export class CacheManager implements FleetMembers, ResourceCatalog, CacheHealth 
   isSynced(): boolean {
     if (!this.config) return false;
     const expected = new Set<string>();
-    for (const rule of this.config.resources) {
+    for (const rule of cachedRules(this.config)) {
       const key = gvrKey({ group: rule.group, version: rule.version, resource: rule.resource });
       if (!this.resources.has(key)) return false;
       for (const c of selectClusters(rule, this.config.clusters)) expected.add(c.name + '/' + key);
@@ -252,11 +272,16 @@ export class CacheManager implements FleetMembers, ResourceCatalog, CacheHealth 
   }
 
   resource(key: string): CachedResource | undefined {
-    return this.resources.get(key);
+    return this.served.has(key) ? this.resources.get(key) : undefined;
   }
 
   cachedResources(): CachedResource[] {
-    return [...this.resources.values()];
+    return [...this.resources].filter(([key]) => this.served.has(key)).map(([, r]) => r);
+  }
+
+  /** How flotilla decides what callers may read of a member's cache (`rbac` for one it does not know). */
+  authorizationMode(cluster: string): ClusterConfig['authorization'] {
+    return this.members.get(cluster)?.config.authorization ?? 'rbac';
   }
 
   clusterNames(): string[] {

@@ -6,7 +6,7 @@ import type { TableColumn } from '../api/table.js';
 import { gvrKey, groupVersion } from '../api/resource-info.js';
 import { compareMemberRV, encodeGlobalRV } from '../api/global-rv.js';
 import type { ResponseForm } from '../api/negotiate.js';
-import type { Snapshot, Store, StoreEvent } from '../store/store.js';
+import type { Snapshot, Store, StoreEvent, StoredEntry } from '../store/store.js';
 import type { ChangeKind, ReadView } from '../view/read-view.js';
 import { FlushPacer } from './flush-pacer.js';
 import type { WatchStats } from '../metrics/metrics.js';
@@ -43,6 +43,11 @@ export interface WatchOptions {
   maxBufferedBytes: number;
   /** A catch-up the client takes nothing of for this long is ended: it holds a read snapshot. */
   catchUpStallMs: number;
+  /**
+   * The view decided again (a member's RBAC changed): what it shows now and did not, or showed
+   * and does not, goes to the client as ADDED or DELETED. Without it the view is fixed.
+   */
+  revise?: (current: ReadView) => ReadView;
 }
 
 interface Watcher {
@@ -65,6 +70,15 @@ interface Watcher {
   queuedBytes: number;
   /** Live bytes handed to the response so far (see evictIfBehind). */
   liveWritten: number;
+  /** A revision asked for while it was catching up: done when it goes live. */
+  revisePending: boolean;
+}
+
+/** An object a revised view shows and the previous one did not (ADDED), or the other way (DELETED). */
+interface ViewChange {
+  type: 'ADDED' | 'DELETED';
+  entry: StoredEntry;
+  meta: () => MetaRecord | undefined;
 }
 
 /** Per live batch: lazily computed marks and encodings shared by every watcher. */
@@ -116,6 +130,11 @@ class BatchEncoding {
 }
 
 const LINE_END = Buffer.from('}\n');
+
+/** Watchers share a line when they agree on its form and on what their views change in it. */
+function lineKeyOf(opts: WatchOptions): string {
+  return `${opts.form === 'table' ? `t:${opts.includeObject ?? ''}` : opts.form}|${opts.view.lineKey}`;
+}
 
 /**
  * What a watch is sent of a change: its new state, except for a MODIFIED that takes the object out
@@ -239,9 +258,7 @@ export class WatchHub {
   /** Takes over the response: headers now, events until timeout, client close, or eviction. */
   open(res: ServerResponse, opts: WatchOptions): void {
     const key = gvrKey(opts.resource.info);
-    // Watchers share a line when they agree on its form and on what their views change in it.
-    const lineKey = `${opts.form === 'table' ? `t:${opts.includeObject ?? ''}` : opts.form}|${opts.view.lineKey}`;
-    const w: Watcher = { opts, res, pending: [], caughtUpTo: 0, tableHeaderSent: false, lineKey, closed: false, close: () => undefined, releaseSnapshot: () => undefined, queued: [], queuedBytes: 0, liveWritten: 0 };
+    const w: Watcher = { opts, res, pending: [], caughtUpTo: 0, tableHeaderSent: false, lineKey: lineKeyOf(opts), closed: false, close: () => undefined, releaseSnapshot: () => undefined, queued: [], queuedBytes: 0, liveWritten: 0, revisePending: false };
     let set = this.watchers.get(key);
     if (!set) {
       this.watchers.set(key, (set = new ResourceWatchers()));
@@ -343,6 +360,68 @@ export class WatchHub {
     const pending = w.pending ?? [];
     w.pending = null;
     for (const enc of pending) this.deliver(w, enc);
+    if (w.revisePending) this.reviseViews([w]);
+  }
+
+  /**
+   * Decides the views of running watches again (a member's RBAC changed) and tells each client
+   * what its view gained (ADDED, the object as it is) and lost (DELETED, as it is), at the current
+   * mark, as it would have seen had it started now. Watchers whose views change alike (the same
+   * caller, the same request) share one pass over the store.
+   */
+  reviseViews(only?: Iterable<Watcher>): void {
+    const changes = new Map<string, ViewChange[]>();
+    const targets = only ? [...only] : [...this.watchers.values()].flatMap((set) => [...set]);
+    for (const w of targets) {
+      if (w.closed || !w.opts.revise) continue;
+      if (w.pending) {
+        w.revisePending = true;
+        continue;
+      }
+      w.revisePending = false;
+      const key = gvrKey(w.opts.resource.info);
+      const set = this.watchers.get(key);
+      const prev = w.opts.view;
+      const next = w.opts.revise(prev);
+      if (next.key === prev.key || !set) continue;
+      set.delete(w);
+      w.opts = { ...w.opts, view: next };
+      w.lineKey = lineKeyOf(w.opts);
+      set.add(w);
+      const pair = `${key}\n${prev.key}\n${next.key}`;
+      let changed = changes.get(pair);
+      if (!changed) changes.set(pair, (changed = this.viewChanges(key, prev, next)));
+      const latest = this.clusterRVs(w.opts);
+      for (const c of changed) {
+        // As an initial event: the object's own RV for its cluster, the others' current.
+        const own = c.type === 'ADDED' ? c.meta()?.rv : undefined;
+        const mark = encodeGlobalRV(own ? { ...latest, [c.entry.cluster]: own } : latest);
+        this.enqueue(w, this.encode(w, c.type, c.entry.cluster, c.entry.name, c.entry.bytes, c.meta, mark));
+      }
+    }
+  }
+
+  /** What `next` shows of a resource's stored objects that `prev` did not, and the other way round. */
+  private viewChanges(key: string, prev: ReadView, next: ReadView): ViewChange[] {
+    const out: ViewChange[] = [];
+    const clusters = [...new Set([...prev.clusters, ...next.clusters])];
+    const namespaces = prev.namespaces === undefined || next.namespaces === undefined
+      ? [undefined]
+      : [...new Set([...prev.namespaces, ...next.namespaces])].sort();
+    const needsMeta = prev.needsMeta || next.needsMeta;
+    for (const cluster of clusters) {
+      for (const namespace of namespaces) {
+        for (const entry of this.store.entries(key, { ...(namespace !== undefined ? { namespace } : {}), cluster })) {
+          if (entry.cluster !== cluster) continue;
+          let meta: MetaRecord | undefined;
+          const metaOf = () => (meta ??= this.store.metaOf(key, entry));
+          const was = prev.admits(entry, () => (needsMeta ? metaOf() : undefined));
+          const now = next.admits(entry, () => (needsMeta ? metaOf() : undefined));
+          if (was !== now) out.push({ type: now ? 'ADDED' : 'DELETED', entry, meta: metaOf });
+        }
+      }
+    }
+    return out;
   }
 
   private currentMark(opts: WatchOptions): string {

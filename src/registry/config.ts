@@ -16,6 +16,12 @@ export interface ClusterConfig {
   tokenFile?: string;
   insecureSkipTLSVerify?: boolean;
   labels: Record<string, string>;
+  /**
+   * How flotilla decides what a caller may read of this member's cache: `rbac` evaluates the
+   * member's cached RBAC objects itself; `subjectAccessReview` asks the member (for an authorizer
+   * that is more than RBAC: webhooks, ABAC).
+   */
+  authorization: 'rbac' | 'subjectAccessReview';
 }
 
 export interface LabelSelectorSpec {
@@ -175,7 +181,7 @@ export function parseFleetConfig(text: string, sourcePath: string): FleetConfig 
     const seen = new Set<string>();
     root.clusters.forEach((raw, i) => {
       const p = `clusters[${i}]`;
-      const o = c.object(raw, p, ['name', 'kubeconfig', 'context', 'server', 'caFile', 'tokenFile', 'insecureSkipTLSVerify', 'labels']);
+      const o = c.object(raw, p, ['name', 'kubeconfig', 'context', 'server', 'caFile', 'tokenFile', 'insecureSkipTLSVerify', 'labels', 'authorization']);
       if (!o) return;
       const name = c.string(o.name, `${p}.name`, { required: true, pattern: DNS_LABEL, patternDesc: DNS_LABEL_DESC });
       if (name !== undefined) {
@@ -196,6 +202,7 @@ export function parseFleetConfig(text: string, sourcePath: string): FleetConfig 
       const caFile = c.string(o.caFile, `${p}.caFile`);
       const tokenFile = c.string(o.tokenFile, `${p}.tokenFile`);
       const context = c.string(o.context, `${p}.context`);
+      const authorization = c.string(o.authorization, `${p}.authorization`, { pattern: /^(rbac|subjectAccessReview)$/, patternDesc: 'rbac or subjectAccessReview' }) as ClusterConfig['authorization'] | undefined;
       if (name === undefined) return;
       clusters.push({
         name,
@@ -206,6 +213,7 @@ export function parseFleetConfig(text: string, sourcePath: string): FleetConfig 
         ...(tokenFile !== undefined ? { tokenFile: abs(tokenFile) } : {}),
         ...(typeof o.insecureSkipTLSVerify === 'boolean' ? { insecureSkipTLSVerify: o.insecureSkipTLSVerify } : {}),
         labels: c.labels(o.labels, `${p}.labels`),
+        authorization: authorization ?? 'rbac',
       });
     });
   }

@@ -5,6 +5,8 @@ import { SnapshotRegistry } from '../mux/snapshots.js';
 import type { Store } from '../store/store.js';
 import { createMetrics } from '../metrics/metrics.js';
 import type { Authenticator } from '../auth/authenticator.js';
+import type { ReadAuthorizer } from '../authz/authorizer.js';
+import type { MemberPolicies } from '../authz/member-policies.js';
 import { WriteTracker } from '../forward/read-your-writes.js';
 import type { ForwardDeps } from '../forward/writes.js';
 import { answerClientError, frameworkErrorStatus } from './client-errors.js';
@@ -35,6 +37,9 @@ export interface ServerOptions {
   logLevel?: string;
   /** Who callers are; without one, callers are anonymous and nothing is forwarded to members. */
   authenticator?: Authenticator;
+  /** What each caller may read, member by member; the policies' changes revise running watches. */
+  authorizer: ReadAuthorizer;
+  policies: MemberPolicies;
 }
 
 export function buildServer(opts: ServerOptions): FastifyInstance {
@@ -53,9 +58,11 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
   const hub = new WatchHub(store);
   const { registry: metrics, stop: stopMetrics } = createMetrics(() => health.status(), () => hub.stats());
   const snapshots = new SnapshotRegistry(store);
+  const stopRevising = opts.policies.onChange(() => hub.reviseViews());
   // Open watches would hold a graceful close forever: end them first; clients re-watch elsewhere.
   app.addHook('preClose', async () => hub.closeAll());
   app.addHook('onClose', async () => {
+    stopRevising();
     snapshots.close();
     stopMetrics();
   });
@@ -75,7 +82,7 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
   void app.register(healthPlugin, { health });
   void app.register(statusPlugin, { health, metrics });
   void app.register(discoveryPlugin, { fleet, catalog });
-  void app.register(readsPlugin, { fleet, catalog, health, store, hub, snapshots, writes, callers, forward, watch: opts.watch });
+  void app.register(readsPlugin, { fleet, catalog, health, store, hub, snapshots, writes, callers, authorizer: opts.authorizer, forward, watch: opts.watch });
   void app.register(subresourcesPlugin, { fleet, catalog, store, callerHeaders: forward.callerHeaders, metrics });
   void app.register(writesPlugin, { fleet, forward });
   return app;

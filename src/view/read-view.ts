@@ -1,5 +1,6 @@
 import { matchesLabels, type LabelSelector } from '../api/label-selector.js';
 import { matchesFields, type FieldSelector } from '../api/field-selector.js';
+import type { AccessSet } from '../api/rbac.js';
 
 /**
  * What one caller's read may see of one resource: built once per request by the view steps
@@ -40,6 +41,10 @@ export interface ReadViewParts {
   labelSelector: LabelSelector;
   fieldSelector: FieldSelector;
   predicates: readonly ObjectPredicate[];
+  /** Clusters the request addressed where the caller may not read it. */
+  denied?: readonly string[];
+  /** The access it was built from (src/authz), kept for deciding it again. */
+  access?: ReadonlyMap<string, AccessSet>;
 }
 
 const GENERIC_FIELDS = new Set(['metadata.name', 'metadata.namespace']);
@@ -51,6 +56,9 @@ export class ReadView {
   readonly labelSelector: LabelSelector;
   readonly fieldSelector: FieldSelector;
   readonly predicates: readonly ObjectPredicate[];
+  /** Clusters taken away because the caller may not read there: named in a Warning, 403 if nothing is left. */
+  readonly denied: readonly string[];
+  readonly access: ReadonlyMap<string, AccessSet> | undefined;
   /** Whether deciding on an object reads its meta record (decoded on demand otherwise never). */
   readonly needsMeta: boolean;
   /**
@@ -80,6 +88,8 @@ export class ReadView {
     this.labelSelector = parts.labelSelector;
     this.fieldSelector = parts.fieldSelector;
     this.predicates = parts.predicates;
+    this.denied = parts.denied ?? [];
+    this.access = parts.access;
     this.clusterSet = new Set(parts.clusters);
     this.namespaceSet = parts.namespaces ? new Set(parts.namespaces) : undefined;
     this.needsLabels = parts.labelSelector.length > 0;

@@ -1,5 +1,6 @@
 import type { LabelSelector } from '../api/label-selector.js';
 import type { FieldSelector } from '../api/field-selector.js';
+import type { AccessSet } from '../api/rbac.js';
 import { ReadView, type ObjectPredicate } from './read-view.js';
 
 /**
@@ -16,6 +17,11 @@ export interface ViewRequest {
   watching: boolean;
   labelSelector?: string;
   fieldSelector?: string;
+  /**
+   * Where the caller may read, per cluster the request addresses, as its members decide
+   * (src/authz); undefined only where nobody calls (benchmarks and tests of other steps).
+   */
+  access?: ReadonlyMap<string, AccessSet>;
 }
 
 /** One step of building a view: one file each, run in the order of steps.ts. */
@@ -31,6 +37,7 @@ export class ViewBuilder {
   private readonly labelSelector: LabelSelector = [];
   private readonly fieldSelector: FieldSelector = [];
   private readonly predicates: ObjectPredicate[] = [];
+  private readonly denied: string[] = [];
 
   constructor(cachedClusters: readonly string[]) {
     this.allOf = cachedClusters;
@@ -47,6 +54,16 @@ export class ViewBuilder {
     this.namespaces = this.namespaces === undefined ? wanted : wanted.filter((n) => this.namespaces!.includes(n));
   }
 
+  /** Takes a cluster away because the caller may not read there (the answer says so, and 403 if that is all). */
+  deny(cluster: string): void {
+    this.clusters = this.clusters.filter((c) => c !== cluster);
+    if (!this.denied.includes(cluster)) this.denied.push(cluster);
+  }
+
+  get clustersLeft(): readonly string[] {
+    return this.clusters;
+  }
+
   requireLabels(selector: LabelSelector): void {
     this.labelSelector.push(...selector);
   }
@@ -59,14 +76,16 @@ export class ViewBuilder {
     this.predicates.push(predicate);
   }
 
-  build(): ReadView {
+  build(access?: ReadonlyMap<string, AccessSet>): ReadView {
     return new ReadView({
+      access,
       clusters: this.clusters,
       allClusters: this.clusters.length === this.allOf.length,
       namespaces: this.namespaces,
       labelSelector: this.labelSelector,
       fieldSelector: this.fieldSelector,
       predicates: this.predicates,
+      denied: this.denied,
     });
   }
 }

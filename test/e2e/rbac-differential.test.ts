@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import fc from 'fast-check';
 import { memberJson, memberRequest } from '../fleet/http.js';
-import { authorize, policyOf, type Caller, type PolicyRule, type ResourceAttributes, type RoleRef, type Subject } from '../../src/api/rbac.js';
+import { authorize, indexPolicy, policyOf, type Caller, type IndexedPolicy, type PolicyRule, type ResourceAttributes, type RoleRef, type Subject } from '../../src/api/rbac.js';
 import { until } from '../support/poll.js';
 
 /**
@@ -118,14 +118,14 @@ function withApiGroup(s: Subject): Subject & { apiGroup?: string } {
   return s.kind === 'ServiceAccount' ? s : { ...s, apiGroup: 'rbac.authorization.k8s.io' };
 }
 
-async function memberPolicy(): Promise<ReturnType<typeof policyOf>> {
+async function memberPolicy(): Promise<IndexedPolicy> {
   type List<T> = { items: T[] };
-  return policyOf({
+  return indexPolicy(policyOf({
     roles: (await memberJson<List<{ metadata: { namespace: string; name: string }; rules: PolicyRule[] }>>(member, 'GET', `${RBAC}/roles`)).items,
     clusterRoles: (await memberJson<List<{ metadata: { name: string }; rules: PolicyRule[] }>>(member, 'GET', `${RBAC}/clusterroles`)).items,
     roleBindings: (await memberJson<List<{ metadata: { namespace: string }; subjects: Subject[]; roleRef: RoleRef }>>(member, 'GET', `${RBAC}/rolebindings`)).items,
     clusterRoleBindings: (await memberJson<List<{ subjects: Subject[]; roleRef: RoleRef }>>(member, 'GET', `${RBAC}/clusterrolebindings`)).items,
-  });
+  }));
 }
 
 beforeAll(async () => {

@@ -25,7 +25,7 @@ resources:
 options:
   listPageSize: 100
 `);
-    expect(c.clusters[0]).toEqual({ name: 'east', kubeconfig: '/etc/flotilla/east.kubeconfig', labels: { region: 'eu' } });
+    expect(c.clusters[0]).toEqual({ name: 'east', kubeconfig: '/etc/flotilla/east.kubeconfig', labels: { region: 'eu' }, authorization: 'rbac' });
     expect(c.clusters[1]).toMatchObject({ server: 'https://10.0.0.2:6443', caFile: '/abs/ca.crt', tokenFile: '/etc/flotilla/west.token' });
     expect(c.resources[0]).toEqual({ group: '', version: 'v1', resource: 'pods' });
     expect(c.options).toMatchObject({ dropManagedFields: true, listPageSize: 100, maxInflightListsPerMember: 4, maxInflightListPages: 8, eventLogSize: 100000 });

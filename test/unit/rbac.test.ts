@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { accessSet, authorize, effectiveGroups, policyOf, ruleAllows } from '../../src/api/rbac.js';
+import { accessSet, authorize, effectiveGroups, indexPolicy, policyOf, ruleAllows } from '../../src/api/rbac.js';
 
 const pods = { verb: 'list', group: '', resource: 'pods' };
 
@@ -28,7 +28,7 @@ describe('RBAC rules', () => {
 });
 
 describe('RBAC bindings', () => {
-  const policy = policyOf({
+  const policy = indexPolicy(policyOf({
     roles: [{ metadata: { namespace: 'shop', name: 'reader' }, rules: [{ verbs: ['get', 'list', 'watch'], apiGroups: [''], resources: ['pods'] }] }],
     clusterRoles: [
       { metadata: { name: 'view' }, rules: [{ verbs: ['get', 'list', 'watch'], apiGroups: ['', 'apps'], resources: ['pods', 'deployments'] }] },
@@ -40,7 +40,7 @@ describe('RBAC bindings', () => {
       { metadata: { namespace: 'bank' }, subjects: [{ kind: 'User', name: 'alice' }], roleRef: { kind: 'Role', name: 'missing' } },
     ],
     clusterRoleBindings: [{ subjects: [{ kind: 'Group', name: 'auditors' }], roleRef: { kind: 'ClusterRole', name: 'view' } }],
-  });
+  }));
 
   it('grant in the binding’s namespace only, cluster-wide for ClusterRoleBindings, nothing for a missing role', () => {
     const alice = { user: 'alice', groups: [] };

@@ -7,7 +7,11 @@ import type { SnapshotRegistry } from '../../mux/snapshots.js';
 import { compareMemberRV, decodeContinue, decodeGlobalRV } from '../../api/global-rv.js';
 import { gvrKey } from '../../api/resource-info.js';
 import { negotiate } from '../../api/negotiate.js';
-import { badRequest, expired, invalid, timeout } from '../../api/status.js';
+import { badRequest, expired, forbidden, invalid, timeout } from '../../api/status.js';
+import type { ReadAuthorizer, ReadQuestion } from '../../authz/authorizer.js';
+import { fieldSelectorName } from '../../api/field-selector.js';
+import type { ViewRequest } from '../../view/view-step.js';
+import { NO_ACCESS, type AccessSet } from '../../api/rbac.js';
 import type { Store } from '../../store/store.js';
 import type { ReadView } from '../../view/read-view.js';
 import { buildReadView } from '../../view/steps.js';
@@ -30,13 +34,14 @@ export interface ReadsOptions {
   snapshots: SnapshotRegistry;
   writes: WriteTracker;
   callers: Callers;
+  authorizer: ReadAuthorizer;
   forward: ForwardDeps;
   /** minTimeoutSeconds: as the apiserver's --min-request-timeout, for watches without timeoutSeconds. */
   watch?: { bookmarkIntervalMs?: number; maxBufferedBytes?: number; minTimeoutSeconds?: number; catchUpStallMs?: number };
 }
 
 export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) => {
-  const { fleet, catalog, health, store, hub, snapshots, writes, callers } = opts;
+  const { fleet, catalog, health, store, hub, snapshots, writes, callers, authorizer } = opts;
   const minWatchTimeout = opts.watch?.minTimeoutSeconds ?? 1800;
 
   /**
@@ -66,12 +71,11 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
   }
 
   /** A member that is down does not fail a read: its cached state is served, with a warning. */
-  function warnStale(reply: FastifyReply, resource: string, view: ReadView): void {
-    const warnings = health
+  function staleWarnings(resource: string, view: ReadView): string[] {
+    return health
       .staleClusters(resource)
       .filter((s) => view.showsCluster(s.cluster))
       .map((s) => `299 - ${JSON.stringify(`flotilla: cluster ${s.cluster} is not reachable; serving its cached state${s.since ? ` as of ${s.since}` : ''} (${(s.error ?? '').slice(0, 200)})`)}`);
-    if (warnings.length) reply.header('warning', warnings);
   }
 
   async function read(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
@@ -96,7 +100,7 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
     validateListOptions({ watching, rv: rvParam, rvMatch, sendInitialEvents, bookmarks: one(q, 'allowWatchBookmarks') === 'true' });
     // Decoded up front: a token that does not decode is a 400, for lists and watches alike.
     const since = rvParam && rvParam !== '0' ? decodeGlobalRV(rvParam) : undefined;
-    const view = buildReadView({
+    const request: ViewRequest = {
       resource,
       cluster: target.cluster,
       namespace: target.namespace,
@@ -104,13 +108,34 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
       watching,
       labelSelector: one(q, 'labelSelector'),
       fieldSelector: one(q, 'fieldSelector'),
-    });
+    };
+    // Who may read what is decided before the view is built: a selector that does not parse is a
+    // 400 for anyone, as the apiserver's own order (authorization first) would not tell.
+    const caller = (await callers.identify(req.raw)) ?? ANONYMOUS;
+    const question: ReadQuestion = {
+      verb: watching ? 'watch' : target.name !== undefined ? 'get' : 'list',
+      group: resource.info.group,
+      resource: resource.info.resource,
+      namespaced: resource.info.namespaced,
+      ...(target.namespace !== undefined ? { namespace: target.namespace } : {}),
+      ...((target.name ?? fieldSelectorName(request.fieldSelector)) !== undefined ? { name: target.name ?? fieldSelectorName(request.fieldSelector)! } : {}),
+    };
+    const addressed = target.cluster !== undefined ? resource.clusters.filter((c) => c === target.cluster) : resource.clusters;
+    const access = await authorizer.access(caller, addressed, question);
+    const view = buildReadView({ ...request, access });
+    if (view.clusters.length === 0 && view.denied.length > 0) throw forbiddenRead(caller.user, question, view.denied, target.cluster !== undefined);
+    const warnings: string[] = [];
+    if (view.denied.length > 0 && question.verb !== 'get') {
+      warnings.push(`299 - ${JSON.stringify(`flotilla: User "${caller.user}" cannot ${question.verb} ${whatOf(question)} in ${view.denied.length === 1 ? 'cluster' : 'clusters'} ${view.denied.join(', ')}: nothing of ${view.denied.length === 1 ? 'it' : 'them'} is shown`)}`);
+    }
     if (watching) {
       const timeoutSeconds = int64Param(q, 'timeoutSeconds');
       // Everything that can refuse the watch does so before the response is taken over.
       const form = negotiate(req.headers.accept, { list: false });
       const from = since ? await awaitResourceVersion(resource, view, since, false, target.cluster) : undefined;
       reply.hijack();
+      // Written with the watch's own headers.
+      if (warnings.length) reply.raw.setHeader('warning', warnings);
       hub.open(reply.raw, {
         resource,
         view,
@@ -126,11 +151,14 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
         bookmarkIntervalMs: opts.watch?.bookmarkIntervalMs ?? 30_000,
         maxBufferedBytes: opts.watch?.maxBufferedBytes ?? 16 * 1024 * 1024,
         catchUpStallMs: opts.watch?.catchUpStallMs ?? 60_000,
+        // When a member's RBAC changes, what the caller may see is decided again.
+        revise: (current) => buildReadView({ ...request, access: authorizer.accessNow(caller, addressed, question, accessOf(current, addressed)) }),
       });
       return reply;
     }
     const key = gvrKey(resource.info);
-    warnStale(reply, key, view);
+    warnings.push(...staleWarnings(key, view));
+    if (warnings.length) reply.header('warning', warnings);
     // Read-your-writes: a caller's read waits (briefly) for the cache to hold the caller's last write.
     const written = since ? undefined : writes.pending(callers.key(req.raw), key);
     if (written) await store.waitFor(key, written, 2000);
@@ -168,6 +196,34 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
     app.get(`${p}/apis/:group/:version/*`, read);
   }
 };
+
+/** A request without credentials, where the configuration lets those in. */
+const ANONYMOUS = { user: 'system:anonymous', groups: ['system:unauthenticated'] };
+
+function whatOf(q: ReadQuestion): string {
+  return q.group ? `${q.resource}.${q.group}` : q.resource;
+}
+
+/**
+ * 403 worded as the apiserver words it (`pods is forbidden: User "alice" cannot list resource
+ * "pods" in API group "" at the cluster scope`), naming the members that refused when the request
+ * was fleet-wide.
+ */
+function forbiddenRead(user: string, q: ReadQuestion, denied: readonly string[], addressed: boolean): Error {
+  const scope = q.namespace !== undefined ? `in the namespace "${q.namespace}"` : 'at the cluster scope';
+  const subject = q.verb === 'get' && q.name !== undefined ? `${whatOf(q)} "${q.name}"` : whatOf(q);
+  const where = addressed ? '' : ` (in any of the clusters ${denied.join(', ')})`;
+  return forbidden(`${subject} is forbidden: User "${user}" cannot ${q.verb} resource "${q.resource}" in API group "${q.group}" ${scope}${where}`, {
+    ...(q.verb === 'get' && q.name !== undefined ? { name: q.name } : {}),
+    ...(q.group ? { group: q.group } : {}),
+    kind: q.resource,
+  });
+}
+
+/** A view's access per addressed cluster, as the authorization step left it (what a revision keeps for members it cannot ask now). */
+function accessOf(view: ReadView, clusters: readonly string[]): ReadonlyMap<string, AccessSet> {
+  return new Map(clusters.map((c) => [c, view.access?.get(c) ?? NO_ACCESS]));
+}
 
 /** The apiserver's rules for combining resourceVersion, resourceVersionMatch and watch-list. */
 function validateListOptions(o: { watching: boolean; rv: string; rvMatch?: string; sendInitialEvents?: string; bookmarks: boolean }): void {

@@ -1,0 +1,131 @@
+import { FULL_ACCESS, NO_ACCESS, SUPERUSER_GROUP, accessSet, authorize, effectiveGroups, type AccessSet, type Caller, type ResourceAttributes } from '../api/rbac.js';
+import type { AccessReviews, ReviewedCaller } from '../members/access-reviews.js';
+import type { MemberPolicies } from './member-policies.js';
+
+/**
+ * Where a caller may read a resource, member by member, decided as each member would: by its own
+ * RBAC (cached, evaluated here: no round trip), or, for a member whose authorizer is more than
+ * RBAC (webhooks, ABAC), by asking it (SubjectAccessReview, verdicts kept a few seconds).
+ *
+ * The answer per member is an access set: everywhere, some namespaces (an all-namespaces list or
+ * watch, which flotilla serves from the namespaces the caller may read, as Rancher's Steve does),
+ * or nothing. Answers are kept per (caller, question) until any member's RBAC changes.
+ */
+export type AuthorizationMode = 'rbac' | 'subjectAccessReview';
+
+export interface ReadQuestion {
+  verb: 'get' | 'list' | 'watch';
+  group: string;
+  resource: string;
+  namespaced: boolean;
+  /** The request's namespace; undefined for all namespaces (or a cluster-scoped resource). */
+  namespace?: string;
+  /** A get's name, or a list's or watch's `metadata.name` field selector (as the apiserver reads it). */
+  name?: string;
+}
+
+export type ClusterAccess = ReadonlyMap<string, AccessSet>;
+
+/** Questions whose answers are kept; a caller asks a handful (verbs × resources). */
+const MAX_KEPT = 10_000;
+
+interface Kept {
+  epoch: number;
+  byCluster: Map<string, AccessSet>;
+}
+
+export class ReadAuthorizer {
+  private readonly kept = new Map<string, Kept>();
+
+  constructor(
+    private readonly policies: MemberPolicies,
+    private readonly reviews: AccessReviews,
+    private readonly modeOf: (cluster: string) => AuthorizationMode,
+  ) {}
+
+  /** Each cluster's answer, asking members that decide for themselves. */
+  async access(caller: ReviewedCaller, clusters: readonly string[], q: ReadQuestion): Promise<ClusterAccess> {
+    const local = this.accessNow(caller, clusters, q);
+    const asked = clusters.filter((c) => this.modeOf(c) === 'subjectAccessReview');
+    if (asked.length === 0) return local;
+    const out = new Map(local);
+    await Promise.all(asked.map(async (c) => {
+      try {
+        out.set(c, (await this.reviews.verdict(c, caller, reviewAttributes(q))).allowed ? FULL_ACCESS : NO_ACCESS);
+      } catch {
+        // A member that cannot be asked shows nothing: a read does not fail for one member.
+        out.set(c, NO_ACCESS);
+      }
+    }));
+    return out;
+  }
+
+  /**
+   * Each cluster's answer from what is known now, without waiting: RBAC members from their cached
+   * policy, the others from a remembered verdict, else `previous` (a running watch's last answer).
+   */
+  accessNow(caller: ReviewedCaller, clusters: readonly string[], q: ReadQuestion, previous?: ClusterAccess): Map<string, AccessSet> {
+    const out = new Map<string, AccessSet>();
+    const who: Caller = { user: caller.user, groups: caller.groups };
+    if (effectiveGroups(who).has(SUPERUSER_GROUP)) {
+      for (const c of clusters) out.set(c, FULL_ACCESS);
+      return out;
+    }
+    const kept = this.keptFor(who, q);
+    for (const c of clusters) {
+      if (this.modeOf(c) === 'subjectAccessReview') {
+        const v = this.reviews.cached(c, caller, reviewAttributes(q));
+        out.set(c, v ? (v.allowed ? FULL_ACCESS : NO_ACCESS) : (previous?.get(c) ?? NO_ACCESS));
+        continue;
+      }
+      let set = kept.byCluster.get(c);
+      if (!set) kept.byCluster.set(c, (set = decide(this.policies, c, who, q)));
+      out.set(c, set);
+    }
+    return out;
+  }
+
+  /** How many answers are kept, and for how many members in all (the bench states their memory). */
+  keptSize(): { questions: number; answers: number } {
+    let answers = 0;
+    for (const k of this.kept.values()) answers += k.byCluster.size;
+    return { questions: this.kept.size, answers };
+  }
+
+  private keptFor(who: Caller, q: ReadQuestion): Kept {
+    const key = JSON.stringify([who.user, [...who.groups].sort(), q.verb, q.group, q.resource, q.namespace ?? null, q.name ?? null]);
+    let kept = this.kept.get(key);
+    if (kept && kept.epoch === this.policies.epoch) {
+      // Least recently used goes first: a hit moves to the end.
+      this.kept.delete(key);
+      this.kept.set(key, kept);
+      return kept;
+    }
+    if (kept) this.kept.delete(key);
+    else if (this.kept.size >= MAX_KEPT) this.kept.delete(this.kept.keys().next().value!);
+    this.kept.set(key, (kept = { epoch: this.policies.epoch, byCluster: new Map() }));
+    return kept;
+  }
+}
+
+/** The attributes a member's authorizer is asked about, as the apiserver derives them from the request. */
+export function reviewAttributes(q: ReadQuestion): ResourceAttributes {
+  // GET /api/v1/namespaces/<name> is in its own namespace, as the apiserver's request info reads it.
+  const namespace = q.namespaced ? q.namespace : q.group === '' && q.resource === 'namespaces' && q.verb === 'get' ? q.name : undefined;
+  return {
+    verb: q.verb,
+    group: q.group,
+    resource: q.resource,
+    ...(namespace !== undefined ? { namespace } : {}),
+    ...(q.name !== undefined ? { name: q.name } : {}),
+  };
+}
+
+function decide(policies: MemberPolicies, cluster: string, who: Caller, q: ReadQuestion): AccessSet {
+  const policy = policies.policy(cluster);
+  // Only an all-namespaces request of a namespaced resource can be granted in part.
+  if (q.namespaced && q.namespace === undefined) {
+    return accessSet(policy, who, { verb: q.verb, group: q.group, resource: q.resource, ...(q.name !== undefined ? { name: q.name } : {}) });
+  }
+  return authorize(policy, who, reviewAttributes(q)) ? FULL_ACCESS : NO_ACCESS;
+}
