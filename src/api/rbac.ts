@@ -172,6 +172,22 @@ export function authorize(policy: IndexedPolicy, caller: Caller, a: ResourceAttr
 }
 
 /**
+ * The verdict on a non-resource URL (`/metrics`): cluster-wide grants only, a rule's URL matching
+ * exactly, or by prefix when it ends in `*`, as the apiserver's RBAC decides.
+ */
+export function authorizeNonResource(policy: IndexedPolicy, caller: Caller, verb: string, path: string): boolean {
+  if (effectiveGroups(caller).has(SUPERUSER_GROUP)) return true;
+  for (const grant of callerRules(policy, caller)) {
+    if (grant.namespace !== undefined) continue;
+    for (const r of grant.rules) {
+      if (!has(r.verbs, verb)) continue;
+      if (r.nonResourceURLs?.some((u) => u === '*' || u === path || (u.endsWith('*') && path.startsWith(u.slice(0, -1))))) return true;
+    }
+  }
+  return false;
+}
+
+/**
  * Where a caller may do a verb on a resource across namespaces (list, watch): everywhere, or in
  * these namespaces. Rules with resourceNames count only for a request naming one of them.
  */

@@ -1,4 +1,4 @@
-import { FULL_ACCESS, NO_ACCESS, SUPERUSER_GROUP, accessSet, authorize, effectiveGroups, type AccessSet, type Caller, type ResourceAttributes } from '../api/rbac.js';
+import { FULL_ACCESS, NO_ACCESS, SUPERUSER_GROUP, accessSet, authorize, authorizeNonResource, effectiveGroups, type AccessSet, type Caller, type ResourceAttributes } from '../api/rbac.js';
 import type { AccessReviews, ReviewedCaller } from '../members/access-reviews.js';
 import type { MemberPolicies } from './member-policies.js';
 
@@ -83,6 +83,20 @@ export class ReadAuthorizer {
       out.set(c, set);
     }
     return out;
+  }
+
+  /**
+   * Whether the caller may `get` a non-resource URL of flotilla's own (`/status`, `/metrics`): what
+   * they show spans every member, so every member must allow it (as it allows its own).
+   */
+  async mayGet(caller: ReviewedCaller, clusters: readonly string[], path: string): Promise<boolean> {
+    const who: Caller = { user: caller.user, groups: caller.groups };
+    if (effectiveGroups(who).has(SUPERUSER_GROUP)) return true;
+    const verdicts = await Promise.all(clusters.map(async (c) => {
+      if (this.modeOf(c) === 'rbac') return authorizeNonResource(this.policies.policy(c), who, 'get', path);
+      return (await this.reviews.verdict(c, caller, { path, verb: 'get' }).catch(() => ({ allowed: false }))).allowed;
+    }));
+    return verdicts.every(Boolean);
   }
 
   /** How many answers are kept, and for how many members in all (the bench states their memory). */

@@ -4,7 +4,7 @@ import type { FleetMembers, ResourceCatalog } from '../cacher/cache-manager.js';
 import type { Store } from '../store/store.js';
 import { memberRequestPath, parseRequestPath } from '../api/request-info.js';
 import { StatusError, badRequest, serviceUnavailable } from '../api/status.js';
-import { owningCluster } from './owner.js';
+import { owningCluster, type OwnerLookup } from './owner.js';
 
 /**
  * What the streaming subresources share: which requests they are, which member a request goes to,
@@ -20,7 +20,7 @@ export interface StreamTarget {
   subresource: StreamingSubresource;
 }
 
-export interface StreamingDeps {
+export interface StreamingDeps extends OwnerLookup {
   fleet: FleetMembers;
   catalog: ResourceCatalog;
   store: Store;
@@ -55,14 +55,14 @@ export function streamingSubresource(url: string): { resource: StreamTarget['res
  * The member a streaming request goes to. A proxy URL names `name`, `name:port` or
  * `scheme:name:port` (as the apiserver splits it); the owner is looked up by the name alone.
  */
-export function resolveStreamTarget(deps: StreamingDeps, url: string): StreamTarget {
+export async function resolveStreamTarget(deps: StreamingDeps, req: IncomingMessage, url: string): Promise<StreamTarget> {
   const kind = streamingSubresource(url);
   const target = parseRequestPath(url);
   if (!kind || target.type !== 'resource') {
     throw badRequest(`flotilla streams only pods/log, pods/exec, pods/attach, pods/portforward and the proxy subresource of pods, services and nodes; not ${url.split('?')[0]}`);
   }
   const name = kind.subresource === 'proxy' ? objectName(target.name!) : target.name!;
-  const cluster = owningCluster(deps, deps.store, { ...target, name });
+  const cluster = await owningCluster(deps, deps.store, { ...target, name }, req);
   return { cluster, path: memberRequestPath(url), ...kind };
 }
 

@@ -44,7 +44,7 @@ export function registerSubresources(app: FastifyInstance, deps: SubresourceDeps
 }
 
 async function forward(deps: SubresourceDeps, metrics: SubresourceMetrics, open: OpenStreams, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-  const target = resolveStreamTarget(deps, req.url);
+  const target = await resolveStreamTarget(deps, req.raw, req.url);
   const member = deps.fleet.member(target.cluster);
   if (!member) throw noConnection(target.cluster);
   const caller = deps.callerHeaders ? await deps.callerHeaders(req.raw) : {};

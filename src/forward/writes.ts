@@ -6,7 +6,7 @@ import { gvrKey } from '../api/resource-info.js';
 import { memberRequestPath, type RequestTarget } from '../api/request-info.js';
 import { StatusError, badRequest, methodNotAllowed, serviceUnavailable, unknownCluster } from '../api/status.js';
 import type { Store } from '../store/store.js';
-import { owningCluster, type ResourceTarget } from './owner.js';
+import { owningCluster, type OwnerLookup, type ResourceTarget } from './owner.js';
 import type { WriteTracker } from './read-your-writes.js';
 import { mergeListAnswers, memberRV, requestBodyForMember, responseForClient } from './translate.js';
 
@@ -16,7 +16,7 @@ import { mergeListAnswers, memberRV, requestBodyForMember, responseForClient } f
  * Bodies go as they came except for flotilla's RV and annotation; answers come back as the member
  * gave them, RVs made global. Member errors (409 on a stale RV, 403 from its RBAC) pass through.
  */
-export interface ForwardDeps {
+export interface ForwardDeps extends OwnerLookup {
   fleet: FleetMembers;
   catalog: ResourceCatalog;
   store: Store;
@@ -35,16 +35,16 @@ export async function forwardWrite(req: FastifyRequest, reply: FastifyReply, dep
   const body = Buffer.isBuffer(req.body) ? req.body : undefined;
   if (req.method === 'DELETE' && target.name === undefined) return deleteCollection(req, reply, deps, target, body);
   if (req.method === 'POST' && target.name === undefined) {
-    const cluster = await createTarget(deps, target, body, req.headers['content-type']);
+    const cluster = await createTarget(req.raw, deps, target, body, req.headers['content-type']);
     return forward(req, reply, deps, target, cluster, body);
   }
   if (target.name === undefined) throw methodNotAllowed(`${req.method} needs an object name: ${req.url.split('?')[0]}`);
-  return forward(req, reply, deps, target, owningCluster(deps, deps.store, target), body);
+  return forward(req, reply, deps, target, await owningCluster(deps, deps.store, target, req.raw), body);
 }
 
 /** GET of a subresource that is not cached (status, scale, …): read through to the owner. */
-export function forwardRead(req: FastifyRequest, reply: FastifyReply, deps: ForwardDeps, target: ResourceTarget): Promise<FastifyReply> {
-  return forward(req, reply, deps, target, owningCluster(deps, deps.store, target), undefined);
+export async function forwardRead(req: FastifyRequest, reply: FastifyReply, deps: ForwardDeps, target: ResourceTarget): Promise<FastifyReply> {
+  return forward(req, reply, deps, target, await owningCluster(deps, deps.store, target, req.raw), undefined);
 }
 
 async function forward(req: FastifyRequest, reply: FastifyReply, deps: ForwardDeps, target: ResourceTarget, cluster: string, body: Buffer | undefined): Promise<FastifyReply> {
@@ -100,9 +100,9 @@ function memberQuery(path: string, cluster: string): string {
  * `search.flotilla.io/cluster` annotation names (a manifest exported from flotilla), else the one
  * member that has the namespace. Anything else is ambiguous: 400 saying how to choose.
  */
-async function createTarget(deps: ForwardDeps, target: ResourceTarget, body: Buffer | undefined, contentType: string | undefined): Promise<string> {
+async function createTarget(req: IncomingMessage, deps: ForwardDeps, target: ResourceTarget, body: Buffer | undefined, contentType: string | undefined): Promise<string> {
   const clusters = deps.fleet.clusterNames();
-  if (target.cluster !== undefined) return owningCluster(deps, deps.store, target);
+  if (target.cluster !== undefined) return owningCluster(deps, deps.store, target, req);
   const annotated = annotatedCluster(body, contentType);
   if (annotated !== undefined) {
     if (!clusters.includes(annotated)) throw badRequest(`the object's ${CLUSTER_ANNOTATION} annotation names "${annotated}", which is not a member of this fleet (${clusters.join(', ')})`);
@@ -156,7 +156,7 @@ async function clustersWithNamespace(deps: ForwardDeps, namespace: string): Prom
  */
 async function deleteCollection(req: FastifyRequest, reply: FastifyReply, deps: ForwardDeps, target: ResourceTarget, body: Buffer | undefined): Promise<FastifyReply> {
   const cached = deps.catalog.resource(gvrKey(target));
-  const clusters = target.cluster !== undefined ? [owningCluster(deps, deps.store, target)] : (cached?.clusters ?? deps.fleet.clusterNames());
+  const clusters = target.cluster !== undefined ? [await owningCluster(deps, deps.store, target, req.raw)] : (cached?.clusters ?? deps.fleet.clusterNames());
   const answers = await Promise.all(clusters.map(async (cluster) => ({ cluster, answer: await callMember(req, deps, cluster, body) })));
   const ok = answers.filter((a) => a.answer.status < 300);
   if (ok.length === 0) return send(reply, answers[0]!.answer.status, answers[0]!.answer.headers, answers[0]!.answer.body);

@@ -23,6 +23,12 @@ export interface ReviewedAttributes {
   name?: string;
 }
 
+/** A non-resource URL (`/metrics`) and the HTTP verb's name (`get`). */
+export interface ReviewedPath {
+  path: string;
+  verb: string;
+}
+
 export interface AccessVerdict {
   allowed: boolean;
   reason: string;
@@ -41,13 +47,13 @@ export class AccessReviews {
   ) {}
 
   /** The verdict remembered for this question, if it has not expired. */
-  cached(cluster: string, caller: ReviewedCaller, attrs: ReviewedAttributes): AccessVerdict | undefined {
+  cached(cluster: string, caller: ReviewedCaller, attrs: ReviewedAttributes | ReviewedPath): AccessVerdict | undefined {
     const v = this.verdicts.get(keyOf(cluster, caller, attrs));
     return v && v.until > Date.now() ? v : undefined;
   }
 
   /** The member's verdict; 503 when the member cannot be asked. */
-  verdict(cluster: string, caller: ReviewedCaller, attrs: ReviewedAttributes): Promise<AccessVerdict> {
+  verdict(cluster: string, caller: ReviewedCaller, attrs: ReviewedAttributes | ReviewedPath): Promise<AccessVerdict> {
     const key = keyOf(cluster, caller, attrs);
     const cached = this.verdicts.get(key);
     if (cached && cached.until > Date.now()) return Promise.resolve(cached);
@@ -65,7 +71,7 @@ export class AccessReviews {
     return pending;
   }
 
-  private async review(cluster: string, caller: ReviewedCaller, attrs: ReviewedAttributes): Promise<AccessVerdict> {
+  private async review(cluster: string, caller: ReviewedCaller, attrs: ReviewedAttributes | ReviewedPath): Promise<AccessVerdict> {
     const client = this.member(cluster);
     if (!client) throw serviceUnavailable(`cluster "${cluster}" has no connection yet: flotilla cannot ask it what the caller may do`);
     let res;
@@ -82,7 +88,7 @@ export class AccessReviews {
             ...(caller.uid ? { uid: caller.uid } : {}),
             groups: caller.groups,
             extra: caller.extra ?? {},
-            resourceAttributes: attrs,
+            ...('path' in attrs ? { nonResourceAttributes: attrs } : { resourceAttributes: attrs }),
           },
         }),
         signal: AbortSignal.timeout(REVIEW_TIMEOUT_MS),
@@ -96,6 +102,6 @@ export class AccessReviews {
   }
 }
 
-function keyOf(cluster: string, caller: ReviewedCaller, attrs: ReviewedAttributes): string {
+function keyOf(cluster: string, caller: ReviewedCaller, attrs: ReviewedAttributes | ReviewedPath): string {
   return createHash('sha256').update(JSON.stringify([cluster, caller.user, caller.uid ?? '', caller.groups, caller.extra ?? {}, attrs])).digest('base64url');
 }

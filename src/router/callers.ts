@@ -10,6 +10,9 @@ import { targetOf } from './target.js';
  * Who each request acts as, decided once per request: the authenticated caller, or whom it may and
  * does impersonate (asked of the members it addresses). Reads, writes and subresources all ask here.
  */
+/** A request without credentials, as the apiserver names it (where the configuration lets those in). */
+const ANONYMOUS: Identity = { user: 'system:anonymous', groups: ['system:unauthenticated'], extra: {} };
+
 export class Callers {
   private readonly identities = new WeakMap<IncomingMessage, Identity | null>();
   private readonly impersonation: ImpersonationChecker;
@@ -37,6 +40,11 @@ export class Callers {
     }
     this.identities.set(req, id ?? null);
     return id;
+  }
+
+  /** Whom a read is decided for: the caller, or `system:anonymous` for a request without credentials. */
+  async reader(req: IncomingMessage): Promise<Identity> {
+    return (await this.identify(req)) ?? ANONYMOUS;
   }
 
   /** The caller's Impersonate-* headers for a member; 401 when flotilla does not know the caller. */

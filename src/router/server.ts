@@ -75,15 +75,16 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
     writes,
     callerHeaders: (req) => callers.headersFor(req),
     callerKey: (req) => callers.key(req),
+    getAccess: async (req, question, clusters) => opts.authorizer.access(await callers.reader(req), clusters, question),
   };
 
   void app.register(errorsPlugin, { fleet });
   void app.register(authenticationPlugin, { callers });
   void app.register(healthPlugin, { health });
-  void app.register(statusPlugin, { health, metrics });
+  void app.register(statusPlugin, { health, metrics, fleet, callers, authorizer: opts.authorizer });
   void app.register(discoveryPlugin, { fleet, catalog });
   void app.register(readsPlugin, { fleet, catalog, health, store, hub, snapshots, writes, callers, authorizer: opts.authorizer, forward, watch: opts.watch });
-  void app.register(subresourcesPlugin, { fleet, catalog, store, callerHeaders: forward.callerHeaders, metrics });
+  void app.register(subresourcesPlugin, { fleet, catalog, store, callerHeaders: forward.callerHeaders, getAccess: forward.getAccess, metrics });
   void app.register(writesPlugin, { fleet, forward });
   return app;
 }

@@ -111,7 +111,7 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
     };
     // Who may read what is decided before the view is built: a selector that does not parse is a
     // 400 for anyone, as the apiserver's own order (authorization first) would not tell.
-    const caller = (await callers.identify(req.raw)) ?? ANONYMOUS;
+    const caller = await callers.reader(req.raw);
     const question: ReadQuestion = {
       verb: watching ? 'watch' : target.name !== undefined ? 'get' : 'list',
       group: resource.info.group,
@@ -196,9 +196,6 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
     app.get(`${p}/apis/:group/:version/*`, read);
   }
 };
-
-/** A request without credentials, where the configuration lets those in. */
-const ANONYMOUS = { user: 'system:anonymous', groups: ['system:unauthenticated'] };
 
 function whatOf(q: ReadQuestion): string {
   return q.group ? `${q.resource}.${q.group}` : q.resource;

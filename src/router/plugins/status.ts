@@ -1,15 +1,32 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Registry } from 'prom-client';
-import type { CacheHealth } from '../../cacher/cache-manager.js';
+import type { CacheHealth, FleetMembers } from '../../cacher/cache-manager.js';
+import type { ReadAuthorizer } from '../../authz/authorizer.js';
+import { forbidden } from '../../api/status.js';
+import type { Callers } from '../callers.js';
 import { sendJson } from '../replies.js';
 
-/** Each cacher's state at /status, and every series at /metrics (Prometheus). */
+/**
+ * Each cacher's state at /status, and every series at /metrics (Prometheus). Both name and count
+ * what every member holds: a caller gets them only if every member lets it `get` that path, as a
+ * member guards its own /metrics (system:monitoring, cluster-admin).
+ */
 export interface StatusOptions {
   health: CacheHealth;
   metrics: Registry;
+  fleet: FleetMembers;
+  callers: Callers;
+  authorizer: ReadAuthorizer;
 }
 
-export const statusPlugin: FastifyPluginAsync<StatusOptions> = async (app, { health, metrics }) => {
+export const statusPlugin: FastifyPluginAsync<StatusOptions> = async (app, { health, metrics, fleet, callers, authorizer }) => {
+  app.addHook('onRequest', async (req) => {
+    const path = req.url.split('?')[0]!;
+    const caller = await callers.reader(req.raw);
+    if (!(await authorizer.mayGet(caller, fleet.clusterNames(), path))) {
+      throw forbidden(`forbidden: User "${caller.user}" cannot get path "${path}"`);
+    }
+  });
   app.get('/status', async (_req, reply) => sendJson(reply, { synced: health.isSynced(), cachers: health.status() }));
   app.get('/metrics', async (_req, reply) => reply.type(metrics.contentType).send(await metrics.metrics()));
 };
