@@ -84,6 +84,12 @@ beforeAll(async () => {
   for (const m of [east, west]) {
     await make(m, '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
     await make(m, `/api/v1/namespaces/${NS}/secrets`, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'crown-jewels' }, stringData: { password: 'hunter2' } });
+    // alice and bob may read (not write) the namespace: flotilla authorizes cached reads by each member's RBAC.
+    await make(m, `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, {
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'readers' },
+      subjects: [{ kind: 'User', name: 'alice', apiGroup: 'rbac.authorization.k8s.io' }, { kind: 'User', name: 'bob', apiGroup: 'rbac.authorization.k8s.io' }],
+      roleRef: { kind: 'ClusterRole', name: 'view', apiGroup: 'rbac.authorization.k8s.io' },
+    });
   }
   flotilla = await startFlotillaProcess({
     fleet,

@@ -60,6 +60,15 @@ let webPort = 0;
 beforeAll(async () => {
   for (const m of fleet.members) await make(m, '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
   await make(west, `/api/v1/namespaces/${NS}/pods`, pod('solo'));
+  // alice may read solo (so kubectl gets as far as the subresource), nothing more: the member refuses the rest.
+  await make(west, `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`, {
+    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'pod-reader' },
+    rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] }],
+  });
+  await make(west, `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, {
+    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'alice-pod-reader' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'pod-reader' }, subjects: [{ kind: 'User', name: 'alice', apiGroup: 'rbac.authorization.k8s.io' }],
+  });
   for (const m of [east, north]) await make(m, `/api/v1/namespaces/${NS}/pods`, pod('twin'));
 
   if (hostIP) {
