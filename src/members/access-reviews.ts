@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { ResourceAttributes } from '../api/rbac.js';
 import { serviceUnavailable } from '../api/status.js';
 import type { MemberClient } from './member-client.js';
 
@@ -14,14 +15,8 @@ export interface ReviewedCaller {
   extra?: Record<string, string[]>;
 }
 
-export interface ReviewedAttributes {
-  verb: string;
-  group: string;
-  resource: string;
-  subresource?: string;
-  namespace?: string;
-  name?: string;
-}
+/** The same attributes the RBAC evaluator decides on. */
+export type ReviewedAttributes = ResourceAttributes;
 
 /** A non-resource URL (`/metrics`) and the HTTP verb's name (`get`). */
 export interface ReviewedPath {
