@@ -30,6 +30,12 @@ export interface Flotilla {
   stop(): Promise<void>;
 }
 
+/** A member's namespaces, when the configuration caches them from it. */
+function cachedNamespaces(store: Store, catalog: CacheManager, cluster: string): string[] | undefined {
+  if (!catalog.resource('v1/namespaces')?.clusters.includes(cluster)) return undefined;
+  return [...store.entries('v1/namespaces', { cluster })].map((e) => e.name);
+}
+
 export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
   const log = opts.log ?? ((l: string) => console.log(l));
   mkdirSync(opts.dataDir, { recursive: true });
@@ -67,7 +73,12 @@ export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
     store,
     authenticator,
     // Verdicts of members asked directly are kept a few seconds, as the apiserver's webhook authorizer keeps them.
-    authorizer: new ReadAuthorizer(policies, new AccessReviews((name) => manager.member(name), 5_000), (cluster) => manager.authorizationMode(cluster)),
+    authorizer: new ReadAuthorizer(
+      policies,
+      new AccessReviews((name) => manager.member(name), 5_000),
+      (cluster) => manager.authorizationMode(cluster),
+      (cluster) => cachedNamespaces(store, manager, cluster),
+    ),
     policies,
     https,
     logLevel: opts.logLevel,

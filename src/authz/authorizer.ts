@@ -26,6 +26,9 @@ export interface ReadQuestion {
 
 export type ClusterAccess = ReadonlyMap<string, AccessSet>;
 
+/** Reviews in flight at once for one all-namespaces read of a member asked per namespace. */
+const REVIEWS_AT_ONCE = 16;
+
 /** Questions whose answers are kept; a caller asks a handful (verbs × resources). */
 const MAX_KEPT = 10_000;
 
@@ -41,6 +44,8 @@ export class ReadAuthorizer {
     private readonly policies: MemberPolicies,
     private readonly reviews: AccessReviews,
     private readonly modeOf: (cluster: string) => AuthorizationMode,
+    /** A member's namespaces as cached (undefined when they are not): where an all-namespaces read is asked about one by one. */
+    private readonly namespacesOf: (cluster: string) => readonly string[] | undefined = () => undefined,
   ) {}
 
   /** Each cluster's answer, asking members that decide for themselves. */
@@ -51,13 +56,31 @@ export class ReadAuthorizer {
     const out = new Map(local);
     await Promise.all(asked.map(async (c) => {
       try {
-        out.set(c, (await this.reviews.verdict(c, caller, reviewAttributes(q))).allowed ? FULL_ACCESS : NO_ACCESS);
+        out.set(c, await this.askMember(c, caller, q));
       } catch {
         // A member that cannot be asked shows nothing: a read does not fail for one member.
         out.set(c, NO_ACCESS);
       }
     }));
     return out;
+  }
+
+  /**
+   * A member's own verdict. An all-namespaces read the member refuses cluster-wide is asked again
+   * per namespace it has (as cached), so that it shows what the caller may read, as for RBAC
+   * members; without its namespaces cached, it shows nothing.
+   */
+  private async askMember(cluster: string, caller: ReviewedCaller, q: ReadQuestion): Promise<AccessSet> {
+    if ((await this.reviews.verdict(cluster, caller, reviewAttributes(q))).allowed) return FULL_ACCESS;
+    if (!q.namespaced || q.namespace !== undefined) return NO_ACCESS;
+    const namespaces = this.namespacesOf(cluster) ?? [];
+    const allowed = new Set<string>();
+    for (let i = 0; i < namespaces.length; i += REVIEWS_AT_ONCE) {
+      await Promise.all(namespaces.slice(i, i + REVIEWS_AT_ONCE).map(async (namespace) => {
+        if ((await this.reviews.verdict(cluster, caller, reviewAttributes({ ...q, namespace }))).allowed) allowed.add(namespace);
+      }));
+    }
+    return allowed.size > 0 ? { everywhere: false, namespaces: allowed } : NO_ACCESS;
   }
 
   /**

@@ -72,7 +72,7 @@ const POLICY: PolicyObjects = {
   clusterRoleBindings: [{ subjects: [{ kind: 'User', name: 'prometheus' }], roleRef: { kind: 'ClusterRole', name: 'monitoring' } }],
 };
 
-function authorizer(modes: Record<string, 'rbac' | 'subjectAccessReview'> = {}) {
+function authorizer(modes: Record<string, 'rbac' | 'subjectAccessReview'> = {}, namespaces?: string[]) {
   const policies = { epoch: 0, policy: () => indexPolicy(policyOf(POLICY)) } as unknown as MemberPolicies & { epoch: number };
   const asked: string[] = [];
   const reviews = {
@@ -82,7 +82,7 @@ function authorizer(modes: Record<string, 'rbac' | 'subjectAccessReview'> = {}) 
       return { allowed: attrs.namespace === 'shop', reason: '' };
     },
   } as unknown as AccessReviews;
-  return { authz: new ReadAuthorizer(policies, reviews, (c) => modes[c] ?? 'rbac'), policies, asked };
+  return { authz: new ReadAuthorizer(policies, reviews, (c) => modes[c] ?? 'rbac', () => namespaces), policies, asked };
 }
 
 const pods = (q: Partial<ReadQuestion>): ReadQuestion => ({ verb: 'list', group: '', resource: 'pods', namespaced: true, ...q });
@@ -108,12 +108,15 @@ describe('the read authorizer', () => {
     expect((await authz.access(alice, ['east'], pods({}))).get('east')).not.toBe(first.get('east'));
   });
 
-  it('asks a member configured for SubjectAccessReview, cluster-wide for an all-namespaces read', async () => {
-    const { authz, asked } = authorizer({ west: 'subjectAccessReview' });
+  it('asks a member configured for SubjectAccessReview, for an all-namespaces read per namespace it has', async () => {
+    const { authz, asked } = authorizer({ west: 'subjectAccessReview' }, ['bank', 'shop']);
     const a = await authz.access(alice, ['east', 'west'], pods({ namespace: 'shop' }));
     expect(a.get('west')).toBe(FULL_ACCESS);
-    expect((await authz.access(alice, ['west'], pods({}))).get('west')).toBe(NO_ACCESS);
-    expect(asked).toEqual(['west:shop', 'west:']);
+    expect((await authz.access(alice, ['west'], pods({}))).get('west')).toEqual(some('shop'));
+    expect(asked).toEqual(['west:shop', 'west:', 'west:bank', 'west:shop']);
+    // Without the member's namespaces cached, cluster-wide is the only question.
+    const unknown = authorizer({ west: 'subjectAccessReview' });
+    expect((await unknown.authz.access(alice, ['west'], pods({}))).get('west')).toBe(NO_ACCESS);
     // Without waiting, a running watch keeps what it had for a member it cannot ask now.
     expect(authz.accessNow(alice, ['west'], pods({}), new Map([['west', FULL_ACCESS]])).get('west')).toBe(FULL_ACCESS);
   });
