@@ -2,14 +2,21 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import fc from 'fast-check';
 import { memberJson, memberRequest } from '../fleet/http.js';
 import { authorize, indexPolicy, policyOf, type Caller, type IndexedPolicy, type PolicyRule, type ResourceAttributes, type RoleRef, type Subject } from '../../src/api/rbac.js';
+import { join } from 'node:path';
 import { until } from '../support/poll.js';
+import { startFlotillaProcess, type FlotillaProcess } from '../support/flotilla-process.js';
 
 /**
- * flotilla's RBAC evaluator (src/api/rbac.ts) against a real member's own authorizer: random
- * Roles, ClusterRoles and bindings are applied to the member, then for random callers and
- * requests the evaluator's verdict, on the member's RBAC objects as listed, must equal the
- * member's SubjectAccessReview. FLOTILLA_RBAC_POLICIES (default 4) policies, FLOTILLA_RBAC_QUERIES
- * (default 150) requests each; FLOTILLA_RBAC_SEED replays a run.
+ * flotilla's RBAC verdicts against a real member's own authorizer: random Roles, ClusterRoles
+ * and bindings are applied to the member, then for random callers and requests the member's
+ * SubjectAccessReview must equal
+ * - flotilla's own answer, end to end, for every request it serves from its cache (get, list and
+ *   watch of a cached resource, asked of flotilla as the caller, addressed to the member): allowed
+ *   is any answer but 403, from the RBAC objects flotilla cached and evaluated;
+ * - the evaluator's verdict (src/api/rbac.ts) on the member's RBAC objects as listed, for the
+ *   rest (other verbs, subresources).
+ * FLOTILLA_RBAC_POLICIES (default 4) policies, FLOTILLA_RBAC_QUERIES (default 150) requests
+ * each; FLOTILLA_RBAC_SEED replays a run.
  */
 const fleet = inject('fleet');
 const member = fleet.members[0]!;
@@ -49,7 +56,7 @@ const policyArb: fc.Arbitrary<GeneratedPolicy> = fc.record({
   roleBindings: fc.array(fc.record({ namespace: fc.constantFrom(...NAMESPACES), subjects: fc.array(roleBindingSubjectArb, { minLength: 1, maxLength: 3 }), role: fc.nat(2), cluster: fc.boolean() }), { minLength: 2, maxLength: 6 }),
   clusterRoleBindings: fc.array(fc.record({ subjects: fc.array(subjectArb, { minLength: 1, maxLength: 2 }), role: fc.nat(2) }), { minLength: 1, maxLength: 2 }),
 });
-const queryArb: fc.Arbitrary<{ caller: Caller; attrs: ResourceAttributes }> = fc.record({
+const anyQueryArb: fc.Arbitrary<{ caller: Caller; attrs: ResourceAttributes }> = fc.record({
   caller: fc.record({ user: fc.constantFrom(...USERS), groups: fc.subarray(GROUPS) }),
   attrs: fc.record({
     verb: fc.constantFrom('get', 'list', 'watch', 'create', 'delete', 'get', 'list'),
@@ -60,6 +67,42 @@ const queryArb: fc.Arbitrary<{ caller: Caller; attrs: ResourceAttributes }> = fc
     name: fc.option(fc.constantFrom('x', 'y'), { nil: undefined, freq: 3 }),
   }),
 });
+
+/** Reads of what flotilla caches (each resource in its own group): what flotilla itself answers. */
+const readQueryArb: fc.Arbitrary<{ caller: Caller; attrs: ResourceAttributes }> = fc.record({
+  caller: fc.record({ user: fc.constantFrom(...USERS), groups: fc.subarray(GROUPS) }),
+  attrs: fc.record({
+    verb: fc.constantFrom('get', 'list', 'watch'),
+    resource: fc.constantFrom('pods', 'configmaps', 'secrets', 'deployments'),
+    namespace: fc.option(fc.constantFrom(...NAMESPACES), { nil: undefined, freq: 5 }),
+    name: fc.option(fc.constantFrom('x', 'y'), { nil: undefined, freq: 3 }),
+  }).map((a) => ({ ...a, group: a.resource === 'deployments' ? 'apps' : '' })),
+});
+const queryArb = fc.oneof({ arbitrary: anyQueryArb, weight: 1 }, { arbitrary: readQueryArb, weight: 1 });
+
+/** The resources flotilla caches here, with their API group (a query naming another group is not one of them). */
+const CACHED: Record<string, string> = { pods: '', configmaps: '', secrets: '', deployments: 'apps' };
+let flotilla: FlotillaProcess;
+
+/** The path flotilla serves a query at, when it is a cached read; undefined for the rest. */
+function cachedReadPath(a: ResourceAttributes): string | undefined {
+  if (a.subresource || CACHED[a.resource] !== a.group || !['get', 'list', 'watch'].includes(a.verb)) return undefined;
+  if (a.verb === 'get' && (a.name === undefined || a.namespace === undefined)) return undefined;
+  const prefix = `/clusters/${member.name}${a.group ? `/apis/${a.group}/v1` : '/api/v1'}${a.namespace !== undefined ? `/namespaces/${a.namespace}` : ''}/${a.resource}`;
+  if (a.verb === 'get') return `${prefix}/${a.name}`;
+  const query = [a.verb === 'watch' ? 'watch=1&timeoutSeconds=1' : 'limit=1', ...(a.name !== undefined ? [`fieldSelector=metadata.name%3D${a.name}`] : [])];
+  return `${prefix}?${query.join('&')}`;
+}
+
+/** Flotilla's verdict, asked as the caller (the admin impersonating it, which the member allows). */
+async function flotillaAllows(caller: Caller, path: string): Promise<boolean> {
+  const res = await memberRequest(flotilla.endpoint, 'GET', path, undefined, {
+    headers: { 'impersonate-user': caller.user, ...(caller.groups.length ? { 'impersonate-group': [...caller.groups] } : {}) },
+    timeoutMs: 15_000,
+  });
+  if (res.status >= 500 || res.status === 401) throw new Error(`flotilla ${path} as ${caller.user}: ${res.status} ${res.body.slice(0, 300)}`);
+  return res.status !== 403;
+}
 
 async function ok(method: string, path: string, body?: unknown): Promise<void> {
   const res = await memberRequest(member, method, path, body);
@@ -104,14 +147,19 @@ async function apply(p: GeneratedPolicy, round: number): Promise<void> {
     await ok('POST', `${RBAC}/clusterrolebindings`, { metadata: metadata(`clusterrolebinding-${i}`), subjects: b.subjects.map(withApiGroup), roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: `${PREFIX}clusterrole-${b.role}` } });
   }
   // Written last: once the member allows the sentinel through each kind, it has seen the rest.
-  const rule = [{ verbs: ['get'], apiGroups: [''], resources: ['nodes'] }];
-  await ok('POST', `${RBAC}/namespaces/rbac-a/roles`, { metadata: metadata(`${sentinel}-role`, 'rbac-a'), rules: [{ verbs: ['get'], apiGroups: [''], resources: ['events'] }] });
+  const rule = [{ verbs: ['list'], apiGroups: [''], resources: ['secrets'] }];
+  await ok('POST', `${RBAC}/namespaces/rbac-a/roles`, { metadata: metadata(`${sentinel}-role`, 'rbac-a'), rules: [{ verbs: ['get'], apiGroups: [''], resources: ['configmaps'] }] });
   await ok('POST', `${RBAC}/namespaces/rbac-a/rolebindings`, { metadata: metadata(`${sentinel}-rb`, 'rbac-a'), subjects: [{ kind: 'User', name: sentinel, apiGroup: 'rbac.authorization.k8s.io' }], roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: `${PREFIX}${sentinel}-role` } });
   await ok('POST', `${RBAC}/clusterroles`, { metadata: metadata(`${sentinel}-cr`), rules: rule });
   await ok('POST', `${RBAC}/clusterrolebindings`, { metadata: metadata(`${sentinel}-crb`), subjects: [{ kind: 'User', name: sentinel, apiGroup: 'rbac.authorization.k8s.io' }], roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: `${PREFIX}${sentinel}-cr` } });
+  const asSentinel = { user: sentinel, groups: [] };
   await until(`the member's authorizer has policy ${round}`, async () =>
-    (await review({ user: sentinel, groups: [] }, { verb: 'get', group: '', resource: 'events', namespace: 'rbac-a' })) &&
-    (await review({ user: sentinel, groups: [] }, { verb: 'get', group: '', resource: 'nodes' })));
+    (await review(asSentinel, { verb: 'get', group: '', resource: 'configmaps', namespace: 'rbac-a', name: 'any' })) &&
+    (await review(asSentinel, { verb: 'list', group: '', resource: 'secrets' })));
+  // Flotilla follows the member's RBAC objects by watch: once it lets the sentinel through both, it has the rest.
+  await until(`flotilla has policy ${round}`, async () =>
+    (await flotillaAllows(asSentinel, cachedReadPath({ verb: 'get', group: '', resource: 'configmaps', namespace: 'rbac-a', name: 'any' })!)) &&
+    (await flotillaAllows(asSentinel, cachedReadPath({ verb: 'list', group: '', resource: 'secrets' })!)));
 }
 
 function withApiGroup(s: Subject): Subject & { apiGroup?: string } {
@@ -130,9 +178,17 @@ async function memberPolicy(): Promise<IndexedPolicy> {
 
 beforeAll(async () => {
   for (const ns of NAMESPACES) await ok('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
-});
+  flotilla = await startFlotillaProcess({
+    fleet,
+    dir: join(fleet.dir, 'flotilla-rbac-differential'),
+    members: [member],
+    // Only the test's namespaces: what is decided is who may read, not what there is.
+    resources: Object.entries(CACHED).map(([resource, group]) => ({ ...(group ? { group } : {}), version: 'v1', resource, namespaces: NAMESPACES })),
+  });
+}, 120_000);
 
 afterAll(async () => {
+  await flotilla?.stop();
   await clear();
 });
 
@@ -141,23 +197,30 @@ describe('RBAC evaluated by flotilla equals the member’s own authorizer', () =
     const policies = fc.sample(policyArb, { numRuns: POLICIES, seed: SEED });
     let cases = 0;
     let allowed = 0;
+    let throughFlotilla = 0;
     const mismatches: unknown[] = [];
     for (const [round, p] of policies.entries()) {
       await apply(p, round);
       const policy = await memberPolicy();
       const queries = fc.sample(queryArb, { numRuns: QUERIES, seed: SEED + round + 1 });
       const verdicts = await Promise.all(queries.map((q) => review(q.caller, q.attrs)));
+      const served = await Promise.all(queries.map((q) => {
+        const path = cachedReadPath(q.attrs);
+        return path === undefined ? undefined : flotillaAllows(q.caller, path);
+      }));
       queries.forEach((q, i) => {
         cases++;
         if (verdicts[i]) allowed++;
-        const ours = authorize(policy, q.caller, q.attrs);
-        if (ours !== verdicts[i]) mismatches.push({ round, ...q, member: verdicts[i], flotilla: ours });
+        if (served[i] !== undefined) throughFlotilla++;
+        const ours = served[i] ?? authorize(policy, q.caller, q.attrs);
+        if (ours !== verdicts[i]) mismatches.push({ round, ...q, member: verdicts[i], flotilla: ours, asked: served[i] !== undefined ? cachedReadPath(q.attrs) : 'evaluator' });
       });
     }
-    console.log(`rbac differential: seed ${SEED}, ${POLICIES} policies, ${cases} cases, ${allowed} allowed by the member, ${mismatches.length} mismatches`);
+    console.log(`rbac differential: seed ${SEED}, ${POLICIES} policies, ${cases} cases (${throughFlotilla} asked of flotilla as the caller, the rest of its evaluator), ${allowed} allowed by the member, ${mismatches.length} mismatches`);
     expect(mismatches.slice(0, 5), `seed ${SEED}`).toEqual([]);
     // Not a vacuous comparison: the member allowed some and refused some.
     expect(allowed).toBeGreaterThan(cases / 20);
     expect(allowed).toBeLessThan(cases);
+    expect(throughFlotilla).toBeGreaterThan(cases / 5);
   }, 300_000);
 });
