@@ -14,7 +14,7 @@ import type { ViewRequest } from '../../view/view-step.js';
 import { NO_ACCESS, type AccessSet } from '../../api/rbac.js';
 import type { Store } from '../../store/store.js';
 import type { ReadView } from '../../view/read-view.js';
-import { buildReadView } from '../../view/steps.js';
+import { VIEW_STEPS, buildReadView } from '../../view/steps.js';
 import type { WriteTracker } from '../../forward/read-your-writes.js';
 import { forwardRead, type ForwardDeps } from '../../forward/writes.js';
 import type { Callers } from '../callers.js';
@@ -109,21 +109,23 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
       labelSelector: one(q, 'labelSelector'),
       fieldSelector: one(q, 'fieldSelector'),
     };
-    // Who may read what is decided before the view is built: a selector that does not parse is a
-    // 400 for anyone, as the apiserver's own order (authorization first) would not tell.
+    // Authorization first, as in the apiserver: a caller refused everywhere gets 403 whatever
+    // else is wrong with its request (a selector that does not parse, say).
     const caller = await callers.reader(req.raw);
+    const named = target.name ?? fieldSelectorName(request.fieldSelector);
     const question: ReadQuestion = {
       verb: watching ? 'watch' : target.name !== undefined ? 'get' : 'list',
       group: resource.info.group,
       resource: resource.info.resource,
       namespaced: resource.info.namespaced,
       ...(target.namespace !== undefined ? { namespace: target.namespace } : {}),
-      ...((target.name ?? fieldSelectorName(request.fieldSelector)) !== undefined ? { name: target.name ?? fieldSelectorName(request.fieldSelector)! } : {}),
+      ...(named !== undefined ? { name: named } : {}),
     };
     const addressed = target.cluster !== undefined ? resource.clusters.filter((c) => c === target.cluster) : resource.clusters;
     const access = await authorizer.access(caller, addressed, question);
+    const allowed = buildReadView({ ...request, access }, AUTHORIZATION_STEPS);
+    if (allowed.clusters.length === 0 && allowed.denied.length > 0) throw forbiddenRead(caller.user, question, allowed.denied, target.cluster !== undefined);
     const view = buildReadView({ ...request, access });
-    if (view.clusters.length === 0 && view.denied.length > 0) throw forbiddenRead(caller.user, question, view.denied, target.cluster !== undefined);
     const warnings: string[] = [];
     if (view.denied.length > 0 && question.verb !== 'get') {
       warnings.push(`299 - ${JSON.stringify(`flotilla: User "${caller.user}" cannot ${question.verb} ${whatOf(question)} in ${view.denied.length === 1 ? 'cluster' : 'clusters'} ${view.denied.join(', ')}: nothing of ${view.denied.length === 1 ? 'it' : 'them'} is shown`)}`);
@@ -196,6 +198,9 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
     app.get(`${p}/apis/:group/:version/*`, read);
   }
 };
+
+/** The steps up to the caller's authorization: what decides a 403 before the request's own narrowing is read. */
+const AUTHORIZATION_STEPS = VIEW_STEPS.slice(0, VIEW_STEPS.findIndex((s) => s.name === 'authorization') + 1);
 
 function whatOf(q: ReadQuestion): string {
   return q.group ? `${q.resource}.${q.group}` : q.resource;
