@@ -1,11 +1,13 @@
 import { mkdirSync, readFileSync } from 'node:fs';
+import { basename } from 'node:path';
 import { Authenticator, parseTokenFile } from './auth/authenticator.js';
 import type { AddressInfo } from 'node:net';
 import { CacheManager } from './cacher/cache-manager.js';
 import { ReadAuthorizer } from './authz/authorizer.js';
 import { MemberPolicies } from './authz/member-policies.js';
 import { AccessReviews } from './members/access-reviews.js';
-import type { FleetConfig } from './registry/config.js';
+import { authenticationProblem } from './registry/authentication-required.js';
+import { ConfigError, type FleetConfig } from './registry/config.js';
 import { watchFleetConfig } from './registry/watch.js';
 import { buildServer } from './router/server.js';
 import { Store } from './store/store.js';
@@ -38,6 +40,11 @@ function cachedNamespaces(store: Store, catalog: CacheManager, cluster: string):
 
 export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
   const log = opts.log ?? ((l: string) => console.log(l));
+  // Before anything is opened or listened on: a flotilla nobody can authenticate to never serves.
+  const configFile = opts.configPath ? basename(opts.configPath) : 'fleet configuration';
+  const credentials = { clientCertificates: opts.https?.ca !== undefined };
+  const problem = authenticationProblem(opts.config, configFile, credentials);
+  if (problem) throw new ConfigError(problem);
   mkdirSync(opts.dataDir, { recursive: true });
   const store = Store.open(opts.dataDir, { eventLogSize: opts.config.options.eventLogSize });
   const manager = new CacheManager(store);
@@ -53,6 +60,8 @@ export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
             (started.length + stopped.length ? ` (${[...started.map((s) => `+${s}`), ...stopped.map((s) => `-${s}`)].join(' ')})` : ''));
         },
         onError: (message) => log(`flotilla: configuration not reloaded, keeping the previous one:\n${message}`),
+        // Authentication is read at start only, but a file that would start no flotilla is no file to run on.
+        refuse: (config) => authenticationProblem(config, configFile, credentials),
       })
     : undefined;
   // Read once at start: a reload does not change who may call (restart to rotate tokens).
@@ -62,6 +71,8 @@ export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
       ...(auth.tokenReviewCluster ? { tokenReviewCluster: auth.tokenReviewCluster } : {}),
       ...(auth.tokenFile ? { tokens: parseTokenFile(readFileSync(auth.tokenFile, 'utf8'), auth.tokenFile) } : {}),
       cacheTTLSeconds: auth.cacheTTLSeconds,
+      clientCertificates: credentials.clientCertificates,
+      anonymous: auth.anonymous,
     },
     (name) => manager.member(name),
   );

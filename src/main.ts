@@ -55,7 +55,16 @@ async function main(): Promise<void> {
     console.error('--client-ca-file needs --tls-cert-file and --tls-private-key-file');
     process.exit(2);
   }
-  const flotilla = await startFlotilla({ config, configPath: values.config, dataDir: values['data-dir'], port, host: values.bind, https, logLevel: values['log-level'] });
+  let flotilla;
+  try {
+    flotilla = await startFlotilla({ config, configPath: values.config, dataDir: values['data-dir'], port, host: values.bind, https, logLevel: values['log-level'] });
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      console.error(e.message);
+      process.exit(2);
+    }
+    throw e;
+  }
   console.log(`flotilla: serving ${flotilla.url} (${config.clusters.length} clusters, ${config.resources.length} resources)`);
 
   let stopping = false;

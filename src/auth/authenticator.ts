@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type { MemberClient } from '../members/member-client.js';
 import { unauthorized } from '../api/status.js';
-import type { Identity } from './identity.js';
+import { anonymousIdentity, type Identity } from './identity.js';
 
 /**
  * Who the caller is. In order: a client certificate the TLS layer verified against the client CA
@@ -18,6 +18,10 @@ export interface AuthenticationConfig {
   tokens?: Map<string, Identity>;
   /** How long a TokenReview verdict is reused. */
   cacheTTLSeconds: number;
+  /** Whether the TLS layer asks for client certificates (a client CA is configured). */
+  clientCertificates?: boolean;
+  /** A request without credentials is system:anonymous; otherwise it has no caller (a 401). */
+  anonymous?: boolean;
 }
 
 interface Verdict {
@@ -35,17 +39,21 @@ export class Authenticator {
     private readonly member: (name: string) => MemberClient | undefined,
   ) {}
 
-  /** Whether any way of authenticating is configured; without one, callers are anonymous. */
+  /** Whether any way of presenting credentials is configured. */
   get enabled(): boolean {
-    return this.config.tokenReviewCluster !== undefined || (this.config.tokens?.size ?? 0) > 0;
+    return this.config.tokenReviewCluster !== undefined || (this.config.tokens?.size ?? 0) > 0 || this.config.clientCertificates === true;
   }
 
-  /** The caller, undefined when it sent no credentials; 401 for credentials that do not hold. */
+  /**
+   * The caller; for one that sent no credentials system:anonymous where allowed, else undefined.
+   * 401 for credentials that do not hold (never anonymous: the apiserver does not fall back either).
+   */
   async authenticate(req: IncomingMessage): Promise<Identity | undefined> {
     const fromCert = certificateIdentity(req);
     if (fromCert) return fromCert;
     const auth = req.headers.authorization;
-    if (!auth) return undefined;
+    // A client certificate the CA did not sign is failed credentials, not none (as kube-apiserver does).
+    if (!auth) return this.config.anonymous && !rejectedCertificate(req) ? anonymousIdentity() : undefined;
     const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
     if (!m) throw unauthorized('Unauthorized: flotilla accepts bearer tokens and client certificates');
     const token = m[1]!;
@@ -98,6 +106,11 @@ function certificateIdentity(req: IncomingMessage): Identity | undefined {
   const o = cert.subject.O;
   const groups = o === undefined ? [] : Array.isArray(o) ? o : [o];
   return { user: Array.isArray(cn) ? cn[0]! : cn, groups, extra: {} };
+}
+
+function rejectedCertificate(req: IncomingMessage): boolean {
+  const socket = req.socket as TLSSocket;
+  return socket.encrypted === true && !socket.authorized && Object.keys(socket.getPeerCertificate() ?? {}).length > 0;
 }
 
 /** Parses a kube-apiserver static token file: `token,user,uid[,"group1,group2"]` per line. */

@@ -10,6 +10,17 @@ export interface Identity {
   extra: Record<string, string[]>;
 }
 
+export const ANONYMOUS_USER = 'system:anonymous';
+
+/**
+ * A caller without credentials where the fleet file lets them in (`authentication.anonymous`),
+ * named as kube-apiserver names it: members' RBAC then decides for it as for anyone, and its
+ * writes reach them impersonating system:anonymous rather than with flotilla's own identity.
+ */
+export function anonymousIdentity(): Identity {
+  return { user: ANONYMOUS_USER, groups: ['system:unauthenticated'], extra: {} };
+}
+
 export function impersonationHeaders(id: Identity): Record<string, string | string[]> {
   const headers: Record<string, string | string[]> = { 'impersonate-user': id.user };
   if (id.uid) headers['impersonate-uid'] = id.uid;

@@ -67,6 +67,11 @@ export interface AuthenticationSpec {
   /** A kube-apiserver static token file (absolute, or relative to the fleet file). */
   tokenFile?: string;
   cacheTTLSeconds: number;
+  /**
+   * Whether a request without credentials is let in as `system:anonymous` (groups
+   * `system:unauthenticated`), as kube-apiserver's --anonymous-auth does; otherwise it is a 401.
+   */
+  anonymous: boolean;
 }
 
 export interface FleetConfig {
@@ -307,9 +312,9 @@ export function parseFleetConfig(text: string, sourcePath: string): FleetConfig 
     int('eventLogSize', 1000, 100_000_000);
   }
 
-  const authentication: AuthenticationSpec = { cacheTTLSeconds: 10 };
+  const authentication: AuthenticationSpec = { cacheTTLSeconds: 10, anonymous: false };
   if (root.authentication !== undefined) {
-    const o = c.object(root.authentication, 'authentication', ['tokenReviewCluster', 'tokenFile', 'cacheTTLSeconds']);
+    const o = c.object(root.authentication, 'authentication', ['tokenReviewCluster', 'tokenFile', 'cacheTTLSeconds', 'anonymous']);
     const reviewer = c.string(o?.tokenReviewCluster, 'authentication.tokenReviewCluster');
     if (reviewer !== undefined) {
       if (!clusters.some((cl) => cl.name === reviewer)) c.fail('authentication.tokenReviewCluster', `names no cluster of this file: ${JSON.stringify(reviewer)}`);
@@ -321,6 +326,10 @@ export function parseFleetConfig(text: string, sourcePath: string): FleetConfig 
     if (ttl !== undefined) {
       if (typeof ttl !== 'number' || !Number.isInteger(ttl) || ttl < 0 || ttl > 3600) c.fail('authentication.cacheTTLSeconds', `must be an integer from 0 to 3600, got ${describe(ttl)}`);
       else authentication.cacheTTLSeconds = ttl;
+    }
+    if (o?.anonymous !== undefined) {
+      if (typeof o.anonymous !== 'boolean') c.fail('authentication.anonymous', 'must be true or false');
+      else authentication.anonymous = o.anonymous;
     }
   }
 

@@ -11,6 +11,8 @@ import { ConfigError, parseFleetConfig, type FleetConfig } from './config.js';
 export interface ConfigWatchHandlers {
   onConfig: (config: FleetConfig) => Promise<void>;
   onError: (message: string) => void;
+  /** What makes a well-formed file unacceptable to the running flotilla (refused like an invalid one). */
+  refuse?: (config: FleetConfig) => string | undefined;
 }
 
 export function watchFleetConfig(path: string, handlers: ConfigWatchHandlers, debounceMs = 200): { close(): void } {
@@ -35,6 +37,11 @@ export function watchFleetConfig(path: string, handlers: ConfigWatchHandlers, de
       config = parseFleetConfig(text, file);
     } catch (e) {
       handlers.onError(e instanceof ConfigError ? e.message : String(e));
+      return;
+    }
+    const refused = handlers.refuse?.(config);
+    if (refused !== undefined) {
+      handlers.onError(refused);
       return;
     }
     await handlers.onConfig(config);

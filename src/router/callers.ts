@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { FleetMembers } from '../cacher/cache-manager.js';
 import { unauthorized } from '../api/status.js';
 import type { Authenticator } from '../auth/authenticator.js';
-import { impersonationHeaders, type Identity } from '../auth/identity.js';
+import { ANONYMOUS_USER, impersonationHeaders, type Identity } from '../auth/identity.js';
 import { ImpersonationChecker, asksImpersonation, requestedIdentity } from '../auth/impersonation.js';
 import { targetOf } from './target.js';
 
@@ -31,7 +31,9 @@ export class Callers {
   async identify(req: IncomingMessage): Promise<Identity | undefined> {
     const known = this.identities.get(req);
     if (known !== undefined) return known ?? undefined;
-    let id = this.authenticates ? await this.authenticator!.authenticate(req) : undefined;
+    // Undefined only for a caller without credentials where anonymous access is off: the
+    // authentication plugin answers it 401, so every request past it has an identity.
+    let id = this.authenticator ? await this.authenticator.authenticate(req) : undefined;
     if (asksImpersonation(req.headers)) {
       if (!id) throw unauthorized('Unauthorized: impersonation (Impersonate-* headers) needs an authenticated caller');
       const wanted = requestedIdentity(req.rawHeaders);
@@ -57,10 +59,13 @@ export class Callers {
     return impersonationHeaders(id);
   }
 
-  /** Whom per-caller state (read-your-writes, snapshot budgets) is kept for. */
+  /**
+   * Whom per-caller state (read-your-writes, snapshot budgets) is kept for. Anonymous callers are
+   * told apart by address: as one user, any of them could spend the budget of all the others.
+   */
   key(req: IncomingMessage): string {
     const id = this.identities.get(req);
-    return id ? `user:${id.user}` : `addr:${req.socket.remoteAddress ?? ''}`;
+    return id && id.user !== ANONYMOUS_USER ? `user:${id.user}` : `addr:${req.socket.remoteAddress ?? ''}`;
   }
 
   /** The members a request addresses: its `/clusters/<name>/`, else the whole fleet. */

@@ -35,7 +35,7 @@ export interface ServerOptions {
   watch?: ReadsOptions['watch'];
   https?: { key: Buffer; cert: Buffer; ca?: Buffer; requestCert?: boolean; rejectUnauthorized?: boolean };
   logLevel?: string;
-  /** Who callers are; without one, callers are anonymous and nothing is forwarded to members. */
+  /** Who callers are; without one, every request but the public paths (/healthz, …) is a 401. */
   authenticator?: Authenticator;
   /** What each caller may read, member by member; the policies' changes revise running watches. */
   authorizer: ReadAuthorizer;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { authenticationProblem } from '../../src/registry/authentication-required.js';
 import { ConfigError, parseFleetConfig, selectClusters } from '../../src/registry/config.js';
 
 const parse = (text: string) => parseFleetConfig(text, '/etc/flotilla/fleet.yaml');
@@ -79,5 +80,39 @@ options:
   it('rejects an empty or non-YAML file clearly', () => {
     expect(() => parse('')).toThrow(/clusters: must list at least one cluster/);
     expect(() => parse('clusters: [')).toThrow(/not valid YAML/);
+  });
+});
+
+describe('authentication', () => {
+  const base = 'clusters: [{ name: east, kubeconfig: k }]\nresources: [{ version: v1, resource: pods }]\n';
+
+  it('refuses anonymous callers unless the file says anonymous: true', () => {
+    expect(parse(base).authentication).toEqual({ cacheTTLSeconds: 10, anonymous: false });
+    expect(parse(`${base}authentication: { tokenFile: t.csv }`).authentication).toEqual({ tokenFile: '/etc/flotilla/t.csv', cacheTTLSeconds: 10, anonymous: false });
+    expect(parse(`${base}authentication: { anonymous: true }`).authentication.anonymous).toBe(true);
+    expect(parse(`${base}authentication: { anonymous: false, tokenReviewCluster: east }`).authentication).toEqual({ tokenReviewCluster: 'east', cacheTTLSeconds: 10, anonymous: false });
+  });
+
+  it('reports an anonymous that is not a boolean with the other problems', () => {
+    expect(() => parse(`${base}authentication: { anonymous: "yes", cacheTTLSeconds: -1 }`)).toThrow(
+      'fleet.yaml: authentication.cacheTTLSeconds: must be an integer from 0 to 3600, got number -1\nfleet.yaml: authentication.anonymous: must be true or false',
+    );
+    expect(() => parse(`${base}authentication: { anonymus: true }`)).toThrow(/authentication\.anonymus: unknown field; allowed: .*anonymous/);
+  });
+
+  it('is a problem, naming the fields and flag that fix it, when no caller could authenticate', () => {
+    const problem = (text: string, clientCertificates = false) => authenticationProblem(parse(text), 'fleet.yaml', { clientCertificates });
+    for (const [fix, text] of [
+      ['tokenReviewCluster', `${base}authentication: { tokenReviewCluster: east }`],
+      ['tokenFile', `${base}authentication: { tokenFile: t.csv }`],
+      ['anonymous', `${base}authentication: { anonymous: true }`],
+    ] as const) {
+      expect(problem(text), fix).toBeUndefined();
+    }
+    expect(problem(base, true)).toBeUndefined();
+    const message = problem(`${base}authentication: { cacheTTLSeconds: 5, anonymous: false }`);
+    expect(message).toBe(problem(base));
+    expect(message).toMatch(/^fleet\.yaml: authentication: flotilla has no way to authenticate callers/);
+    for (const fix of ['authentication.tokenReviewCluster', 'authentication.tokenFile', '--client-ca-file', 'authentication.anonymous: true']) expect(message).toContain(fix);
   });
 });

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { mergeListAnswers, memberRV, requestBodyForMember, responseForClient, yamlTooDeep } from '../../src/forward/translate.js';
-import { impersonationHeaders } from '../../src/auth/identity.js';
-import { parseTokenFile } from '../../src/auth/authenticator.js';
+import { anonymousIdentity, impersonationHeaders } from '../../src/auth/identity.js';
+import type { IncomingMessage } from 'node:http';
+import { Authenticator, parseTokenFile } from '../../src/auth/authenticator.js';
 import { encodeGlobalRV, decodeGlobalRV } from '../../src/api/global-rv.js';
 import { StatusError } from '../../src/api/status.js';
 
@@ -67,6 +68,19 @@ describe('identity', () => {
     expect(tokens.get('t1')).toEqual({ user: 'alice', uid: 'uid-a', groups: ['team-a', 'devs'], extra: {} });
     expect(tokens.get('t2')).toEqual({ user: 'bob', uid: 'uid-b', groups: [], extra: {} });
     expect(() => parseTokenFile('only-a-token\n', 'tokens.csv')).toThrow(/tokens.csv:1/);
+  });
+
+  it('a caller without credentials is system:anonymous only where allowed; bad credentials never are', async () => {
+    const tokens = parseTokenFile('t1,alice,uid-a,"team-a"\n', 'tokens.csv');
+    const req = (authorization?: string) => ({ headers: authorization ? { authorization } : {}, socket: {} }) as unknown as IncomingMessage;
+    const closed = new Authenticator({ tokens, cacheTTLSeconds: 10 }, () => undefined);
+    const open = new Authenticator({ tokens, cacheTTLSeconds: 10, anonymous: true }, () => undefined);
+    expect(await closed.authenticate(req())).toBeUndefined();
+    expect(await open.authenticate(req())).toEqual({ user: 'system:anonymous', groups: ['system:unauthenticated'], extra: {} });
+    expect(await open.authenticate(req('Bearer t1'))).toMatchObject({ user: 'alice' });
+    await expect(open.authenticate(req('Bearer wrong'))).rejects.toMatchObject({ code: 401 });
+    await expect(open.authenticate(req('Basic YTpi'))).rejects.toMatchObject({ code: 401 });
+    expect(impersonationHeaders(anonymousIdentity())).toEqual({ 'impersonate-user': 'system:anonymous', 'impersonate-group': ['system:unauthenticated'] });
   });
 });
 

@@ -1,13 +1,12 @@
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import { badRequest, unauthorized } from '../../api/status.js';
-import { asksImpersonation } from '../../auth/impersonation.js';
 import type { Callers } from '../callers.js';
 
 /**
  * Who the caller is, before any route runs: a request without a Host header is a 400 (HTTP/1.1
- * requires one), one flotilla cannot authenticate a 401, except for what anyone may read. Global:
- * it covers every plugin registered after it.
+ * requires one), one flotilla cannot authenticate a 401 (system:anonymous where the fleet file
+ * allows it), except for what anyone may read. Global: it covers every plugin registered after it.
  */
 export interface AuthenticationOptions {
   callers: Callers;
@@ -20,7 +19,8 @@ const authentication: FastifyPluginAsync<AuthenticationOptions> = async (app, { 
   app.addHook('onRequest', async (req) => {
     if (req.raw.httpVersion === '1.1' && !req.headers.host) throw badRequest('missing required Host header');
     if (PUBLIC_PATHS.has(req.url.split('?')[0]!)) return;
-    if (!callers.authenticates && !asksImpersonation(req.headers)) return;
+    // No shortcut for an unconfigured authenticator: without credentials a caller is system:anonymous
+    // only where the fleet file says `authentication.anonymous: true`, else it is refused here.
     if (!(await callers.identify(req.raw))) throw unauthorized('Unauthorized: send a bearer token or a client certificate');
   });
 };
