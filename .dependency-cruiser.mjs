@@ -4,7 +4,7 @@
  * runs this; a new upward import fails CI.
  */
 const LAYERS = [
-  ['util'],
+  ['util', 'tls'],
   ['api'],
   ['table', 'registry'],
   ['members'],

@@ -1,5 +1,5 @@
 import { mkdirSync, readFileSync } from 'node:fs';
-import { basename } from 'node:path';
+import { basename, join } from 'node:path';
 import { Authenticator, parseTokenFile } from './auth/authenticator.js';
 import type { AddressInfo } from 'node:net';
 import { CacheManager } from './cacher/cache-manager.js';
@@ -11,6 +11,7 @@ import { ConfigError, type FleetConfig } from './registry/config.js';
 import { watchFleetConfig } from './registry/watch.js';
 import { buildServer } from './router/server.js';
 import { Store } from './store/store.js';
+import { selfSignedServingPair, servingNames } from './tls/serving-pair.js';
 
 /** Wires the parts together: store, cachers, HTTP server, and config reloads. */
 export interface FlotillaOptions {
@@ -20,14 +21,20 @@ export interface FlotillaOptions {
   dataDir: string;
   port: number;
   host: string;
-  /** With `ca`, client certificates signed by it authenticate callers (user = CN, groups = O). */
-  https?: { key: Buffer; cert: Buffer; ca?: Buffer };
+  /**
+   * The serving pair. Without `key` and `cert`, a self-signed pair kept in `<dataDir>/tls/` (made
+   * at first start): flotilla never serves plain HTTP. With `ca`, client certificates signed by it
+   * authenticate callers (user = CN, groups = O).
+   */
+  https?: { key?: Buffer; cert?: Buffer; ca?: Buffer };
   logLevel?: string;
   log?: (line: string) => void;
 }
 
 export interface Flotilla {
   url: string;
+  /** The self-signed certificate served when no pair was given, and why it was made now (undefined: kept). */
+  selfSigned?: { certFile: string; made?: string };
   manager: CacheManager;
   stop(): Promise<void>;
 }
@@ -45,7 +52,9 @@ export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
   const credentials = { clientCertificates: opts.https?.ca !== undefined };
   const problem = authenticationProblem(opts.config, configFile, credentials);
   if (problem) throw new ConfigError(problem);
+  if ((opts.https?.key === undefined) !== (opts.https?.cert === undefined)) throw new ConfigError('https: key and cert go together');
   mkdirSync(opts.dataDir, { recursive: true });
+  const selfSigned = opts.https?.cert ? undefined : await selfSignedServingPair(join(opts.dataDir, 'tls'), servingNames(opts.host));
   const store = Store.open(opts.dataDir, { eventLogSize: opts.config.options.eventLogSize });
   const manager = new CacheManager(store);
   const policies = new MemberPolicies(store);
@@ -76,7 +85,8 @@ export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
     },
     (name) => manager.member(name),
   );
-  const https = opts.https?.ca ? { ...opts.https, requestCert: true, rejectUnauthorized: false } : opts.https;
+  const pair = selfSigned ?? { key: opts.https!.key!, cert: opts.https!.cert! };
+  const https = opts.https?.ca ? { ...pair, ca: opts.https.ca, requestCert: true, rejectUnauthorized: false } : pair;
   const server = buildServer({
     fleet: manager,
     catalog: manager,
@@ -99,7 +109,8 @@ export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
   const addr = server.server.address() as AddressInfo;
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   return {
-    url: `${opts.https ? 'https' : 'http'}://${host}:${addr.port}`,
+    url: `https://${host}:${addr.port}`,
+    ...(selfSigned ? { selfSigned: { certFile: selfSigned.certFile, ...(selfSigned.made ? { made: selfSigned.made } : {}) } } : {}),
     manager,
     async stop() {
       watcher?.close();

@@ -5,7 +5,9 @@ import { loadFleetConfig, ConfigError } from './registry/config.js';
 import { startFlotilla } from './app.js';
 
 const usage = `usage: flotilla --config FLEET.yaml [--data-dir DIR] [--port 8443] [--bind 127.0.0.1]
-                [--tls-cert-file CERT --tls-private-key-file KEY] [--client-ca-file CA] [--log-level warn]`;
+                [--tls-cert-file CERT --tls-private-key-file KEY] [--client-ca-file CA] [--log-level warn]
+
+Always HTTPS: without --tls-cert-file, a self-signed pair kept in DATA-DIR/tls/ (made at first start).`;
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -44,17 +46,11 @@ async function main(): Promise<void> {
     }
     throw e;
   }
-  const https = values['tls-cert-file']
-    ? {
-        cert: readFileSync(values['tls-cert-file']),
-        key: readFileSync(values['tls-private-key-file']!),
-        ...(values['client-ca-file'] ? { ca: readFileSync(values['client-ca-file']) } : {}),
-      }
-    : undefined;
-  if (values['client-ca-file'] && !https) {
-    console.error('--client-ca-file needs --tls-cert-file and --tls-private-key-file');
-    process.exit(2);
-  }
+  // Without a pair of its own, flotilla serves a self-signed one kept in the data dir (startFlotilla).
+  const https = {
+    ...(values['tls-cert-file'] ? { cert: readFileSync(values['tls-cert-file']), key: readFileSync(values['tls-private-key-file']!) } : {}),
+    ...(values['client-ca-file'] ? { ca: readFileSync(values['client-ca-file']) } : {}),
+  };
   let flotilla;
   try {
     flotilla = await startFlotilla({ config, configPath: values.config, dataDir: values['data-dir'], port, host: values.bind, https, logLevel: values['log-level'] });
@@ -66,6 +62,11 @@ async function main(): Promise<void> {
     throw e;
   }
   console.log(`flotilla: serving ${flotilla.url} (${config.clusters.length} clusters, ${config.resources.length} resources)`);
+  if (flotilla.selfSigned) {
+    const { certFile, made } = flotilla.selfSigned;
+    console.log(`flotilla: TLS with a self-signed certificate ${made ? `made now (${made})` : 'kept from an earlier start'}: ${certFile}` +
+      ` (clients trust it as their CA: a kubeconfig's certificate-authority; give --tls-cert-file and --tls-private-key-file to serve your own)`);
+  }
 
   let stopping = false;
   const stop = async (signal: string) => {

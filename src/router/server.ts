@@ -33,7 +33,8 @@ export interface ServerOptions {
   health: CacheHealth;
   store: Store;
   watch?: ReadsOptions['watch'];
-  https?: { key: Buffer; cert: Buffer; ca?: Buffer; requestCert?: boolean; rejectUnauthorized?: boolean };
+  /** Always TLS: there is no plain-HTTP flotilla to fall into by leaving this out. */
+  https: { key: Buffer; cert: Buffer; ca?: Buffer; requestCert?: boolean; rejectUnauthorized?: boolean };
   logLevel?: string;
   /** Who callers are; without one, every request but the public paths (/healthz, …) is a 401. */
   authenticator?: Authenticator;
@@ -46,7 +47,7 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
   const app = Fastify({
     logger: { level: opts.logLevel ?? 'warn' },
     // Without a Host header Node's server would answer a bare 400 itself; flotilla answers a Status.
-    ...(opts.https ? { https: { ...opts.https, requireHostHeader: false } } : { http: { requireHostHeader: false } }),
+    https: { ...opts.https, requireHostHeader: false },
     // Kubernetes names and selectors can be long; the default 100-char parameter cap is too tight.
     // Paths are read like the apiserver reads them (request-info.ts): empty segments do not count.
     routerOptions: { maxParamLength: 2048, ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
