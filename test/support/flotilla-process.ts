@@ -8,7 +8,8 @@ import { memberRequest } from '../fleet/http.js';
 
 /**
  * Runs flotilla the way users do: the compiled binary as its own process, in front of (part of)
- * a test fleet, served over TLS with the fleet's loopback certificate, plus a kubeconfig for it.
+ * a test fleet, served over TLS with the fleet's loopback certificate (or, with `tls: 'self-signed'`,
+ * the pair flotilla makes itself in its data dir), plus a kubeconfig for it.
  */
 export interface FlotillaProcess {
   url: string;
@@ -36,8 +37,10 @@ export interface FlotillaStart {
   resources?: ResourceRuleSpec[];
   /** Extra YAML fields under `options`. */
   options?: Record<string, unknown>;
-  /** The `authentication` section (default: token review by the first member). */
-  authentication?: Record<string, unknown>;
+  /** The `authentication` section (default: token review by the first member; null: none at all). */
+  authentication?: Record<string, unknown> | null;
+  /** 'fleet' (default): --tls-cert-file with the fleet's certificate; 'self-signed': no TLS flags. */
+  tls?: 'fleet' | 'self-signed';
   port?: number;
   /** false: return as soon as flotilla answers at all, before its cachers have synced. */
   waitReady?: boolean;
@@ -66,14 +69,14 @@ export async function freePort(): Promise<number> {
 }
 
 /** A fleet file; callers' bearer tokens are reviewed by the first member (the test fleet's members share their tokens). */
-export function writeFleetConfig(path: string, members: MemberInfo[], resources: ResourceRuleSpec[], options?: Record<string, unknown>, authentication?: Record<string, unknown>): void {
+export function writeFleetConfig(path: string, members: MemberInfo[], resources: ResourceRuleSpec[], options?: Record<string, unknown>, authentication?: Record<string, unknown> | null): void {
   writeFileSync(
     path,
     toYaml({
       clusters: members.map((m) => ({ name: m.name, kubeconfig: m.kubeconfig })),
       resources,
       ...(options ? { options } : {}),
-      authentication: authentication ?? { tokenReviewCluster: members[0]!.name },
+      ...(authentication === null ? {} : { authentication: authentication ?? { tokenReviewCluster: members[0]!.name } }),
     }),
   );
 }
@@ -107,8 +110,7 @@ export async function startFlotillaProcess(opts: FlotillaStart): Promise<Flotill
       `--config=${configPath}`,
       `--data-dir=${dataDir}`,
       `--port=${port}`,
-      `--tls-cert-file=${join(opts.fleet.dir, 'serving.crt')}`,
-      `--tls-private-key-file=${join(opts.fleet.dir, 'serving.key')}`,
+      ...(opts.tls === 'self-signed' ? [] : [`--tls-cert-file=${join(opts.fleet.dir, 'serving.crt')}`, `--tls-private-key-file=${join(opts.fleet.dir, 'serving.key')}`]),
     ],
     logPath: join(opts.dir, 'flotilla.log'),
     pidFile: join(opts.fleet.dir, 'pids'),
@@ -116,10 +118,12 @@ export async function startFlotillaProcess(opts: FlotillaStart): Promise<Flotill
   opts.onSpawn?.(proc.pid);
   const url = `https://127.0.0.1:${port}`;
   const token = opts.token ?? opts.fleet.members[0]!.token;
-  const endpoint = { server: url, token, caFile: opts.fleet.caFile };
+  // The self-signed certificate is trusted as clients are told to: the file flotilla keeps it in.
+  const caFile = opts.tls === 'self-signed' ? join(dataDir, 'tls', 'serving.crt') : opts.fleet.caFile;
+  const endpoint = { server: url, token, caFile };
   await waitReady(endpoint, proc, 60_000, opts.waitReady === false ? '/healthz' : '/readyz');
   const kubeconfig = join(opts.dir, 'kubeconfig');
-  writeProxyKubeconfig(kubeconfig, url, opts.fleet.caFile, token);
+  writeProxyKubeconfig(kubeconfig, url, caFile, token);
   return {
     url,
     kubeconfig,
