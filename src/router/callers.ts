@@ -10,9 +10,6 @@ import { targetOf } from './target.js';
  * Who each request acts as, decided once per request: the authenticated caller, or whom it may and
  * does impersonate (asked of the members it addresses). Reads, writes and subresources all ask here.
  */
-/** A request without credentials, as the apiserver names it (where the configuration lets those in). */
-const ANONYMOUS: Identity = { user: 'system:anonymous', groups: ['system:unauthenticated'], extra: {} };
-
 export class Callers {
   private readonly identities = new WeakMap<IncomingMessage, Identity | null>();
   private readonly impersonation: ImpersonationChecker;
@@ -44,9 +41,15 @@ export class Callers {
     return id;
   }
 
-  /** Whom a read is decided for: the caller, or `system:anonymous` for a request without credentials. */
+  /**
+   * Whom a read is decided for. A request without credentials is already system:anonymous here
+   * where the configuration lets those in (identify() says so); otherwise it never gets this far,
+   * and nothing is decided for a caller nobody identified.
+   */
   async reader(req: IncomingMessage): Promise<Identity> {
-    return (await this.identify(req)) ?? ANONYMOUS;
+    const id = await this.identify(req);
+    if (!id) throw unauthorized('Unauthorized: send a bearer token or a client certificate');
+    return id;
   }
 
   /** The caller's Impersonate-* headers for a member; 401 when flotilla does not know the caller. */
