@@ -127,6 +127,14 @@ describe('callers without credentials', () => {
     expect(status(through.body).message).toBe(status(direct.body).message);
     expect(status(through.body).message).toContain('User "system:anonymous" cannot create resource "configmaps"');
     expect((await memberRequest(east, 'GET', `/api/v1/namespaces/${NS}/configmaps/anon-on`)).status).toBe(404);
+
+    // Cached reads are the members' RBAC's say for system:anonymous too: it may list nothing here.
+    const read = await anonymous(open, 'GET', `/clusters/east/api/v1/namespaces/${NS}/configmaps`);
+    const readDirect = await memberRequest(east, 'GET', `/api/v1/namespaces/${NS}/configmaps`, undefined, {
+      headers: { 'Impersonate-User': 'system:anonymous', 'Impersonate-Group': 'system:unauthenticated' },
+    });
+    expect([read.status, readDirect.status]).toEqual([403, 403]);
+    expect(status(read.body).message).toBe(status(readDirect.body).message);
   });
 
   it('with credentials that do not hold are still a 401, and a token still names its user', async () => {
