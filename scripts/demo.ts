@@ -1,14 +1,15 @@
 #!/usr/bin/env node
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { startFleet, type MemberInfo } from '../test/fleet/fleet.js';
 import { memberRequest } from '../test/fleet/http.js';
 import { reapStalePids } from '../test/fleet/processes.js';
-import { startFlotillaProcess, type ResourceRuleSpec } from '../test/support/flotilla-process.js';
+import { startFlotillaProcess, writeProxyKubeconfig, type ResourceRuleSpec } from '../test/support/flotilla-process.js';
 
 /**
  * `npm run demo`: a local demo fleet (east, west, north) with a few namespaces, deployments and
- * running pods, flotilla in front of it, and a kubeconfig to reach it. Ctrl-C stops everything.
+ * running pods, flotilla in front of it, and kubeconfigs to reach it: the fleet admin's, and those
+ * of two users whose rights differ by member (alice, bob; see RBAC below). Ctrl-C stops everything.
  */
 const dir = resolve(process.env.FLOTILLA_DEMO_DIR ?? join('.cache', 'demo'));
 const DEMO_RESOURCES: ResourceRuleSpec[] = [
@@ -21,6 +22,8 @@ const DEMO_RESOURCES: ResourceRuleSpec[] = [
   { version: 'v1', resource: 'events' },
   { group: 'apps', version: 'v1', resource: 'deployments' },
   { group: 'apps', version: 'v1', resource: 'replicasets' },
+  // Cached only because a rule asks: the demo shows that a user reads none the member would refuse.
+  { version: 'v1', resource: 'secrets' },
 ];
 
 // What each member runs: namespace → deployments (name, replicas). `shop` spans every member.
@@ -28,6 +31,42 @@ const WORKLOADS: Record<string, Record<string, [string, number][]>> = {
   east: { shop: [['web', 3], ['cart', 1]], payments: [['ledger', 2]] },
   west: { shop: [['web', 2]], analytics: [['etl', 2]] },
   north: { shop: [['cart', 1]], monitoring: [['prometheus', 1], ['alertmanager', 1]] },
+};
+
+/**
+ * What the demo users may do, granted on the members themselves (flotilla decides each read as the
+ * member holding the object would): alice may read pods in namespace `shop` of east only, bob has
+ * the built-in `view` ClusterRole on west only. Neither may write anywhere.
+ */
+const RBAC: Record<string, { path: string; body: object }[]> = {
+  east: [
+    {
+      path: '/apis/rbac.authorization.k8s.io/v1/namespaces/shop/roles',
+      body: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'pod-reader', namespace: 'shop' }, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] }] },
+    },
+    {
+      path: '/apis/rbac.authorization.k8s.io/v1/namespaces/shop/rolebindings',
+      body: {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'RoleBinding',
+        metadata: { name: 'alice-pod-reader', namespace: 'shop' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'pod-reader' },
+        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'alice' }],
+      },
+    },
+  ],
+  west: [
+    {
+      path: '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
+      body: {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRoleBinding',
+        metadata: { name: 'bob-view' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' },
+        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'bob' }],
+      },
+    },
+  ],
 };
 
 async function create(member: MemberInfo, path: string, body: object): Promise<void> {
@@ -64,7 +103,9 @@ async function seed(member: MemberInfo): Promise<number> {
       });
       pods += replicas;
     }
+    await create(member, `/api/v1/namespaces/${ns}/secrets`, { apiVersion: 'v1', kind: 'Secret', metadata: { name: `${ns}-credentials` }, stringData: { password: 'demo' } });
   }
+  for (const { path, body } of RBAC[member.name] ?? []) await create(member, path, body);
   return pods;
 }
 
@@ -110,6 +151,13 @@ async function main(): Promise<void> {
     return;
   }
   const kc = flotilla.kubeconfig;
+  // The users' own kubeconfigs: same server and CA as the admin's, each with the user's token.
+  const userKubeconfig = (name: string) => {
+    const path = join(dirname(kc), `kubeconfig-${name}`);
+    writeProxyKubeconfig(path, flotilla!.url, flotilla!.endpoint.caFile, fleet.info.users.find((u) => u.name === name)!.token, `flotilla-${name}`);
+    return path;
+  };
+  const [kcAlice, kcBob] = [userKubeconfig('alice'), userKubeconfig('bob')];
   console.log(`
 flotilla is serving the fleet at ${flotilla.url}  (data: ${flotilla.dataDir}, log: ${flotilla.proc.logPath})
 
@@ -127,9 +175,19 @@ Try:
   kubectl --kubeconfig ${kc} annotate deployment -n shop cart note=hi           # 409: east and north both have it
   kubectl --kubeconfig ${kc} --server ${flotilla.url}/clusters/north annotate deployment -n shop cart note=hi   # one member
   kubectl --kubeconfig ${kc} delete deployment -n payments ledger --dry-run=server   # DeleteOptions reach the member: nothing deleted
-  kubectl --kubeconfig ${kc} --as alice annotate deployment -n payments ledger note=hi   # --as: the member lets the admin impersonate; alice may not patch
+  kubectl --kubeconfig ${kc} --as alice annotate deployment -n payments ledger note=hi   # --as: the admin may impersonate alice, who may not even read it: 403
   kubectl --kubeconfig ${kc} logs -f -n payments deploy/ledger                  # logs stream from the member running the pod
   kubectl --kubeconfig ${kc} exec -n payments deploy/ledger -- uname -a           # exec too (kwok runs it on this machine)
+
+As alice (may read pods in namespace shop of east) and bob (ClusterRole view on west), each member's RBAC decides:
+  kubectl --kubeconfig ${kcAlice} get pods -A                 # only east's shop pods; a Warning names the clusters alice may read nothing from
+  kubectl --kubeconfig ${kcAlice} get pods -n payments        # 403: nowhere may alice read payments' pods
+  kubectl --kubeconfig ${kcAlice} get secrets -A              # 403: alice may read secrets nowhere
+  kubectl --kubeconfig ${kcAlice} delete pod -n shop -l app=web   # 403 from east: reading is all alice may do
+  kubectl --kubeconfig ${kcBob} get deployments -A            # west only (view); a Warning names east and north
+  kubectl --kubeconfig ${kcBob} get pods,services,configmaps -A   # west only: what view covers
+  kubectl --kubeconfig ${kcBob} get secrets -A                # 403: view does not cover secrets
+  kubectl --kubeconfig ${kc} get secrets -A                   # the admin reads every member's
 
 Ctrl-C stops flotilla and the fleet.
 KUBECONFIG=${kc}`);
