@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { X509Certificate } from 'node:crypto';
 import { readFileSync, rmSync, statSync, existsSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { memberRequest } from '../fleet/http.js';
@@ -75,6 +76,18 @@ describe('a flotilla nobody could authenticate to', () => {
       for (const fix of FIXES) expect(log, fix).toContain(fix);
       expect(existsSync(join(dir, 'data')), name).toBe(false);
     }
+  });
+
+  it('starts with client certificates alone (--client-ca-file), and the certificate names the caller', async () => {
+    const f = await start('flotilla-client-certs-only', { authentication: null, args: [`--client-ca-file=${fleet.caFile}`] });
+    // The fleet's kubelet client certificate: CN=kube-apiserver-kubelet-client, O=system:masters.
+    const cert = { cert: readFileSync(join(fleet.dir, 'kubelet-client.crt')), key: readFileSync(join(fleet.dir, 'kubelet-client.key')) };
+    const withCert = await certRequest(f, '/api/v1/namespaces', cert);
+    expect(withCert.status).toBe(200);
+    expect((JSON.parse(withCert.body) as { items: { metadata: { name: string } }[] }).items.map((n) => n.metadata.name)).toContain(NS);
+    expect((await anonymous(f, 'GET', '/api/v1/namespaces')).status).toBe(401);
+    // A bearer token is no credential here: nobody reviews tokens.
+    expect((await memberRequest(f.endpoint, 'GET', '/api/v1/namespaces')).status).toBe(401);
   });
 
   it('refuses a reload of its fleet file that would remove all authentication, with the same message', async () => {
@@ -181,6 +194,19 @@ describe('TLS by default', () => {
     expect(r.stdout.split('\n')).toContain(`namespace/${NS}`);
   });
 });
+
+/** A GET with a client certificate and no other credentials. */
+function certRequest(f: FlotillaProcess, path: string, cert: { cert: Buffer; key: Buffer }): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(new URL(path, f.url), { ...cert, ca: readFileSync(f.endpoint.caFile), headers: { accept: 'application/json' } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
 
 /** What a plain-HTTP request to the port gets back (as text), before the server closes. */
 function cleartext(port: number): Promise<string> {

@@ -41,6 +41,8 @@ export interface FlotillaStart {
   authentication?: Record<string, unknown> | null;
   /** 'fleet' (default): --tls-cert-file with the fleet's certificate; 'self-signed': no TLS flags. */
   tls?: 'fleet' | 'self-signed';
+  /** More command-line flags (`--client-ca-file=…`). */
+  args?: string[];
   port?: number;
   /** false: return as soon as flotilla answers at all, before its cachers have synced. */
   waitReady?: boolean;
@@ -111,6 +113,7 @@ export async function startFlotillaProcess(opts: FlotillaStart): Promise<Flotill
       `--data-dir=${dataDir}`,
       `--port=${port}`,
       ...(opts.tls === 'self-signed' ? [] : [`--tls-cert-file=${join(opts.fleet.dir, 'serving.crt')}`, `--tls-private-key-file=${join(opts.fleet.dir, 'serving.key')}`]),
+      ...(opts.args ?? []),
     ],
     logPath: join(opts.dir, 'flotilla.log'),
     pidFile: join(opts.fleet.dir, 'pids'),
