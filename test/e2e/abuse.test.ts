@@ -3,7 +3,7 @@ import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tailLog } from '../fleet/processes.js';
 import type { ResourceRuleSpec } from '../support/flotilla-process.js';
-import { callerRights, createCanaries, snapshot, startRelayedFlotilla, withoutForeignNamespaceDeletions, type RelayedFlotilla } from '../support/abuse/fleet-setup.js';
+import { callerRights, createCanaries, revokeCallerBindings, snapshot, startRelayedFlotilla, withoutForeignNamespaceDeletions, type RelayedFlotilla } from '../support/abuse/fleet-setup.js';
 import { CANARY_NS, SMUGGLE_MARKER } from '../support/abuse/generators.js';
 import { isNote, snapshotDiff, type CallerIdentity, type Violation } from '../support/abuse/invariants.js';
 import { closeAgents, sendRaw } from '../support/abuse/raw-client.js';
@@ -55,7 +55,14 @@ beforeAll(async () => {
   const tokens = new Set(fleet.members.map((m) => m.token));
   if (tokens.size !== 1) throw new Error('the abuse suite expects one admin token for every member');
   await createCanaries(fleet.members);
-  const rights = await callerRights(fleet.members, readFileSync(fleet.caFile), fleet.users);
+  const revoked = await revokeCallerBindings(fleet.members, fleet.users);
+  if (revoked.length) console.log(`abuse: took back ${revoked.length} binding(s) earlier test files gave the suite's callers: ${revoked.join(', ')}`);
+  // A member's authorizer sees a deleted binding a moment after the delete.
+  let rights = await callerRights(fleet.members, readFileSync(fleet.caFile), fleet.users);
+  for (let i = 0; i < 20 && rights.length && revoked.length; i++) {
+    await new Promise((r) => setTimeout(r, 250));
+    rights = await callerRights(fleet.members, readFileSync(fleet.caFile), fleet.users);
+  }
   if (rights.length) throw new Error(`the suite's callers must have no rights where it aims (its invariants assume so):\n${rights.join('\n')}`);
   flotilla = await startRelayedFlotilla(fleet, dir, RESOURCES, env.FLOTILLA_ABUSE_MAIN);
 });

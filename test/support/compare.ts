@@ -72,7 +72,8 @@ export interface CacherStatusView {
   rv?: string;
 }
 
+/** The cachers of the configured resources (not those of the RBAC objects flotilla caches to authorize reads). */
 export async function cacherStatus(ep: MemberEndpoint): Promise<CacherStatusView[]> {
   const res = await memberRequest(ep, 'GET', '/status');
-  return (JSON.parse(res.body) as { cachers: CacherStatusView[] }).cachers;
+  return (JSON.parse(res.body) as { cachers: CacherStatusView[] }).cachers.filter((c) => !c.resource.startsWith('rbac.authorization.k8s.io/'));
 }

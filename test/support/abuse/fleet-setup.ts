@@ -150,6 +150,30 @@ function impersonatedPost(m: MemberInfo, ca: Buffer, path: string, body: object,
  * SelfSubjectRulesReview as each of them, cluster-wide bindings included) per aimed-at namespace.
  * Returns what they may do beyond reviewing themselves (empty when the assumption holds).
  */
+/**
+ * Takes back, on every member, the bindings earlier test files left the suite's callers (by user
+ * name or by one of their groups): the suite holds every cached read of theirs to be refused, so
+ * they must have no rights anywhere, not only where it aims.
+ */
+export async function revokeCallerBindings(members: MemberInfo[], users: { name: string; groups: string[] }[]): Promise<string[]> {
+  const names = new Set(users.map((u) => `User:${u.name}`).concat(users.flatMap((u) => u.groups.map((g) => `Group:${g}`))));
+  const revoked: string[] = [];
+  type Bindings = { items: { metadata: { name: string; namespace?: string }; subjects?: { kind: string; name: string }[] }[] };
+  for (const m of members) {
+    for (const kind of ['rolebindings', 'clusterrolebindings']) {
+      const list = await memberJson<Bindings>(m, 'GET', `/apis/rbac.authorization.k8s.io/v1/${kind}`);
+      for (const b of list.items) {
+        if (!b.subjects?.some((s) => names.has(`${s.kind}:${s.name}`))) continue;
+        const path = `/apis/rbac.authorization.k8s.io/v1${b.metadata.namespace ? `/namespaces/${b.metadata.namespace}` : ''}/${kind}/${b.metadata.name}`;
+        const res = await memberRequest(m, 'DELETE', path);
+        if (res.status !== 200 && res.status !== 404) throw new Error(`${m.name}: DELETE ${path}: ${res.status} ${res.body.slice(0, 200)}`);
+        revoked.push(`${m.name}: ${kind} ${b.metadata.namespace ? `${b.metadata.namespace}/` : ''}${b.metadata.name}`);
+      }
+    }
+  }
+  return revoked;
+}
+
 export async function callerRights(members: MemberInfo[], ca: Buffer, users: { name: string; groups: string[] }[]): Promise<string[]> {
   const allowed: string[] = [];
   await Promise.all(
