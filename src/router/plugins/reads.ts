@@ -8,7 +8,7 @@ import { compareMemberRV, decodeContinue, decodeGlobalRV } from '../../api/globa
 import { gvrKey } from '../../api/resource-info.js';
 import { negotiate } from '../../api/negotiate.js';
 import { badRequest, expired, forbidden, invalid, timeout } from '../../api/status.js';
-import type { ReadAuthorizer, ReadQuestion } from '../../authz/authorizer.js';
+import { reviewAttributes, type ReadAuthorizer, type ReadQuestion } from '../../authz/authorizer.js';
 import { fieldSelectorName } from '../../api/field-selector.js';
 import type { ViewRequest } from '../../view/view-step.js';
 import { NO_ACCESS, type AccessSet } from '../../api/rbac.js';
@@ -209,14 +209,17 @@ function whatOf(q: ReadQuestion): string {
 /**
  * 403 worded as the apiserver words it (`pods is forbidden: User "alice" cannot list resource
  * "pods" in API group "" at the cluster scope`), naming the members that refused when the request
- * was fleet-wide.
+ * was fleet-wide. As the apiserver's, it names the object whenever the request names one (a get, or
+ * a list or watch with a `metadata.name` field selector), and its scope is the namespace the
+ * authorizer was asked about (a namespace's own, for a get of a namespace).
  */
 function forbiddenRead(user: string, q: ReadQuestion, denied: readonly string[], addressed: boolean): Error {
-  const scope = q.namespace !== undefined ? `in the namespace "${q.namespace}"` : 'at the cluster scope';
-  const subject = q.verb === 'get' && q.name !== undefined ? `${whatOf(q)} "${q.name}"` : whatOf(q);
+  const { namespace } = reviewAttributes(q);
+  const scope = namespace !== undefined ? `in the namespace "${namespace}"` : 'at the cluster scope';
+  const subject = q.name !== undefined ? `${whatOf(q)} "${q.name}"` : whatOf(q);
   const where = addressed ? '' : ` (in any of the clusters ${denied.join(', ')})`;
   return forbidden(`${subject} is forbidden: User "${user}" cannot ${q.verb} resource "${q.resource}" in API group "${q.group}" ${scope}${where}`, {
-    ...(q.verb === 'get' && q.name !== undefined ? { name: q.name } : {}),
+    ...(q.name !== undefined ? { name: q.name } : {}),
     ...(q.group ? { group: q.group } : {}),
     kind: q.resource,
   });
