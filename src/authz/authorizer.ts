@@ -31,6 +31,12 @@ const REVIEWS_AT_ONCE = 16;
 
 /** Questions whose answers are kept; a caller asks a handful (verbs × resources). */
 const MAX_KEPT = 10_000;
+/**
+ * Distinct namespace sets kept to be shared by the answers that grant them. Callers of a team
+ * get the same namespaces, and a fleet rolled out alike grants them on every member: without
+ * sharing, 10k callers asking about 100 members kept a million sets (about 230 B each).
+ */
+const MAX_SHARED = 10_000;
 
 interface Kept {
   epoch: number;
@@ -39,6 +45,8 @@ interface Kept {
 
 export class ReadAuthorizer {
   private readonly kept = new Map<string, Kept>();
+  private readonly shared = new Map<string, AccessSet>();
+  private sharedEpoch = -1;
 
   constructor(
     private readonly policies: MemberPolicies,
@@ -102,7 +110,7 @@ export class ReadAuthorizer {
         continue;
       }
       let set = kept.byCluster.get(c);
-      if (!set) kept.byCluster.set(c, (set = decide(this.policies, c, who, q)));
+      if (!set) kept.byCluster.set(c, (set = this.share(decide(this.policies, c, who, q))));
       out.set(c, set);
     }
     return out;
@@ -127,6 +135,25 @@ export class ReadAuthorizer {
     let answers = 0;
     for (const k of this.kept.values()) answers += k.byCluster.size;
     return { questions: this.kept.size, answers };
+  }
+
+  /**
+   * The one object kept for answers granting these namespaces (since the policies last changed:
+   * sets of older answers are not held on to). Full, it starts over: answers keep the sets they
+   * hold, only sharing with them ends.
+   */
+  private share(set: AccessSet): AccessSet {
+    if (set.everywhere || set.namespaces.size === 0) return set;
+    if (this.sharedEpoch !== this.policies.epoch || this.shared.size >= MAX_SHARED) {
+      this.shared.clear();
+      this.sharedEpoch = this.policies.epoch;
+    }
+    // Namespace names are DNS labels: a space cannot be part of one.
+    const key = [...set.namespaces].sort().join(' ');
+    const known = this.shared.get(key);
+    if (known) return known;
+    this.shared.set(key, set);
+    return set;
   }
 
   private keptFor(who: Caller, q: ReadQuestion): Kept {
