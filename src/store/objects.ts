@@ -184,10 +184,12 @@ export class Objects {
    */
   private *clusterEntries(resource: string, cluster: string, opts: { namespace?: string; startKey?: string; snapshot?: Snapshot }): Generator<StoredEntry> {
     const range = this.clusterRange(resource, cluster, opts);
+    // Namespace and name after the `resource · cluster ·` prefix, sliced (a split makes an array per object).
+    const from = resource.length + cluster.length + 2 * SEP.length;
     for (const own of this.byCluster.getKeys({ ...range, transaction: opts.snapshot })) {
-      const parts = own.split(SEP);
-      const namespace = parts[2] ?? '';
-      const name = parts[3] ?? '';
+      const at = own.indexOf(SEP, from);
+      const namespace = own.slice(from, at);
+      const name = own.slice(at + SEP.length);
       const key = objectKey(resource, namespace, name, cluster);
       const bytes = this.objects.get(key, { transaction: opts.snapshot });
       if (bytes) yield { namespace, name, cluster, bytes, key };

@@ -108,6 +108,20 @@ export class ReadView {
     return this.namespaceSet === undefined || this.namespaceSet.has(namespace);
   }
 
+  /**
+   * The view's clusters whose objects in this namespace it can show: where the caller's access
+   * (each member's own) grants the namespace. Where members grant different namespaces, a read
+   * of one namespace then reads only those members' objects.
+   */
+  clustersIn(namespace: string): readonly string[] {
+    const access = this.access;
+    if (access === undefined) return this.clusters;
+    return this.clusters.filter((c) => {
+      const a = access.get(c);
+      return a === undefined || a.everywhere || a.namespaces.has(namespace);
+    });
+  }
+
   /** Whether the caller sees this object; `meta` is called only when a selector or predicate needs it. */
   admits(o: ViewedObject, meta: () => ViewedMeta): boolean {
     if (!this.clusterSet.has(o.cluster)) return false;
