@@ -95,8 +95,9 @@ const memoryCaller = (i: number): ReviewedCaller => ({ user: `user-${i}`, groups
  *   list) against the view built without the authorization step, as before it; and a
  *   system:masters caller, which the authorizer lets through without a policy;
  * - a user allowed 10 of 1000 namespaces in each of the 10 members: the same namespaces on every
- *   member (key ranges) and different ones per member (a per-object test), each against a
- *   label-selected list (the label index) of as many objects;
+ *   member (key ranges) and different ones per member (a per-object test, each namespace read
+ *   from the members that grant it), each against a label-selected list (the label index) of as
+ *   many objects;
  * - the memory of the authorizer's kept answers once 10k callers (two groups each) asked one list
  *   question over 100 members, and once 10k more did (the answers are an LRU of 10k questions).
  * Lists are unpaged and every byte produced is taken; the ways are interleaved list by list, and
