@@ -22,6 +22,8 @@ export interface ClusterConfig {
    * that is more than RBAC: webhooks, ABAC).
    */
   authorization: 'rbac' | 'subjectAccessReview';
+  /** Which member's copy a get by name shows when several hold one: higher first, then configuration order. */
+  priority: number;
 }
 
 export interface LabelSelectorSpec {
@@ -186,7 +188,7 @@ export function parseFleetConfig(text: string, sourcePath: string): FleetConfig 
     const seen = new Set<string>();
     root.clusters.forEach((raw, i) => {
       const p = `clusters[${i}]`;
-      const o = c.object(raw, p, ['name', 'kubeconfig', 'context', 'server', 'caFile', 'tokenFile', 'insecureSkipTLSVerify', 'labels', 'authorization']);
+      const o = c.object(raw, p, ['name', 'kubeconfig', 'context', 'server', 'caFile', 'tokenFile', 'insecureSkipTLSVerify', 'labels', 'authorization', 'priority']);
       if (!o) return;
       const name = c.string(o.name, `${p}.name`, { required: true, pattern: DNS_LABEL, patternDesc: DNS_LABEL_DESC });
       if (name !== undefined) {
@@ -208,6 +210,8 @@ export function parseFleetConfig(text: string, sourcePath: string): FleetConfig 
       const tokenFile = c.string(o.tokenFile, `${p}.tokenFile`);
       const context = c.string(o.context, `${p}.context`);
       const authorization = c.string(o.authorization, `${p}.authorization`, { pattern: /^(rbac|subjectAccessReview)$/, patternDesc: 'rbac or subjectAccessReview' }) as ClusterConfig['authorization'] | undefined;
+      const priority = o.priority ?? 0;
+      if (typeof priority !== 'number' || !Number.isInteger(priority) || priority < -1000 || priority > 1000) c.fail(`${p}.priority`, `must be an integer from -1000 to 1000, got ${describe(priority)}`);
       if (name === undefined) return;
       clusters.push({
         name,
@@ -219,6 +223,7 @@ export function parseFleetConfig(text: string, sourcePath: string): FleetConfig 
         ...(typeof o.insecureSkipTLSVerify === 'boolean' ? { insecureSkipTLSVerify: o.insecureSkipTLSVerify } : {}),
         labels: c.labels(o.labels, `${p}.labels`),
         authorization: authorization ?? 'rbac',
+        priority: typeof priority === 'number' && Number.isInteger(priority) ? priority : 0,
       });
     });
   }
@@ -347,12 +352,17 @@ export async function loadFleetConfig(path: string): Promise<FleetConfig> {
   return parseFleetConfig(text, path);
 }
 
-/** The clusters a rule applies to: by name, by label selector, or all of them. */
+/**
+ * The clusters a rule applies to: by name, by label selector, or all of them; in the fleet's
+ * order of preference (priority, then configuration order), which a get by name follows.
+ */
 export function selectClusters(rule: ResourceRule, clusters: ClusterConfig[]): ClusterConfig[] {
-  if (rule.clusters) return clusters.filter((c) => rule.clusters!.includes(c.name));
-  if (rule.clusterSelector) {
+  let selected = clusters;
+  if (rule.clusters) selected = clusters.filter((c) => rule.clusters!.includes(c.name));
+  else if (rule.clusterSelector) {
     const sel = labelSelectorFromObject(rule.clusterSelector);
-    return clusters.filter((c) => matchesLabels(sel, c.labels));
+    selected = clusters.filter((c) => matchesLabels(sel, c.labels));
   }
-  return clusters;
+  // Stable: equal priorities keep the configuration's order.
+  return [...selected].sort((a, b) => b.priority - a.priority);
 }

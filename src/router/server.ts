@@ -20,6 +20,7 @@ import { discoveryPlugin } from './plugins/discovery.js';
 import { readsPlugin, type ReadsOptions } from './plugins/reads.js';
 import { subresourcesPlugin } from './plugins/subresources.js';
 import { writesPlugin } from './plugins/writes.js';
+import { selfReviewsPlugin } from './plugins/self-reviews.js';
 
 /**
  * The HTTP surface: Kubernetes URLs in, cached reads out, every error a `Status`. It is a set of
@@ -86,6 +87,7 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
   void app.register(discoveryPlugin, { fleet, catalog });
   void app.register(readsPlugin, { fleet, catalog, health, store, hub, snapshots, writes, callers, authorizer: opts.authorizer, forward, watch: opts.watch });
   void app.register(subresourcesPlugin, { fleet, catalog, store, callerHeaders: forward.callerHeaders, getAccess: forward.getAccess, metrics });
+  void app.register(selfReviewsPlugin, { fleet, callers, authorizer: opts.authorizer });
   void app.register(writesPlugin, { fleet, forward });
   return app;
 }

@@ -166,7 +166,12 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
     if (written) await store.waitFor(key, written, 2000);
     if (target.name !== undefined) {
       const form = negotiate(req.headers.accept, { list: false });
-      return sendBytes(reply, getResponse(store, { resource, view }, target.namespace ?? '', target.name, form, includeObject as ListOptions['includeObject']));
+      const got = getResponse(store, { resource, view }, target.namespace ?? '', target.name, form, includeObject as ListOptions['includeObject']);
+      if (got.alsoIn.length > 0) {
+        // A first-hit get says which copy it is and how to read another; a write to the name stays 409.
+        reply.header('warning', [...warnings, `299 - ${JSON.stringify(`flotilla: ${whatOf(question)} "${target.name}" is in clusters ${[got.cluster, ...got.alsoIn].join(', ')}; this is ${got.cluster}'s (the first in the fleet's order); read another's with the /clusters/<name>/ path prefix`)}`]);
+      }
+      return sendBytes(reply, got.body);
     }
     const form = negotiate(req.headers.accept, { list: true });
     if (since && !one(q, 'continue')) await awaitResourceVersion(resource, view, since, rvMatch === 'Exact', target.cluster);
