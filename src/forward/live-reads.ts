@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { StringDecoder } from 'node:string_decoder';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FleetMembers } from '../cacher/cache-manager.js';
 import { CLUSTER_ANNOTATION } from '../ingest/decode.js';
@@ -16,7 +17,8 @@ import type { ResourceTarget } from './owner.js';
  * each object annotated with its cluster and given a global resourceVersion, one Table with the
  * Cluster column first, paging with a continue token that carries each member's own continue.
  * A member that fails or refuses the caller is named in a Warning and the others still answer.
- * `/clusters/<name>/` reads go to that member alone. Watches are not served live (yet).
+ * `/clusters/<name>/` reads go to that member alone. A watch opens the members' watches and
+ * interleaves their events under the global resourceVersion (liveWatch).
  */
 export interface LiveReadsConfig {
   /** Whether uncached resources are read live at all. */
@@ -82,16 +84,15 @@ export async function liveRead(req: FastifyRequest, reply: FastifyReply, deps: L
   if (!servedLive(deps.config, target.group, target.resource) || target.subresource) throw notServed();
   const params = new URLSearchParams(req.url.includes('?') ? req.url.slice(req.url.indexOf('?') + 1) : '');
   const watching = params.get('watch') === 'true' || params.get('watch') === '1';
-  // Watches of uncached resources are not fanned out (yet): not served, as before.
-  if (watching) throw notServed();
   const list = target.name === undefined;
-  const form = negotiate(req.headers.accept, { list });
+  const form = negotiate(req.headers.accept, { list: list && !watching });
   const identity = await deps.callerHeaders(req.raw);
   const clusters = target.cluster !== undefined ? [target.cluster] : deps.fleet.clusterNames();
   const ua = req.headers['user-agent'];
   const headers: Record<string, string | string[]> = { ...identity, accept: accepted(form, list), 'user-agent': `${typeof ua === 'string' ? ua : 'unknown'} via flotilla` };
   const path = canonicalPath({ ...target, cluster: undefined });
   const ask = (cluster: string, query: URLSearchParams): Promise<MemberResult> => askMember(deps, cluster, path, query, headers);
+  if (watching) return liveWatch(reply, deps, clusters, params, path, { ...headers, accept: accepted(form, false) });
   if (!list) return liveGet(reply, deps, clusters, params, ask, target);
   return liveList(reply, deps, clusters, params, ask);
 }
@@ -285,10 +286,13 @@ async function liveGet(reply: FastifyReply, deps: LiveReadDeps, clusters: readon
 export interface LiveContinue {
   live: Record<string, string | null>;
   rv: Record<string, string>;
+  /** The list's kind and apiVersion, for a later page none of whose members answer (an empty page). */
+  kind?: string;
+  apiVersion?: string;
 }
 
 export function encodeLiveContinue(c: LiveContinue): string {
-  return Buffer.from(JSON.stringify({ live: c.live, rv: c.rv })).toString('base64url');
+  return Buffer.from(JSON.stringify({ live: c.live, rv: c.rv, ...(c.kind !== undefined ? { kind: c.kind, apiVersion: c.apiVersion ?? '' } : {}) })).toString('base64url');
 }
 
 const CLUSTER_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
@@ -313,7 +317,8 @@ export function decodeLiveContinue(token: string): LiveContinue {
     if (!CLUSTER_NAME.test(c) || typeof v !== 'string' || !/^[0-9]+$/.test(v)) throw fail();
     rv[c] = v;
   }
-  return { live, rv };
+  if (doc['kind'] !== undefined && (typeof doc['kind'] !== 'string' || typeof doc['apiVersion'] !== 'string')) throw fail();
+  return { live, rv, ...(typeof doc['kind'] === 'string' ? { kind: doc['kind'], apiVersion: doc['apiVersion'] as string } : {}) };
 }
 
 /** A page's limit shared among the members asked for it, in their order: some get one more, none more than the page holds. */
@@ -340,26 +345,38 @@ async function liveList(reply: FastifyReply, deps: LiveReadDeps, clusters: reado
   for (const p of ['continue', 'resourceVersion', 'resourceVersionMatch', 'limit']) query.delete(p);
   const rvMatch = params.get('resourceVersionMatch');
   // Members still to read: all of them, or those the token carries (in the fleet's order).
-  const pending = token ? clusters.filter((c) => c in token.live) : [...clusters];
-  const shares = limit > 0 && pending.length > 0 ? shareLimit(limit, pending) : undefined;
-  const asked = pending.filter((c) => !shares || shares.get(c)! > 0);
-  const results = await mapBounded(asked, deps.concurrency ?? 8, (c) => {
-    const q = new URLSearchParams(query);
-    const own = token?.live[c];
-    if (own) q.set('continue', own);
-    else if (rvText === '0') q.set('resourceVersion', '0');
-    else if (since?.[c] !== undefined) q.set('resourceVersion', since[c]!);
-    if (rvMatch && q.has('resourceVersion')) q.set('resourceVersionMatch', rvMatch);
-    if (shares) q.set('limit', String(shares.get(c)));
-    return ask(c, q);
-  });
-  // A member's continue that expired expires the whole list: the client lists again.
-  const gone = results.find((r) => r.status === 410 && token?.live[r.cluster]);
-  if (gone) throw expired(`cluster ${gone.cluster}: ${bodyText(gone)}`);
-  const ok = results.filter((r) => r.status === 200).map(parsed).filter((p): p is Parsed => p !== undefined);
-  // Members this page did not ask (their share of the limit was 0) keep their place in the token.
-  const carried = pending.filter((c) => !asked.includes(c));
-  if (ok.length === 0 && carried.length === 0) return noAnswer(reply, results);
+  let pending = token ? clusters.filter((c) => c in token.live) : [...clusters];
+  const results: MemberResult[] = [];
+  let ok: Parsed[] = [];
+  let carried: string[] = [];
+  for (;;) {
+    const shares = limit > 0 && pending.length > 0 ? shareLimit(limit, pending) : undefined;
+    const asked = pending.filter((c) => !shares || shares.get(c)! > 0);
+    const answers = await mapBounded(asked, deps.concurrency ?? 8, (c) => {
+      const q = new URLSearchParams(query);
+      const own = token?.live[c];
+      if (own) q.set('continue', own);
+      else if (rvText === '0') q.set('resourceVersion', '0');
+      else if (since?.[c] !== undefined) q.set('resourceVersion', since[c]!);
+      if (rvMatch && q.has('resourceVersion')) q.set('resourceVersionMatch', rvMatch);
+      if (shares) q.set('limit', String(shares.get(c)));
+      return ask(c, q);
+    });
+    results.push(...answers);
+    // A member's continue that expired expires the whole list: the client lists again.
+    const gone = answers.find((r) => r.status === 410 && token?.live[r.cluster]);
+    if (gone) throw expired(`cluster ${gone.cluster}: ${bodyText(gone)}`);
+    ok = answers.filter((r) => r.status === 200).map(parsed).filter((p): p is Parsed => p !== undefined);
+    // Members this page did not ask (their share of the limit was 0) keep their place in the token.
+    carried = pending.filter((c) => !asked.includes(c));
+    // None of those asked answered (refused, failed): the page is the next members' rather than
+    // an empty one (a caller refused everywhere gets the refusal, not empty pages).
+    if (ok.length > 0 || carried.length === 0) break;
+    pending = carried;
+  }
+  // A later page whose members all refuse or fail: an empty last page, as the earlier ones showed
+  // what could be read; a first page: the members' own answer (a caller refused everywhere, 403).
+  if (ok.length === 0 && !token?.kind) return noAnswer(reply, results);
   const rvs: Record<string, string> = { ...(token?.rv ?? {}) };
   const live: Record<string, string | null> = {};
   for (const c of carried) live[c] = token?.live[c] ?? null;
@@ -368,12 +385,131 @@ async function liveList(reply: FastifyReply, deps: LiveReadDeps, clusters: reado
     if (rvs[a.cluster] === undefined && typeof md['resourceVersion'] === 'string' && md['resourceVersion']) rvs[a.cluster] = md['resourceVersion'];
     if (typeof md['continue'] === 'string' && md['continue']) live[a.cluster] = md['continue'];
   }
-  const next = Object.keys(live).length > 0 ? encodeLiveContinue({ live, rv: rvs }) : undefined;
+  const head = ok[0]?.doc;
+  const kind = typeof head?.['kind'] === 'string' ? { kind: head['kind'], apiVersion: String(head['apiVersion'] ?? '') } : token?.kind !== undefined ? { kind: token.kind, apiVersion: token.apiVersion ?? '' } : {};
+  const next = Object.keys(live).length > 0 ? encodeLiveContinue({ live, rv: rvs, ...kind }) : undefined;
   const metadata: Doc = { resourceVersion: encodeGlobalRV(rvs), ...(next ? { continue: next } : {}) };
   const warnings = [...ok.flatMap((a) => a.warnings), ...results.filter((r) => r.status !== 200).map((r) => leftOutWarning(r)).filter((w): w is string => w !== undefined)];
   if (ok.length === 0) {
-    // Every member asked for this page failed, but others are still to read: an empty page.
-    return send(reply, { kind: 'List', apiVersion: 'v1', metadata, items: [] }, warnings);
+    const empty = token!.kind === 'Table' ? { columnDefinitions: [CLUSTER_COLUMN], rows: [] } : { items: [] };
+    return send(reply, { kind: token!.kind, apiVersion: token!.apiVersion, metadata, ...empty }, warnings);
   }
   return send(reply, merged(ok, metadata), warnings);
+}
+
+/**
+ * A live watch: every member's watch, as the caller, interleaved. Each event's object is
+ * annotated with its cluster, and its resourceVersion is the global one of that moment (each
+ * member's latest, the event's own member at the event), so a client resumes from any event or
+ * bookmark: a global `resourceVersion` gives each member its own. A member that refuses or does
+ * not answer within the member timeout is named in a Warning and left out; when none answers,
+ * a member's own answer (as for lists). The watch ends when any member's watch ends (its
+ * timeout, an error, an ERROR event, which is passed on), so that the client watches again from
+ * the last resourceVersion it saw rather than miss a member's events. Tables: the Cluster column
+ * first, column definitions in the first event only.
+ */
+async function liveWatch(reply: FastifyReply, deps: LiveReadDeps, clusters: readonly string[], params: URLSearchParams, path: string, headers: Record<string, string | string[]>): Promise<FastifyReply> {
+  const rvText = params.get('resourceVersion');
+  const since = rvText && rvText !== '0' ? decodeGlobalRV(rvText) : undefined;
+  const query = new URLSearchParams(params);
+  query.delete('resourceVersion');
+  const rvs: Record<string, string> = { ...(since ?? {}) };
+  const aborter = new AbortController();
+  const opened = await mapBounded(clusters, clusters.length, async (cluster): Promise<MemberResult & { stream?: IncomingMessage }> => {
+    const member = deps.fleet.member(cluster);
+    if (!member) return { cluster, error: 'not a member of the fleet' };
+    const q = new URLSearchParams(query);
+    if (rvText === '0') q.set('resourceVersion', '0');
+    else if (since?.[cluster] !== undefined) q.set('resourceVersion', since[cluster]!);
+    const own = new AbortController();
+    const stop = () => own.abort();
+    aborter.signal.addEventListener('abort', stop, { once: true });
+    const headerTimer = setTimeout(() => own.abort(), deps.memberTimeoutMs ?? 10_000);
+    try {
+      const res = await member.send({ method: 'GET', path: `${path}?${q}`, headers, signal: own.signal });
+      clearTimeout(headerTimer);
+      if (res.statusCode === 200) return { cluster, status: 200, headers: res.headers, stream: res };
+      const chunks: Buffer[] = [];
+      for await (const c of res) chunks.push(c as Buffer);
+      return { cluster, status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) };
+    } catch (e) {
+      return { cluster, error: own.signal.aborted ? `did not answer within ${Math.round((deps.memberTimeoutMs ?? 10_000) / 1000)} s` : (e as Error).message };
+    } finally {
+      clearTimeout(headerTimer);
+    }
+  });
+  const streams = opened.filter((o) => o.stream !== undefined);
+  if (streams.length === 0) return noAnswer(reply, opened);
+  const warnings = opened.filter((o) => o.stream === undefined).map((o) => leftOutWarning(o)).filter((w): w is string => w !== undefined);
+  reply.hijack();
+  const out = reply.raw;
+  out.statusCode = 200;
+  out.setHeader('content-type', 'application/json');
+  if (warnings.length) out.setHeader('warning', warnings);
+  out.flushHeaders();
+  let ended = false;
+  let tableHeaderSent = false;
+  const finish = () => {
+    if (ended) return;
+    ended = true;
+    aborter.abort();
+    for (const o of streams) o.stream!.destroy();
+    out.end();
+  };
+  out.on('close', finish);
+  const event = (cluster: string, line: string) => {
+    let e: Doc;
+    try {
+      e = JSON.parse(line) as Doc;
+    } catch {
+      return;
+    }
+    const obj = e['object'];
+    if (e['type'] === 'ERROR' || !isObject(obj)) {
+      out.write(line + '\n');
+      finish();
+      return;
+    }
+    const stamp = (o: Doc, annotate: boolean) => {
+      const md = o['metadata'];
+      if (!isObject(md)) return;
+      if (typeof md['resourceVersion'] === 'string' && md['resourceVersion'] !== '') {
+        rvs[cluster] = md['resourceVersion'];
+        md['resourceVersion'] = encodeGlobalRV(rvs);
+      }
+      if (annotate) md['annotations'] = { ...(isObject(md['annotations']) ? md['annotations'] : {}), [CLUSTER_ANNOTATION]: cluster };
+    };
+    if (obj['kind'] === 'Table') {
+      const cols = obj['columnDefinitions'];
+      if (Array.isArray(cols) && cols.length > 0 && !tableHeaderSent) {
+        obj['columnDefinitions'] = [CLUSTER_COLUMN, ...cols];
+        tableHeaderSent = true;
+      } else obj['columnDefinitions'] = null;
+      for (const row of Array.isArray(obj['rows']) ? obj['rows'] : []) {
+        if (!isObject(row)) continue;
+        row['cells'] = [cluster, ...(Array.isArray(row['cells']) ? row['cells'] : [])];
+        if (isObject(row['object'])) stamp(row['object'], true);
+      }
+      stamp(obj, false);
+    } else stamp(obj, e['type'] !== 'BOOKMARK');
+    out.write(JSON.stringify(e) + '\n');
+  };
+  for (const o of streams) {
+    const decoder = new StringDecoder('utf8');
+    let pending = '';
+    o.stream!.on('data', (chunk: Buffer) => {
+      if (ended) return;
+      pending += decoder.write(chunk);
+      let nl: number;
+      while (!ended && (nl = pending.indexOf('\n')) >= 0) {
+        const line = pending.slice(0, nl).trim();
+        pending = pending.slice(nl + 1);
+        if (line) event(o.cluster, line);
+      }
+    });
+    o.stream!.on('end', finish);
+    o.stream!.on('error', finish);
+    o.stream!.on('close', finish);
+  }
+  return reply;
 }

@@ -6,6 +6,7 @@ import type { MemberInfo } from '../fleet/fleet.js';
 import { livePids } from '../fleet/processes.js';
 import { startFlotillaProcess, type FlotillaProcess } from '../support/flotilla-process.js';
 import { until } from '../support/poll.js';
+import { openWatch, type WatchEvent } from '../support/watch-client.js';
 import { decodeGlobalRV, encodeContinue, encodeGlobalRV } from '../../src/api/global-rv.js';
 
 /**
@@ -91,8 +92,8 @@ beforeAll(async () => {
     if (m !== north) await make(`/api/v1/namespaces/${NS}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'shared' }, data: { on: m.name } });
     await make(`/api/v1/namespaces/${NS}/secrets`, { apiVersion: 'v1', kind: 'Secret', metadata: { name: `s-${m.name}` }, stringData: { a: 'b' } });
   }
-  // alice may read configmaps of NS on west only.
-  await memberRequest(west, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'cm-reader' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list'] }] });
+  // alice may read (get, list, watch) configmaps of NS on west only.
+  await memberRequest(west, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'cm-reader' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] }] });
   await memberRequest(west, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'alice-cm' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'cm-reader' }, subjects: [{ kind: 'User', name: 'alice', apiGroup: 'rbac.authorization.k8s.io' }] });
   await until('the default service accounts', async () => {
     for (const m of members) if ((await memberRequest(m, 'GET', `/api/v1/namespaces/${NS}/serviceaccounts/default`)).status !== 200) return false;
@@ -219,6 +220,18 @@ describe('as the caller', () => {
     expect(w).toContain(`cluster ${east.name} refused`);
     expect(w).toContain(`cluster ${north.name} refused`);
     expect(w).not.toContain(`cluster ${west.name}`);
+    // Paged, a page whose members all refuse is not an empty page (nor a 403): the next members are read.
+    const names: string[] = [];
+    let token: string | undefined;
+    do {
+      const page = await listOf(flotilla.endpoint, `${path}?limit=1${token ? `&continue=${encodeURIComponent(token)}` : ''}`, alice.token);
+      // Every page west answers holds one item; the last (north's, refused) is empty.
+      expect(page.items.length).toBe(page.metadata.continue ? 1 : page.items.length);
+      expect(page.items.length).toBeLessThanOrEqual(1);
+      names.push(...page.items.map((i) => i.metadata.name));
+      token = page.metadata.continue;
+    } while (token);
+    expect(names.sort()).toEqual(own.items.map((i) => i.metadata.name).sort());
     // A get of west's object: west answers it, the others refuse.
     expect((await memberRequest(flotilla.endpoint, 'GET', `${path}/cm-${west.name}-0`, undefined, { token: alice.token })).status).toBe(200);
   });
@@ -227,8 +240,72 @@ describe('as the caller', () => {
     expect(res.status).toBe(403);
     expect(JSON.parse(res.body)).toMatchObject({ kind: 'Status', reason: 'Forbidden' });
     expect(JSON.parse(res.body).message).toContain('User "bob" cannot list resource "configmaps"');
+    // Also with a limit below the member count (the abuse suite found an empty 200 page here).
+    expect((await memberRequest(flotilla.endpoint, 'GET', `/api/v1/namespaces/${NS}/configmaps?limit=1`, undefined, { token: bob.token })).status).toBe(403);
     const get = await memberRequest(flotilla.endpoint, 'GET', `/api/v1/namespaces/${NS}/configmaps/cm-${east.name}-0`, undefined, { token: bob.token });
     expect(get.status).toBe(403);
+  });
+});
+
+describe('a fleet-wide watch of an uncached resource', () => {
+  const path = `/api/v1/namespaces/${NS}/configmaps`;
+  const make = async (m: MemberInfo, name: string, v: string, method = 'POST') => {
+    const res = await memberRequest(m, method, method === 'POST' ? path : `${path}/${name}`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { v } });
+    expect(res.status, res.body).toBeLessThan(300);
+    return JSON.parse(res.body) as Obj;
+  };
+  const named = (name: string, type: string) => (es: WatchEvent[]) => es.some((e) => e.type === type && e.object.metadata?.name === name);
+
+  it('interleaves the members’ events, each with its cluster and the global RV of its moment, resumable', async () => {
+    const listed = await listOf(flotilla.endpoint, path);
+    const from = decodeGlobalRV(listed.metadata.resourceVersion!);
+    const w = await openWatch(flotilla.endpoint, `${path}?watch=1&resourceVersion=${listed.metadata.resourceVersion}&timeoutSeconds=60`);
+    expect(w.status).toBe(200);
+    try {
+      const a = await make(east, 'w-east', '1');
+      await w.until(named('w-east', 'ADDED'));
+      const b = await make(north, 'w-north', '1');
+      await w.until(named('w-north', 'ADDED'));
+      const c = await make(east, 'w-east', '2', 'PUT');
+      await w.until(named('w-east', 'MODIFIED'));
+      const seen = w.events.filter((e) => e.type !== 'BOOKMARK').map((e) => `${e.type} ${e.object.metadata!.annotations![CLUSTER]}/${e.object.metadata!.name}`);
+      expect(seen).toEqual([`ADDED ${east.name}/w-east`, `ADDED ${north.name}/w-north`, `MODIFIED ${east.name}/w-east`]);
+      const rvOf = (i: number) => decodeGlobalRV(w.events.filter((e) => e.type !== 'BOOKMARK')[i]!.object.metadata!.resourceVersion!);
+      expect(rvOf(0)).toEqual({ ...from, [east.name]: a.metadata.resourceVersion });
+      expect(rvOf(1)).toEqual({ ...from, [east.name]: a.metadata.resourceVersion, [north.name]: b.metadata.resourceVersion });
+      expect(rvOf(2)).toEqual({ ...from, [east.name]: c.metadata.resourceVersion, [north.name]: b.metadata.resourceVersion });
+      const first = w.events.find((e) => e.type === 'ADDED' && e.object.metadata?.name === 'w-east')!;
+      // Resumed from the first event: the two after it, not it.
+      const again = await openWatch(flotilla.endpoint, `${path}?watch=1&resourceVersion=${first.object.metadata!.resourceVersion}&timeoutSeconds=60`);
+      try {
+        await again.until((es) => named('w-east', 'MODIFIED')(es) && named('w-north', 'ADDED')(es));
+        await new Promise((r) => setTimeout(r, 300));
+        const resumed = again.events.filter((e) => e.type !== 'BOOKMARK').map((e) => `${e.type} ${e.object.metadata!.name}`);
+        // Members' replays interleave in no defined order between members; each member's in its own.
+        expect(resumed.sort()).toEqual(['ADDED w-north', 'MODIFIED w-east']);
+      } finally {
+        again.close();
+      }
+    } finally {
+      w.close();
+    }
+  });
+
+  it('as the caller: alice sees west’s events only', async () => {
+    const listed = await listOf(flotilla.endpoint, path);
+    const w = await openWatch({ ...flotilla.endpoint, token: alice.token }, `${path}?watch=1&resourceVersion=${listed.metadata.resourceVersion}&timeoutSeconds=60`);
+    expect(w.status).toBe(200);
+    try {
+      await make(east, 'w2-east', '1');
+      await make(west, 'w2-west', '1');
+      await w.until(named('w2-west', 'ADDED'));
+      await new Promise((r) => setTimeout(r, 500));
+      expect(w.events.map((e) => `${e.type} ${e.object.metadata!.annotations?.[CLUSTER]}/${e.object.metadata!.name}`)).toEqual([`ADDED ${west.name}/w2-west`]);
+    } finally {
+      w.close();
+    }
+    const bobs = await memberRequest(flotilla.endpoint, 'GET', `${path}?watch=1`, undefined, { token: bob.token });
+    expect(bobs.status).toBe(403);
   });
 });
 

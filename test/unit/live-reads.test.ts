@@ -34,6 +34,8 @@ describe('live continue tokens', () => {
   it('round-trip, each member with its own continue (null: not asked yet)', () => {
     const t = { live: { east: 'eyJ2IjoibWV0YS5rOHMuaW8vdjEifQ', west: null }, rv: { east: '41', north: '7' } };
     expect(decodeLiveContinue(encodeLiveContinue(t))).toEqual(t);
+    const k = { ...t, kind: 'ConfigMapList', apiVersion: 'v1' };
+    expect(decodeLiveContinue(encodeLiveContinue(k))).toEqual(k);
   });
   it('a cached list token is not a live one, nor the other way round (400)', () => {
     const cached = encodeContinue({ rv: encodeGlobalRV({ east: '1' }), start: 'x' });
