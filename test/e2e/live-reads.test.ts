@@ -7,6 +7,7 @@ import { livePids } from '../fleet/processes.js';
 import { startFlotillaProcess, type FlotillaProcess } from '../support/flotilla-process.js';
 import { until } from '../support/poll.js';
 import { openWatch, type WatchEvent } from '../support/watch-client.js';
+import { kubectl } from '../support/kubectl.js';
 import { decodeGlobalRV, encodeContinue, encodeGlobalRV } from '../../src/api/global-rv.js';
 
 /**
@@ -143,6 +144,18 @@ describe('a fleet-wide list of an uncached resource', () => {
     expect(Object.keys(decodeGlobalRV(t.metadata.resourceVersion)).length).toBe(3);
   });
 
+  it('as PartialObjectMetadataList: every member’s items, each PartialObjectMetadata with its cluster', async () => {
+    const path = `/api/v1/namespaces/${NS}/configmaps`;
+    const accept = 'application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io';
+    const l = JSON.parse((await ok(flotilla.endpoint, path, { accept })).body) as List;
+    expect(l.kind).toBe('PartialObjectMetadataList');
+    const own = JSON.parse((await ok(east, path, { accept })).body) as List;
+    const mine = l.items.filter((i) => i.metadata.annotations?.[CLUSTER] === east.name);
+    expect(mine.map((i) => body(i))).toEqual(own.items.map((i) => body(i)));
+    expect(l.items.every((i) => i.kind === 'PartialObjectMetadata' && i.data === undefined)).toBe(true);
+    expect(flotillaMerged(l).size).toBe((await membersMerged(path)).size);
+  });
+
   it('pages with limit and continue: each page within the limit, together the whole list', async () => {
     const path = `/api/v1/namespaces/${NS}/configmaps`;
     const whole = await membersMerged(path);
@@ -196,6 +209,17 @@ describe('a fleet-wide get by name of an uncached resource', () => {
     expect(o.metadata.annotations?.[CLUSTER]).toBe(west.name);
     const l = await listOf(flotilla.endpoint, `/clusters/${north.name}/api/v1/namespaces/${NS}/configmaps`);
     expect(new Set(l.items.map((i) => i.metadata.annotations?.[CLUSTER]))).toEqual(new Set([north.name]));
+  });
+});
+
+describe('kubectl', () => {
+  it('get --raw of an uncached fleet list and get (discovery does not list uncached resources yet)', async () => {
+    const l = await kubectl(flotilla.kubeconfig, ['get', '--raw', `/api/v1/namespaces/${NS}/configmaps?labelSelector=team%3Dblue`]);
+    expect(l.code, l.stderr).toBe(0);
+    expect(flotillaMerged(JSON.parse(l.stdout) as List)).toEqual(await membersMerged(`/api/v1/namespaces/${NS}/configmaps?labelSelector=team%3Dblue`));
+    const g = await kubectl(flotilla.kubeconfig, ['get', '--raw', `/api/v1/namespaces/${NS}/configmaps/shared`]);
+    expect(g.code).not.toBe(0);
+    expect(g.stderr).toMatch(/exists in clusters/);
   });
 });
 
