@@ -60,6 +60,12 @@ export interface FleetOptions {
   watchCatchUpStallSeconds: number;
   /** Events kept per resource for watches resuming from an older RV; older RVs get 410. */
   eventLogSize: number;
+  /**
+   * Resources flotilla does not cache, read live from the members as the caller (gets and lists
+   * fanned out): on unless `enabled: false`; `exclude` names resources never read so, as kubectl
+   * names them (`secrets`, `leases.coordination.k8s.io`).
+   */
+  liveReads: { enabled: boolean; exclude: string[] };
 }
 
 /** How flotilla learns who calls it; writes are forwarded as that caller (Impersonate-*). */
@@ -87,6 +93,8 @@ export class ConfigError extends Error {}
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+// A plural resource name, then its API group if not core: `secrets`, `leases.coordination.k8s.io`.
+const RESOURCE_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const VERSION = /^v[0-9]+((alpha|beta)[0-9]+)?$/;
 
 type Obj = Record<string, unknown>;
@@ -290,9 +298,9 @@ export function parseFleetConfig(text: string, sourcePath: string): FleetConfig 
     });
   }
 
-  const options: FleetOptions = { dropManagedFields: true, listPageSize: 500, maxInflightListsPerMember: 4, maxInflightListPages: 8, watchBookmarkIntervalSeconds: 30, minWatchTimeoutSeconds: 1800, watchCatchUpStallSeconds: 60, maxWatchBufferMiB: 16, eventLogSize: 100_000 };
+  const options: FleetOptions = { dropManagedFields: true, listPageSize: 500, maxInflightListsPerMember: 4, maxInflightListPages: 8, watchBookmarkIntervalSeconds: 30, minWatchTimeoutSeconds: 1800, watchCatchUpStallSeconds: 60, maxWatchBufferMiB: 16, eventLogSize: 100_000, liveReads: { enabled: true, exclude: [] } };
   if (root.options !== undefined) {
-    const o = c.object(root.options, 'options', ['dropManagedFields', 'listPageSize', 'maxInflightListsPerMember', 'maxInflightListPages', 'watchBookmarkIntervalSeconds', 'minWatchTimeoutSeconds', 'watchCatchUpStallSeconds', 'maxWatchBufferMiB', 'eventLogSize']);
+    const o = c.object(root.options, 'options', ['dropManagedFields', 'listPageSize', 'maxInflightListsPerMember', 'maxInflightListPages', 'watchBookmarkIntervalSeconds', 'minWatchTimeoutSeconds', 'watchCatchUpStallSeconds', 'maxWatchBufferMiB', 'eventLogSize', 'liveReads']);
     if (o?.dropManagedFields !== undefined) {
       if (typeof o.dropManagedFields !== 'boolean') c.fail('options.dropManagedFields', 'must be true or false');
       else options.dropManagedFields = o.dropManagedFields;
@@ -315,6 +323,17 @@ export function parseFleetConfig(text: string, sourcePath: string): FleetConfig 
     int('watchCatchUpStallSeconds', 1, 86400);
     int('maxWatchBufferMiB', 1, 1024);
     int('eventLogSize', 1000, 100_000_000);
+    if (o?.liveReads !== undefined) {
+      const live = c.object(o.liveReads, 'options.liveReads', ['enabled', 'exclude']);
+      if (live?.enabled !== undefined) {
+        if (typeof live.enabled !== 'boolean') c.fail('options.liveReads.enabled', 'must be true or false');
+        else options.liveReads.enabled = live.enabled;
+      }
+      const exclude = c.stringList(live?.exclude, 'options.liveReads.exclude', (s, sp) => {
+        if (!RESOURCE_NAME.test(s)) c.fail(sp, `must be a resource as kubectl names it (resource, or resource.group), got ${JSON.stringify(s)}`);
+      });
+      if (exclude) options.liveReads.exclude = exclude;
+    }
   }
 
   const authentication: AuthenticationSpec = { cacheTTLSeconds: 10, anonymous: false };

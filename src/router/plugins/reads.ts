@@ -17,6 +17,7 @@ import type { ReadView } from '../../view/read-view.js';
 import { VIEW_STEPS, buildReadView } from '../../view/steps.js';
 import type { WriteTracker } from '../../forward/read-your-writes.js';
 import { forwardRead, type ForwardDeps } from '../../forward/writes.js';
+import { liveRead, type LiveReadsConfig } from '../../forward/live-reads.js';
 import type { Callers } from '../callers.js';
 import { CLUSTER_PREFIXES, targetOf } from '../target.js';
 import { MAX_TIMER_MS, int64Param, notServed, one, sendBytes, type Query } from '../replies.js';
@@ -37,6 +38,8 @@ export interface ReadsOptions {
   authorizer: ReadAuthorizer;
   forward: ForwardDeps;
   /** minTimeoutSeconds: as the apiserver's --min-request-timeout, for watches without timeoutSeconds. */
+  /** Uncached resources, read live from the members (src/forward/live-reads.ts); absent: not served. */
+  live?: LiveReadsConfig;
   watch?: { bookmarkIntervalMs?: number; maxBufferedBytes?: number; minTimeoutSeconds?: number; catchUpStallMs?: number };
 }
 
@@ -82,7 +85,10 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
     const target = targetOf(req.raw, fleet);
     if (target.type !== 'resource') throw notServed();
     const resource = catalog.resource(gvrKey(target));
-    if (!resource) throw notServed();
+    if (!resource) {
+      if (opts.live) return liveRead(req, reply, { fleet, config: opts.live, callerHeaders: opts.forward.callerHeaders }, target);
+      throw notServed();
+    }
     if (target.namespace !== undefined && !resource.info.namespaced) throw notServed();
     if (target.subresource) {
       if (target.name === undefined) throw notServed();
