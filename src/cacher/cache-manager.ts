@@ -284,8 +284,9 @@ export class CacheManager implements FleetMembers, ResourceCatalog, CacheHealth 
     return this.members.get(cluster)?.config.authorization ?? 'rbac';
   }
 
+  /** The members in the fleet's order of preference: priority (higher first), then configuration order. */
   clusterNames(): string[] {
-    return [...this.members.keys()];
+    return [...this.members.values()].sort((a, b) => b.config.priority - a.config.priority).map((m) => m.config.name);
   }
 
   member(name: string): MemberClient | undefined {

@@ -241,17 +241,17 @@ function send(reply: FastifyReply, doc: Doc, warnings: readonly string[]): Fasti
 type Ask = (cluster: string, query: URLSearchParams) => Promise<MemberResult>;
 
 /**
- * Which of several members' copies of a name a get answers. Today: none, 409 naming them, as for
- * cached gets; the one place to change when gets become "first hit".
+ * Which of several members' copies of a name a get answers: the first in the fleet's order
+ * (`hits` come in it), with a Warning naming every member that holds one, as for cached gets.
  */
-export function chooseLiveGet<T extends { cluster: string }>(hits: readonly T[], what: { resource: string; group: string; namespace?: string; name: string }): T {
-  if (hits.length === 1) return hits[0]!;
-  const clusters = hits.map((h) => h.cluster);
+export function chooseLiveGet<T extends { cluster: string }>(hits: readonly T[], what: { resource: string; group: string; name: string }): { hit: T; warning?: string } {
+  const [hit, ...others] = hits;
+  if (others.length === 0) return { hit: hit! };
   const subject = `${what.resource}${what.group ? '.' + what.group : ''} "${what.name}"`;
-  throw conflict(
-    `${subject}${what.namespace ? ` in namespace "${what.namespace}"` : ''} exists in clusters ${clusters.join(', ')}; address one with the /clusters/<name>/ path prefix, e.g. /clusters/${clusters[0]}/…`,
-    { name: what.name, group: what.group, kind: what.resource },
-  );
+  return {
+    hit: hit!,
+    warning: warning(`${subject} is in clusters ${hits.map((h) => h.cluster).join(', ')}; this is ${hit!.cluster}'s (the first in the fleet's order); read another's with the /clusters/<name>/ path prefix`),
+  };
 }
 
 async function liveGet(reply: FastifyReply, deps: LiveReadDeps, clusters: readonly string[], params: URLSearchParams, ask: Ask, target: ResourceTarget): Promise<FastifyReply> {
@@ -267,8 +267,8 @@ async function liveGet(reply: FastifyReply, deps: LiveReadDeps, clusters: readon
   });
   const hits = results.filter((r) => r.status === 200).map(parsed).filter((p): p is Parsed => p !== undefined);
   if (hits.length === 0) return noAnswer(reply, results);
-  const hit = chooseLiveGet(hits, { resource: target.resource, group: target.group, namespace: target.namespace, name: target.name! });
-  const warnings = [...hit.warnings, ...results.filter((r) => r.status !== 200).map((r) => leftOutWarning(r)).filter((w): w is string => w !== undefined)];
+  const { hit, warning: firstHit } = chooseLiveGet(hits, { resource: target.resource, group: target.group, name: target.name! });
+  const warnings = [...hit.warnings, ...(firstHit ? [firstHit] : []), ...results.filter((r) => r.status !== 200).map((r) => leftOutWarning(r)).filter((w): w is string => w !== undefined)];
   if (hit.doc['kind'] === 'Table') {
     const md = isObject(hit.doc['metadata']) ? hit.doc['metadata'] : {};
     return send(reply, merged([hit], { ...md, ...(typeof md['resourceVersion'] === 'string' && md['resourceVersion'] ? { resourceVersion: encodeGlobalRV({ [hit.cluster]: md['resourceVersion'] }) } : {}) }), warnings);

@@ -14,7 +14,7 @@ import { decodeGlobalRV, encodeContinue, encodeGlobalRV } from '../../src/api/gl
  * Resources flotilla does not cache (here configmaps and serviceaccounts; only pods, namespaces and
  * nodes are cached) are read live from the members, as the caller: a fleet list is every member's
  * own answer merged (cluster annotation, global RV), with selectors, Tables and paging; a get is the
- * one member's object, 409 when several have it; a member that refuses the caller or does not answer
+ * one member's object, the first in the fleet's order when several have it; a member that refuses the caller or does not answer
  * is named in a Warning and the others still answer.
  */
 const fleet = inject('fleet');
@@ -195,10 +195,11 @@ describe('a fleet-wide get by name of an uncached resource', () => {
     expect(decodeGlobalRV(o.metadata.resourceVersion!)).toEqual({ [west.name]: own.metadata.resourceVersion });
     expect(body(o)).toEqual(body(own));
   });
-  it('is 409 naming the members when several have it, 404 as the apiserver words it when none does', async () => {
+  it('is the first member’s copy when several have it (a Warning names them), 404 as the apiserver words it when none does', async () => {
     const several = await memberRequest(flotilla.endpoint, 'GET', `/api/v1/namespaces/${NS}/configmaps/shared`);
-    expect(several.status).toBe(409);
-    expect(JSON.parse(several.body).message).toContain(`exists in clusters ${east.name}, ${west.name}`);
+    expect(several.status).toBe(200);
+    expect((JSON.parse(several.body) as { data: { on: string } }).data.on).toBe(east.name);
+    expect(String(several.headers['warning'])).toContain(`is in clusters ${east.name}, ${west.name}; this is ${east.name}'s`);
     const none = await memberRequest(flotilla.endpoint, 'GET', `/api/v1/namespaces/${NS}/configmaps/nope`);
     expect(none.status).toBe(404);
     expect(JSON.parse(none.body)).toMatchObject({ kind: 'Status', reason: 'NotFound', message: 'configmaps "nope" not found', details: { name: 'nope', kind: 'configmaps' } });
@@ -218,8 +219,8 @@ describe('kubectl', () => {
     expect(l.code, l.stderr).toBe(0);
     expect(flotillaMerged(JSON.parse(l.stdout) as List)).toEqual(await membersMerged(`/api/v1/namespaces/${NS}/configmaps?labelSelector=team%3Dblue`));
     const g = await kubectl(flotilla.kubeconfig, ['get', '--raw', `/api/v1/namespaces/${NS}/configmaps/shared`]);
-    expect(g.code).not.toBe(0);
-    expect(g.stderr).toMatch(/exists in clusters/);
+    expect(g.code, g.stderr).toBe(0);
+    expect(g.stderr).toMatch(/is in clusters .*; this is/);
   });
 });
 

@@ -67,7 +67,9 @@ describe('a page limit shared among members', () => {
 describe('a get several members answer', () => {
   it('is 409 naming them; one answer is that answer', () => {
     const what = { resource: 'events', group: '', namespace: 'default', name: 'x' };
-    expect(chooseLiveGet([{ cluster: 'east' }], what)).toEqual({ cluster: 'east' });
-    expect(() => chooseLiveGet([{ cluster: 'east' }, { cluster: 'west' }], what)).toThrow(/events "x" in namespace "default" exists in clusters east, west/);
+    expect(chooseLiveGet([{ cluster: 'east' }], what)).toEqual({ hit: { cluster: 'east' } });
+    const several = chooseLiveGet([{ cluster: 'east' }, { cluster: 'west' }], what);
+    expect(several.hit).toEqual({ cluster: 'east' });
+    expect(several.warning).toMatch(/events \\"x\\" is in clusters east, west; this is east's/);
   });
 });
