@@ -6,7 +6,7 @@ import { CLUSTER_ANNOTATION } from '../ingest/decode.js';
 import { canonicalPath } from '../api/request-info.js';
 import { decodeGlobalRV, encodeGlobalRV } from '../api/global-rv.js';
 import { negotiate, type ResponseForm } from '../api/negotiate.js';
-import { StatusError, badRequest, conflict, expired, invalid, serviceUnavailable } from '../api/status.js';
+import { StatusError, badRequest, expired, invalid, serviceUnavailable } from '../api/status.js';
 import { CLUSTER_COLUMN } from '../mux/reads.js';
 import type { ResourceTarget } from './owner.js';
 
