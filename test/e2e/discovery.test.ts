@@ -119,9 +119,25 @@ describe('discovery documents', () => {
         expect(JSON.parse(mine.body), `${m.name} ${path} ${accept}`).toEqual(JSON.parse(theirs.body));
       }
     }
+    // A 304 is the member's, with no length or type of its own (kubectl's HTTP cache merges them).
+    const first = await memberRequest(flotilla.endpoint, 'GET', `/clusters/${east.name}/api`, undefined, { accept: AGGREGATED });
+    const again = await memberRequest(flotilla.endpoint, 'GET', `/clusters/${east.name}/api`, undefined, { accept: AGGREGATED, headers: { 'if-none-match': String(first.headers['etag']) } });
+    expect(again.status).toBe(304);
+    expect([again.headers['content-length'], again.headers['content-type']]).toEqual([undefined, undefined]);
     expect((await memberRequest(flotilla.endpoint, 'GET', `/clusters/${east.name}/apis/${GROUP}/v1`)).status).toBe(404);
     expect((await memberRequest(flotilla.endpoint, 'GET', `/clusters/${west.name}/apis/${GROUP}/v1`)).status).toBe(200);
   });
+});
+
+it('kubectl of two releases sharing a cache reads through /clusters/<name>/ again and again', async () => {
+  // Their discovery (v2beta1, then v2) and HTTP caches meet, as in one user's ~/.kube/cache.
+  const cache = ['--cache-dir', join(fleet.dir, 'kubectl-discovery-cache', 'shared')];
+  for (const m of fleet.members) {
+    for (const version of ['1.28', undefined, '1.28', undefined]) {
+      const out = await kubectlOk(flotilla.kubeconfig, [...cache, '--server', `${flotilla.url}/clusters/${m.name}`, 'get', 'namespaces', 'default', '-o', 'name'], { version });
+      expect(out.trim()).toBe('namespace/default');
+    }
+  }
 });
 
 describe.each([['current', undefined], ['1.28', '1.28']] as const)('kubectl %s explain through flotilla', (_name, version) => {

@@ -19,8 +19,26 @@ export interface DiscoveryOptions {
 // The schema documents, the only paths (with /version) members are asked with flotilla's own identity.
 const SCHEMA_PATH = /^\/openapi\/(v2|v3|v3\/api\/v1|v3\/apis\/[a-z0-9.-]+\/v[0-9]+(?:(?:alpha|beta)[0-9]+)?)$/;
 
-// A group or version name, as discovery paths of one member are re-built from them.
+// A group name and an API version, as discovery paths of one member are re-built from them.
 const DISCOVERY_NAME = /^[a-z0-9]([a-z0-9.-]{0,252}[a-z0-9])?$/;
+const API_VERSION = /^v[0-9]+(?:(?:alpha|beta)[0-9]+)?$/;
+
+/**
+ * A member's answer as it gave it. A 304 goes with no body, type or length of its own: a client's
+ * HTTP cache (kubectl's) merges a 304's headers into the response it kept, and a
+ * `Content-Length: 0` there empties the cached discovery.
+ */
+function relayed(reply: FastifyReply, res: { status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }): FastifyReply {
+  for (const h of ['content-type', 'etag', 'cache-control', 'content-encoding', 'vary', 'last-modified', 'expires']) {
+    const v = res.headers[h];
+    if (v !== undefined) reply.header(h, v);
+  }
+  if (res.status === 304) {
+    reply.raw.removeHeader('content-type');
+    return reply.code(304).send();
+  }
+  return reply.code(res.status).send(res.body);
+}
 
 export const discoveryPlugin: FastifyPluginAsync<DiscoveryOptions> = async (app, { fleet, catalog }) => {
   let versionCache: { at: number; body: Buffer } | undefined;
@@ -67,7 +85,7 @@ export const discoveryPlugin: FastifyPluginAsync<DiscoveryOptions> = async (app,
       default: throw notServed();
     }
     if (target.type === 'group' && !DISCOVERY_NAME.test(target.group)) throw notServed();
-    if (target.type === 'resources' && (!DISCOVERY_NAME.test(target.version) || target.group !== '' && !DISCOVERY_NAME.test(target.group))) throw notServed();
+    if (target.type === 'resources' && (!API_VERSION.test(target.version) || target.group !== '' && !DISCOVERY_NAME.test(target.group))) throw notServed();
     return relay(reply, cluster, path, req);
   }
 
@@ -84,11 +102,7 @@ export const discoveryPlugin: FastifyPluginAsync<DiscoveryOptions> = async (app,
     } catch {
       throw serviceUnavailable(`member cluster ${cluster} did not answer ${path}`);
     }
-    for (const h of ['content-type', 'etag', 'cache-control', 'content-encoding', 'vary', 'last-modified']) {
-      const v = res.headers[h];
-      if (v !== undefined) reply.header(h, v);
-    }
-    return reply.code(res.status).send(res.body);
+    return relayed(reply, res);
   }
 
   /** The members' version (one release across the fleet), or the addressed member's. */
@@ -128,11 +142,7 @@ export const discoveryPlugin: FastifyPluginAsync<DiscoveryOptions> = async (app,
       try {
         const res = await fleet.member(name)!.fetch({ path: memberPath, headers });
         if (res.status >= 500 && target.cluster === undefined) continue;
-        for (const h of ['content-type', 'etag', 'cache-control', 'content-encoding', 'vary', 'last-modified']) {
-          const v = res.headers[h];
-          if (v !== undefined) reply.header(h, v);
-        }
-        return reply.code(res.status).send(res.body);
+        return relayed(reply, res);
       } catch {
         // ask the next member
       }
@@ -150,23 +160,24 @@ export const discoveryPlugin: FastifyPluginAsync<DiscoveryOptions> = async (app,
   async function schemaIndex(): Promise<{ paths: Record<string, unknown> }> {
     const paths: Record<string, unknown> = {};
     const owner = new Map<string, string>();
-    let answered = false;
-    for (const name of fleet.clusterNames()) {
+    const names = fleet.clusterNames();
+    // Asked all at once, merged in configuration order.
+    const indexes = await Promise.all(names.map(async (name) => {
       try {
         const res = await fleet.member(name)!.fetch({ path: '/openapi/v3', headers: { accept: 'application/json' }, signal: AbortSignal.timeout(10_000) });
-        if (res.status !== 200) continue;
-        const doc = JSON.parse(res.body.toString('utf8')) as { paths?: Record<string, unknown> };
-        answered = true;
-        for (const [p, v] of Object.entries(doc.paths ?? {})) {
-          if (p in paths) continue;
-          paths[p] = v;
-          owner.set(`/openapi/v3/${p}`, name);
-        }
+        return res.status === 200 ? JSON.parse(res.body.toString('utf8')) as { paths?: Record<string, unknown> } : undefined;
       } catch {
-        // ask the next member
+        return undefined; // the others answer
       }
-    }
-    if (!answered) throw serviceUnavailable('no member cluster answered /openapi/v3');
+    }));
+    indexes.forEach((doc, i) => {
+      for (const [p, v] of Object.entries(doc?.paths ?? {})) {
+        if (p in paths) continue;
+        paths[p] = v;
+        owner.set(`/openapi/v3/${p}`, names[i]!);
+      }
+    });
+    if (indexes.every((d) => d === undefined)) throw serviceUnavailable('no member cluster answered /openapi/v3');
     schemaOwner = owner;
     return { paths };
   }
