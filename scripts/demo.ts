@@ -172,6 +172,7 @@ Try:
   kubectl --kubeconfig ${fleet.info.members[0]!.kubeconfig} run hello --image=example.com/hello   # a member directly…
   kubectl --kubeconfig ${kc} get pods -A | grep hello          # …and it is in flotilla's cache
   kubectl --kubeconfig ${kc} scale deployment -n payments ledger --replicas=3   # writes go to the owning member (east)
+  kubectl --kubeconfig ${kc} get ns default                    # every member has it: the first's, with a Warning naming the others
   kubectl --kubeconfig ${kc} annotate deployment -n shop cart note=hi           # 409: east and north both have it
   kubectl --kubeconfig ${kc} --server ${flotilla.url}/clusters/north annotate deployment -n shop cart note=hi   # one member
   kubectl --kubeconfig ${kc} delete deployment -n payments ledger --dry-run=server   # DeleteOptions reach the member: nothing deleted
@@ -188,6 +189,10 @@ As alice (may read pods in namespace shop of east) and bob (ClusterRole view on 
   kubectl --kubeconfig ${kcBob} get pods,services,configmaps -A   # west only: what view covers
   kubectl --kubeconfig ${kcBob} get secrets -A                # 403: view does not cover secrets
   kubectl --kubeconfig ${kc} get secrets -A                   # the admin reads every member's
+  kubectl --kubeconfig ${kcAlice} auth whoami                 # alice, as flotilla authenticated her
+  kubectl --kubeconfig ${kcAlice} auth can-i list pods -n shop     # yes (east allows it)
+  kubectl --kubeconfig ${kcAlice} --server ${flotilla.url}/clusters/west auth can-i list pods -n shop   # no: west's own verdict
+  kubectl --kubeconfig ${kcBob} auth can-i --list -n shop     # what the members let bob do, together
 
 Ctrl-C stops flotilla and the fleet.
 KUBECONFIG=${kc}`);

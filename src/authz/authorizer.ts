@@ -1,5 +1,5 @@
 import { FULL_ACCESS, NO_ACCESS, SUPERUSER_GROUP, accessSet, authorize, authorizeNonResource, effectiveGroups, type AccessSet, type Caller, type ResourceAttributes } from '../api/rbac.js';
-import type { AccessReviews, ReviewedCaller } from '../members/access-reviews.js';
+import type { AccessReviews, ReviewedCaller, ReviewedPath } from '../members/access-reviews.js';
 import type { MemberPolicies } from './member-policies.js';
 
 /**
@@ -117,17 +117,31 @@ export class ReadAuthorizer {
   }
 
   /**
+   * Each member's verdict on any request of the caller (any verb, or a non-resource URL), as it
+   * would decide it: the answer of `kubectl auth can-i`, by the same rules as cached reads.
+   */
+  async verdicts(caller: ReviewedCaller, clusters: readonly string[], attrs: ResourceAttributes | ReviewedPath): Promise<Map<string, boolean>> {
+    const who: Caller = { user: caller.user, groups: caller.groups };
+    const superuser = effectiveGroups(who).has(SUPERUSER_GROUP);
+    const out = new Map<string, boolean>();
+    await Promise.all(clusters.map(async (c) => {
+      let allowed: boolean;
+      if (superuser) allowed = true;
+      else if (this.modeOf(c) === 'rbac') {
+        const policy = this.policies.policy(c);
+        allowed = 'path' in attrs ? authorizeNonResource(policy, who, attrs.verb, attrs.path) : authorize(policy, who, attrs);
+      } else allowed = (await this.reviews.verdict(c, caller, attrs).catch(() => ({ allowed: false }))).allowed;
+      out.set(c, allowed);
+    }));
+    return out;
+  }
+
+  /**
    * Whether the caller may `get` a non-resource URL of flotilla's own (`/status`, `/metrics`): what
    * they show spans every member, so every member must allow it (as it allows its own).
    */
   async mayGet(caller: ReviewedCaller, clusters: readonly string[], path: string): Promise<boolean> {
-    const who: Caller = { user: caller.user, groups: caller.groups };
-    if (effectiveGroups(who).has(SUPERUSER_GROUP)) return true;
-    const verdicts = await Promise.all(clusters.map(async (c) => {
-      if (this.modeOf(c) === 'rbac') return authorizeNonResource(this.policies.policy(c), who, 'get', path);
-      return (await this.reviews.verdict(c, caller, { path, verb: 'get' }).catch(() => ({ allowed: false }))).allowed;
-    }));
-    return verdicts.every(Boolean);
+    return [...(await this.verdicts(caller, clusters, { path, verb: 'get' })).values()].every(Boolean);
   }
 
   /** How many answers are kept, and for how many members in all (the bench states their memory). */

@@ -377,17 +377,25 @@ function smallestLookup(store: Store, resource: string, lookups: IndexLookup[], 
 const INCONSISTENT_CONTINUE =
   'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.';
 
+/** Every member copy of namespace/name the view shows, in the view's cluster order (the fleet's preference). */
+function copiesOf(store: Store, scope: ReadScope, namespace: string, name: string): StoredEntry[] {
+  const { view } = scope;
+  const key = gvrKey(scope.resource.info);
+  if (view.clusters.length === 0) return [];
+  const rank = (c: string) => view.clusters.indexOf(c);
+  return store
+    .lookup(key, namespace, name, view.clusters.length === 1 ? view.clusters[0] : undefined)
+    .filter((e) => view.admits(e, () => store.metaOf(key, e)))
+    .sort((a, b) => rank(a.cluster) - rank(b.cluster));
+}
+
 /**
  * The one member copy of namespace/name the view shows, or 404, or 409 when several members
- * hold one (naming only the members the view shows).
+ * hold one (naming only the members the view shows): what a write may go to.
  */
 export function findOne(store: Store, scope: ReadScope, namespace: string, name: string): StoredEntry {
-  const { view } = scope;
   const info = scope.resource.info;
-  const key = gvrKey(info);
-  const hits = view.clusters.length === 0 ? [] : store
-    .lookup(key, namespace, name, view.clusters.length === 1 ? view.clusters[0] : undefined)
-    .filter((e) => view.admits(e, () => store.metaOf(key, e)));
+  const hits = copiesOf(store, scope, namespace, name);
   if (hits.length === 0) throw notFound({ group: info.group, resource: info.resource }, name);
   if (hits.length > 1) {
     const clusters = hits.map((h) => h.cluster);
@@ -400,15 +408,22 @@ export function findOne(store: Store, scope: ReadScope, namespace: string, name:
   return hits[0]!;
 }
 
-export function getResponse(store: Store, scope: ReadScope, namespace: string, name: string, form: ResponseForm, includeObject?: ListOptions['includeObject']): Buffer {
-  const hit = findOne(store, scope, namespace, name);
+/**
+ * A get: the first copy the view shows, in the fleet's preference (clusters' priority, then
+ * configuration order), and the other members that hold one; 404 when none does.
+ */
+export function getResponse(store: Store, scope: ReadScope, namespace: string, name: string, form: ResponseForm, includeObject?: ListOptions['includeObject']): { body: Buffer; cluster: string; alsoIn: string[] } {
+  const info = scope.resource.info;
+  const [hit, ...others] = copiesOf(store, scope, namespace, name);
+  if (!hit) throw notFound({ group: info.group, resource: info.resource }, name);
+  const alsoIn = others.map((o) => o.cluster);
   if (form === 'table') {
     // A Table of one row, with no list metadata.
     const frame = listFrame(store, { resource: scope.resource, form, includeObject }, '', undefined);
-    return Buffer.concat([frame.head, frame.item(hit), frame.tail]);
+    return { body: Buffer.concat([frame.head, frame.item(hit), frame.tail]), cluster: hit.cluster, alsoIn };
   }
-  if (form === 'metadata') return Buffer.from(partialMetadata(metadataJsonOf(hit.bytes, store.metaOf(gvrKey(scope.resource.info), hit))));
-  return hit.bytes;
+  if (form === 'metadata') return { body: Buffer.from(partialMetadata(metadataJsonOf(hit.bytes, store.metaOf(gvrKey(info), hit)))), cluster: hit.cluster, alsoIn };
+  return { body: hit.bytes, cluster: hit.cluster, alsoIn };
 }
 
 /** The served object's `metadata` JSON, sliced from its stored bytes where its meta record says. */

@@ -22,6 +22,8 @@ export interface ClusterConfig {
    * that is more than RBAC: webhooks, ABAC).
    */
   authorization: 'rbac' | 'subjectAccessReview';
+  /** Which member's copy a get by name shows when several hold one: higher first, then configuration order. */
+  priority: number;
 }
 
 export interface LabelSelectorSpec {
@@ -58,6 +60,12 @@ export interface FleetOptions {
   watchCatchUpStallSeconds: number;
   /** Events kept per resource for watches resuming from an older RV; older RVs get 410. */
   eventLogSize: number;
+  /**
+   * Resources flotilla does not cache, read live from the members as the caller (gets and lists
+   * fanned out): on unless `enabled: false`; `exclude` names resources never read so, as kubectl
+   * names them (`secrets`, `leases.coordination.k8s.io`).
+   */
+  liveReads: { enabled: boolean; exclude: string[] };
 }
 
 /** How flotilla learns who calls it; writes are forwarded as that caller (Impersonate-*). */
@@ -85,6 +93,8 @@ export class ConfigError extends Error {}
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+// A plural resource name, then its API group if not core: `secrets`, `leases.coordination.k8s.io`.
+const RESOURCE_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const VERSION = /^v[0-9]+((alpha|beta)[0-9]+)?$/;
 
 type Obj = Record<string, unknown>;
@@ -186,7 +196,7 @@ export function parseFleetConfig(text: string, sourcePath: string): FleetConfig 
     const seen = new Set<string>();
     root.clusters.forEach((raw, i) => {
       const p = `clusters[${i}]`;
-      const o = c.object(raw, p, ['name', 'kubeconfig', 'context', 'server', 'caFile', 'tokenFile', 'insecureSkipTLSVerify', 'labels', 'authorization']);
+      const o = c.object(raw, p, ['name', 'kubeconfig', 'context', 'server', 'caFile', 'tokenFile', 'insecureSkipTLSVerify', 'labels', 'authorization', 'priority']);
       if (!o) return;
       const name = c.string(o.name, `${p}.name`, { required: true, pattern: DNS_LABEL, patternDesc: DNS_LABEL_DESC });
       if (name !== undefined) {
@@ -208,6 +218,8 @@ export function parseFleetConfig(text: string, sourcePath: string): FleetConfig 
       const tokenFile = c.string(o.tokenFile, `${p}.tokenFile`);
       const context = c.string(o.context, `${p}.context`);
       const authorization = c.string(o.authorization, `${p}.authorization`, { pattern: /^(rbac|subjectAccessReview)$/, patternDesc: 'rbac or subjectAccessReview' }) as ClusterConfig['authorization'] | undefined;
+      const priority = o.priority ?? 0;
+      if (typeof priority !== 'number' || !Number.isInteger(priority) || priority < -1000 || priority > 1000) c.fail(`${p}.priority`, `must be an integer from -1000 to 1000, got ${describe(priority)}`);
       if (name === undefined) return;
       clusters.push({
         name,
@@ -219,6 +231,7 @@ export function parseFleetConfig(text: string, sourcePath: string): FleetConfig 
         ...(typeof o.insecureSkipTLSVerify === 'boolean' ? { insecureSkipTLSVerify: o.insecureSkipTLSVerify } : {}),
         labels: c.labels(o.labels, `${p}.labels`),
         authorization: authorization ?? 'rbac',
+        priority: typeof priority === 'number' && Number.isInteger(priority) ? priority : 0,
       });
     });
   }
@@ -285,9 +298,9 @@ export function parseFleetConfig(text: string, sourcePath: string): FleetConfig 
     });
   }
 
-  const options: FleetOptions = { dropManagedFields: true, listPageSize: 500, maxInflightListsPerMember: 4, maxInflightListPages: 8, watchBookmarkIntervalSeconds: 30, minWatchTimeoutSeconds: 1800, watchCatchUpStallSeconds: 60, maxWatchBufferMiB: 16, eventLogSize: 100_000 };
+  const options: FleetOptions = { dropManagedFields: true, listPageSize: 500, maxInflightListsPerMember: 4, maxInflightListPages: 8, watchBookmarkIntervalSeconds: 30, minWatchTimeoutSeconds: 1800, watchCatchUpStallSeconds: 60, maxWatchBufferMiB: 16, eventLogSize: 100_000, liveReads: { enabled: true, exclude: [] } };
   if (root.options !== undefined) {
-    const o = c.object(root.options, 'options', ['dropManagedFields', 'listPageSize', 'maxInflightListsPerMember', 'maxInflightListPages', 'watchBookmarkIntervalSeconds', 'minWatchTimeoutSeconds', 'watchCatchUpStallSeconds', 'maxWatchBufferMiB', 'eventLogSize']);
+    const o = c.object(root.options, 'options', ['dropManagedFields', 'listPageSize', 'maxInflightListsPerMember', 'maxInflightListPages', 'watchBookmarkIntervalSeconds', 'minWatchTimeoutSeconds', 'watchCatchUpStallSeconds', 'maxWatchBufferMiB', 'eventLogSize', 'liveReads']);
     if (o?.dropManagedFields !== undefined) {
       if (typeof o.dropManagedFields !== 'boolean') c.fail('options.dropManagedFields', 'must be true or false');
       else options.dropManagedFields = o.dropManagedFields;
@@ -310,6 +323,17 @@ export function parseFleetConfig(text: string, sourcePath: string): FleetConfig 
     int('watchCatchUpStallSeconds', 1, 86400);
     int('maxWatchBufferMiB', 1, 1024);
     int('eventLogSize', 1000, 100_000_000);
+    if (o?.liveReads !== undefined) {
+      const live = c.object(o.liveReads, 'options.liveReads', ['enabled', 'exclude']);
+      if (live?.enabled !== undefined) {
+        if (typeof live.enabled !== 'boolean') c.fail('options.liveReads.enabled', 'must be true or false');
+        else options.liveReads.enabled = live.enabled;
+      }
+      const exclude = c.stringList(live?.exclude, 'options.liveReads.exclude', (s, sp) => {
+        if (!RESOURCE_NAME.test(s)) c.fail(sp, `must be a resource as kubectl names it (resource, or resource.group), got ${JSON.stringify(s)}`);
+      });
+      if (exclude) options.liveReads.exclude = exclude;
+    }
   }
 
   const authentication: AuthenticationSpec = { cacheTTLSeconds: 10, anonymous: false };
@@ -347,12 +371,17 @@ export async function loadFleetConfig(path: string): Promise<FleetConfig> {
   return parseFleetConfig(text, path);
 }
 
-/** The clusters a rule applies to: by name, by label selector, or all of them. */
+/**
+ * The clusters a rule applies to: by name, by label selector, or all of them; in the fleet's
+ * order of preference (priority, then configuration order), which a get by name follows.
+ */
 export function selectClusters(rule: ResourceRule, clusters: ClusterConfig[]): ClusterConfig[] {
-  if (rule.clusters) return clusters.filter((c) => rule.clusters!.includes(c.name));
-  if (rule.clusterSelector) {
+  let selected = clusters;
+  if (rule.clusters) selected = clusters.filter((c) => rule.clusters!.includes(c.name));
+  else if (rule.clusterSelector) {
     const sel = labelSelectorFromObject(rule.clusterSelector);
-    return clusters.filter((c) => matchesLabels(sel, c.labels));
+    selected = clusters.filter((c) => matchesLabels(sel, c.labels));
   }
-  return clusters;
+  // Stable: equal priorities keep the configuration's order.
+  return [...selected].sort((a, b) => b.priority - a.priority);
 }

@@ -8,6 +8,7 @@ import type { Authenticator } from '../auth/authenticator.js';
 import type { ReadAuthorizer } from '../authz/authorizer.js';
 import type { MemberPolicies } from '../authz/member-policies.js';
 import { WriteTracker } from '../forward/read-your-writes.js';
+import type { LiveReadsConfig } from '../forward/live-reads.js';
 import type { ForwardDeps } from '../forward/writes.js';
 import { answerClientError, frameworkErrorStatus } from './client-errors.js';
 import { Callers } from './callers.js';
@@ -20,6 +21,7 @@ import { discoveryPlugin } from './plugins/discovery.js';
 import { readsPlugin, type ReadsOptions } from './plugins/reads.js';
 import { subresourcesPlugin } from './plugins/subresources.js';
 import { writesPlugin } from './plugins/writes.js';
+import { selfReviewsPlugin } from './plugins/self-reviews.js';
 
 /**
  * The HTTP surface: Kubernetes URLs in, cached reads out, every error a `Status`. It is a set of
@@ -41,6 +43,8 @@ export interface ServerOptions {
   /** What each caller may read, member by member; the policies' changes revise running watches. */
   authorizer: ReadAuthorizer;
   policies: MemberPolicies;
+  /** Uncached resources read live from the members; absent: they are not served. */
+  liveReads?: LiveReadsConfig;
 }
 
 export function buildServer(opts: ServerOptions): FastifyInstance {
@@ -82,10 +86,11 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
   void app.register(errorsPlugin, { fleet });
   void app.register(authenticationPlugin, { callers });
   void app.register(healthPlugin, { health });
-  void app.register(statusPlugin, { health, metrics, fleet, callers, authorizer: opts.authorizer });
+  void app.register(statusPlugin, { health, metrics, fleet, callers, authorizer: opts.authorizer, live: opts.liveReads });
   void app.register(discoveryPlugin, { fleet, catalog });
-  void app.register(readsPlugin, { fleet, catalog, health, store, hub, snapshots, writes, callers, authorizer: opts.authorizer, forward, watch: opts.watch });
+  void app.register(readsPlugin, { fleet, catalog, health, store, hub, snapshots, writes, callers, authorizer: opts.authorizer, forward, live: opts.liveReads, watch: opts.watch });
   void app.register(subresourcesPlugin, { fleet, catalog, store, callerHeaders: forward.callerHeaders, getAccess: forward.getAccess, metrics });
+  void app.register(selfReviewsPlugin, { fleet, callers, authorizer: opts.authorizer });
   void app.register(writesPlugin, { fleet, forward });
   return app;
 }

@@ -14,9 +14,9 @@ import { until } from '../support/poll.js';
  * (-A) read is the union, over members, of the namespaces where the member lets the caller list
  * (`kubectl auth can-i list … -n <ns>`, asked as a SelfSubjectAccessReview), with a Warning naming
  * the members it could read nothing of, and 403 when it can read nothing anywhere; a
- * `/clusters/<name>/` read is that member's own answer; a get is the object where the member lets
- * the caller get it, 404 where allowed but absent, 403 where allowed nowhere, 409 only among the
- * members it may see. Running watches follow RBAC changes; a client's own Impersonate-* headers are
+ * `/clusters/<name>/` read is that member's own answer; a get is the object where a member lets
+ * the caller get it (when several do, the first in the fleet's order, with a Warning naming only
+ * the members it may see), 404 where allowed but absent, 403 where allowed nowhere. Running watches follow RBAC changes; a client's own Impersonate-* headers are
  * honoured only where the members allow them; Table, metadata and watch-list forms hold the same
  * rows; remainingItemCount only where the view hides nothing in its ranges.
  *
@@ -316,25 +316,25 @@ async function compareGet(who: Who, resource: string, ns: string | undefined, na
   await agree(`${who.label}: kubectl ${args.join(' ')}`, async () => {
     const [direct, via] = await Promise.all([Promise.all(MEMBERS.map((m) => onMember(who, m, args))), viaFlotilla(who, args)]);
     const found: string[] = [];
-    const rows: string[] = [];
+    const rowsOf1 = new Map<string, string[]>();
     let notFound = '';
     let forbidden = '';
     direct.forEach((r, i) => {
       if (r.code === 0) {
         found.push(MEMBERS[i]!.name);
-        rows.push(...rowsOf('json', r.stdout, { CLUSTER: MEMBERS[i]!.name }));
+        rowsOf1.set(MEMBERS[i]!.name, rowsOf('json', r.stdout, { CLUSTER: MEMBERS[i]!.name }));
       } else if (/^Error from server \(NotFound\)/.test(r.stderr)) notFound = errorOf(r.stderr);
       else if (FORBIDDEN.test(r.stderr)) forbidden = errorOf(r.stderr);
       else throw new Error(`${MEMBERS[i]!.name}: kubectl ${args.join(' ')} as ${who.label}: ${r.code} ${r.stderr}`);
     });
-    // A 409 is compared by the members it names.
-    const conflict = (error: string) => /\(Conflict\).* exists in clusters ([^;]+);/.exec(error)?.[1]?.split(', ').sort().join(', ');
-    const want = found.length === 1 ? { code: 0, rows, warnings: [], error: '' }
-      : found.length > 1 ? { code: 1, rows: [], warnings: [], error: `Conflict: ${found.sort().join(', ')}` }
-        : notFound ? { code: 1, rows: [], warnings: [], error: notFound }
-          : { code: 1, rows: [], warnings: [], error: `${forbidden} (in any of the clusters ${MEMBERS.map((m) => m.name).join(', ')})` };
+    // A name several members the caller may see hold: the first in the fleet's order (here the
+    // configuration's), with a Warning naming them all (compared by its members).
+    const firstHit = (warning: string) => /is in clusters ([^;]+); this is ([^']+)'s/.exec(warning)?.slice(1, 3).join(' / ');
+    const want = found.length >= 1 ? { code: 0, rows: rowsOf1.get(found[0]!)!, warnings: found.length > 1 ? [`${found.join(', ')} / ${found[0]}`] : [], error: '' }
+      : notFound ? { code: 1, rows: [], warnings: [], error: notFound }
+        : { code: 1, rows: [], warnings: [], error: `${forbidden} (in any of the clusters ${MEMBERS.map((m) => m.name).join(', ')})` };
     const got = answerOf('json', via, {});
-    if (conflict(got.error)) got.error = `Conflict: ${conflict(got.error)}`;
+    got.warnings = got.warnings.map((w) => firstHit(w) ?? w);
     return { got, want };
   });
 }
@@ -472,7 +472,7 @@ describe('kubectl through flotilla shows a caller what each member shows it, mer
     await compareLists(list);
   }, 120_000);
 
-  it('gets: the object where a member lets the caller get it; 404 where allowed but absent; 403 where allowed nowhere; 409 only among members it may see', async () => {
+  it('gets: the object where a member lets the caller get it; 404 where allowed but absent; 403 where allowed nowhere; several: the first, named among members it may see', async () => {
     const gets: [Who, string, string | undefined, string][] = [];
     for (const who of [ALICE, BOB, ROBOT_WHO]) {
       for (const ns of NAMESPACES) {
@@ -515,8 +515,11 @@ describe('kubectl through flotilla shows a caller what each member shows it, mer
     // A get by resourceNames.
     expect((await viaFlotilla(ALICE, ['get', 'secret', 'token-a', '-n', SHOP, '-o', 'name'])).stdout.trim()).toBe('secret/token-a');
     expect(errorOf((await viaFlotilla(ALICE, ['get', 'secret', 'token-b', '-n', SHOP])).stderr)).toMatch(/^Error from server \(Forbidden\): secrets "token-b" is forbidden: User "alice" cannot get resource "secrets"/);
-    // bob sees authz-dev on east (team-b) and everything on west: a name both hold is a 409 naming those two only.
-    expect(errorOf((await viaFlotilla(BOB, ['get', 'configmap', 'shared', '-n', DEV])).stderr)).toMatch(/\(Conflict\): configmaps "shared" in namespace "authz-dev" exists in clusters east, west;/);
+    // bob sees authz-dev on east (team-b) and everything on west: a name both hold is east's (the
+    // first in the fleet's order), with a Warning naming those two only.
+    const shared = await viaFlotilla(BOB, ['get', 'configmap', 'shared', '-n', DEV, '-o', 'name']);
+    expect(shared.stdout.trim()).toBe('configmap/shared');
+    expect(shared.stderr).toContain(`Warning: flotilla: configmaps "shared" is in clusters east, west; this is east's (the first in the fleet's order)`);
   });
 
   it('a /clusters/<name>/ read is exactly the member’s own answer', async () => {

@@ -26,7 +26,7 @@ resources:
 options:
   listPageSize: 100
 `);
-    expect(c.clusters[0]).toEqual({ name: 'east', kubeconfig: '/etc/flotilla/east.kubeconfig', labels: { region: 'eu' }, authorization: 'rbac' });
+    expect(c.clusters[0]).toEqual({ name: 'east', kubeconfig: '/etc/flotilla/east.kubeconfig', labels: { region: 'eu' }, authorization: 'rbac', priority: 0 });
     expect(c.clusters[1]).toMatchObject({ server: 'https://10.0.0.2:6443', caFile: '/abs/ca.crt', tokenFile: '/etc/flotilla/west.token' });
     expect(c.resources[0]).toEqual({ group: '', version: 'v1', resource: 'pods' });
     expect(c.options).toMatchObject({ dropManagedFields: true, listPageSize: 100, maxInflightListsPerMember: 4, maxInflightListPages: 8, eventLogSize: 100000 });
@@ -47,6 +47,10 @@ clusters:
   - name: b
     kubeconfig: c
     colour: red
+  - name: d
+    kubeconfig: d
+    authorization: abac
+    priority: 1.5
 resources:
   - version: one
     resource: pods
@@ -68,6 +72,8 @@ options:
       expect.stringMatching(/^fleet\.yaml: clusters\[0\]\.name: must be a DNS-1123 label .*"East_1"/),
       'fleet.yaml: clusters[1]: needs exactly one of kubeconfig or server',
       'fleet.yaml: clusters[2].name: duplicate cluster name "b"',
+      'fleet.yaml: clusters[3].authorization: must be rbac or subjectAccessReview, got "abac"',
+      'fleet.yaml: clusters[3].priority: must be an integer from -1000 to 1000, got number 1.5',
       expect.stringMatching(/^fleet\.yaml: clusters\[2\]\.colour: unknown field; allowed: name, kubeconfig/),
       expect.stringMatching(/^fleet\.yaml: resources\[0\]\.version: must be an API version/),
       'fleet.yaml: resources[0].clusters[0]: no cluster named "nowhere" in clusters',
@@ -114,5 +120,20 @@ describe('authentication', () => {
     expect(message).toBe(problem(base));
     expect(message).toMatch(/^fleet\.yaml: authentication: flotilla has no way to authenticate callers/);
     for (const fix of ['authentication.tokenReviewCluster', 'authentication.tokenFile', '--client-ca-file', 'authentication.anonymous: true']) expect(message).toContain(fix);
+  });
+});
+
+describe('cluster priority', () => {
+  it('orders a rule’s clusters by priority, higher first, then as configured', () => {
+    const c = parseFleetConfig(`
+clusters:
+  - { name: a, server: https://a }
+  - { name: b, server: https://b, priority: 5 }
+  - { name: c, server: https://c }
+  - { name: d, server: https://d, priority: -1 }
+resources:
+  - { version: v1, resource: pods }
+`, '/etc/flotilla/fleet.yaml');
+    expect(selectClusters(c.resources[0]!, c.clusters).map((x) => x.name)).toEqual(['b', 'a', 'c', 'd']);
   });
 });

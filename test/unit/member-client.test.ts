@@ -32,7 +32,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as AddressInfo).port;
-  client = await MemberClient.create({ name: 'm', server: `http://127.0.0.1:${port}/`, insecureSkipTLSVerify: true, labels: {}, authorization: 'rbac' });
+  client = await MemberClient.create({ name: 'm', server: `http://127.0.0.1:${port}/`, insecureSkipTLSVerify: true, labels: {}, authorization: 'rbac', priority: 0 });
 });
 
 afterAll(async () => {

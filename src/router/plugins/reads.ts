@@ -17,6 +17,7 @@ import type { ReadView } from '../../view/read-view.js';
 import { VIEW_STEPS, buildReadView } from '../../view/steps.js';
 import type { WriteTracker } from '../../forward/read-your-writes.js';
 import { forwardRead, type ForwardDeps } from '../../forward/writes.js';
+import { liveRead, type LiveReadsConfig } from '../../forward/live-reads.js';
 import type { Callers } from '../callers.js';
 import { CLUSTER_PREFIXES, targetOf } from '../target.js';
 import { MAX_TIMER_MS, int64Param, notServed, one, sendBytes, type Query } from '../replies.js';
@@ -37,6 +38,8 @@ export interface ReadsOptions {
   authorizer: ReadAuthorizer;
   forward: ForwardDeps;
   /** minTimeoutSeconds: as the apiserver's --min-request-timeout, for watches without timeoutSeconds. */
+  /** Uncached resources, read live from the members (src/forward/live-reads.ts); absent: not served. */
+  live?: LiveReadsConfig;
   watch?: { bookmarkIntervalMs?: number; maxBufferedBytes?: number; minTimeoutSeconds?: number; catchUpStallMs?: number };
 }
 
@@ -82,7 +85,10 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
     const target = targetOf(req.raw, fleet);
     if (target.type !== 'resource') throw notServed();
     const resource = catalog.resource(gvrKey(target));
-    if (!resource) throw notServed();
+    if (!resource) {
+      if (opts.live) return liveRead(req, reply, { fleet, config: opts.live, callerHeaders: opts.forward.callerHeaders }, target);
+      throw notServed();
+    }
     if (target.namespace !== undefined && !resource.info.namespaced) throw notServed();
     if (target.subresource) {
       if (target.name === undefined) throw notServed();
@@ -166,7 +172,12 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
     if (written) await store.waitFor(key, written, 2000);
     if (target.name !== undefined) {
       const form = negotiate(req.headers.accept, { list: false });
-      return sendBytes(reply, getResponse(store, { resource, view }, target.namespace ?? '', target.name, form, includeObject as ListOptions['includeObject']));
+      const got = getResponse(store, { resource, view }, target.namespace ?? '', target.name, form, includeObject as ListOptions['includeObject']);
+      if (got.alsoIn.length > 0) {
+        // A first-hit get says which copy it is and how to read another; a write to the name stays 409.
+        reply.header('warning', [...warnings, `299 - ${JSON.stringify(`flotilla: ${whatOf(question)} "${target.name}" is in clusters ${[got.cluster, ...got.alsoIn].join(', ')}; this is ${got.cluster}'s (the first in the fleet's order); read another's with the /clusters/<name>/ path prefix`)}`]);
+      }
+      return sendBytes(reply, got.body);
     }
     const form = negotiate(req.headers.accept, { list: true });
     if (since && !one(q, 'continue')) await awaitResourceVersion(resource, view, since, rvMatch === 'Exact', target.cluster);

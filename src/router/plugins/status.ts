@@ -5,6 +5,7 @@ import type { ReadAuthorizer } from '../../authz/authorizer.js';
 import { forbidden } from '../../api/status.js';
 import type { Callers } from '../callers.js';
 import { sendJson } from '../replies.js';
+import { liveStatus, type LiveReadsConfig } from '../../forward/live-reads.js';
 
 /**
  * Each cacher's state at /status, and every series at /metrics (Prometheus). Both name and count
@@ -17,9 +18,11 @@ export interface StatusOptions {
   fleet: FleetMembers;
   callers: Callers;
   authorizer: ReadAuthorizer;
+  /** Which uncached resources are read live (shown as `live`). */
+  live?: LiveReadsConfig;
 }
 
-export const statusPlugin: FastifyPluginAsync<StatusOptions> = async (app, { health, metrics, fleet, callers, authorizer }) => {
+export const statusPlugin: FastifyPluginAsync<StatusOptions> = async (app, { health, metrics, fleet, callers, authorizer, live }) => {
   app.addHook('onRequest', async (req) => {
     const path = req.url.split('?')[0]!;
     const caller = await callers.reader(req.raw);
@@ -27,6 +30,6 @@ export const statusPlugin: FastifyPluginAsync<StatusOptions> = async (app, { hea
       throw forbidden(`forbidden: User "${caller.user}" cannot get path "${path}"`);
     }
   });
-  app.get('/status', async (_req, reply) => sendJson(reply, { synced: health.isSynced(), cachers: health.status() }));
+  app.get('/status', async (_req, reply) => sendJson(reply, { synced: health.isSynced(), cachers: health.status(), live: live ? liveStatus(live) : { enabled: false, served: 'none', exclude: [] } }));
   app.get('/metrics', async (_req, reply) => reply.type(metrics.contentType).send(await metrics.metrics()));
 };

@@ -1,0 +1,515 @@
+import type { IncomingMessage } from 'node:http';
+import { StringDecoder } from 'node:string_decoder';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FleetMembers } from '../cacher/cache-manager.js';
+import { CLUSTER_ANNOTATION } from '../ingest/decode.js';
+import { canonicalPath } from '../api/request-info.js';
+import { decodeGlobalRV, encodeGlobalRV } from '../api/global-rv.js';
+import { negotiate, type ResponseForm } from '../api/negotiate.js';
+import { StatusError, badRequest, conflict, expired, invalid, serviceUnavailable } from '../api/status.js';
+import { CLUSTER_COLUMN } from '../mux/reads.js';
+import type { ResourceTarget } from './owner.js';
+
+/**
+ * Live reads: a get or list of a resource flotilla does not cache is asked of the members
+ * themselves, as the caller (the caller's Impersonate-* headers, as writes are forwarded), in
+ * parallel (at most `concurrency` at once), and the answers merged as a cached list is shown:
+ * each object annotated with its cluster and given a global resourceVersion, one Table with the
+ * Cluster column first, paging with a continue token that carries each member's own continue.
+ * A member that fails or refuses the caller is named in a Warning and the others still answer.
+ * `/clusters/<name>/` reads go to that member alone. A watch opens the members' watches and
+ * interleaves their events under the global resourceVersion (liveWatch).
+ */
+export interface LiveReadsConfig {
+  /** Whether uncached resources are read live at all. */
+  enabled: boolean;
+  /** Resources never read live, as kubectl names them: `secrets`, `leases.coordination.k8s.io`. */
+  exclude: string[];
+}
+
+export const DEFAULT_LIVE_READS: LiveReadsConfig = { enabled: true, exclude: [] };
+
+export interface LiveReadDeps {
+  fleet: FleetMembers;
+  config: LiveReadsConfig;
+  /** The caller's Impersonate-* headers (401 when flotilla does not know the caller). */
+  callerHeaders(req: IncomingMessage): Promise<Record<string, string | string[]>>;
+  /** How long one member may take to answer (default 10 s). */
+  memberTimeoutMs?: number;
+  /** Members asked at once (default 8). */
+  concurrency?: number;
+}
+
+/** Whether a resource (not cached) is read live from the members under this configuration. */
+export function servedLive(config: LiveReadsConfig, group: string, resource: string): boolean {
+  if (!config.enabled) return false;
+  const name = group ? `${resource}.${group}` : resource;
+  return !config.exclude.includes(name);
+}
+
+/** What /status says of live reads. */
+export function liveStatus(config: LiveReadsConfig): { enabled: boolean; served: string; exclude: string[] } {
+  return {
+    enabled: config.enabled,
+    served: config.enabled ? 'every resource the members serve that flotilla does not cache, except those excluded' : 'none',
+    exclude: [...config.exclude],
+  };
+}
+
+type Doc = Record<string, unknown>;
+
+function isObject(v: unknown): v is Doc {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** One member's answer, or why there is none. */
+interface MemberResult {
+  cluster: string;
+  status?: number;
+  headers?: IncomingMessage['headers'];
+  body?: Buffer;
+  error?: string;
+}
+
+const PASSED_ERROR_HEADERS = ['content-type', 'retry-after', 'warning'];
+
+function accepted(form: ResponseForm, list: boolean): string {
+  if (form === 'table') return 'application/json;as=Table;v=v1;g=meta.k8s.io';
+  if (form === 'metadata') return `application/json;as=PartialObjectMetadata${list ? 'List' : ''};v=v1;g=meta.k8s.io`;
+  return 'application/json';
+}
+
+export async function liveRead(req: FastifyRequest, reply: FastifyReply, deps: LiveReadDeps, target: ResourceTarget): Promise<FastifyReply> {
+  const notServed = () => new StatusError(404, 'NotFound', 'the server could not find the requested resource');
+  if (!servedLive(deps.config, target.group, target.resource) || target.subresource) throw notServed();
+  const params = new URLSearchParams(req.url.includes('?') ? req.url.slice(req.url.indexOf('?') + 1) : '');
+  const watching = params.get('watch') === 'true' || params.get('watch') === '1';
+  const list = target.name === undefined;
+  const form = negotiate(req.headers.accept, { list: list && !watching });
+  const identity = await deps.callerHeaders(req.raw);
+  const clusters = target.cluster !== undefined ? [target.cluster] : deps.fleet.clusterNames();
+  const ua = req.headers['user-agent'];
+  const headers: Record<string, string | string[]> = { ...identity, accept: accepted(form, list), 'user-agent': `${typeof ua === 'string' ? ua : 'unknown'} via flotilla` };
+  const path = canonicalPath({ ...target, cluster: undefined });
+  const ask = (cluster: string, query: URLSearchParams): Promise<MemberResult> => askMember(deps, cluster, path, query, headers);
+  if (watching) return liveWatch(reply, deps, clusters, params, path, { ...headers, accept: accepted(form, false) });
+  if (!list) return liveGet(reply, deps, clusters, params, ask, target);
+  return liveList(reply, deps, clusters, params, ask);
+}
+
+async function askMember(deps: LiveReadDeps, cluster: string, path: string, query: URLSearchParams, headers: Record<string, string | string[]>): Promise<MemberResult> {
+  const member = deps.fleet.member(cluster);
+  if (!member) return { cluster, error: 'not a member of the fleet' };
+  const q = query.toString();
+  try {
+    const res = await member.fetch({ method: 'GET', path: q ? `${path}?${q}` : path, headers, signal: AbortSignal.timeout(deps.memberTimeoutMs ?? 10_000) });
+    return { cluster, status: res.status, headers: res.headers, body: res.body };
+  } catch (e) {
+    const err = e as Error;
+    return { cluster, error: err.name === 'TimeoutError' || err.name === 'AbortError' ? `did not answer within ${Math.round((deps.memberTimeoutMs ?? 10_000) / 1000)} s` : err.message };
+  }
+}
+
+/** Runs `fn` over the items, at most `limit` at once, results in the items' order. */
+async function mapBounded<T, R>(items: readonly T[], limit: number, fn: (t: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}
+
+function warning(text: string): string {
+  return `299 - ${JSON.stringify(`flotilla: ${text}`)}`;
+}
+
+function bodyText(r: MemberResult): string {
+  if (!r.body) return '';
+  try {
+    const doc = JSON.parse(r.body.toString('utf8')) as Doc;
+    if (typeof doc['message'] === 'string') return doc['message'];
+  } catch {
+    // not JSON: its first bytes
+  }
+  return r.body.toString('utf8', 0, 200);
+}
+
+/**
+ * A Warning for a member left out of an answer, or undefined when its leaving out needs none: a
+ * 404 (a list: it does not serve the resource; a get: it has no such object).
+ */
+function leftOutWarning(r: MemberResult): string | undefined {
+  if (r.error !== undefined) return warning(`cluster ${r.cluster} is left out: ${r.error.slice(0, 200)}`);
+  if (r.status === 404) return undefined;
+  if (r.status === 403) return warning(`cluster ${r.cluster} refused: ${bodyText(r).slice(0, 300)}`);
+  return warning(`cluster ${r.cluster} is left out: it answered ${r.status}: ${bodyText(r).slice(0, 200)}`);
+}
+
+/**
+ * The answer when no member gave one: a member's refusal of the request itself (400, 422) first,
+ * then a refusal of the caller (403), a member's own failure (5xx), members that could not be
+ * reached (503), and last "not found" (404, as the member words it).
+ */
+function noAnswer(reply: FastifyReply, results: readonly MemberResult[]): FastifyReply {
+  const answered = results.filter((r) => r.status !== undefined);
+  const rank = (s: number) => (s === 404 ? 4 : s === 403 ? 1 : s >= 500 ? 2 : 0);
+  const unreachable = results.filter((r) => r.error !== undefined);
+  const pick = [...answered].sort((a, b) => rank(a.status!) - rank(b.status!))[0];
+  if (unreachable.length > 0 && (!pick || pick.status === 404)) {
+    throw serviceUnavailable(unreachable.map((r) => `cluster ${r.cluster} ${r.error}`).join('; '));
+  }
+  if (!pick) throw serviceUnavailable('no member cluster to ask');
+  const others = results.filter((r) => r !== pick).map((r) => leftOutWarning(r)).filter((w): w is string => w !== undefined);
+  for (const h of PASSED_ERROR_HEADERS) {
+    const v = pick.headers?.[h];
+    if (h === 'warning') {
+      const own = v === undefined ? [] : Array.isArray(v) ? v : [v];
+      if (own.length + others.length > 0) reply.header('warning', [...own, ...others]);
+    } else if (v !== undefined) reply.header(h, v);
+  }
+  return reply.code(pick.status!).send(pick.body);
+}
+
+/** A member's object as flotilla shows it: its cluster annotation, a global RV, its kind. */
+function toFleet(o: unknown, cluster: string, kind?: { kind: string; apiVersion: string }): void {
+  if (!isObject(o)) return;
+  if (kind && o['kind'] === undefined) {
+    o['kind'] = kind.kind;
+    o['apiVersion'] = kind.apiVersion;
+  }
+  const md = o['metadata'];
+  if (!isObject(md)) return;
+  if (typeof md['resourceVersion'] === 'string' && md['resourceVersion'] !== '') md['resourceVersion'] = encodeGlobalRV({ [cluster]: md['resourceVersion'] });
+  md['annotations'] = { ...(isObject(md['annotations']) ? md['annotations'] : {}), [CLUSTER_ANNOTATION]: cluster };
+}
+
+interface Parsed {
+  cluster: string;
+  doc: Doc;
+  warnings: string[];
+}
+
+function parsed(r: MemberResult): Parsed | undefined {
+  try {
+    const doc = JSON.parse(r.body!.toString('utf8')) as unknown;
+    if (!isObject(doc)) return undefined;
+    const w = r.headers?.['warning'];
+    return { cluster: r.cluster, doc, warnings: w === undefined ? [] : Array.isArray(w) ? w : [w] };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Members' answers (lists or Tables) as one, in the members' order. */
+function merged(answers: readonly Parsed[], metadata: Doc): Doc {
+  const first = answers[0]!.doc;
+  if (first['kind'] === 'Table') {
+    const rows: unknown[] = [];
+    for (const a of answers) {
+      for (const row of Array.isArray(a.doc['rows']) ? a.doc['rows'] : []) {
+        if (!isObject(row)) continue;
+        toFleet(row['object'], a.cluster);
+        rows.push({ ...row, cells: [a.cluster, ...(Array.isArray(row['cells']) ? row['cells'] : [])] });
+      }
+    }
+    const columns = Array.isArray(first['columnDefinitions']) ? first['columnDefinitions'] : [];
+    return { kind: 'Table', apiVersion: first['apiVersion'], metadata, columnDefinitions: [CLUSTER_COLUMN, ...columns], rows };
+  }
+  const items: unknown[] = [];
+  for (const a of answers) {
+    const listKind = typeof a.doc['kind'] === 'string' ? a.doc['kind'] : '';
+    const kind = listKind.endsWith('List') ? { kind: listKind.slice(0, -'List'.length), apiVersion: String(a.doc['apiVersion'] ?? '') } : undefined;
+    for (const item of Array.isArray(a.doc['items']) ? a.doc['items'] : []) {
+      toFleet(item, a.cluster, kind);
+      items.push(item);
+    }
+  }
+  return { kind: first['kind'], apiVersion: first['apiVersion'], metadata, items };
+}
+
+function send(reply: FastifyReply, doc: Doc, warnings: readonly string[]): FastifyReply {
+  const unique = [...new Set(warnings)];
+  if (unique.length) reply.header('warning', unique);
+  return reply.code(200).type('application/json').send(Buffer.from(JSON.stringify(doc)));
+}
+
+type Ask = (cluster: string, query: URLSearchParams) => Promise<MemberResult>;
+
+/**
+ * Which of several members' copies of a name a get answers. Today: none, 409 naming them, as for
+ * cached gets; the one place to change when gets become "first hit".
+ */
+export function chooseLiveGet<T extends { cluster: string }>(hits: readonly T[], what: { resource: string; group: string; namespace?: string; name: string }): T {
+  if (hits.length === 1) return hits[0]!;
+  const clusters = hits.map((h) => h.cluster);
+  const subject = `${what.resource}${what.group ? '.' + what.group : ''} "${what.name}"`;
+  throw conflict(
+    `${subject}${what.namespace ? ` in namespace "${what.namespace}"` : ''} exists in clusters ${clusters.join(', ')}; address one with the /clusters/<name>/ path prefix, e.g. /clusters/${clusters[0]}/…`,
+    { name: what.name, group: what.group, kind: what.resource },
+  );
+}
+
+async function liveGet(reply: FastifyReply, deps: LiveReadDeps, clusters: readonly string[], params: URLSearchParams, ask: Ask, target: ResourceTarget): Promise<FastifyReply> {
+  const query = new URLSearchParams(params);
+  const rv = query.get('resourceVersion');
+  query.delete('resourceVersion');
+  const rvs = rv && rv !== '0' ? decodeGlobalRV(rv) : undefined;
+  const results = await mapBounded(clusters, deps.concurrency ?? 8, (c) => {
+    const q = new URLSearchParams(query);
+    if (rv === '0') q.set('resourceVersion', '0');
+    else if (rvs?.[c] !== undefined) q.set('resourceVersion', rvs[c]!);
+    return ask(c, q);
+  });
+  const hits = results.filter((r) => r.status === 200).map(parsed).filter((p): p is Parsed => p !== undefined);
+  if (hits.length === 0) return noAnswer(reply, results);
+  const hit = chooseLiveGet(hits, { resource: target.resource, group: target.group, namespace: target.namespace, name: target.name! });
+  const warnings = [...hit.warnings, ...results.filter((r) => r.status !== 200).map((r) => leftOutWarning(r)).filter((w): w is string => w !== undefined)];
+  if (hit.doc['kind'] === 'Table') {
+    const md = isObject(hit.doc['metadata']) ? hit.doc['metadata'] : {};
+    return send(reply, merged([hit], { ...md, ...(typeof md['resourceVersion'] === 'string' && md['resourceVersion'] ? { resourceVersion: encodeGlobalRV({ [hit.cluster]: md['resourceVersion'] }) } : {}) }), warnings);
+  }
+  toFleet(hit.doc, hit.cluster);
+  return send(reply, hit.doc, warnings);
+}
+
+/**
+ * A live list's continue token: base64url JSON `{"live": {cluster: member continue, or null for a
+ * member not asked yet}, "rv": {cluster: member RV of its first page}}`. Members that are done (or
+ * were left out) are not in it. A cached list's token (`{rv, start, snap}`) is not one of these,
+ * nor the other way round: each path answers the other's token with 400.
+ */
+export interface LiveContinue {
+  live: Record<string, string | null>;
+  rv: Record<string, string>;
+  /** The list's kind and apiVersion, for a later page none of whose members answer (an empty page). */
+  kind?: string;
+  apiVersion?: string;
+}
+
+export function encodeLiveContinue(c: LiveContinue): string {
+  return Buffer.from(JSON.stringify({ live: c.live, rv: c.rv, ...(c.kind !== undefined ? { kind: c.kind, apiVersion: c.apiVersion ?? '' } : {}) })).toString('base64url');
+}
+
+const CLUSTER_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+export function decodeLiveContinue(token: string): LiveContinue {
+  const fail = () => badRequest(`invalid continue token "${token}"`);
+  if (!/^[A-Za-z0-9_-]*$/.test(token)) throw fail();
+  let doc: unknown;
+  try {
+    doc = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
+  } catch {
+    throw fail();
+  }
+  if (!isObject(doc) || !isObject(doc['live']) || !isObject(doc['rv'])) throw fail();
+  const live: Record<string, string | null> = {};
+  for (const [c, v] of Object.entries(doc['live'])) {
+    if (!CLUSTER_NAME.test(c) || (v !== null && typeof v !== 'string')) throw fail();
+    live[c] = v;
+  }
+  const rv: Record<string, string> = {};
+  for (const [c, v] of Object.entries(doc['rv'])) {
+    if (!CLUSTER_NAME.test(c) || typeof v !== 'string' || !/^[0-9]+$/.test(v)) throw fail();
+    rv[c] = v;
+  }
+  if (doc['kind'] !== undefined && (typeof doc['kind'] !== 'string' || typeof doc['apiVersion'] !== 'string')) throw fail();
+  return { live, rv, ...(typeof doc['kind'] === 'string' ? { kind: doc['kind'], apiVersion: doc['apiVersion'] as string } : {}) };
+}
+
+/** A page's limit shared among the members asked for it, in their order: some get one more, none more than the page holds. */
+export function shareLimit(limit: number, clusters: readonly string[]): Map<string, number> {
+  const out = new Map<string, number>();
+  const base = Math.floor(limit / clusters.length);
+  const extra = limit % clusters.length;
+  clusters.forEach((c, i) => out.set(c, base + (i < extra ? 1 : 0)));
+  return out;
+}
+
+async function liveList(reply: FastifyReply, deps: LiveReadDeps, clusters: readonly string[], params: URLSearchParams, ask: Ask): Promise<FastifyReply> {
+  const continueText = params.get('continue');
+  const rvText = params.get('resourceVersion');
+  const limitText = params.get('limit');
+  const limit = limitText ? Number(limitText) : 0;
+  if (limitText && !/^[0-9]{1,19}$/.test(limitText)) throw badRequest(`invalid limit: ${JSON.stringify(limitText)}`);
+  const token = continueText ? decodeLiveContinue(continueText) : undefined;
+  if (token && rvText && rvText !== '0') {
+    throw invalid('ListOptions.meta.k8s.io "" is invalid: resourceVersion: specifying resource version is not allowed when using continue', [{ reason: 'FieldValueInvalid', field: 'resourceVersion', message: 'specifying resource version is not allowed when using continue' }]);
+  }
+  const since = !token && rvText && rvText !== '0' ? decodeGlobalRV(rvText) : undefined;
+  const query = new URLSearchParams(params);
+  for (const p of ['continue', 'resourceVersion', 'resourceVersionMatch', 'limit']) query.delete(p);
+  const rvMatch = params.get('resourceVersionMatch');
+  // Members still to read: all of them, or those the token carries (in the fleet's order).
+  let pending = token ? clusters.filter((c) => c in token.live) : [...clusters];
+  const results: MemberResult[] = [];
+  let ok: Parsed[] = [];
+  let carried: string[] = [];
+  for (;;) {
+    const shares = limit > 0 && pending.length > 0 ? shareLimit(limit, pending) : undefined;
+    const asked = pending.filter((c) => !shares || shares.get(c)! > 0);
+    const answers = await mapBounded(asked, deps.concurrency ?? 8, (c) => {
+      const q = new URLSearchParams(query);
+      const own = token?.live[c];
+      if (own) q.set('continue', own);
+      else if (rvText === '0') q.set('resourceVersion', '0');
+      else if (since?.[c] !== undefined) q.set('resourceVersion', since[c]!);
+      if (rvMatch && q.has('resourceVersion')) q.set('resourceVersionMatch', rvMatch);
+      if (shares) q.set('limit', String(shares.get(c)));
+      return ask(c, q);
+    });
+    results.push(...answers);
+    // A member's continue that expired expires the whole list: the client lists again.
+    const gone = answers.find((r) => r.status === 410 && token?.live[r.cluster]);
+    if (gone) throw expired(`cluster ${gone.cluster}: ${bodyText(gone)}`);
+    ok = answers.filter((r) => r.status === 200).map(parsed).filter((p): p is Parsed => p !== undefined);
+    // Members this page did not ask (their share of the limit was 0) keep their place in the token.
+    carried = pending.filter((c) => !asked.includes(c));
+    // None of those asked answered (refused, failed): the page is the next members' rather than
+    // an empty one (a caller refused everywhere gets the refusal, not empty pages).
+    if (ok.length > 0 || carried.length === 0) break;
+    pending = carried;
+  }
+  // A later page whose members all refuse or fail: an empty last page, as the earlier ones showed
+  // what could be read; a first page: the members' own answer (a caller refused everywhere, 403).
+  if (ok.length === 0 && !token?.kind) return noAnswer(reply, results);
+  const rvs: Record<string, string> = { ...(token?.rv ?? {}) };
+  const live: Record<string, string | null> = {};
+  for (const c of carried) live[c] = token?.live[c] ?? null;
+  for (const a of ok) {
+    const md = isObject(a.doc['metadata']) ? a.doc['metadata'] : {};
+    if (rvs[a.cluster] === undefined && typeof md['resourceVersion'] === 'string' && md['resourceVersion']) rvs[a.cluster] = md['resourceVersion'];
+    if (typeof md['continue'] === 'string' && md['continue']) live[a.cluster] = md['continue'];
+  }
+  const head = ok[0]?.doc;
+  const kind = typeof head?.['kind'] === 'string' ? { kind: head['kind'], apiVersion: String(head['apiVersion'] ?? '') } : token?.kind !== undefined ? { kind: token.kind, apiVersion: token.apiVersion ?? '' } : {};
+  const next = Object.keys(live).length > 0 ? encodeLiveContinue({ live, rv: rvs, ...kind }) : undefined;
+  const metadata: Doc = { resourceVersion: encodeGlobalRV(rvs), ...(next ? { continue: next } : {}) };
+  const warnings = [...ok.flatMap((a) => a.warnings), ...results.filter((r) => r.status !== 200).map((r) => leftOutWarning(r)).filter((w): w is string => w !== undefined)];
+  if (ok.length === 0) {
+    const empty = token!.kind === 'Table' ? { columnDefinitions: [CLUSTER_COLUMN], rows: [] } : { items: [] };
+    return send(reply, { kind: token!.kind, apiVersion: token!.apiVersion, metadata, ...empty }, warnings);
+  }
+  return send(reply, merged(ok, metadata), warnings);
+}
+
+/**
+ * A live watch: every member's watch, as the caller, interleaved. Each event's object is
+ * annotated with its cluster, and its resourceVersion is the global one of that moment (each
+ * member's latest, the event's own member at the event), so a client resumes from any event or
+ * bookmark: a global `resourceVersion` gives each member its own. A member that refuses or does
+ * not answer within the member timeout is named in a Warning and left out; when none answers,
+ * a member's own answer (as for lists). The watch ends when any member's watch ends (its
+ * timeout, an error, an ERROR event, which is passed on), so that the client watches again from
+ * the last resourceVersion it saw rather than miss a member's events. Tables: the Cluster column
+ * first, column definitions in the first event only.
+ */
+async function liveWatch(reply: FastifyReply, deps: LiveReadDeps, clusters: readonly string[], params: URLSearchParams, path: string, headers: Record<string, string | string[]>): Promise<FastifyReply> {
+  const rvText = params.get('resourceVersion');
+  const since = rvText && rvText !== '0' ? decodeGlobalRV(rvText) : undefined;
+  const query = new URLSearchParams(params);
+  query.delete('resourceVersion');
+  const rvs: Record<string, string> = { ...(since ?? {}) };
+  const aborter = new AbortController();
+  const opened = await mapBounded(clusters, clusters.length, async (cluster): Promise<MemberResult & { stream?: IncomingMessage }> => {
+    const member = deps.fleet.member(cluster);
+    if (!member) return { cluster, error: 'not a member of the fleet' };
+    const q = new URLSearchParams(query);
+    if (rvText === '0') q.set('resourceVersion', '0');
+    else if (since?.[cluster] !== undefined) q.set('resourceVersion', since[cluster]!);
+    const own = new AbortController();
+    const stop = () => own.abort();
+    aborter.signal.addEventListener('abort', stop, { once: true });
+    const headerTimer = setTimeout(() => own.abort(), deps.memberTimeoutMs ?? 10_000);
+    try {
+      const res = await member.send({ method: 'GET', path: `${path}?${q}`, headers, signal: own.signal });
+      clearTimeout(headerTimer);
+      if (res.statusCode === 200) return { cluster, status: 200, headers: res.headers, stream: res };
+      const chunks: Buffer[] = [];
+      for await (const c of res) chunks.push(c as Buffer);
+      return { cluster, status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) };
+    } catch (e) {
+      return { cluster, error: own.signal.aborted ? `did not answer within ${Math.round((deps.memberTimeoutMs ?? 10_000) / 1000)} s` : (e as Error).message };
+    } finally {
+      clearTimeout(headerTimer);
+    }
+  });
+  const streams = opened.filter((o) => o.stream !== undefined);
+  if (streams.length === 0) return noAnswer(reply, opened);
+  const warnings = opened.filter((o) => o.stream === undefined).map((o) => leftOutWarning(o)).filter((w): w is string => w !== undefined);
+  reply.hijack();
+  const out = reply.raw;
+  out.statusCode = 200;
+  out.setHeader('content-type', 'application/json');
+  if (warnings.length) out.setHeader('warning', warnings);
+  out.flushHeaders();
+  let ended = false;
+  let tableHeaderSent = false;
+  const finish = () => {
+    if (ended) return;
+    ended = true;
+    aborter.abort();
+    for (const o of streams) o.stream!.destroy();
+    out.end();
+  };
+  out.on('close', finish);
+  const event = (cluster: string, line: string) => {
+    let e: Doc;
+    try {
+      e = JSON.parse(line) as Doc;
+    } catch {
+      return;
+    }
+    const obj = e['object'];
+    if (e['type'] === 'ERROR' || !isObject(obj)) {
+      out.write(line + '\n');
+      finish();
+      return;
+    }
+    const stamp = (o: Doc, annotate: boolean) => {
+      const md = o['metadata'];
+      if (!isObject(md)) return;
+      if (typeof md['resourceVersion'] === 'string' && md['resourceVersion'] !== '') {
+        rvs[cluster] = md['resourceVersion'];
+        md['resourceVersion'] = encodeGlobalRV(rvs);
+      }
+      if (annotate) md['annotations'] = { ...(isObject(md['annotations']) ? md['annotations'] : {}), [CLUSTER_ANNOTATION]: cluster };
+    };
+    if (obj['kind'] === 'Table') {
+      const cols = obj['columnDefinitions'];
+      if (Array.isArray(cols) && cols.length > 0 && !tableHeaderSent) {
+        obj['columnDefinitions'] = [CLUSTER_COLUMN, ...cols];
+        tableHeaderSent = true;
+      } else obj['columnDefinitions'] = null;
+      for (const row of Array.isArray(obj['rows']) ? obj['rows'] : []) {
+        if (!isObject(row)) continue;
+        row['cells'] = [cluster, ...(Array.isArray(row['cells']) ? row['cells'] : [])];
+        if (isObject(row['object'])) stamp(row['object'], true);
+      }
+      stamp(obj, false);
+    } else stamp(obj, e['type'] !== 'BOOKMARK');
+    out.write(JSON.stringify(e) + '\n');
+  };
+  for (const o of streams) {
+    const decoder = new StringDecoder('utf8');
+    let pending = '';
+    o.stream!.on('data', (chunk: Buffer) => {
+      if (ended) return;
+      pending += decoder.write(chunk);
+      let nl: number;
+      while (!ended && (nl = pending.indexOf('\n')) >= 0) {
+        const line = pending.slice(0, nl).trim();
+        pending = pending.slice(nl + 1);
+        if (line) event(o.cluster, line);
+      }
+    });
+    o.stream!.on('end', finish);
+    o.stream!.on('error', finish);
+    o.stream!.on('close', finish);
+  }
+  return reply;
+}

@@ -1,0 +1,367 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { memberRequest, type MemberResponse } from '../fleet/http.js';
+import type { MemberInfo } from '../fleet/fleet.js';
+import { livePids } from '../fleet/processes.js';
+import { startFlotillaProcess, type FlotillaProcess } from '../support/flotilla-process.js';
+import { until } from '../support/poll.js';
+import { openWatch, type WatchEvent } from '../support/watch-client.js';
+import { kubectl } from '../support/kubectl.js';
+import { decodeGlobalRV, encodeContinue, encodeGlobalRV } from '../../src/api/global-rv.js';
+
+/**
+ * Resources flotilla does not cache (here configmaps and serviceaccounts; only pods, namespaces and
+ * nodes are cached) are read live from the members, as the caller: a fleet list is every member's
+ * own answer merged (cluster annotation, global RV), with selectors, Tables and paging; a get is the
+ * one member's object, 409 when several have it; a member that refuses the caller or does not answer
+ * is named in a Warning and the others still answer.
+ */
+const fleet = inject('fleet');
+const NS = 'live-reads';
+const CLUSTER = 'search.flotilla.io/cluster';
+const TABLE = 'application/json;as=Table;v=v1;g=meta.k8s.io';
+const members = fleet.members;
+const [east, west, north] = members as [MemberInfo, MemberInfo, MemberInfo];
+const alice = fleet.users.find((u) => u.name === 'alice')!;
+const bob = fleet.users.find((u) => u.name === 'bob')!;
+let flotilla: FlotillaProcess;
+
+interface Obj {
+  kind?: string;
+  apiVersion?: string;
+  metadata: { name: string; namespace?: string; resourceVersion?: string; annotations?: Record<string, string>; managedFields?: unknown };
+  [k: string]: unknown;
+}
+interface List {
+  kind: string;
+  apiVersion: string;
+  metadata: { resourceVersion?: string; continue?: string };
+  items: Obj[];
+}
+
+const ok = async (m: { server: string; token: string; caFile: string }, path: string, opts: { token?: string; accept?: string; timeoutMs?: number } = {}): Promise<MemberResponse> => {
+  const res = await memberRequest(m, 'GET', path, undefined, opts);
+  if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${res.body.slice(0, 300)}`);
+  return res;
+};
+const listOf = async (m: { server: string; token: string; caFile: string }, path: string, token?: string) => JSON.parse((await ok(m, path, { token })).body) as List;
+const warnings = (res: MemberResponse): string[] => {
+  const w = res.headers['warning'];
+  return w === undefined ? [] : Array.isArray(w) ? w : String(w).split(/,(?=\s*299 )/);
+};
+
+/** A member's object as flotilla must show it but for its RV and cluster annotation. */
+function body(o: Obj, kind?: { kind: string; apiVersion: string }): unknown {
+  const { resourceVersion: _rv, annotations, ...md } = o.metadata;
+  const rest = Object.fromEntries(Object.entries(annotations ?? {}).filter(([k]) => k !== CLUSTER));
+  return { ...kind, ...o, metadata: { ...md, ...(Object.keys(rest).length ? { annotations: rest } : {}) } };
+}
+
+/** Every member's own list (admin), merged as flotilla must merge it: by cluster, then name. */
+async function membersMerged(path: string): Promise<Map<string, unknown>> {
+  const out = new Map<string, unknown>();
+  for (const m of members) {
+    const l = await listOf(m, path);
+    const kind = { kind: l.kind.replace(/List$/, ''), apiVersion: l.apiVersion };
+    for (const o of l.items) out.set(`${m.name}/${o.metadata.namespace ?? ''}/${o.metadata.name}`, body(o, kind));
+  }
+  return out;
+}
+
+function flotillaMerged(l: List): Map<string, unknown> {
+  const out = new Map<string, unknown>();
+  for (const o of l.items) {
+    const cluster = o.metadata.annotations?.[CLUSTER];
+    expect(cluster, `${o.metadata.name} has its cluster annotation`).toBeDefined();
+    expect(decodeGlobalRV(o.metadata.resourceVersion!)).toEqual({ [cluster!]: expect.stringMatching(/^[0-9]+$/) });
+    out.set(`${cluster}/${o.metadata.namespace ?? ''}/${o.metadata.name}`, body(o));
+  }
+  return out;
+}
+
+beforeAll(async () => {
+  for (const m of members) {
+    const make = async (path: string, b: unknown) => {
+      const res = await memberRequest(m, 'POST', path, b);
+      if (res.status !== 201 && res.status !== 409) throw new Error(`POST ${path} on ${m.name}: ${res.status} ${res.body.slice(0, 300)}`);
+    };
+    await make('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+    for (let i = 0; i < 5; i++) {
+      await make(`/api/v1/namespaces/${NS}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${m.name}-${i}`, labels: { team: i % 2 ? 'red' : 'blue' } }, data: { k: `${m.name}-${i}` } });
+    }
+    if (m !== north) await make(`/api/v1/namespaces/${NS}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'shared' }, data: { on: m.name } });
+    await make(`/api/v1/namespaces/${NS}/secrets`, { apiVersion: 'v1', kind: 'Secret', metadata: { name: `s-${m.name}` }, stringData: { a: 'b' } });
+  }
+  // alice may read (get, list, watch) configmaps of NS on west only.
+  await memberRequest(west, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'cm-reader' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] }] });
+  await memberRequest(west, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'alice-cm' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'cm-reader' }, subjects: [{ kind: 'User', name: 'alice', apiGroup: 'rbac.authorization.k8s.io' }] });
+  await until('the default service accounts', async () => {
+    for (const m of members) if ((await memberRequest(m, 'GET', `/api/v1/namespaces/${NS}/serviceaccounts/default`)).status !== 200) return false;
+    return true;
+  });
+  flotilla = await startFlotillaProcess({ fleet, dir: join(fleet.dir, 'flotilla-live-reads'), options: { liveReads: { exclude: ['secrets'] } } });
+});
+
+afterAll(async () => {
+  await flotilla?.stop();
+  for (const m of members) await memberRequest(m, 'DELETE', `/api/v1/namespaces/${NS}`);
+});
+
+describe('a fleet-wide list of an uncached resource', () => {
+  it('is every member’s own list, merged: cluster annotation, global RVs, kinds', async () => {
+    const path = `/api/v1/namespaces/${NS}/configmaps`;
+    const l = await listOf(flotilla.endpoint, path);
+    expect(l.kind).toBe('ConfigMapList');
+    expect(Object.keys(decodeGlobalRV(l.metadata.resourceVersion!)).sort()).toEqual(members.map((m) => m.name).sort());
+    expect(l.items.every((o) => o.kind === 'ConfigMap' && o.apiVersion === 'v1')).toBe(true);
+    expect(flotillaMerged(l)).toEqual(await membersMerged(path));
+    expect(l.items.length).toBeGreaterThanOrEqual(3 * 5 + 2);
+  });
+
+  it('across namespaces (serviceaccounts), with the label and field selectors passed to the members', async () => {
+    for (const path of [
+      `/api/v1/serviceaccounts`,
+      `/api/v1/namespaces/${NS}/configmaps?labelSelector=${encodeURIComponent('team=red')}`,
+      `/api/v1/configmaps?fieldSelector=${encodeURIComponent(`metadata.name=cm-${west.name}-1`)}`,
+      `/api/v1/namespaces/${NS}/configmaps?fieldSelector=${encodeURIComponent('metadata.name=shared')}`,
+    ]) {
+      const want = await membersMerged(path);
+      expect(flotillaMerged(await listOf(flotilla.endpoint, path)), path).toEqual(want);
+    }
+  });
+
+  it('as a Table: one table, the Cluster column first, a row per member row', async () => {
+    const path = `/api/v1/namespaces/${NS}/configmaps`;
+    const t = JSON.parse((await ok(flotilla.endpoint, path, { accept: TABLE })).body) as { kind: string; columnDefinitions: { name: string }[]; rows: { cells: unknown[]; object: Obj }[]; metadata: { resourceVersion: string } };
+    expect(t.kind).toBe('Table');
+    const own = JSON.parse((await ok(east, path, { accept: TABLE })).body) as { columnDefinitions: { name: string }[] };
+    expect(t.columnDefinitions.map((c) => c.name)).toEqual(['Cluster', ...own.columnDefinitions.map((c) => c.name)]);
+    const rows = t.rows.map((r) => `${String(r.cells[0])}/${String(r.cells[1])}`).sort();
+    const want = [...(await membersMerged(path)).keys()].map((k) => k.replace(`/${NS}/`, '/')).sort();
+    expect(rows).toEqual(want);
+    for (const r of t.rows) expect(r.object.metadata.annotations?.[CLUSTER]).toBe(r.cells[0]);
+    expect(Object.keys(decodeGlobalRV(t.metadata.resourceVersion)).length).toBe(3);
+  });
+
+  it('as PartialObjectMetadataList: every member’s items, each PartialObjectMetadata with its cluster', async () => {
+    const path = `/api/v1/namespaces/${NS}/configmaps`;
+    const accept = 'application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io';
+    const l = JSON.parse((await ok(flotilla.endpoint, path, { accept })).body) as List;
+    expect(l.kind).toBe('PartialObjectMetadataList');
+    const own = JSON.parse((await ok(east, path, { accept })).body) as List;
+    const mine = l.items.filter((i) => i.metadata.annotations?.[CLUSTER] === east.name);
+    expect(mine.map((i) => body(i))).toEqual(own.items.map((i) => body(i)));
+    expect(l.items.every((i) => i.kind === 'PartialObjectMetadata' && i.data === undefined)).toBe(true);
+    expect(flotillaMerged(l).size).toBe((await membersMerged(path)).size);
+  });
+
+  it('pages with limit and continue: each page within the limit, together the whole list', async () => {
+    const path = `/api/v1/namespaces/${NS}/configmaps`;
+    const whole = await membersMerged(path);
+    for (const limit of [1, 2, 4, 7]) {
+      const seen = new Map<string, unknown>();
+      let token: string | undefined;
+      let pages = 0;
+      do {
+        const page = await listOf(flotilla.endpoint, `${path}?limit=${limit}${token ? `&continue=${encodeURIComponent(token)}` : ''}`);
+        expect(page.items.length).toBeLessThanOrEqual(limit);
+        for (const [k, v] of flotillaMerged(page)) {
+          expect(seen.has(k), `${k} twice`).toBe(false);
+          seen.set(k, v);
+        }
+        token = page.metadata.continue;
+        expect(++pages).toBeLessThan(100);
+      } while (token);
+      expect(seen, `limit ${limit}`).toEqual(whole);
+    }
+  });
+
+  it('tells its continue tokens from a cached list’s (400 either way)', async () => {
+    const page = await listOf(flotilla.endpoint, `/api/v1/namespaces/${NS}/configmaps?limit=2`);
+    const live = page.metadata.continue!;
+    expect(live).toBeTruthy();
+    const cachedToken = encodeContinue({ rv: encodeGlobalRV({ [east.name]: '1' }), start: 'x' });
+    expect((await memberRequest(flotilla.endpoint, 'GET', `/api/v1/namespaces/${NS}/configmaps?limit=2&continue=${cachedToken}`)).status).toBe(400);
+    expect((await memberRequest(flotilla.endpoint, 'GET', `/api/v1/pods?limit=2&continue=${live}`)).status).toBe(400);
+  });
+});
+
+describe('a fleet-wide get by name of an uncached resource', () => {
+  it('is the one member’s object, annotated, with a global RV', async () => {
+    const o = JSON.parse((await ok(flotilla.endpoint, `/api/v1/namespaces/${NS}/configmaps/cm-${west.name}-2`)).body) as Obj;
+    const own = JSON.parse((await ok(west, `/api/v1/namespaces/${NS}/configmaps/cm-${west.name}-2`)).body) as Obj;
+    expect(o.metadata.annotations?.[CLUSTER]).toBe(west.name);
+    expect(decodeGlobalRV(o.metadata.resourceVersion!)).toEqual({ [west.name]: own.metadata.resourceVersion });
+    expect(body(o)).toEqual(body(own));
+  });
+  it('is 409 naming the members when several have it, 404 as the apiserver words it when none does', async () => {
+    const several = await memberRequest(flotilla.endpoint, 'GET', `/api/v1/namespaces/${NS}/configmaps/shared`);
+    expect(several.status).toBe(409);
+    expect(JSON.parse(several.body).message).toContain(`exists in clusters ${east.name}, ${west.name}`);
+    const none = await memberRequest(flotilla.endpoint, 'GET', `/api/v1/namespaces/${NS}/configmaps/nope`);
+    expect(none.status).toBe(404);
+    expect(JSON.parse(none.body)).toMatchObject({ kind: 'Status', reason: 'NotFound', message: 'configmaps "nope" not found', details: { name: 'nope', kind: 'configmaps' } });
+  });
+  it('under /clusters/<name>/ is that member’s alone', async () => {
+    const o = JSON.parse((await ok(flotilla.endpoint, `/clusters/${west.name}/api/v1/namespaces/${NS}/configmaps/shared`)).body) as { data: { on: string }; metadata: Obj['metadata'] };
+    expect(o.data.on).toBe(west.name);
+    expect(o.metadata.annotations?.[CLUSTER]).toBe(west.name);
+    const l = await listOf(flotilla.endpoint, `/clusters/${north.name}/api/v1/namespaces/${NS}/configmaps`);
+    expect(new Set(l.items.map((i) => i.metadata.annotations?.[CLUSTER]))).toEqual(new Set([north.name]));
+  });
+});
+
+describe('kubectl', () => {
+  it('get --raw of an uncached fleet list and get (discovery does not list uncached resources yet)', async () => {
+    const l = await kubectl(flotilla.kubeconfig, ['get', '--raw', `/api/v1/namespaces/${NS}/configmaps?labelSelector=team%3Dblue`]);
+    expect(l.code, l.stderr).toBe(0);
+    expect(flotillaMerged(JSON.parse(l.stdout) as List)).toEqual(await membersMerged(`/api/v1/namespaces/${NS}/configmaps?labelSelector=team%3Dblue`));
+    const g = await kubectl(flotilla.kubeconfig, ['get', '--raw', `/api/v1/namespaces/${NS}/configmaps/shared`]);
+    expect(g.code).not.toBe(0);
+    expect(g.stderr).toMatch(/exists in clusters/);
+  });
+});
+
+describe('configuration', () => {
+  it('excluded resources (secrets here) are not served fleet-wide; /status says what is live', async () => {
+    expect((await memberRequest(flotilla.endpoint, 'GET', `/api/v1/namespaces/${NS}/secrets`)).status).toBe(404);
+    expect((await memberRequest(flotilla.endpoint, 'GET', `/api/v1/namespaces/${NS}/secrets/s-${east.name}`)).status).toBe(404);
+    const status = JSON.parse((await ok(flotilla.endpoint, '/status')).body) as { live: { enabled: boolean; exclude: string[] } };
+    expect(status.live).toMatchObject({ enabled: true, exclude: ['secrets'] });
+  });
+});
+
+describe('as the caller', () => {
+  it('a caller allowed on one member sees that member’s items, with a Warning naming those that refused', async () => {
+    const path = `/api/v1/namespaces/${NS}/configmaps`;
+    const res = await ok(flotilla.endpoint, path, { token: alice.token });
+    const l = JSON.parse(res.body) as List;
+    const own = await listOf(west, path);
+    expect(l.items.map((i) => i.metadata.name).sort()).toEqual(own.items.map((i) => i.metadata.name).sort());
+    expect(new Set(l.items.map((i) => i.metadata.annotations?.[CLUSTER]))).toEqual(new Set([west.name]));
+    const w = warnings(res).join('\n');
+    expect(w).toContain(`cluster ${east.name} refused`);
+    expect(w).toContain(`cluster ${north.name} refused`);
+    expect(w).not.toContain(`cluster ${west.name}`);
+    // Paged, a page whose members all refuse is not an empty page (nor a 403): the next members are read.
+    const names: string[] = [];
+    let token: string | undefined;
+    do {
+      const page = await listOf(flotilla.endpoint, `${path}?limit=1${token ? `&continue=${encodeURIComponent(token)}` : ''}`, alice.token);
+      // Every page west answers holds one item; the last (north's, refused) is empty.
+      expect(page.items.length).toBe(page.metadata.continue ? 1 : page.items.length);
+      expect(page.items.length).toBeLessThanOrEqual(1);
+      names.push(...page.items.map((i) => i.metadata.name));
+      token = page.metadata.continue;
+    } while (token);
+    expect(names.sort()).toEqual(own.items.map((i) => i.metadata.name).sort());
+    // A get of west's object: west answers it, the others refuse.
+    expect((await memberRequest(flotilla.endpoint, 'GET', `${path}/cm-${west.name}-0`, undefined, { token: alice.token })).status).toBe(200);
+  });
+  it('a caller every member refuses gets the member’s 403', async () => {
+    const res = await memberRequest(flotilla.endpoint, 'GET', `/api/v1/namespaces/${NS}/configmaps`, undefined, { token: bob.token });
+    expect(res.status).toBe(403);
+    expect(JSON.parse(res.body)).toMatchObject({ kind: 'Status', reason: 'Forbidden' });
+    expect(JSON.parse(res.body).message).toContain('User "bob" cannot list resource "configmaps"');
+    // Also with a limit below the member count (the abuse suite found an empty 200 page here).
+    expect((await memberRequest(flotilla.endpoint, 'GET', `/api/v1/namespaces/${NS}/configmaps?limit=1`, undefined, { token: bob.token })).status).toBe(403);
+    const get = await memberRequest(flotilla.endpoint, 'GET', `/api/v1/namespaces/${NS}/configmaps/cm-${east.name}-0`, undefined, { token: bob.token });
+    expect(get.status).toBe(403);
+  });
+});
+
+describe('a fleet-wide watch of an uncached resource', () => {
+  const path = `/api/v1/namespaces/${NS}/configmaps`;
+  const make = async (m: MemberInfo, name: string, v: string, method = 'POST') => {
+    const res = await memberRequest(m, method, method === 'POST' ? path : `${path}/${name}`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { v } });
+    expect(res.status, res.body).toBeLessThan(300);
+    return JSON.parse(res.body) as Obj;
+  };
+  const named = (name: string, type: string) => (es: WatchEvent[]) => es.some((e) => e.type === type && e.object.metadata?.name === name);
+
+  it('interleaves the members’ events, each with its cluster and the global RV of its moment, resumable', async () => {
+    const listed = await listOf(flotilla.endpoint, path);
+    const from = decodeGlobalRV(listed.metadata.resourceVersion!);
+    const w = await openWatch(flotilla.endpoint, `${path}?watch=1&resourceVersion=${listed.metadata.resourceVersion}&timeoutSeconds=60`);
+    expect(w.status).toBe(200);
+    try {
+      const a = await make(east, 'w-east', '1');
+      await w.until(named('w-east', 'ADDED'));
+      const b = await make(north, 'w-north', '1');
+      await w.until(named('w-north', 'ADDED'));
+      const c = await make(east, 'w-east', '2', 'PUT');
+      await w.until(named('w-east', 'MODIFIED'));
+      const seen = w.events.filter((e) => e.type !== 'BOOKMARK').map((e) => `${e.type} ${e.object.metadata!.annotations![CLUSTER]}/${e.object.metadata!.name}`);
+      expect(seen).toEqual([`ADDED ${east.name}/w-east`, `ADDED ${north.name}/w-north`, `MODIFIED ${east.name}/w-east`]);
+      const rvOf = (i: number) => decodeGlobalRV(w.events.filter((e) => e.type !== 'BOOKMARK')[i]!.object.metadata!.resourceVersion!);
+      expect(rvOf(0)).toEqual({ ...from, [east.name]: a.metadata.resourceVersion });
+      expect(rvOf(1)).toEqual({ ...from, [east.name]: a.metadata.resourceVersion, [north.name]: b.metadata.resourceVersion });
+      expect(rvOf(2)).toEqual({ ...from, [east.name]: c.metadata.resourceVersion, [north.name]: b.metadata.resourceVersion });
+      const first = w.events.find((e) => e.type === 'ADDED' && e.object.metadata?.name === 'w-east')!;
+      // Resumed from the first event: the two after it, not it.
+      const again = await openWatch(flotilla.endpoint, `${path}?watch=1&resourceVersion=${first.object.metadata!.resourceVersion}&timeoutSeconds=60`);
+      try {
+        await again.until((es) => named('w-east', 'MODIFIED')(es) && named('w-north', 'ADDED')(es));
+        await new Promise((r) => setTimeout(r, 300));
+        const resumed = again.events.filter((e) => e.type !== 'BOOKMARK').map((e) => `${e.type} ${e.object.metadata!.name}`);
+        // Members' replays interleave in no defined order between members; each member's in its own.
+        expect(resumed.sort()).toEqual(['ADDED w-north', 'MODIFIED w-east']);
+      } finally {
+        again.close();
+      }
+    } finally {
+      w.close();
+    }
+  });
+
+  it('as the caller: alice sees west’s events only', async () => {
+    const listed = await listOf(flotilla.endpoint, path);
+    const w = await openWatch({ ...flotilla.endpoint, token: alice.token }, `${path}?watch=1&resourceVersion=${listed.metadata.resourceVersion}&timeoutSeconds=60`);
+    expect(w.status).toBe(200);
+    try {
+      await make(east, 'w2-east', '1');
+      await make(west, 'w2-west', '1');
+      await w.until(named('w2-west', 'ADDED'));
+      await new Promise((r) => setTimeout(r, 500));
+      expect(w.events.map((e) => `${e.type} ${e.object.metadata!.annotations?.[CLUSTER]}/${e.object.metadata!.name}`)).toEqual([`ADDED ${west.name}/w2-west`]);
+    } finally {
+      w.close();
+    }
+    const bobs = await memberRequest(flotilla.endpoint, 'GET', `${path}?watch=1`, undefined, { token: bob.token });
+    expect(bobs.status).toBe(403);
+  });
+});
+
+/** The PID of a member's kube-apiserver, from the fleet's PID file and its --secure-port. */
+function apiserverPid(m: MemberInfo): number {
+  for (const p of livePids(join(fleet.dir, 'pids'))) {
+    if (!p.command.endsWith('kube-apiserver')) continue;
+    const args = readFileSync(`/proc/${p.pid}/cmdline`, 'utf8').split('\0');
+    if (args.includes(`--secure-port=${m.port}`)) return p.pid;
+  }
+  throw new Error(`no kube-apiserver PID for ${m.name}`);
+}
+
+describe('a member that does not answer', () => {
+  it('is named in a Warning and the others answer within the timeout', async () => {
+    const path = `/api/v1/namespaces/${NS}/configmaps`;
+    const pid = apiserverPid(north);
+    process.kill(pid, 'SIGSTOP');
+    try {
+      await until(`north's kube-apiserver (${pid}) stopped`, async () => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.startsWith('T'));
+      await expect(memberRequest(north, 'GET', '/readyz', undefined, { timeoutMs: 1000 }), 'north itself does not answer').rejects.toThrow();
+      const started = Date.now();
+      const res = await ok(flotilla.endpoint, path, { timeoutMs: 30_000 });
+      const took = Date.now() - started;
+      const l = JSON.parse(res.body) as List;
+      expect(new Set(l.items.map((i) => i.metadata.annotations?.[CLUSTER]))).toEqual(new Set([east.name, west.name]));
+      expect(warnings(res).join('\n')).toMatch(new RegExp(`cluster ${north.name} is left out: did not answer within 10 s`));
+      expect(took).toBeLessThan(15_000);
+      expect(took).toBeGreaterThanOrEqual(9_000);
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+    await until('north answers again', async () => (await memberRequest(north, 'GET', '/readyz')).status === 200);
+  });
+});

@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, parseFleetConfig } from '../../src/registry/config.js';
+import { chooseLiveGet, decodeLiveContinue, encodeLiveContinue, servedLive, shareLimit } from '../../src/forward/live-reads.js';
+import { decodeContinue, encodeContinue, encodeGlobalRV } from '../../src/api/global-rv.js';
+import type { StatusError } from '../../src/api/status.js';
+
+const parse = (options: string) => parseFleetConfig(`clusters: [{ name: east, server: https://10.0.0.1:6443 }]\nresources: [{ version: v1, resource: pods }]\n${options}`, '/etc/flotilla/fleet.yaml');
+
+describe('live reads configuration (options.liveReads)', () => {
+  it('is on by default, excluding nothing', () => {
+    expect(parse('').options.liveReads).toEqual({ enabled: true, exclude: [] });
+  });
+  it('reads enabled and exclude', () => {
+    const c = parse('options: { liveReads: { enabled: true, exclude: [secrets, leases.coordination.k8s.io] } }');
+    expect(c.options.liveReads).toEqual({ enabled: true, exclude: ['secrets', 'leases.coordination.k8s.io'] });
+    expect(servedLive(c.options.liveReads, '', 'secrets')).toBe(false);
+    expect(servedLive(c.options.liveReads, 'coordination.k8s.io', 'leases')).toBe(false);
+    expect(servedLive(c.options.liveReads, '', 'events')).toBe(true);
+    expect(servedLive(c.options.liveReads, 'events.k8s.io', 'events')).toBe(true);
+    expect(servedLive({ enabled: false, exclude: [] }, '', 'events')).toBe(false);
+  });
+  it('names every mistake with its path', () => {
+    const bad = () => parse('options: { liveReads: { enabled: yes please, exclude: [Secrets, 3], other: 1 } }');
+    expect(bad).toThrow(ConfigError);
+    expect(bad).toThrow(/options\.liveReads\.enabled: must be true or false/);
+    expect(bad).toThrow(/options\.liveReads\.exclude\[0\]: must be a resource as kubectl names it/);
+    expect(bad).toThrow(/options\.liveReads\.exclude\[1\]: must be a string/);
+    expect(bad).toThrow(/options\.liveReads\.other: unknown field/);
+    expect(() => parse('options: { liveReads: { exclude: secrets } }')).toThrow(/options\.liveReads\.exclude: must be a list/);
+  });
+});
+
+describe('live continue tokens', () => {
+  it('round-trip, each member with its own continue (null: not asked yet)', () => {
+    const t = { live: { east: 'eyJ2IjoibWV0YS5rOHMuaW8vdjEifQ', west: null }, rv: { east: '41', north: '7' } };
+    expect(decodeLiveContinue(encodeLiveContinue(t))).toEqual(t);
+    const k = { ...t, kind: 'ConfigMapList', apiVersion: 'v1' };
+    expect(decodeLiveContinue(encodeLiveContinue(k))).toEqual(k);
+  });
+  it('a cached list token is not a live one, nor the other way round (400)', () => {
+    const cached = encodeContinue({ rv: encodeGlobalRV({ east: '1' }), start: 'x' });
+    const live = encodeLiveContinue({ live: { east: 'abc' }, rv: { east: '1' } });
+    const code = (f: () => unknown) => {
+      try {
+        f();
+      } catch (e) {
+        return (e as StatusError).code;
+      }
+      return 0;
+    };
+    expect(code(() => decodeLiveContinue(cached))).toBe(400);
+    expect(code(() => decodeContinue(live))).toBe(400);
+    expect(code(() => decodeLiveContinue('not base64!'))).toBe(400);
+    expect(code(() => decodeLiveContinue(Buffer.from(JSON.stringify({ live: { East: 'x' }, rv: {} })).toString('base64url')))).toBe(400);
+    expect(code(() => decodeLiveContinue(Buffer.from(JSON.stringify({ live: {}, rv: { east: 'x1' } })).toString('base64url')))).toBe(400);
+  });
+});
+
+describe('a page limit shared among members', () => {
+  it('adds up to the limit, in the members order', () => {
+    expect([...shareLimit(10, ['a', 'b', 'c']).values()]).toEqual([4, 3, 3]);
+    expect([...shareLimit(2, ['a', 'b', 'c']).values()]).toEqual([1, 1, 0]);
+    expect([...shareLimit(1, ['a']).values()]).toEqual([1]);
+  });
+});
+
+describe('a get several members answer', () => {
+  it('is 409 naming them; one answer is that answer', () => {
+    const what = { resource: 'events', group: '', namespace: 'default', name: 'x' };
+    expect(chooseLiveGet([{ cluster: 'east' }], what)).toEqual({ cluster: 'east' });
+    expect(() => chooseLiveGet([{ cluster: 'east' }, { cluster: 'west' }], what)).toThrow(/events "x" in namespace "default" exists in clusters east, west/);
+  });
+});
