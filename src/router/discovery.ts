@@ -115,11 +115,32 @@ export function cachedGroups(resources: CachedResource[], legacy: boolean): Disc
   }));
 }
 
-/** The members' discovery, unioned, then the cached resources no member listed (members down). */
-export function fleetDocuments(members: DiscoveryDocuments[], cached: CachedResource[]): FleetDocuments {
+const READ_VERBS = new Set(['get', 'list', 'watch']);
+
+/**
+ * Without the read verbs, the resources flotilla cannot read: neither cached nor read live (live
+ * reads off, or the resource excluded from them). Writes are forwarded whatever the resource.
+ */
+function withoutUnreadable(groups: DiscoveryGroup[], readable: (group: string, resource: string) => boolean): DiscoveryGroup[] {
+  return groups.map((g) => ({
+    ...g,
+    versions: g.versions.map((v) => ({
+      ...v,
+      resources: v.resources.map((r) => (readable(nameOf(g), r.resource) ? r : { ...r, verbs: r.verbs.filter((verb) => !READ_VERBS.has(verb)) })),
+    })),
+  }));
+}
+
+/**
+ * The members' discovery, unioned, then the cached resources no member listed (members down).
+ * `readable` (absent: every resource) says which uncached resources flotilla reads live.
+ */
+export function fleetDocuments(members: DiscoveryDocuments[], cached: CachedResource[], readable?: (group: string, resource: string) => boolean): FleetDocuments {
+  const isCached = (group: string, resource: string) => cached.some((r) => r.info.group === group && r.info.resource === resource);
+  const filter = (groups: DiscoveryGroup[]) => (readable ? withoutUnreadable(groups, (g, r) => isCached(g, r) || readable(g, r)) : groups);
   return {
-    legacy: unionGroups([...members.map((m) => m.legacy), cachedGroups(cached, true)]),
-    groups: unionGroups([...members.map((m) => m.groups), cachedGroups(cached, false)]),
+    legacy: unionGroups([filter(unionGroups(members.map((m) => m.legacy))), cachedGroups(cached, true)]),
+    groups: unionGroups([filter(unionGroups(members.map((m) => m.groups))), cachedGroups(cached, false)]),
   };
 }
 
@@ -212,6 +233,8 @@ export class FleetDiscovery {
   constructor(
     private readonly fleet: FleetMembers,
     private readonly catalog: ResourceCatalog,
+    /** Which uncached resources flotilla reads live (absent: every one). */
+    private readonly readable: ((group: string, resource: string) => boolean) | undefined,
     private readonly ttlMs = 10_000,
     private readonly timeoutMs = 5_000,
   ) {}
@@ -222,7 +245,7 @@ export class FleetDiscovery {
     if (key !== this.fleetKey) await this.refresh(key);
     else if (Date.now() - this.at > this.ttlMs) void this.refresh(key);
     const members = names.flatMap((n) => this.known.get(n) ?? []);
-    return fleetDocuments(members, this.catalog.cachedResources());
+    return fleetDocuments(members, this.catalog.cachedResources(), this.readable);
   }
 
   private refresh(key: string): Promise<void> {

@@ -129,6 +129,20 @@ describe('discovery documents', () => {
   });
 });
 
+it('a resource excluded from live reads (and not cached) is listed without get, list and watch', async () => {
+  const excluding = await startFlotillaProcess({ fleet, dir: join(fleet.dir, 'flotilla-discovery-exclude'), resources: [{ version: 'v1', resource: 'namespaces' }], options: { liveReads: { exclude: ['secrets'] } } });
+  try {
+    const verbs = async (ep: { server: string; token: string; caFile: string }, name: string) =>
+      (JSON.parse((await memberRequest(ep, 'GET', '/api/v1')).body) as { resources: { name: string; verbs: string[] }[] }).resources.find((r) => r.name === name)?.verbs.sort();
+    expect(await verbs(excluding.endpoint, 'secrets')).toEqual(['create', 'delete', 'deletecollection', 'patch', 'update']);
+    expect(await verbs(excluding.endpoint, 'configmaps')).toEqual(await verbs(east, 'configmaps'));
+    expect(await verbs(excluding.endpoint, 'namespaces')).toEqual(await verbs(east, 'namespaces'));
+    expect(await verbs(flotilla.endpoint, 'secrets')).toEqual(await verbs(east, 'secrets'));
+  } finally {
+    await excluding.stop();
+  }
+});
+
 it('kubectl of two releases sharing a cache reads through /clusters/<name>/ again and again', async () => {
   // Their discovery (v2beta1, then v2) and HTTP caches meet, as in one user's ~/.kube/cache.
   const cache = ['--cache-dir', join(fleet.dir, 'kubectl-discovery-cache', 'shared')];

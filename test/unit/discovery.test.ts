@@ -65,3 +65,14 @@ describe('fleet discovery', () => {
     expect(fleetDocuments([east], [cached]).legacy[0]!.versions[0]!.resources.map((r) => r.resource)).toEqual(['pods', 'nodes']);
   });
 });
+
+describe('fleet discovery and live reads', () => {
+  it('leaves out the read verbs of resources flotilla neither caches nor reads live', () => {
+    const cached = { info: { group: '', version: 'v1', resource: 'pods', kind: 'Pod', namespaced: true, singularName: 'pod', shortNames: [], categories: [], memberVerbs: ['get', 'list', 'watch'] } } as unknown as CachedResource;
+    const docs = fleetDocuments([east], [cached], (group, resource) => !(group === 'apps' && resource === 'deployments'));
+    expect(docs.legacy[0]!.versions[0]!.resources[0]!.verbs).toEqual(['get', 'list', 'watch', 'delete']);
+    expect(docs.groups[0]!.versions[0]!.resources[0]!.verbs).toEqual(['create']);
+    const none = fleetDocuments([east], [], () => false);
+    expect(none.legacy[0]!.versions[0]!.resources[0]!.verbs).toEqual(['delete']);
+  });
+});

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { FleetMembers, ResourceCatalog } from '../../cacher/cache-manager.js';
 import { serviceUnavailable } from '../../api/status.js';
+import { servedLive, type LiveReadsConfig } from '../../forward/live-reads.js';
 import { aggregatedDiscovery, FleetDiscovery, group, groupList, legacyVersions, resourceList, wantsAggregated } from '../discovery.js';
 import { CLUSTER_PREFIXES, targetOf } from '../target.js';
 import { notServed, one, sendAggregated, sendJson, type Query } from '../replies.js';
@@ -14,6 +15,8 @@ import { notServed, one, sendAggregated, sendJson, type Query } from '../replies
 export interface DiscoveryOptions {
   fleet: FleetMembers;
   catalog: ResourceCatalog;
+  /** Uncached resources read live (src/forward/live-reads.ts); absent: none, so only writes of them are advertised. */
+  live?: LiveReadsConfig;
 }
 
 // The schema documents, the only paths (with /version) members are asked with flotilla's own identity.
@@ -40,9 +43,9 @@ function relayed(reply: FastifyReply, res: { status: number; headers: Record<str
   return reply.code(res.status).send(res.body);
 }
 
-export const discoveryPlugin: FastifyPluginAsync<DiscoveryOptions> = async (app, { fleet, catalog }) => {
+export const discoveryPlugin: FastifyPluginAsync<DiscoveryOptions> = async (app, { fleet, catalog, live }) => {
   let versionCache: { at: number; body: Buffer } | undefined;
-  const discovery = new FleetDiscovery(fleet, catalog);
+  const discovery = new FleetDiscovery(fleet, catalog, (group, resource) => live !== undefined && servedLive(live, group, resource));
 
   const documents = async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
     const target = targetOf(req.raw, fleet);
