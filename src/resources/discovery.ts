@@ -24,3 +24,58 @@ export async function discoverResource(member: MemberClient, gvr: GroupVersionRe
   const bookmark = entry.verbs.includes('watch') ? await learnBookmarkTemplate(member, info, signal) : undefined;
   return bookmark ? { ...info, bookmark } : info;
 }
+
+/** Aggregated discovery (apidiscovery.k8s.io/v2), as a member publishes it for `/api` and `/apis`. */
+export interface DiscoveryKind {
+  group: string;
+  version: string;
+  kind: string;
+}
+export interface DiscoverySubresource {
+  subresource: string;
+  responseKind?: DiscoveryKind;
+  acceptedTypes?: DiscoveryKind[];
+  verbs: string[];
+}
+export interface DiscoveryResource {
+  resource: string;
+  responseKind?: DiscoveryKind;
+  scope: 'Namespaced' | 'Cluster';
+  singularResource: string;
+  verbs: string[];
+  shortNames?: string[];
+  categories?: string[];
+  subresources?: DiscoverySubresource[];
+}
+export interface DiscoveryVersion {
+  version: string;
+  resources: DiscoveryResource[];
+  freshness?: string;
+}
+export interface DiscoveryGroup {
+  /** No name for the legacy group (`/api`). */
+  metadata: { name?: string };
+  versions: DiscoveryVersion[];
+}
+export interface DiscoveryDocuments {
+  /** `/api`: the legacy group (named ''). */
+  legacy: DiscoveryGroup[];
+  /** `/apis`: every named group, in the member's order (the preferred version first). */
+  groups: DiscoveryGroup[];
+}
+
+const AGGREGATED_ACCEPT = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList';
+
+/** A member's whole discovery in two requests (flotilla's own identity: discovery is not filtered). */
+export async function memberDiscovery(member: MemberClient, signal?: AbortSignal): Promise<DiscoveryDocuments> {
+  const one = async (path: string): Promise<DiscoveryGroup[]> => {
+    const res = await member.fetch({ path, headers: { accept: AGGREGATED_ACCEPT }, signal });
+    const text = res.body.toString('utf8');
+    if (res.status !== 200) throw new Error(`${member.cluster} answered ${path} with ${res.status}: ${text.slice(0, 200)}`);
+    const doc = JSON.parse(text) as { kind?: string; items?: DiscoveryGroup[] };
+    if (doc.kind !== 'APIGroupDiscoveryList' || !Array.isArray(doc.items)) throw new Error(`${member.cluster} has no aggregated discovery at ${path}`);
+    return doc.items;
+  };
+  const [legacy, groups] = await Promise.all([one('/api'), one('/apis')]);
+  return { legacy, groups };
+}

@@ -1,63 +1,203 @@
-import type { CachedResource } from '../cacher/cache-manager.js';
-import { groupVersion } from '../api/resource-info.js';
+import type { CachedResource, FleetMembers, ResourceCatalog } from '../cacher/cache-manager.js';
+import { memberDiscovery, type DiscoveryDocuments, type DiscoveryGroup, type DiscoveryResource, type DiscoverySubresource, type DiscoveryVersion } from '../resources/discovery.js';
 
 /**
- * Discovery as the apiserver publishes it, listing only what flotilla serves: the cached
- * resources, with the verbs flotilla answers for them.
+ * Fleet-wide discovery: the union of the members' own (aggregated) discovery, learned from them
+ * and kept a short while (src/resources/discovery.ts fetches it). Every group, version, resource
+ * and subresource any member serves is listed, with the union of the members' verbs, short names
+ * and categories; where members disagree on a resource's kind, scope or singular name, the first
+ * member in configuration order that serves it wins. The legacy documents (`/api`, `/api/v1`,
+ * `/apis`, `/apis/<group>[/<version>]`) are derived from the same union, as client-go derives
+ * them from aggregated discovery. Before any member has answered (all of them down at start), the
+ * cached resources are listed with the verbs flotilla answers from its cache.
  */
 export const SERVED_VERBS = ['get', 'list', 'watch'];
 
-export function legacyVersions(serverAddress: string): object {
+export interface FleetDocuments {
+  legacy: DiscoveryGroup[];
+  groups: DiscoveryGroup[];
+}
+
+function unionStrings(a: string[] | undefined, b: string[] | undefined): string[] | undefined {
+  if (!a?.length) return b?.length ? [...b] : undefined;
+  const out = [...a];
+  for (const s of b ?? []) if (!out.includes(s)) out.push(s);
+  return out;
+}
+
+function unionSubresources(a: DiscoverySubresource[] | undefined, b: DiscoverySubresource[] | undefined): DiscoverySubresource[] | undefined {
+  if (!b?.length) return a;
+  const out = [...(a ?? [])];
+  for (const s of b) {
+    const i = out.findIndex((x) => x.subresource === s.subresource);
+    if (i < 0) out.push(s);
+    else out[i] = { ...out[i]!, verbs: unionStrings(out[i]!.verbs, s.verbs) ?? [] };
+  }
+  return out;
+}
+
+/** One resource as several members publish it: the first one's kind and scope, every one's verbs. */
+function unionResource(first: DiscoveryResource, other: DiscoveryResource): DiscoveryResource {
+  const shortNames = unionStrings(first.shortNames, other.shortNames);
+  const categories = unionStrings(first.categories, other.categories);
+  const subresources = unionSubresources(first.subresources, other.subresources);
+  return {
+    ...first,
+    verbs: unionStrings(first.verbs, other.verbs) ?? [],
+    ...(shortNames ? { shortNames } : {}),
+    ...(categories ? { categories } : {}),
+    ...(subresources ? { subresources } : {}),
+  };
+}
+
+function unionVersion(first: DiscoveryVersion, other: DiscoveryVersion): DiscoveryVersion {
+  const resources = [...first.resources];
+  for (const r of other.resources) {
+    const i = resources.findIndex((x) => x.resource === r.resource);
+    if (i < 0) resources.push(r);
+    else resources[i] = unionResource(resources[i]!, r);
+  }
+  return { ...first, resources };
+}
+
+/** A group's name; the legacy group has none in aggregated discovery (its metadata is empty). */
+function nameOf(g: DiscoveryGroup): string {
+  return g.metadata?.name ?? '';
+}
+
+/** The union of several members' group lists, in the first member's order, then each newcomer's. */
+export function unionGroups(lists: DiscoveryGroup[][]): DiscoveryGroup[] {
+  const out: DiscoveryGroup[] = [];
+  for (const list of lists) {
+    for (const g of list) {
+      const i = out.findIndex((x) => nameOf(x) === nameOf(g));
+      if (i < 0) {
+        out.push({ metadata: g.metadata, versions: g.versions.map((v) => ({ ...v, resources: [...v.resources] })) });
+        continue;
+      }
+      const versions = [...out[i]!.versions];
+      for (const v of g.versions) {
+        const j = versions.findIndex((x) => x.version === v.version);
+        if (j < 0) versions.push(v);
+        else versions[j] = unionVersion(versions[j]!, v);
+      }
+      out[i] = { ...out[i]!, versions };
+    }
+  }
+  return out;
+}
+
+/** The cached resources as aggregated discovery, with the verbs the cache answers. */
+export function cachedGroups(resources: CachedResource[], legacy: boolean): DiscoveryGroup[] {
+  const groups = new Map<string, Map<string, CachedResource[]>>();
+  for (const r of resources) {
+    if ((r.info.group === '') !== legacy) continue;
+    const versions = groups.get(r.info.group) ?? new Map<string, CachedResource[]>();
+    versions.set(r.info.version, [...(versions.get(r.info.version) ?? []), r]);
+    groups.set(r.info.group, versions);
+  }
+  if (legacy && groups.size === 0) groups.set('', new Map([['v1', []]]));
+  return [...groups].sort(([a], [b]) => a.localeCompare(b)).map(([name, versions]) => ({
+    metadata: name ? { name } : {},
+    versions: [...versions].map(([version, rs]) => ({
+      version,
+      resources: rs.map((r) => ({
+        resource: r.info.resource,
+        responseKind: { group: r.info.group, version: r.info.version, kind: r.info.kind },
+        scope: r.info.namespaced ? 'Namespaced' as const : 'Cluster' as const,
+        singularResource: r.info.singularName,
+        verbs: SERVED_VERBS.filter((v) => r.info.memberVerbs.includes(v)),
+        ...(r.info.shortNames.length ? { shortNames: r.info.shortNames } : {}),
+        ...(r.info.categories.length ? { categories: r.info.categories } : {}),
+      })),
+      freshness: 'Current',
+    })),
+  }));
+}
+
+const READ_VERBS = new Set(['get', 'list', 'watch']);
+
+/**
+ * Without the read verbs, the resources flotilla cannot read: neither cached nor read live (live
+ * reads off, or the resource excluded from them). Writes are forwarded whatever the resource.
+ */
+function withoutUnreadable(groups: DiscoveryGroup[], readable: (group: string, resource: string) => boolean): DiscoveryGroup[] {
+  return groups.map((g) => ({
+    ...g,
+    versions: g.versions.map((v) => ({
+      ...v,
+      resources: v.resources.map((r) => (readable(nameOf(g), r.resource) ? r : { ...r, verbs: r.verbs.filter((verb) => !READ_VERBS.has(verb)) })),
+    })),
+  }));
+}
+
+/**
+ * The members' discovery, unioned, then the cached resources no member listed (members down).
+ * `readable` (absent: every resource) says which uncached resources flotilla reads live.
+ */
+export function fleetDocuments(members: DiscoveryDocuments[], cached: CachedResource[], readable?: (group: string, resource: string) => boolean): FleetDocuments {
+  const isCached = (group: string, resource: string) => cached.some((r) => r.info.group === group && r.info.resource === resource);
+  const filter = (groups: DiscoveryGroup[]) => (readable ? withoutUnreadable(groups, (g, r) => isCached(g, r) || readable(g, r)) : groups);
+  return {
+    legacy: unionGroups([filter(unionGroups(members.map((m) => m.legacy))), cachedGroups(cached, true)]),
+    groups: unionGroups([filter(unionGroups(members.map((m) => m.groups))), cachedGroups(cached, false)]),
+  };
+}
+
+export function legacyVersions(docs: FleetDocuments, serverAddress: string): object {
+  const versions = docs.legacy.flatMap((g) => g.versions.map((v) => v.version));
   return {
     kind: 'APIVersions',
-    versions: ['v1'],
+    versions: versions.length ? versions : ['v1'],
     serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress }],
   };
 }
 
-function groupsOf(resources: CachedResource[]): Map<string, string[]> {
-  const groups = new Map<string, string[]>();
-  for (const r of resources) {
-    if (!r.info.group) continue;
-    const versions = groups.get(r.info.group) ?? [];
-    if (!versions.includes(r.info.version)) versions.push(r.info.version);
-    groups.set(r.info.group, versions);
-  }
-  return groups;
+function apiGroup(g: DiscoveryGroup): object {
+  const vs = g.versions.map((v) => ({ groupVersion: `${nameOf(g)}/${v.version}`, version: v.version }));
+  return { name: nameOf(g), versions: vs, preferredVersion: vs[0] };
 }
 
-function apiGroup(name: string, versions: string[]): object {
-  const vs = versions.map((v) => ({ groupVersion: `${name}/${v}`, version: v }));
-  return { name, versions: vs, preferredVersion: vs[0] };
+export function groupList(docs: FleetDocuments): object {
+  return { kind: 'APIGroupList', apiVersion: 'v1', groups: docs.groups.map(apiGroup) };
 }
 
-export function groupList(resources: CachedResource[]): object {
-  const groups = [...groupsOf(resources)].sort(([a], [b]) => a.localeCompare(b)).map(([name, versions]) => apiGroup(name, versions));
-  return { kind: 'APIGroupList', apiVersion: 'v1', groups };
+export function group(docs: FleetDocuments, name: string): object | undefined {
+  const g = docs.groups.find((x) => nameOf(x) === name);
+  return g ? { kind: 'APIGroup', apiVersion: 'v1', ...apiGroup(g) } : undefined;
 }
 
-export function group(resources: CachedResource[], name: string): object | undefined {
-  const versions = groupsOf(resources).get(name);
-  return versions ? { kind: 'APIGroup', apiVersion: 'v1', ...apiGroup(name, versions) } : undefined;
-}
-
-export function resourceList(resources: CachedResource[], grp: string, version: string): object | undefined {
-  const matching = resources.filter((r) => r.info.group === grp && r.info.version === version);
-  if (matching.length === 0 && grp !== '') return undefined;
-  if (grp === '' && version !== 'v1') return undefined;
+/** A legacy APIResourceList, each resource followed by its subresources (`pods/log`), as the apiserver lists them. */
+export function resourceList(docs: FleetDocuments, grp: string, version: string): object | undefined {
+  const v = (grp === '' ? docs.legacy : docs.groups).find((x) => nameOf(x) === grp)?.versions.find((x) => x.version === version);
+  if (!v) return undefined;
+  // A resource answering in another group/version (a subresource's Scale, say) names it, as the apiserver does.
+  const gvk = (k: { group: string; version: string; kind: string } | undefined) => ({
+    ...(k && (k.group !== grp || k.version !== version) ? { group: k.group, version: k.version } : {}),
+    kind: k?.kind ?? '',
+  });
   return {
     kind: 'APIResourceList',
     apiVersion: 'v1',
-    groupVersion: groupVersion({ group: grp, version }),
-    resources: matching.map((r) => ({
-      name: r.info.resource,
-      singularName: r.info.singularName,
-      namespaced: r.info.namespaced,
-      kind: r.info.kind,
-      verbs: SERVED_VERBS.filter((v) => r.info.memberVerbs.includes(v)),
-      ...(r.info.shortNames.length ? { shortNames: r.info.shortNames } : {}),
-      ...(r.info.categories.length ? { categories: r.info.categories } : {}),
-    })),
+    groupVersion: grp ? `${grp}/${version}` : version,
+    resources: v.resources.flatMap((r) => [
+      {
+        name: r.resource,
+        singularName: r.singularResource,
+        namespaced: r.scope === 'Namespaced',
+        ...gvk(r.responseKind),
+        verbs: r.verbs,
+        ...(r.shortNames?.length ? { shortNames: r.shortNames } : {}),
+        ...(r.categories?.length ? { categories: r.categories } : {}),
+      },
+      ...(r.subresources ?? []).map((s) => ({
+        name: `${r.resource}/${s.subresource}`,
+        singularName: '',
+        namespaced: r.scope === 'Namespaced',
+        ...gvk(s.responseKind),
+        verbs: s.verbs,
+      })),
+    ]),
   };
 }
 
@@ -74,34 +214,56 @@ export function wantsAggregated(accept: string | undefined): boolean {
   return false;
 }
 
-export function aggregatedDiscovery(resources: CachedResource[], legacy: boolean): object {
-  const groups = new Map<string, Map<string, CachedResource[]>>();
-  for (const r of resources) {
-    if ((r.info.group === '') !== legacy) continue;
-    const versions = groups.get(r.info.group) ?? new Map<string, CachedResource[]>();
-    versions.set(r.info.version, [...(versions.get(r.info.version) ?? []), r]);
-    groups.set(r.info.group, versions);
+export function aggregatedDiscovery(docs: FleetDocuments, legacy: boolean): object {
+  return { kind: 'APIGroupDiscoveryList', apiVersion: 'apidiscovery.k8s.io/v2', metadata: {}, items: legacy ? docs.legacy : docs.groups };
+}
+
+/**
+ * The members' discovery, kept per member: learned on first use and after a configuration reload
+ * (a changed member list) before answering, then refreshed in the background when older than
+ * `ttlMs`, so a CRD added on a member shows within seconds. A member that does not answer keeps
+ * its last known discovery; one never heard from adds nothing.
+ */
+export class FleetDiscovery {
+  private readonly known = new Map<string, DiscoveryDocuments>();
+  private fleetKey: string | undefined;
+  private at = 0;
+  private refreshing: Promise<void> | undefined;
+
+  constructor(
+    private readonly fleet: FleetMembers,
+    private readonly catalog: ResourceCatalog,
+    /** Which uncached resources flotilla reads live (absent: every one). */
+    private readonly readable: ((group: string, resource: string) => boolean) | undefined,
+    private readonly ttlMs = 10_000,
+    private readonly timeoutMs = 5_000,
+  ) {}
+
+  async documents(): Promise<FleetDocuments> {
+    const names = this.fleet.clusterNames();
+    const key = names.join('\n');
+    if (key !== this.fleetKey) await this.refresh(key);
+    else if (Date.now() - this.at > this.ttlMs) void this.refresh(key);
+    const members = names.flatMap((n) => this.known.get(n) ?? []);
+    return fleetDocuments(members, this.catalog.cachedResources(), this.readable);
   }
-  if (legacy && groups.size === 0) groups.set('', new Map([['v1', []]]));
-  return {
-    kind: 'APIGroupDiscoveryList',
-    apiVersion: 'apidiscovery.k8s.io/v2',
-    metadata: {},
-    items: [...groups].sort(([a], [b]) => a.localeCompare(b)).map(([name, versions]) => ({
-      metadata: { name },
-      versions: [...versions].map(([version, rs]) => ({
-        version,
-        resources: rs.map((r) => ({
-          resource: r.info.resource,
-          responseKind: { group: r.info.group, version: r.info.version, kind: r.info.kind },
-          scope: r.info.namespaced ? 'Namespaced' : 'Cluster',
-          singularResource: r.info.singularName,
-          verbs: SERVED_VERBS.filter((v) => r.info.memberVerbs.includes(v)),
-          ...(r.info.shortNames.length ? { shortNames: r.info.shortNames } : {}),
-          ...(r.info.categories.length ? { categories: r.info.categories } : {}),
-        })),
-        freshness: 'Current',
-      })),
-    })),
-  };
+
+  private refresh(key: string): Promise<void> {
+    this.refreshing ??= (async () => {
+      const names = this.fleet.clusterNames();
+      await Promise.all(names.map(async (name) => {
+        const member = this.fleet.member(name);
+        if (!member) return;
+        try {
+          this.known.set(name, await memberDiscovery(member, AbortSignal.timeout(this.timeoutMs)));
+        } catch {
+          // keeps what it knew
+        }
+      }));
+      for (const name of [...this.known.keys()]) if (!names.includes(name)) this.known.delete(name);
+      this.fleetKey = key;
+      this.at = Date.now();
+    })().finally(() => (this.refreshing = undefined));
+    return this.refreshing;
+  }
 }

@@ -87,7 +87,7 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
   void app.register(authenticationPlugin, { callers });
   void app.register(healthPlugin, { health });
   void app.register(statusPlugin, { health, metrics, fleet, callers, authorizer: opts.authorizer, live: opts.liveReads });
-  void app.register(discoveryPlugin, { fleet, catalog });
+  void app.register(discoveryPlugin, { fleet, catalog, live: opts.liveReads });
   void app.register(readsPlugin, { fleet, catalog, health, store, hub, snapshots, writes, callers, authorizer: opts.authorizer, forward, live: opts.liveReads, watch: opts.watch });
   void app.register(subresourcesPlugin, { fleet, catalog, store, callerHeaders: forward.callerHeaders, getAccess: forward.getAccess, metrics });
   void app.register(selfReviewsPlugin, { fleet, callers, authorizer: opts.authorizer });

@@ -1,42 +1,70 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { FleetMembers, ResourceCatalog } from '../../cacher/cache-manager.js';
 import { serviceUnavailable } from '../../api/status.js';
-import { aggregatedDiscovery, group, groupList, legacyVersions, resourceList, wantsAggregated } from '../discovery.js';
+import { servedLive, type LiveReadsConfig } from '../../forward/live-reads.js';
+import { aggregatedDiscovery, FleetDiscovery, group, groupList, legacyVersions, resourceList, wantsAggregated } from '../discovery.js';
 import { CLUSTER_PREFIXES, targetOf } from '../target.js';
 import { notServed, one, sendAggregated, sendJson, type Query } from '../replies.js';
 
 /**
- * What the API serves: discovery (legacy and aggregated v2) of the cached resources, and the
- * members' `/version` and schema documents (`/openapi/…`), which kubectl explain and apply read.
- * Members run one release, so any member's answer will do; `/clusters/<name>/` asks that one.
+ * What the API serves: discovery (legacy and aggregated v2), the union of the members' own
+ * (src/router/discovery.ts), and the members' `/version` and schema documents (`/openapi/…`),
+ * which kubectl explain and apply read. Members run one release, so any member's version will do.
+ * Under `/clusters/<name>/`, discovery, `/version` and the schema are that member's own answers.
  */
 export interface DiscoveryOptions {
   fleet: FleetMembers;
   catalog: ResourceCatalog;
+  /** Uncached resources read live (src/forward/live-reads.ts); absent: none, so only writes of them are advertised. */
+  live?: LiveReadsConfig;
 }
 
 // The schema documents, the only paths (with /version) members are asked with flotilla's own identity.
 const SCHEMA_PATH = /^\/openapi\/(v2|v3|v3\/api\/v1|v3\/apis\/[a-z0-9.-]+\/v[0-9]+(?:(?:alpha|beta)[0-9]+)?)$/;
 
-export const discoveryPlugin: FastifyPluginAsync<DiscoveryOptions> = async (app, { fleet, catalog }) => {
+// A group name and an API version, as discovery paths of one member are re-built from them.
+const DISCOVERY_NAME = /^[a-z0-9]([a-z0-9.-]{0,252}[a-z0-9])?$/;
+const API_VERSION = /^v[0-9]+(?:(?:alpha|beta)[0-9]+)?$/;
+
+/**
+ * A member's answer as it gave it. A 304 goes with no body, type or length of its own: a client's
+ * HTTP cache (kubectl's) merges a 304's headers into the response it kept, and a
+ * `Content-Length: 0` there empties the cached discovery.
+ */
+function relayed(reply: FastifyReply, res: { status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }): FastifyReply {
+  for (const h of ['content-type', 'etag', 'cache-control', 'content-encoding', 'vary', 'last-modified', 'expires']) {
+    const v = res.headers[h];
+    if (v !== undefined) reply.header(h, v);
+  }
+  if (res.status === 304) {
+    reply.raw.removeHeader('content-type');
+    return reply.code(304).send();
+  }
+  return reply.code(res.status).send(res.body);
+}
+
+export const discoveryPlugin: FastifyPluginAsync<DiscoveryOptions> = async (app, { fleet, catalog, live }) => {
   let versionCache: { at: number; body: Buffer } | undefined;
+  const discovery = new FleetDiscovery(fleet, catalog, (group, resource) => live !== undefined && servedLive(live, group, resource));
 
   const documents = async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
     const target = targetOf(req.raw, fleet);
+    if (target.cluster !== undefined) return memberDocument(req, reply, target.cluster, target);
+    const docs = await discovery.documents();
     switch (target.type) {
       case 'legacyVersions':
-        if (wantsAggregated(req.headers.accept)) return sendAggregated(reply, aggregatedDiscovery(catalog.cachedResources(), true));
-        return sendJson(reply, legacyVersions(req.host));
+        if (wantsAggregated(req.headers.accept)) return sendAggregated(reply, aggregatedDiscovery(docs, true));
+        return sendJson(reply, legacyVersions(docs, req.host));
       case 'groups':
-        if (wantsAggregated(req.headers.accept)) return sendAggregated(reply, aggregatedDiscovery(catalog.cachedResources(), false));
-        return sendJson(reply, groupList(catalog.cachedResources()));
+        if (wantsAggregated(req.headers.accept)) return sendAggregated(reply, aggregatedDiscovery(docs, false));
+        return sendJson(reply, groupList(docs));
       case 'group': {
-        const doc = group(catalog.cachedResources(), target.group);
+        const doc = group(docs, target.group);
         if (!doc) throw notServed();
         return sendJson(reply, doc);
       }
       case 'resources': {
-        const doc = resourceList(catalog.cachedResources(), target.group, target.version);
+        const doc = resourceList(docs, target.group, target.version);
         if (!doc) throw notServed();
         return sendJson(reply, doc);
       }
@@ -44,6 +72,41 @@ export const discoveryPlugin: FastifyPluginAsync<DiscoveryOptions> = async (app,
         throw notServed();
     }
   };
+
+  /**
+   * One member's own discovery document, asked with flotilla's identity (discovery is not
+   * filtered): the path re-built from the parsed request, the Accept passed on, so aggregated
+   * discovery in any form the member speaks comes back as it answers it.
+   */
+  async function memberDocument(req: FastifyRequest, reply: FastifyReply, cluster: string, target: ReturnType<typeof targetOf>): Promise<FastifyReply> {
+    let path: string;
+    switch (target.type) {
+      case 'legacyVersions': path = '/api'; break;
+      case 'groups': path = '/apis'; break;
+      case 'group': path = `/apis/${target.group}`; break;
+      case 'resources': path = target.group === '' ? `/api/${target.version}` : `/apis/${target.group}/${target.version}`; break;
+      default: throw notServed();
+    }
+    if (target.type === 'group' && !DISCOVERY_NAME.test(target.group)) throw notServed();
+    if (target.type === 'resources' && (!API_VERSION.test(target.version) || target.group !== '' && !DISCOVERY_NAME.test(target.group))) throw notServed();
+    return relay(reply, cluster, path, req);
+  }
+
+  /** A member's answer to a fixed read-only path, with the request's negotiation headers. */
+  async function relay(reply: FastifyReply, cluster: string, path: string, req: FastifyRequest): Promise<FastifyReply> {
+    const headers: Record<string, string> = {};
+    for (const h of ['accept', 'if-none-match', 'accept-encoding']) {
+      const v = req.headers[h];
+      if (typeof v === 'string') headers[h] = v;
+    }
+    let res;
+    try {
+      res = await fleet.member(cluster)!.fetch({ path, headers });
+    } catch {
+      throw serviceUnavailable(`member cluster ${cluster} did not answer ${path}`);
+    }
+    return relayed(reply, res);
+  }
 
   /** The members' version (one release across the fleet), or the addressed member's. */
   async function version(cluster: string | undefined): Promise<Buffer> {
@@ -75,22 +138,60 @@ export const discoveryPlugin: FastifyPluginAsync<DiscoveryOptions> = async (app,
       const v = req.headers[h];
       if (typeof v === 'string') headers[h] = v;
     }
+    if (target.cluster === undefined && target.path === '/openapi/v3') return sendJson(reply, await schemaIndex());
     const hash = one(req.query as Query, 'hash');
     const memberPath = target.path + (hash !== undefined ? `?${new URLSearchParams({ hash })}` : '');
-    for (const name of target.cluster !== undefined ? [target.cluster] : fleet.clusterNames()) {
+    for (const name of target.cluster !== undefined ? [target.cluster] : await schemaOwners(target.path)) {
       try {
         const res = await fleet.member(name)!.fetch({ path: memberPath, headers });
         if (res.status >= 500 && target.cluster === undefined) continue;
-        for (const h of ['content-type', 'etag', 'cache-control', 'content-encoding', 'vary', 'last-modified']) {
-          const v = res.headers[h];
-          if (v !== undefined) reply.header(h, v);
-        }
-        return reply.code(res.status).send(res.body);
+        return relayed(reply, res);
       } catch {
         // ask the next member
       }
     }
     throw serviceUnavailable(`no member cluster answered ${target.path}`);
+  }
+
+  /** Which member listed each openapi v3 path first in the last fleet-wide index (its hash is that member's). */
+  let schemaOwner = new Map<string, string>();
+
+  /**
+   * The fleet's openapi v3 index: the union of the members' `paths` (the first member listing a
+   * group version owns it), so `kubectl explain` finds a CRD that only some members serve.
+   */
+  async function schemaIndex(): Promise<{ paths: Record<string, unknown> }> {
+    const paths: Record<string, unknown> = {};
+    const owner = new Map<string, string>();
+    const names = fleet.clusterNames();
+    // Asked all at once, merged in configuration order.
+    const indexes = await Promise.all(names.map(async (name) => {
+      try {
+        const res = await fleet.member(name)!.fetch({ path: '/openapi/v3', headers: { accept: 'application/json' }, signal: AbortSignal.timeout(10_000) });
+        return res.status === 200 ? JSON.parse(res.body.toString('utf8')) as { paths?: Record<string, unknown> } : undefined;
+      } catch {
+        return undefined; // the others answer
+      }
+    }));
+    indexes.forEach((doc, i) => {
+      for (const [p, v] of Object.entries(doc?.paths ?? {})) {
+        if (p in paths) continue;
+        paths[p] = v;
+        owner.set(`/openapi/v3/${p}`, names[i]!);
+      }
+    });
+    if (indexes.every((d) => d === undefined)) throw serviceUnavailable('no member cluster answered /openapi/v3');
+    schemaOwner = owner;
+    return { paths };
+  }
+
+  /** The members to ask for a schema path: its owner in the index first, then configuration order. */
+  async function schemaOwners(path: string): Promise<string[]> {
+    const names = fleet.clusterNames();
+    if (!path.startsWith('/openapi/v3/')) return names;
+    if (!schemaOwner.has(path)) await schemaIndex().catch(() => undefined);
+    const first = schemaOwner.get(path);
+    return first !== undefined && names.includes(first) ? [first, ...names.filter((n) => n !== first)] : names;
   }
 
   for (const p of CLUSTER_PREFIXES) {

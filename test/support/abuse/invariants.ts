@@ -53,7 +53,9 @@ const FIXED_READS = [
   '/version',
   '/api',
   '/apis',
-  '/api/v1',
+  `/api/${VERSION}`,
+  // A member's own discovery, under /clusters/<name>/ (src/router/plugins/discovery.ts).
+  `/apis/${GROUP}`,
   `/apis/${GROUP}/${VERSION}`,
   '/openapi/v2',
   '/openapi/v3',
