@@ -173,6 +173,8 @@ Try:
   kubectl --kubeconfig ${kc} get pods -A | grep hello          # …and it is in flotilla's cache
   kubectl --kubeconfig ${kc} scale deployment -n payments ledger --replicas=3   # writes go to the owning member (east)
   kubectl --kubeconfig ${kc} get ns default                    # every member has it: the first's, with a Warning naming the others
+  kubectl --kubeconfig ${kc} get events -A                     # not cached: read live from every member, as you
+  kubectl --kubeconfig ${kc} api-resources --verbs=delete      # discovery is the members' own, merged
   kubectl --kubeconfig ${kc} annotate deployment -n shop cart note=hi           # 409: east and north both have it
   kubectl --kubeconfig ${kc} --server ${flotilla.url}/clusters/north annotate deployment -n shop cart note=hi   # one member
   kubectl --kubeconfig ${kc} delete deployment -n payments ledger --dry-run=server   # DeleteOptions reach the member: nothing deleted

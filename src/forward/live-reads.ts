@@ -6,7 +6,7 @@ import { CLUSTER_ANNOTATION } from '../ingest/decode.js';
 import { canonicalPath } from '../api/request-info.js';
 import { decodeGlobalRV, encodeGlobalRV } from '../api/global-rv.js';
 import { negotiate, type ResponseForm } from '../api/negotiate.js';
-import { StatusError, badRequest, expired, invalid, serviceUnavailable } from '../api/status.js';
+import { StatusError, badRequest, expired, invalid, isStatusObject, serviceUnavailable } from '../api/status.js';
 import { CLUSTER_COLUMN } from '../mux/reads.js';
 import type { ResourceTarget } from './owner.js';
 
@@ -164,6 +164,8 @@ function noAnswer(reply: FastifyReply, results: readonly MemberResult[]): Fastif
     throw serviceUnavailable(unreachable.map((r) => `cluster ${r.cluster} ${r.error}`).join('; '));
   }
   if (!pick) throw serviceUnavailable('no member cluster to ask');
+  // A path no member serves is a bare 404 page from each: flotilla's every error is a Status.
+  if (pick.status === 404 && !isStatusBody(pick)) throw new StatusError(404, 'NotFound', 'the server could not find the requested resource');
   const others = results.filter((r) => r !== pick).map((r) => leftOutWarning(r)).filter((w): w is string => w !== undefined);
   for (const h of PASSED_ERROR_HEADERS) {
     const v = pick.headers?.[h];
@@ -173,6 +175,14 @@ function noAnswer(reply: FastifyReply, results: readonly MemberResult[]): Fastif
     } else if (v !== undefined) reply.header(h, v);
   }
   return reply.code(pick.status!).send(pick.body);
+}
+
+function isStatusBody(r: MemberResult): boolean {
+  try {
+    return r.body !== undefined && isStatusObject(JSON.parse(r.body.toString('utf8')));
+  } catch {
+    return false;
+  }
 }
 
 /** A member's object as flotilla shows it: its cluster annotation, a global RV, its kind. */
