@@ -214,6 +214,22 @@ describe('a fleet-wide get by name of an uncached resource', () => {
 });
 
 describe('kubectl', () => {
+  it('1.28, 1.32 and the newest list uncached resources fleet-wide as the members do, merged', async () => {
+    for (const version of ['1.28', '1.32', undefined]) {
+      const via = await kubectl(flotilla.kubeconfig, ['get', 'configmaps', '-n', NS, '-o', 'name'], { version });
+      expect(via.code, `${version}: ${via.stderr}`).toBe(0);
+      const own = await Promise.all(members.map((m) => kubectl(m.kubeconfig, ['get', 'configmaps', '-n', NS, '-o', 'name'], { version })));
+      const lines = (out: string) => out.split('\n').filter(Boolean);
+      expect(lines(via.stdout).sort()).toEqual(own.flatMap((r) => lines(r.stdout)).sort());
+      // Events and CRDs, which flotilla does not cache: a table with the Cluster column, or none.
+      const events = await kubectl(flotilla.kubeconfig, ['get', 'events', '-A'], { version });
+      expect(events.code, `${version}: ${events.stderr}`).toBe(0);
+      expect(events.stdout).toMatch(/^NAMESPACE\s+CLUSTER\s+LAST SEEN/);
+      const crds = await kubectl(flotilla.kubeconfig, ['get', 'crd'], { version });
+      expect(crds.code, `${version}: ${crds.stderr}`).toBe(0);
+    }
+  });
+
   it('get --raw of an uncached fleet list and get (discovery does not list uncached resources yet)', async () => {
     const l = await kubectl(flotilla.kubeconfig, ['get', '--raw', `/api/v1/namespaces/${NS}/configmaps?labelSelector=team%3Dblue`]);
     expect(l.code, l.stderr).toBe(0);
