@@ -83,6 +83,11 @@ export function unauthorized(message: string): StatusError {
   return new StatusError(401, 'Unauthorized', message);
 }
 
+/** A path flotilla (and no member) serves, worded as the apiserver words it. */
+export function notServed(): StatusError {
+  return new StatusError(404, 'NotFound', 'the server could not find the requested resource');
+}
+
 export function forbidden(message: string, details?: StatusDetails): StatusError {
   return new StatusError(403, 'Forbidden', message, details);
 }

@@ -6,9 +6,11 @@ import { CLUSTER_ANNOTATION } from '../ingest/decode.js';
 import { canonicalPath } from '../api/request-info.js';
 import { decodeGlobalRV, encodeGlobalRV } from '../api/global-rv.js';
 import { negotiate, type ResponseForm } from '../api/negotiate.js';
-import { StatusError, badRequest, expired, invalid, isStatusObject, serviceUnavailable } from '../api/status.js';
+import { badRequest, expired, invalid, isStatusObject, notServed, serviceUnavailable } from '../api/status.js';
+import { firstHitWarning, warningHeader as warning } from '../api/warning.js';
 import { CLUSTER_COLUMN } from '../mux/reads.js';
 import type { ResourceTarget } from './owner.js';
+import { toFleet } from './translate.js';
 
 /**
  * Live reads: a get or list of a resource flotilla does not cache is asked of the members
@@ -80,7 +82,6 @@ function accepted(form: ResponseForm, list: boolean): string {
 }
 
 export async function liveRead(req: FastifyRequest, reply: FastifyReply, deps: LiveReadDeps, target: ResourceTarget): Promise<FastifyReply> {
-  const notServed = () => new StatusError(404, 'NotFound', 'the server could not find the requested resource');
   if (!servedLive(deps.config, target.group, target.resource) || target.subresource) throw notServed();
   const params = new URLSearchParams(req.url.includes('?') ? req.url.slice(req.url.indexOf('?') + 1) : '');
   const watching = params.get('watch') === 'true' || params.get('watch') === '1';
@@ -124,10 +125,6 @@ async function mapBounded<T, R>(items: readonly T[], limit: number, fn: (t: T) =
   return out;
 }
 
-function warning(text: string): string {
-  return `299 - ${JSON.stringify(`flotilla: ${text}`)}`;
-}
-
 function bodyText(r: MemberResult): string {
   if (!r.body) return '';
   try {
@@ -165,7 +162,7 @@ function noAnswer(reply: FastifyReply, results: readonly MemberResult[]): Fastif
   }
   if (!pick) throw serviceUnavailable('no member cluster to ask');
   // A path no member serves is a bare 404 page from each: flotilla's every error is a Status.
-  if (pick.status === 404 && !isStatusBody(pick)) throw new StatusError(404, 'NotFound', 'the server could not find the requested resource');
+  if (pick.status === 404 && !isStatusBody(pick)) throw notServed();
   const others = results.filter((r) => r !== pick).map((r) => leftOutWarning(r)).filter((w): w is string => w !== undefined);
   for (const h of PASSED_ERROR_HEADERS) {
     const v = pick.headers?.[h];
@@ -185,17 +182,14 @@ function isStatusBody(r: MemberResult): boolean {
   }
 }
 
-/** A member's object as flotilla shows it: its cluster annotation, a global RV, its kind. */
-function toFleet(o: unknown, cluster: string, kind?: { kind: string; apiVersion: string }): void {
+/** A member's object as flotilla shows it (translate.ts: a global RV, its cluster annotation), with its kind. */
+function itemToFleet(o: unknown, cluster: string, kind?: { kind: string; apiVersion: string }): void {
   if (!isObject(o)) return;
   if (kind && o['kind'] === undefined) {
     o['kind'] = kind.kind;
     o['apiVersion'] = kind.apiVersion;
   }
-  const md = o['metadata'];
-  if (!isObject(md)) return;
-  if (typeof md['resourceVersion'] === 'string' && md['resourceVersion'] !== '') md['resourceVersion'] = encodeGlobalRV({ [cluster]: md['resourceVersion'] });
-  md['annotations'] = { ...(isObject(md['annotations']) ? md['annotations'] : {}), [CLUSTER_ANNOTATION]: cluster };
+  toFleet(o, cluster);
 }
 
 interface Parsed {
@@ -223,7 +217,7 @@ function merged(answers: readonly Parsed[], metadata: Doc): Doc {
     for (const a of answers) {
       for (const row of Array.isArray(a.doc['rows']) ? a.doc['rows'] : []) {
         if (!isObject(row)) continue;
-        toFleet(row['object'], a.cluster);
+        itemToFleet(row['object'], a.cluster);
         rows.push({ ...row, cells: [a.cluster, ...(Array.isArray(row['cells']) ? row['cells'] : [])] });
       }
     }
@@ -235,7 +229,7 @@ function merged(answers: readonly Parsed[], metadata: Doc): Doc {
     const listKind = typeof a.doc['kind'] === 'string' ? a.doc['kind'] : '';
     const kind = listKind.endsWith('List') ? { kind: listKind.slice(0, -'List'.length), apiVersion: String(a.doc['apiVersion'] ?? '') } : undefined;
     for (const item of Array.isArray(a.doc['items']) ? a.doc['items'] : []) {
-      toFleet(item, a.cluster, kind);
+      itemToFleet(item, a.cluster, kind);
       items.push(item);
     }
   }
@@ -257,11 +251,7 @@ type Ask = (cluster: string, query: URLSearchParams) => Promise<MemberResult>;
 export function chooseLiveGet<T extends { cluster: string }>(hits: readonly T[], what: { resource: string; group: string; name: string }): { hit: T; warning?: string } {
   const [hit, ...others] = hits;
   if (others.length === 0) return { hit: hit! };
-  const subject = `${what.resource}${what.group ? '.' + what.group : ''} "${what.name}"`;
-  return {
-    hit: hit!,
-    warning: warning(`${subject} is in clusters ${hits.map((h) => h.cluster).join(', ')}; this is ${hit!.cluster}'s (the first in the fleet's order); read another's with the /clusters/<name>/ path prefix`),
-  };
+  return { hit: hit!, warning: firstHitWarning(`${what.resource}${what.group ? '.' + what.group : ''} "${what.name}"`, hits.map((h) => h.cluster)) };
 }
 
 async function liveGet(reply: FastifyReply, deps: LiveReadDeps, clusters: readonly string[], params: URLSearchParams, ask: Ask, target: ResourceTarget): Promise<FastifyReply> {

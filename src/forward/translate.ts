@@ -148,7 +148,7 @@ export function yamlTooDeep(text: string): boolean {
 }
 
 /** A member's object as flotilla shows it: global RV, cluster annotation. Status bodies stay as they are. */
-function toFleet(o: Doc, cluster: string): void {
+export function toFleet(o: Doc, cluster: string): void {
   const md = o['metadata'];
   if (!isObject(md)) return;
   if (typeof md['resourceVersion'] === 'string' && md['resourceVersion'] !== '') {

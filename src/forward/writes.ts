@@ -5,6 +5,7 @@ import { CLUSTER_ANNOTATION } from '../ingest/decode.js';
 import { gvrKey } from '../api/resource-info.js';
 import { memberRequestPath, type RequestTarget } from '../api/request-info.js';
 import { StatusError, badRequest, methodNotAllowed, serviceUnavailable, unknownCluster } from '../api/status.js';
+import { warningHeader } from '../api/warning.js';
 import type { Store } from '../store/store.js';
 import { owningCluster, type OwnerLookup, type ResourceTarget } from './owner.js';
 import type { WriteTracker } from './read-your-writes.js';
@@ -162,7 +163,7 @@ async function deleteCollection(req: FastifyRequest, reply: FastifyReply, deps: 
   if (ok.length === 0) return send(reply, answers[0]!.answer.status, answers[0]!.answer.headers, answers[0]!.answer.body);
   const failed = answers.filter((a) => a.answer.status >= 300);
   if (failed.length) {
-    reply.header('warning', failed.map((f) => `299 - ${JSON.stringify(`flotilla: cluster ${f.cluster} answered ${f.answer.status}: ${f.answer.body.toString('utf8', 0, 200)}`)}`));
+    reply.header('warning', failed.map((f) => warningHeader(`cluster ${f.cluster} answered ${f.answer.status}: ${f.answer.body.toString('utf8', 0, 200)}`)));
   }
   const jsonAnswers = ok.filter((a) => headerText(a.answer.headers['content-type'])?.startsWith('application/json'));
   if (jsonAnswers.length !== ok.length || ok.length === 1) {

@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify';
-import { StatusError, badRequest } from '../api/status.js';
+import { badRequest, type StatusError } from '../api/status.js';
 import { AGGREGATED_DISCOVERY_V2 } from './discovery.js';
 
 /** How the plugins answer: bytes as the apiserver writes them, every error a `Status`. */
@@ -22,9 +22,7 @@ export function int64Param(q: Query, name: string): number | undefined {
   return Number(text);
 }
 
-export function notServed(): StatusError {
-  return new StatusError(404, 'NotFound', 'the server could not find the requested resource');
-}
+export { notServed } from '../api/status.js';
 
 // Bytes, not a string: fastify re-formats a string reply's content type (quoted parameters, a
 // charset); clients read these parameters, so they go out exactly as the apiserver writes them.

@@ -10,6 +10,7 @@ import { negotiate } from '../../api/negotiate.js';
 import { badRequest, expired, forbidden, invalid, timeout } from '../../api/status.js';
 import { reviewAttributes, type ReadAuthorizer, type ReadQuestion } from '../../authz/authorizer.js';
 import { fieldSelectorName } from '../../api/field-selector.js';
+import { firstHitWarning, warningHeader } from '../../api/warning.js';
 import type { ViewRequest } from '../../view/view-step.js';
 import { NO_ACCESS, type AccessSet } from '../../api/rbac.js';
 import type { Store } from '../../store/store.js';
@@ -78,7 +79,7 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
     return health
       .staleClusters(resource)
       .filter((s) => view.showsCluster(s.cluster))
-      .map((s) => `299 - ${JSON.stringify(`flotilla: cluster ${s.cluster} is not reachable; serving its cached state${s.since ? ` as of ${s.since}` : ''} (${(s.error ?? '').slice(0, 200)})`)}`);
+      .map((s) => warningHeader(`cluster ${s.cluster} is not reachable; serving its cached state${s.since ? ` as of ${s.since}` : ''} (${(s.error ?? '').slice(0, 200)})`));
   }
 
   async function read(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
@@ -134,7 +135,7 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
     const view = buildReadView({ ...request, access });
     const warnings: string[] = [];
     if (view.denied.length > 0 && question.verb !== 'get') {
-      warnings.push(`299 - ${JSON.stringify(`flotilla: User "${caller.user}" cannot ${question.verb} ${whatOf(question)} in ${view.denied.length === 1 ? 'cluster' : 'clusters'} ${view.denied.join(', ')}: nothing of ${view.denied.length === 1 ? 'it' : 'them'} is shown`)}`);
+      warnings.push(warningHeader(`User "${caller.user}" cannot ${question.verb} ${whatOf(question)} in ${view.denied.length === 1 ? 'cluster' : 'clusters'} ${view.denied.join(', ')}: nothing of ${view.denied.length === 1 ? 'it' : 'them'} is shown`));
     }
     if (watching) {
       const timeoutSeconds = int64Param(q, 'timeoutSeconds');
@@ -175,7 +176,7 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
       const got = getResponse(store, { resource, view }, target.namespace ?? '', target.name, form, includeObject as ListOptions['includeObject']);
       if (got.alsoIn.length > 0) {
         // A first-hit get says which copy it is and how to read another; a write to the name stays 409.
-        reply.header('warning', [...warnings, `299 - ${JSON.stringify(`flotilla: ${whatOf(question)} "${target.name}" is in clusters ${[got.cluster, ...got.alsoIn].join(', ')}; this is ${got.cluster}'s (the first in the fleet's order); read another's with the /clusters/<name>/ path prefix`)}`]);
+        reply.header('warning', [...warnings, firstHitWarning(`${whatOf(question)} "${target.name}"`, [got.cluster, ...got.alsoIn])]);
       }
       return sendBytes(reply, got.body);
     }
