@@ -21,6 +21,8 @@ export interface CachedResource {
   info: ResourceInfo;
   /** The clusters whose copy of this resource flotilla caches. */
   clusters: string[];
+  /** The namespaces cached of a namespaced resource, or undefined for all of them. */
+  namespaces?: readonly string[];
 }
 
 interface Member {
@@ -168,15 +170,16 @@ export class CacheManager implements FleetMembers, ResourceCatalog, CacheHealth 
     // members to come up; that happens in the background so one slow member delays nobody else.
     for (const [key, rule] of rulesByKey) {
       const clusters = selectClusters(rule, config.clusters).map((c) => c.name);
+      const namespaces = rule.namespaces?.length ? [...rule.namespaces] : undefined;
       const known = this.resources.get(key);
-      if (known) known.clusters = clusters;
+      if (known) Object.assign(known, { clusters, namespaces: known.info.namespaced ? namespaces : undefined });
       const scopes = [...desired].filter(([id, d]) => d.rule === rule && !this.cachers.has(id));
       if (scopes.length === 0) continue;
       started.push(...scopes.map(([id]) => id));
       void this.resourceInfo(key, rule, clusters).then((info) => {
         if (!info || this.abort.signal.aborted || this.config !== config) return;
         const entry = this.resources.get(key) ?? { info, clusters };
-        entry.clusters = clusters;
+        Object.assign(entry, { clusters, namespaces: info.namespaced ? namespaces : undefined });
         this.resources.set(key, entry);
         for (const [, d] of scopes) {
           const namespace = info.namespaced ? d.namespace : undefined;

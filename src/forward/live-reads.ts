@@ -64,6 +64,13 @@ function isObject(v: unknown): v is Doc {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/**
+ * Subresources read live like their object (a get asked of every member, the first copy shown):
+ * the object's own state. Others (proxy, log, exec…) reach one member's workload, not the
+ * object, so they are never fanned out.
+ */
+const LIVE_SUBRESOURCES: ReadonlySet<string> = new Set(['status', 'scale']);
+
 /** One member's answer, or why there is none. */
 interface MemberResult {
   cluster: string;
@@ -81,14 +88,19 @@ function accepted(form: ResponseForm, list: boolean): string {
   return 'application/json';
 }
 
-export async function liveRead(req: FastifyRequest, reply: FastifyReply, deps: LiveReadDeps, target: ResourceTarget): Promise<FastifyReply> {
-  if (!servedLive(deps.config, target.group, target.resource) || target.subresource) throw notServed();
+/**
+ * `clusters`: the members a fleet-wide read asks (default every member); a resource cached from
+ * some clusters only is read live from those, outside the namespaces it caches.
+ */
+export async function liveRead(req: FastifyRequest, reply: FastifyReply, deps: LiveReadDeps, target: ResourceTarget, fleetClusters?: readonly string[]): Promise<FastifyReply> {
+  if (!servedLive(deps.config, target.group, target.resource)) throw notServed();
   const params = new URLSearchParams(req.url.includes('?') ? req.url.slice(req.url.indexOf('?') + 1) : '');
   const watching = params.get('watch') === 'true' || params.get('watch') === '1';
+  if (target.subresource !== undefined && (target.name === undefined || watching || !LIVE_SUBRESOURCES.has(target.subresource))) throw notServed();
   const list = target.name === undefined;
   const form = negotiate(req.headers.accept, { list: list && !watching });
   const identity = await deps.callerHeaders(req.raw);
-  const clusters = target.cluster !== undefined ? [target.cluster] : deps.fleet.clusterNames();
+  const clusters = target.cluster !== undefined ? [target.cluster] : fleetClusters ?? deps.fleet.clusterNames();
   const ua = req.headers['user-agent'];
   const headers: Record<string, string | string[]> = { ...identity, accept: accepted(form, list), 'user-agent': `${typeof ua === 'string' ? ua : 'unknown'} via flotilla` };
   const path = canonicalPath({ ...target, cluster: undefined });
@@ -397,6 +409,16 @@ async function liveList(reply: FastifyReply, deps: LiveReadDeps, clusters: reado
   return send(reply, merged(ok, metadata), warnings);
 }
 
+const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
+
+/** Whether a bookmark's object (or, in a Table, its row's object) ends the initial events. */
+function endsInitialEvents(obj: Doc): boolean {
+  const md = obj['metadata'];
+  if (isObject(md) && isObject(md['annotations']) && md['annotations'][INITIAL_EVENTS_END] === 'true') return true;
+  const rows = obj['rows'];
+  return Array.isArray(rows) && rows.some((r) => isObject(r) && isObject(r['object']) && endsInitialEvents(r['object']));
+}
+
 /**
  * A live watch: every member's watch, as the caller, interleaved. Each event's object is
  * annotated with its cluster, and its resourceVersion is the global one of that moment (each
@@ -448,7 +470,13 @@ async function liveWatch(reply: FastifyReply, deps: LiveReadDeps, clusters: read
   if (warnings.length) out.setHeader('warning', warnings);
   out.flushHeaders();
   let ended = false;
-  let tableHeaderSent = false;
+  // Column definitions come from one member's stream, on the lines it sends them (a member sends
+  // them on its first line, and again on its first event when that line was a bookmark).
+  let headerCluster: string | undefined;
+  let heldColumns: unknown[] | undefined;
+  // A watch-list's initial-events-end bookmark means "you have everything": sent once, after
+  // every member's own, with the global RV of that moment.
+  const initialEventsEnded = new Set<string>();
   const finish = () => {
     if (ended) return;
     ended = true;
@@ -470,6 +498,16 @@ async function liveWatch(reply: FastifyReply, deps: LiveReadDeps, clusters: read
       finish();
       return;
     }
+    if (e['type'] === 'BOOKMARK' && endsInitialEvents(obj)) {
+      initialEventsEnded.add(cluster);
+      if (initialEventsEnded.size < streams.length) {
+        const cols = obj['columnDefinitions'];
+        if (headerCluster === undefined && Array.isArray(cols) && cols.length > 0) heldColumns = cols;
+        const md = obj['metadata'];
+        if (isObject(md) && typeof md['resourceVersion'] === 'string' && md['resourceVersion'] !== '') rvs[cluster] = md['resourceVersion'];
+        return;
+      }
+    }
     const stamp = (o: Doc, annotate: boolean) => {
       const md = o['metadata'];
       if (!isObject(md)) return;
@@ -480,15 +518,16 @@ async function liveWatch(reply: FastifyReply, deps: LiveReadDeps, clusters: read
       if (annotate) md['annotations'] = { ...(isObject(md['annotations']) ? md['annotations'] : {}), [CLUSTER_ANNOTATION]: cluster };
     };
     if (obj['kind'] === 'Table') {
-      const cols = obj['columnDefinitions'];
-      if (Array.isArray(cols) && cols.length > 0 && !tableHeaderSent) {
+      const own = obj['columnDefinitions'];
+      const cols = Array.isArray(own) && own.length > 0 ? own : headerCluster === undefined ? heldColumns : undefined;
+      if (cols && (headerCluster === undefined || headerCluster === cluster)) {
         obj['columnDefinitions'] = [CLUSTER_COLUMN, ...cols];
-        tableHeaderSent = true;
+        headerCluster = cluster;
       } else obj['columnDefinitions'] = null;
       for (const row of Array.isArray(obj['rows']) ? obj['rows'] : []) {
         if (!isObject(row)) continue;
         row['cells'] = [cluster, ...(Array.isArray(row['cells']) ? row['cells'] : [])];
-        if (isObject(row['object'])) stamp(row['object'], true);
+        if (isObject(row['object'])) stamp(row['object'], e['type'] !== 'BOOKMARK');
       }
       stamp(obj, false);
     } else stamp(obj, e['type'] !== 'BOOKMARK');

@@ -53,6 +53,10 @@ beforeAll(async () => {
   for (let i = 0; i < 5; i++) {
     await make(`/api/v1/namespaces/${NS}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}`, labels: { team: i % 2 ? 'red' : 'blue', idx: String(i) }, annotations: i === 0 ? { note: 'x' } : undefined }, data: { k: 'v'.repeat(i) } });
   }
+  // Secrets are not cached by either flotilla here: read live from the member (issue 27).
+  for (let i = 0; i < 3; i++) {
+    await make(`/api/v1/namespaces/${NS}/secrets`, { apiVersion: 'v1', kind: 'Secret', metadata: { name: `s-${i}`, labels: { team: i % 2 ? 'red' : 'blue' } }, stringData: { k: 'v'.repeat(i) } });
+  }
   await make(`/api/v1/namespaces/${NS}/pods`, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p-0', labels: { app: 'diff' } }, spec: { containers: [{ name: 'c', image: 'example.com/c:1' }] } });
   await make(`/apis/apps/v1/namespaces/${NS}/deployments`, {
     apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd-0' },
@@ -112,6 +116,35 @@ CASES.push(
   [`/api/v1/namespaces/${NS}/pods/p-0`, ACCEPT.metadata],
   [`${CM}?labelSelector=%3D%3D`, ACCEPT.json],
   [`${CM}?fieldSelector=data.k%3Dv`, ACCEPT.json],
+);
+
+/*
+ * What flotilla does not cache is read live from the member, as the caller (issue 27): secrets and
+ * service accounts of NS, RBAC cluster roles (cached for authorization only, not served from the
+ * cache), in every form, with selectors, and the errors.
+ */
+const SECRETS = `/api/v1/namespaces/${NS}/secrets`;
+const SERVICE_ACCOUNTS = `/api/v1/namespaces/${NS}/serviceaccounts`;
+const BOOTSTRAP_ROLES = `/apis/rbac.authorization.k8s.io/v1/clusterroles?labelSelector=${encodeURIComponent('kubernetes.io/bootstrapping=rbac-defaults')}`;
+for (const accept of [ACCEPT.json, ACCEPT.table]) {
+  CASES.push(
+    [SECRETS, accept],
+    [`${SECRETS}?labelSelector=team%3Dblue`, accept],
+    [`${SECRETS}?fieldSelector=metadata.name%3Ds-1`, accept],
+    [`${SECRETS}/s-2`, accept],
+    [`${SECRETS}/nope`, accept],
+    [SERVICE_ACCOUNTS, accept],
+    [`${SERVICE_ACCOUNTS}/default`, accept],
+    [BOOTSTRAP_ROLES, accept],
+    [`/apis/rbac.authorization.k8s.io/v1/clusterroles/view`, accept],
+  );
+}
+CASES.push(
+  [`${SECRETS}?includeObject=None`, ACCEPT.table],
+  [SECRETS, ACCEPT.metadataList],
+  [`${SECRETS}/s-0`, ACCEPT.metadata],
+  [`${SECRETS}?labelSelector=%3D%3D`, ACCEPT.json],
+  [`${SECRETS}?fieldSelector=data.k%3Dv`, ACCEPT.json],
 );
 
 describe('reads through flotilla equal the member’s own', () => {
@@ -641,6 +674,39 @@ describe('watch cases that once differed from the member', () => {
       expect(diffs, JSON.stringify(diffs, null, 1)).toEqual([]);
     });
   }
+});
+
+/*
+ * Pods of WNS are not cached by `flotilla` (it caches pods of NS only): its watches of them are the
+ * member's own watches, as the caller, relayed live (issue 27); they must equal the member's too.
+ */
+describe('live watches of what flotilla does not cache equal the member’s own', () => {
+  const live = () => flotilla;
+  it('field-selected, from a list RV: pods entering status.phase=Running', async () => {
+    await expectSameWatch({ path: WPODS, kind: 'Pod', selector: RUNNING, start: 'list', via: live, ...phasesIn('live-in') });
+  });
+
+  it('field-selected, from a list RV: pods leaving status.phase=Pending and coming back', async () => {
+    await expectSameWatch({ path: WPODS, kind: 'Pod', selector: PENDING, start: 'list', via: live, ...phasesOutAndIn('live-out') });
+  });
+
+  it('resumed from a list RV: the catch-up equals the member’s', async () => {
+    await expectSameWatch({ path: WPODS, kind: 'Pod', selector: PENDING, start: 'resume', via: live, ...phasesOutAndIn('live-resume') });
+  });
+
+  it('watch-list: initial ADDEDs, initial-events-end, then the changes', async () => {
+    const a = 'live-list-a';
+    await expectSameWatch({
+      path: WPODS, kind: 'Pod', start: 'watch-list', via: live,
+      before: () => pod.create(a).then(() => undefined),
+      script: async () => {
+        await pod.label(a, blue);
+        await pod.remove(a);
+      },
+      done: deleted(a),
+      expect: [`ADDED ${a}`, 'BOOKMARK', `MODIFIED ${a}`, `DELETED ${a}`],
+    });
+  });
 });
 
 /*

@@ -67,7 +67,7 @@ async function union(args: string[], version?: string): Promise<string[]> {
   return [...new Set(all.flat())].sort();
 }
 
-describe.each([['current', undefined], ['1.28', '1.28']] as const)('kubectl %s api-resources through flotilla', (_name, version) => {
+describe.each([['current', undefined], ['1.32', '1.32'], ['1.28', '1.28']] as const)('kubectl %s api-resources through flotilla', (_name, version) => {
   for (const args of [['api-resources', '--no-headers'], ['api-resources', '--no-headers', '-o', 'wide'], ['api-resources', '--no-headers', '--verbs=delete', '-o', 'wide'], ['api-resources', '--no-headers', '--namespaced=false', '-o', 'name']]) {
     it(`lists what the members list: ${args.slice(1).join(' ')}`, async () => {
       const members = await union(args, version);
@@ -154,7 +154,7 @@ it('kubectl of two releases sharing a cache reads through /clusters/<name>/ agai
   }
 });
 
-describe.each([['current', undefined], ['1.28', '1.28']] as const)('kubectl %s explain through flotilla', (_name, version) => {
+describe.each([['current', undefined], ['1.32', '1.32'], ['1.28', '1.28']] as const)('kubectl %s explain through flotilla', (_name, version) => {
   for (const what of ['secrets', 'deployments.spec', 'pods.spec.containers', 'events', 'gadgets.spec']) {
     it(`explain ${what} is the member's`, async () => {
       const owner = what.startsWith('gadgets') ? west : east;

@@ -7,7 +7,7 @@ import { livePids } from '../fleet/processes.js';
 import { startFlotillaProcess, type FlotillaProcess } from '../support/flotilla-process.js';
 import { until } from '../support/poll.js';
 import { openWatch, type WatchEvent } from '../support/watch-client.js';
-import { kubectl } from '../support/kubectl.js';
+import { kubectl, kubectlSession } from '../support/kubectl.js';
 import { decodeGlobalRV, encodeContinue, encodeGlobalRV } from '../../src/api/global-rv.js';
 
 /**
@@ -92,6 +92,7 @@ beforeAll(async () => {
     }
     if (m !== north) await make(`/api/v1/namespaces/${NS}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'shared' }, data: { on: m.name } });
     await make(`/api/v1/namespaces/${NS}/secrets`, { apiVersion: 'v1', kind: 'Secret', metadata: { name: `s-${m.name}` }, stringData: { a: 'b' } });
+    await make(`/api/v1/namespaces/${NS}/resourcequotas`, { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: `rq-${m.name}` }, spec: { hard: { pods: '100' } } });
   }
   // alice may read (get, list, watch) configmaps of NS on west only.
   await memberRequest(west, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'cm-reader' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] }] });
@@ -100,7 +101,7 @@ beforeAll(async () => {
     for (const m of members) if ((await memberRequest(m, 'GET', `/api/v1/namespaces/${NS}/serviceaccounts/default`)).status !== 200) return false;
     return true;
   });
-  flotilla = await startFlotillaProcess({ fleet, dir: join(fleet.dir, 'flotilla-live-reads'), options: { liveReads: { exclude: ['secrets'] } } });
+  flotilla = await startFlotillaProcess({ fleet, dir: join(fleet.dir, 'flotilla-live-reads'), options: { liveReads: { exclude: ['resourcequotas'] } } });
 });
 
 afterAll(async () => {
@@ -204,6 +205,36 @@ describe('a fleet-wide get by name of an uncached resource', () => {
     expect(none.status).toBe(404);
     expect(JSON.parse(none.body)).toMatchObject({ kind: 'Status', reason: 'NotFound', message: 'configmaps "nope" not found', details: { name: 'nope', kind: 'configmaps' } });
   });
+  it('of the status and scale subresources is the member’s, as for the object; other subresources are not fanned out', async () => {
+    const deployments = `/apis/apps/v1/namespaces/${NS}/deployments`;
+    const made = await memberRequest(north, 'POST', deployments, {
+      apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'scaled' },
+      spec: { replicas: 0, selector: { matchLabels: { app: 'scaled' } }, template: { metadata: { labels: { app: 'scaled' } }, spec: { containers: [{ name: 'c', image: 'example.com/c:1' }] } } },
+    });
+    expect([201, 409]).toContain(made.status);
+    for (const sub of ['scale', 'status']) {
+      // The deployment controller updates a new deployment's status: compare at a quiet moment.
+      let own: Obj, via: Obj;
+      for (let i = 0; ; i++) {
+        own = JSON.parse((await ok(north, `${deployments}/scaled/${sub}`)).body) as Obj;
+        via = JSON.parse((await ok(flotilla.endpoint, `${deployments}/scaled/${sub}`)).body) as Obj;
+        const after = JSON.parse((await ok(north, `${deployments}/scaled/${sub}`)).body) as Obj;
+        if (after.metadata.resourceVersion === own.metadata.resourceVersion || i === 20) break;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(via.metadata.annotations?.[CLUSTER], sub).toBe(north.name);
+      expect(decodeGlobalRV(via.metadata.resourceVersion!)).toEqual({ [north.name]: own.metadata.resourceVersion });
+      expect(body(via)).toEqual(body(own));
+      const elsewhere = await memberRequest(flotilla.endpoint, 'GET', `/clusters/${west.name}${deployments}/scaled/${sub}`);
+      expect(elsewhere.status, sub).toBe(404);
+    }
+    const proxied = await memberRequest(flotilla.endpoint, 'GET', `/api/v1/namespaces/${NS}/services/nope/proxy`);
+    // Forwarded to one member, which flotilla cannot tell without a cache: the caller names it.
+    expect(proxied.status, proxied.body).toBe(400);
+    expect(proxied.body).toContain('/clusters/<name>/');
+    const watched = await memberRequest(flotilla.endpoint, 'GET', `${deployments}/scaled/scale?watch=1`);
+    expect(watched.status, watched.body).toBe(404);
+  });
   it('under /clusters/<name>/ is that member’s alone', async () => {
     const o = JSON.parse((await ok(flotilla.endpoint, `/clusters/${west.name}/api/v1/namespaces/${NS}/configmaps/shared`)).body) as { data: { on: string }; metadata: Obj['metadata'] };
     expect(o.data.on).toBe(west.name);
@@ -230,6 +261,38 @@ describe('kubectl', () => {
     }
   });
 
+  it('1.28, 1.32 and the newest: get secrets -A -w shows every member\'s secrets, then a new one as it is made', async () => {
+    /** NAMESPACE NAME TYPE DATA of the rows in NS (AGE differs from moment to moment). */
+    const rows = (out: string, clusterColumn: boolean) => out.split('\n').map((l) => l.trim().split(/\s+/)).filter((c) => c[0] === NS)
+      .map((c) => (clusterColumn ? [c[0], c[2], c[3], c[4], c[1]] : c.slice(0, 4)).join(' '));
+    for (const version of ['1.28', '1.32', undefined]) {
+      const own = await Promise.all(members.map(async (m) => {
+        const r = await kubectl(m.kubeconfig, ['get', 'secrets', '-A'], { version });
+        expect(r.code, r.stderr).toBe(0);
+        return rows(r.stdout, false).map((row) => `${row} ${m.name}`);
+      }));
+      const w = kubectlSession(flotilla.kubeconfig, ['get', 'secrets', '-A', '-w', '-v=6'], { version });
+      try {
+        await w.waitForOutput(new RegExp(`${NS}\\s+${north.name}\\s+s-${north.name}\\s`));
+        await w.waitForOutput(new RegExp(`${NS}\\s+${east.name}\\s+s-${east.name}\\s`));
+        expect(w.stdout()).toMatch(/^NAMESPACE\s+CLUSTER\s+NAME\s+TYPE\s+DATA\s+AGE/);
+        expect(rows(w.stdout(), true).sort()).toEqual(own.flat().sort());
+        const name = `s-new-${version ?? 'newest'}`.replace('.', '-');
+        const made = await memberRequest(west, 'POST', `/api/v1/namespaces/${NS}/secrets`, { apiVersion: 'v1', kind: 'Secret', metadata: { name }, stringData: { a: 'b', c: 'd' } });
+        expect(made.status, made.body).toBe(201);
+        await w.waitForOutput(new RegExp(`${NS}\\s+${west.name}\\s+${name}\\s+Opaque\\s+2\\s`));
+        // kubectl's own log: one list, then a watch from its RV, that stays open (no relist, no error).
+        await new Promise((r) => setTimeout(r, 500));
+        const requests = w.stderr().split('\n').filter((l) => /(GET|POST) https:/.test(l));
+        expect(requests.filter((l) => /secrets\?limit=500 200/.test(l)), w.stderr()).toHaveLength(1);
+        expect(requests.filter((l) => /secrets\?.*watch=true/.test(l)), w.stderr()).toHaveLength(1);
+        expect(w.stderr()).not.toMatch(/error|unable|failed/i);
+      } finally {
+        await w.stop();
+      }
+    }
+  });
+
   it('get --raw of an uncached fleet list and get (discovery does not list uncached resources yet)', async () => {
     const l = await kubectl(flotilla.kubeconfig, ['get', '--raw', `/api/v1/namespaces/${NS}/configmaps?labelSelector=team%3Dblue`]);
     expect(l.code, l.stderr).toBe(0);
@@ -241,11 +304,11 @@ describe('kubectl', () => {
 });
 
 describe('configuration', () => {
-  it('excluded resources (secrets here) are not served fleet-wide; /status says what is live', async () => {
-    expect((await memberRequest(flotilla.endpoint, 'GET', `/api/v1/namespaces/${NS}/secrets`)).status).toBe(404);
-    expect((await memberRequest(flotilla.endpoint, 'GET', `/api/v1/namespaces/${NS}/secrets/s-${east.name}`)).status).toBe(404);
+  it('excluded resources (resourcequotas here) are not served fleet-wide; /status says what is live', async () => {
+    expect((await memberRequest(flotilla.endpoint, 'GET', `/api/v1/namespaces/${NS}/resourcequotas`)).status).toBe(404);
+    expect((await memberRequest(flotilla.endpoint, 'GET', `/api/v1/namespaces/${NS}/resourcequotas/rq-${east.name}`)).status).toBe(404);
     const status = JSON.parse((await ok(flotilla.endpoint, '/status')).body) as { live: { enabled: boolean; exclude: string[] } };
-    expect(status.live).toMatchObject({ enabled: true, exclude: ['secrets'] });
+    expect(status.live).toMatchObject({ enabled: true, exclude: ['resourcequotas'] });
   });
 });
 
@@ -329,6 +392,30 @@ describe('a fleet-wide watch of an uncached resource', () => {
       }
     } finally {
       w.close();
+    }
+  });
+
+  it('watch-list: every member’s initial ADDEDs, then one initial-events-end bookmark with the global RV', async () => {
+    const own = await membersMerged(path);
+    for (const accept of ['application/json', TABLE]) {
+      const w = await openWatch(flotilla.endpoint, `${path}?watch=1&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&timeoutSeconds=60`, accept);
+      expect(w.status).toBe(200);
+      try {
+        const ends = (e: WatchEvent) => e.type === 'BOOKMARK' && JSON.stringify(e.object).includes('"k8s.io/initial-events-end":"true"');
+        await w.until((es) => es.some(ends));
+        await new Promise((r) => setTimeout(r, 500));
+        const at = w.events.findIndex(ends);
+        expect(w.events.filter(ends), accept).toHaveLength(1);
+        const added = w.events.slice(0, at).filter((e) => e.type === 'ADDED');
+        const names = accept === TABLE
+          ? added.flatMap((e) => (e.object as unknown as { rows: { cells: string[] }[] }).rows.map((r) => `${r.cells[0]}/${NS}/${r.cells[1]}`))
+          : added.map((e) => `${e.object.metadata!.annotations![CLUSTER]}/${NS}/${e.object.metadata!.name}`);
+        expect(names.sort(), accept).toEqual([...own.keys()].sort());
+        expect(w.events.slice(at + 1).filter((e) => e.type === 'ADDED'), 'no initial ADDED after the bookmark').toEqual([]);
+        expect(Object.keys(decodeGlobalRV(w.events[at]!.object.metadata!.resourceVersion!)).sort()).toEqual(members.map((m) => m.name).sort());
+      } finally {
+        w.close();
+      }
     }
   });
 

@@ -18,7 +18,7 @@ import type { ReadView } from '../../view/read-view.js';
 import { VIEW_STEPS, buildReadView } from '../../view/steps.js';
 import type { WriteTracker } from '../../forward/read-your-writes.js';
 import { forwardRead, type ForwardDeps } from '../../forward/writes.js';
-import { liveRead, type LiveReadsConfig } from '../../forward/live-reads.js';
+import { liveRead, servedLive, type LiveReadsConfig } from '../../forward/live-reads.js';
 import type { Callers } from '../callers.js';
 import { CLUSTER_PREFIXES, targetOf } from '../target.js';
 import { MAX_TIMER_MS, int64Param, notServed, one, sendBytes, type Query } from '../replies.js';
@@ -86,9 +86,15 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
     const target = targetOf(req.raw, fleet);
     if (target.type !== 'resource') throw notServed();
     const resource = catalog.resource(gvrKey(target));
+    const live = opts.live;
     if (!resource) {
-      if (opts.live) return liveRead(req, reply, { fleet, config: opts.live, callerHeaders: opts.forward.callerHeaders }, target);
+      if (live) return liveRead(req, reply, { fleet, config: live, callerHeaders: opts.forward.callerHeaders }, target);
       throw notServed();
+    }
+    // What the cache does not hold of a resource it caches in part (some namespaces, some
+    // clusters) is the member's to answer, as for a resource not cached at all.
+    if (live && servedLive(live, target.group, target.resource) && outsideCache(resource, target)) {
+      return liveRead(req, reply, { fleet, config: live, callerHeaders: opts.forward.callerHeaders }, target, resource.clusters);
     }
     if (target.namespace !== undefined && !resource.info.namespaced) throw notServed();
     if (target.subresource) {
@@ -213,6 +219,12 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
 
 /** The steps up to the caller's authorization: what decides a 403 before the request's own narrowing is read. */
 const AUTHORIZATION_STEPS = VIEW_STEPS.slice(0, VIEW_STEPS.findIndex((s) => s.name === 'authorization') + 1);
+
+/** A read of a cluster the resource is not cached from, or of a namespace it is not cached in. */
+function outsideCache(resource: CachedResource, target: { cluster?: string; namespace?: string }): boolean {
+  if (target.cluster !== undefined && !resource.clusters.includes(target.cluster)) return true;
+  return target.namespace !== undefined && resource.namespaces !== undefined && !resource.namespaces.includes(target.namespace);
+}
 
 function whatOf(q: ReadQuestion): string {
   return q.group ? `${q.resource}.${q.group}` : q.resource;
