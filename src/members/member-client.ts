@@ -23,6 +23,15 @@ export interface MemberRequest {
   idleTimeoutMs?: number;
 }
 
+/** What a request sent on a pooled connection the member had closed fails with. */
+const STALE_SOCKET_ERRORS: ReadonlySet<string> = new Set(['ECONNRESET', 'EPIPE']);
+/**
+ * Methods a member can be sent twice: reads, and writes whose second arrival changes nothing the
+ * first did not (a PUT is the same state; a DELETE of what is gone is a 404). Not POST (a second
+ * object) nor PATCH (a JSON patch applied twice).
+ */
+const RETRIED_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
+
 export class MemberClient {
   private constructor(
     readonly cluster: string,
@@ -67,12 +76,28 @@ export class MemberClient {
     return new MemberClient(cfg.name, server, tls, headers, agent);
   }
 
-  /** Sends a request and resolves with the response head; the body is left unread. */
-  send(req: MemberRequest): Promise<IncomingMessage> {
+  /**
+   * Sends a request and resolves with the response head; the body is left unread. A pooled
+   * connection the member closed while idle fails the request sent on it at once (ECONNRESET,
+   * "socket hang up"); such a request is sent once more on a new connection when sending it twice
+   * cannot do twice what it means (RETRIED_METHODS, a body held in memory).
+   */
+  send(req: MemberRequest, retried = false): Promise<IncomingMessage> {
     return new Promise((resolve, reject) => {
-      const r = this.open(req, this.agent, resolve);
+      let answered = false;
+      const r = this.open(req, this.agent, (res) => {
+        answered = true;
+        resolve(res);
+      });
       if (req.idleTimeoutMs) r.setTimeout(req.idleTimeoutMs, () => r.destroy(new Error(`no data from ${this.cluster} for ${req.idleTimeoutMs} ms`)));
-      r.on('error', reject);
+      r.on('error', (e: NodeJS.ErrnoException) => {
+        const resendable = req.body === undefined || typeof req.body === 'string' || Buffer.isBuffer(req.body);
+        if (!retried && !answered && r.reusedSocket && STALE_SOCKET_ERRORS.has(e.code ?? '') && RETRIED_METHODS.has(req.method ?? 'GET') && resendable && !req.signal?.aborted) {
+          resolve(this.send(req, true));
+          return;
+        }
+        reject(e);
+      });
       const body = req.body;
       if (body === undefined || typeof body === 'string' || Buffer.isBuffer(body)) {
         r.end(body);

@@ -96,3 +96,55 @@ describe('memberUrl: the last guard of the forwarding rule', () => {
     expect(unsafeMemberPath('/api/v1/namespaces/a/configmaps/x..y')).toBe(false);
   });
 });
+
+describe('a pooled connection the member closed while idle', () => {
+  /** A member that closes each connection, unanswered, when a second request arrives on it. */
+  async function closingMember(): Promise<{ server: Server; client: MemberClient; requests: string[] }> {
+    const requests: string[] = [];
+    const served = new WeakMap<object, number>();
+    const s = createServer((req, res) => {
+      const n = (served.get(req.socket) ?? 0) + 1;
+      served.set(req.socket, n);
+      req.resume();
+      req.on('end', () => {
+        requests.push(`${req.method} ${n}`);
+        if (n > 1) req.socket.destroy();
+        else res.end('{}');
+      });
+    });
+    await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+    const port = (s.address() as AddressInfo).port;
+    const c = await MemberClient.create({ name: 'm', server: `http://127.0.0.1:${port}/`, insecureSkipTLSVerify: true, labels: {}, authorization: 'rbac', priority: 0 });
+    return { server: s, client: c, requests };
+  }
+
+  for (const method of ['GET', 'PUT', 'DELETE']) {
+    it(`a ${method} sent on it is sent once more on a new connection`, async () => {
+      const m = await closingMember();
+      try {
+        const body = method === 'PUT' ? { body: '{}' } : {};
+        await m.client.fetch({ method, path: '/a', ...body });
+        const again = await m.client.fetch({ method, path: '/a', ...body });
+        expect(again.status).toBe(200);
+        expect(m.requests).toEqual([`${method} 1`, `${method} 2`, `${method} 1`]);
+      } finally {
+        m.client.close();
+        await new Promise((r) => m.server.close(r));
+      }
+    });
+  }
+
+  for (const method of ['POST', 'PATCH']) {
+    it(`a ${method} is not: the failure is the answer`, async () => {
+      const m = await closingMember();
+      try {
+        await m.client.fetch({ method, path: '/a', body: '{}' });
+        await expect(m.client.fetch({ method, path: '/a', body: '{}' })).rejects.toThrow(/socket hang up|ECONNRESET/);
+        expect(m.requests).toEqual([`${method} 1`, `${method} 2`]);
+      } finally {
+        m.client.close();
+        await new Promise((r) => m.server.close(r));
+      }
+    });
+  }
+});
