@@ -25,6 +25,15 @@ export interface CachedResource {
   namespaces?: readonly string[];
 }
 
+/**
+ * Whether a read or write names a cluster this resource is not cached from, or a namespace it is
+ * not cached in: the cache cannot answer for it, the members can.
+ */
+export function outsideCache(resource: CachedResource, target: { cluster?: string; namespace?: string }): boolean {
+  if (target.cluster !== undefined && !resource.clusters.includes(target.cluster)) return true;
+  return target.namespace !== undefined && resource.namespaces !== undefined && !resource.namespaces.includes(target.namespace);
+}
+
 interface Member {
   config: ClusterConfig;
   client: MemberClient;

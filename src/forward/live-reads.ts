@@ -11,6 +11,7 @@ import { firstHitWarning, warningHeader as warning } from '../api/warning.js';
 import { CLUSTER_COLUMN } from '../mux/reads.js';
 import type { ResourceTarget } from './owner.js';
 import { toFleet } from './translate.js';
+import { mapBounded } from '../util/map-bounded.js';
 
 /**
  * Live reads: a get or list of a resource flotilla does not cache is asked of the members
@@ -121,20 +122,6 @@ async function askMember(deps: LiveReadDeps, cluster: string, path: string, quer
     const err = e as Error;
     return { cluster, error: err.name === 'TimeoutError' || err.name === 'AbortError' ? `did not answer within ${Math.round((deps.memberTimeoutMs ?? 10_000) / 1000)} s` : err.message };
   }
-}
-
-/** Runs `fn` over the items, at most `limit` at once, results in the items' order. */
-async function mapBounded<T, R>(items: readonly T[], limit: number, fn: (t: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
 }
 
 function bodyText(r: MemberResult): string {

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { FleetMembers, ResourceCatalog } from '../cacher/cache-manager.js';
+import { outsideCache, type FleetMembers, type ResourceCatalog } from '../cacher/cache-manager.js';
 import { CLUSTER_ANNOTATION } from '../ingest/decode.js';
 import { gvrKey } from '../api/resource-info.js';
 import { memberRequestPath, type RequestTarget } from '../api/request-info.js';
@@ -50,12 +50,68 @@ export async function forwardRead(req: FastifyRequest, reply: FastifyReply, deps
 
 async function forward(req: FastifyRequest, reply: FastifyReply, deps: ForwardDeps, target: ResourceTarget, cluster: string, body: Buffer | undefined): Promise<FastifyReply> {
   const answer = await callMember(req, deps, cluster, body);
-  const translated = responseForClient(answer.body, headerText(answer.headers['content-type']), cluster);
-  if (answer.status < 300 && req.method !== 'GET' && translated.rv) {
+  const contentType = headerText(answer.headers['content-type']);
+  const translated = responseForClient(answer.body, contentType, cluster);
+  if (answer.status < 300 && req.method !== 'GET') {
+    const caller = deps.callerKey(req.raw);
     const resource = deps.catalog.resource(gvrKey(target));
-    if (resource?.clusters.includes(cluster)) deps.writes.record(deps.callerKey(req.raw), gvrKey(target), cluster, translated.rv);
+    if (resource !== undefined && !outsideCache(resource, { ...target, cluster })) {
+      const key = gvrKey(target);
+      const deleted = req.method === 'DELETE' && target.name !== undefined && target.subresource === undefined ? deletedNow(answer.body, contentType) : [];
+      if (deleted.length > 0) deps.writes.recordDeleted(caller, key, [{ cluster, namespace: target.namespace ?? '', name: target.name! }]);
+      else if (translated.rv) deps.writes.record(caller, key, cluster, translated.rv);
+      const made = req.method === 'POST' && target.name === undefined ? createdName(answer.body, contentType) : undefined;
+      if (made !== undefined) deps.writes.forgetDeleted(caller, key, { cluster, namespace: target.namespace ?? '', name: made });
+    }
+    rememberOwner(deps, caller, req.method, target, cluster, answer.body, contentType);
   }
   return send(reply, answer.status, answer.headers, translated.body);
+}
+
+/** A create is remembered where it went (for the caller's next writes to it); a delete forgotten. */
+function rememberOwner(deps: ForwardDeps, caller: string, method: string, target: ResourceTarget, cluster: string, body: Buffer, contentType: string | undefined): void {
+  if (!deps.recent) return;
+  const base = { resource: gvrKey(target), ...(target.namespace !== undefined ? { namespace: target.namespace } : {}) };
+  if (method === 'DELETE' && target.name !== undefined && target.subresource === undefined) deps.recent.owners.forget(caller, { ...base, name: target.name });
+  if (method !== 'POST' || target.name !== undefined) return;
+  const name = createdName(body, contentType);
+  if (name !== undefined) deps.recent.owners.remember(caller, { ...base, name }, cluster);
+}
+
+function createdName(body: Buffer, contentType: string | undefined): string | undefined {
+  if (!(contentType ?? '').startsWith('application/json')) return undefined;
+  try {
+    const doc = JSON.parse(body.toString('utf8')) as { metadata?: { name?: unknown } };
+    return typeof doc.metadata?.name === 'string' ? doc.metadata.name : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The objects a delete's answer says are gone: the answer is the object as it was, or a success
+ * Status; an object with a deletionTimestamp is still there (graceful, or held by finalizers), its
+ * answer a write like any other. For a deletecollection's list, its items so. Undefined names
+ * (protobuf, a body that does not parse) are none.
+ */
+function deletedNow(body: Buffer, contentType: string | undefined): { namespace: string; name: string }[] {
+  if (!(contentType ?? '').startsWith('application/json')) return [];
+  let doc: unknown;
+  try {
+    doc = JSON.parse(body.toString('utf8'));
+  } catch {
+    return [];
+  }
+  const gone = (o: unknown): { namespace: string; name: string } | undefined => {
+    const md = (o as { metadata?: { name?: unknown; namespace?: unknown; deletionTimestamp?: unknown } } | null)?.metadata;
+    if (!md || md.deletionTimestamp || typeof md.name !== 'string') return undefined;
+    return { namespace: typeof md.namespace === 'string' ? md.namespace : '', name: md.name };
+  };
+  const d = doc as { kind?: unknown; status?: unknown; items?: unknown } | null;
+  if (d?.kind === 'Status') return d.status === 'Success' ? [{ namespace: '', name: '' }] : [];
+  if (Array.isArray(d?.items)) return d.items.map(gone).filter((o): o is { namespace: string; name: string } => o !== undefined);
+  const one = gone(doc);
+  return one ? [one] : [];
 }
 
 interface Answer {
@@ -161,6 +217,15 @@ async function deleteCollection(req: FastifyRequest, reply: FastifyReply, deps: 
   const answers = await Promise.all(clusters.map(async (cluster) => ({ cluster, answer: await callMember(req, deps, cluster, body) })));
   const ok = answers.filter((a) => a.answer.status < 300);
   if (ok.length === 0) return send(reply, answers[0]!.answer.status, answers[0]!.answer.headers, answers[0]!.answer.body);
+  // Read-your-writes: the caller's next reads do not show what each member deleted.
+  if (cached) {
+    const caller = deps.callerKey(req.raw);
+    for (const a of ok) {
+      if (outsideCache(cached, { ...target, cluster: a.cluster })) continue;
+      const gone = deletedNow(a.answer.body, headerText(a.answer.headers['content-type']));
+      deps.writes.recordDeleted(caller, gvrKey(target), gone.filter((o) => o.name !== '').map((o) => ({ cluster: a.cluster, ...o })));
+    }
+  }
   const failed = answers.filter((a) => a.answer.status >= 300);
   if (failed.length) {
     reply.header('warning', failed.map((f) => warningHeader(`cluster ${f.cluster} answered ${f.answer.status}: ${f.answer.body.toString('utf8', 0, 200)}`)));

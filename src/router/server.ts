@@ -7,6 +7,7 @@ import { createMetrics } from '../metrics/metrics.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import type { ReadAuthorizer } from '../authz/authorizer.js';
 import type { MemberPolicies } from '../authz/member-policies.js';
+import { RecentOwners } from '../forward/recent-owners.js';
 import { WriteTracker } from '../forward/read-your-writes.js';
 import type { LiveReadsConfig } from '../forward/live-reads.js';
 import type { ForwardDeps } from '../forward/writes.js';
@@ -81,6 +82,7 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
     callerHeaders: (req) => callers.headersFor(req),
     callerKey: (req) => callers.key(req),
     getAccess: async (req, question, clusters) => opts.authorizer.access(await callers.reader(req), clusters, question),
+    recent: { owners: new RecentOwners(), callerKey: (req) => callers.key(req) },
   };
 
   void app.register(errorsPlugin, { fleet });
@@ -89,7 +91,7 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
   void app.register(statusPlugin, { health, metrics, fleet, callers, authorizer: opts.authorizer, live: opts.liveReads });
   void app.register(discoveryPlugin, { fleet, catalog, live: opts.liveReads });
   void app.register(readsPlugin, { fleet, catalog, health, store, hub, snapshots, writes, callers, authorizer: opts.authorizer, forward, live: opts.liveReads, watch: opts.watch });
-  void app.register(subresourcesPlugin, { fleet, catalog, store, callerHeaders: forward.callerHeaders, getAccess: forward.getAccess, metrics });
+  void app.register(subresourcesPlugin, { fleet, catalog, store, callerHeaders: forward.callerHeaders, getAccess: forward.getAccess, recent: forward.recent, metrics });
   void app.register(selfReviewsPlugin, { fleet, callers, authorizer: opts.authorizer });
   void app.register(writesPlugin, { fleet, forward });
   return app;

@@ -143,6 +143,11 @@ export class Store {
     return this.syncs.waitFor(resource, rvs, timeoutMs);
   }
 
+  /** Resolves once `reached()` holds, checked after each commit of the resource (true), or at the timeout (false). */
+  waitUntil(resource: string, reached: () => boolean, timeoutMs: number): Promise<boolean> {
+    return this.syncs.waitUntil(resource, reached, timeoutMs);
+  }
+
   /** Per cluster, the RV below which the log cannot replay events of a resource. */
   logStart(resource: string): Record<string, string> {
     return this.log.logStart(resource);

@@ -91,10 +91,14 @@ export class SyncState {
    * when `timeoutMs` passes first (false). Woken by commits, not by polling.
    */
   waitFor(resource: string, rvs: Record<string, string>, timeoutMs: number): Promise<boolean> {
-    const reached = () => {
+    return this.waitUntil(resource, () => {
       const latest = this.latestRVs(resource);
       return Object.entries(rvs).every(([c, rv]) => latest[c] !== undefined && compareMemberRV(latest[c]!, rv) >= 0);
-    };
+    }, timeoutMs);
+  }
+
+  /** Resolves once `reached()` holds (true), checked after each commit of `resource`, or at `timeoutMs` (false). */
+  waitUntil(resource: string, reached: () => boolean, timeoutMs: number): Promise<boolean> {
     if (reached()) return Promise.resolve(true);
     return new Promise((resolve) => {
       const done = (ok: boolean) => {

@@ -229,9 +229,9 @@ describe('a fleet-wide get by name of an uncached resource', () => {
       expect(elsewhere.status, sub).toBe(404);
     }
     const proxied = await memberRequest(flotilla.endpoint, 'GET', `/api/v1/namespaces/${NS}/services/nope/proxy`);
-    // Forwarded to one member, which flotilla cannot tell without a cache: the caller names it.
-    expect(proxied.status, proxied.body).toBe(400);
-    expect(proxied.body).toContain('/clusters/<name>/');
+    // Forwarded to the one member that has the service, asked as the caller: none has it.
+    expect(proxied.status, proxied.body).toBe(404);
+    expect(JSON.parse(proxied.body)).toMatchObject({ reason: 'NotFound', message: 'services "nope" not found' });
     const watched = await memberRequest(flotilla.endpoint, 'GET', `${deployments}/scaled/scale?watch=1`);
     expect(watched.status, watched.body).toBe(404);
   });

@@ -167,6 +167,64 @@ describe('writes land on the owning member', () => {
   });
 });
 
+describe('what the cache does not hold (yet)', () => {
+  const MERGE = { contentType: 'application/merge-patch+json' };
+  it('a patch and a delete right after a create find it, 20 of 20; the next list does not show what was deleted', async () => {
+    const path = '/api/v1/namespaces/only-west/configmaps';
+    const failures: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      const name = `rapid-${i}`;
+      const made = await memberRequest(flotilla.endpoint, 'POST', path, configMap(name));
+      expect(made.status, made.body).toBe(201);
+      const patched = await memberRequest(flotilla.endpoint, 'PATCH', `${path}/${name}`, { data: { b: '2' } }, MERGE);
+      if (patched.status !== 200) failures.push(`patch ${name}: ${patched.status} ${patched.body.slice(0, 200)}`);
+      const gone = await memberRequest(flotilla.endpoint, 'DELETE', `${path}/${name}`);
+      if (gone.status !== 200) failures.push(`delete ${name}: ${gone.status} ${gone.body.slice(0, 200)}`);
+      const listed = JSON.parse((await memberRequest(flotilla.endpoint, 'GET', path)).body) as { items: V1ConfigMap[] };
+      if (listed.items.some((c) => c.metadata!.name === name)) failures.push(`list after deleting ${name} still shows it`);
+      if (gone.status === 200 && (await memberRequest(flotilla.endpoint, 'GET', `${path}/${name}`)).status !== 404) failures.push(`get after deleting ${name} still finds it`);
+    }
+    expect(failures).toEqual([]);
+  });
+
+  it('the next list after a deletecollection shows none of what it deleted', async () => {
+    const path = '/api/v1/namespaces/only-west/configmaps';
+    for (let round = 0; round < 5; round++) {
+      for (let i = 0; i < 3; i++) {
+        const made = await memberRequest(flotilla.endpoint, 'POST', path, { ...configMap(`batch-${round}-${i}`), metadata: { name: `batch-${round}-${i}`, labels: { batch: String(round) } } });
+        expect(made.status, made.body).toBe(201);
+      }
+      expect((await memberRequest(flotilla.endpoint, 'DELETE', `${path}?labelSelector=batch%3D${round}`)).status).toBe(200);
+      const listed = JSON.parse((await memberRequest(flotilla.endpoint, 'GET', `${path}?labelSelector=batch%3D${round}`)).body) as { items: V1ConfigMap[] };
+      expect(listed.items.map((c) => c.metadata!.name), `round ${round}`).toEqual([]);
+    }
+  });
+
+  it('a write by name to an uncached resource goes to the one member that has it for the caller; 409 for several, 404 for none', async () => {
+    const secrets = `/api/v1/namespaces/${NS}/secrets`;
+    const secret = (name: string) => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name }, stringData: { a: 'b' } });
+    await make(north, secrets, secret('only-north'));
+    await make(east, secrets, secret('two-of-them'));
+    await make(west, secrets, secret('two-of-them'));
+    const patched = await memberRequest(flotilla.endpoint, 'PATCH', `${secrets}/only-north`, { metadata: { labels: { found: 'yes' } } }, MERGE);
+    expect(patched.status, patched.body).toBe(200);
+    expect(JSON.parse(patched.body).metadata.annotations[CLUSTER]).toBe(north.name);
+    expect((await memberJson<{ metadata: { labels?: Record<string, string> } }>(north, 'GET', `${secrets}/only-north`)).metadata.labels?.['found']).toBe('yes');
+    const twice = await memberRequest(flotilla.endpoint, 'PATCH', `${secrets}/two-of-them`, { metadata: { labels: { found: 'yes' } } }, MERGE);
+    expect(twice.status).toBe(409);
+    expect(JSON.parse(twice.body).message).toContain(`exists in clusters ${east.name}, ${west.name}`);
+    const none = await memberRequest(flotilla.endpoint, 'DELETE', `${secrets}/nowhere`);
+    expect(none.status).toBe(404);
+    expect(JSON.parse(none.body)).toMatchObject({ kind: 'Status', reason: 'NotFound', message: 'secrets "nowhere" not found' });
+    // A caller who may not get it anywhere learns nothing of it: the same 404 as for none.
+    const alice = fleet.users.find((u) => u.name === 'alice')!;
+    const hers = await memberRequest({ ...flotilla.endpoint, token: alice.token }, 'DELETE', `${secrets}/only-north`);
+    expect(hers.status).toBe(404);
+    expect(JSON.parse(hers.body).message).toBe('secrets "only-north" not found');
+    expect((await memberRequest(north, 'GET', `${secrets}/only-north`)).status).toBe(200);
+  });
+});
+
 describe('the caller’s identity decides on the member', () => {
   it('writes as the caller: forbidden is the member’s 403, a grant in one member allows it there only', async () => {
     const alice = fleet.users.find((u) => u.name === 'alice')!;

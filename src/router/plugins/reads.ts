@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
-import type { CacheHealth, CachedResource, FleetMembers, ResourceCatalog } from '../../cacher/cache-manager.js';
+import { outsideCache, type CacheHealth, type CachedResource, type FleetMembers, type ResourceCatalog } from '../../cacher/cache-manager.js';
 import { getResponse, listResponse, type ListOptions } from '../../mux/reads.js';
 import type { WatchHub } from '../../mux/watch.js';
 import type { SnapshotRegistry } from '../../mux/snapshots.js';
@@ -16,7 +16,7 @@ import { NO_ACCESS, type AccessSet } from '../../api/rbac.js';
 import type { Store } from '../../store/store.js';
 import type { ReadView } from '../../view/read-view.js';
 import { VIEW_STEPS, buildReadView } from '../../view/steps.js';
-import type { WriteTracker } from '../../forward/read-your-writes.js';
+import type { DeletedObject, WriteTracker } from '../../forward/read-your-writes.js';
 import { forwardRead, type ForwardDeps } from '../../forward/writes.js';
 import { liveRead, servedLive, type LiveReadsConfig } from '../../forward/live-reads.js';
 import type { Callers } from '../callers.js';
@@ -175,8 +175,15 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
     warnings.push(...staleWarnings(key, view));
     if (warnings.length) reply.header('warning', warnings);
     // Read-your-writes: a caller's read waits (briefly) for the cache to hold the caller's last write.
-    const written = since ? undefined : writes.pending(callers.key(req.raw), key);
+    const writer = callers.key(req.raw);
+    const written = since ? undefined : writes.pending(writer, key);
     if (written) await store.waitFor(key, written, 2000);
+    const deleted = since ? undefined : writes.deleted(writer, key);
+    if (deleted) {
+      const held = (d: DeletedObject) => store.lookup(key, d.namespace, d.name, d.cluster).length > 0;
+      await store.waitUntil(key, () => !deleted.some(held), 2000);
+      for (const d of deleted) if (!held(d)) writes.forgetDeleted(writer, key, d);
+    }
     if (target.name !== undefined) {
       const form = negotiate(req.headers.accept, { list: false });
       const got = getResponse(store, { resource, view }, target.namespace ?? '', target.name, form, includeObject as ListOptions['includeObject']);
@@ -219,12 +226,6 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
 
 /** The steps up to the caller's authorization: what decides a 403 before the request's own narrowing is read. */
 const AUTHORIZATION_STEPS = VIEW_STEPS.slice(0, VIEW_STEPS.findIndex((s) => s.name === 'authorization') + 1);
-
-/** A read of a cluster the resource is not cached from, or of a namespace it is not cached in. */
-function outsideCache(resource: CachedResource, target: { cluster?: string; namespace?: string }): boolean {
-  if (target.cluster !== undefined && !resource.clusters.includes(target.cluster)) return true;
-  return target.namespace !== undefined && resource.namespaces !== undefined && !resource.namespaces.includes(target.namespace);
-}
 
 function whatOf(q: ReadQuestion): string {
   return q.group ? `${q.resource}.${q.group}` : q.resource;
