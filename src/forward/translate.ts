@@ -4,6 +4,7 @@ import { editedPieces, joinPieces, type ByteEdit } from '../util/byte-edits.js';
 import { decodeGlobalRV, encodeGlobalRV } from '../api/global-rv.js';
 import { badRequest, conflict } from '../api/status.js';
 import { QUOTE, objectMembers, parseSpan, type JsonMember } from '../util/json-members.js';
+import { editProtobufObject, isProtobuf, type ObjectFacts } from '../api/protobuf-object.js';
 
 /**
  * What flotilla changes in bodies on the way to and from a member: the resourceVersion (global on
@@ -61,6 +62,10 @@ function toMember(o: Doc, cluster: string): boolean {
  */
 export function requestBodyForMember(body: Buffer | undefined, contentType: string | undefined, cluster: string): Buffer | undefined {
   if (!body || body.length === 0) return body;
+  if (isProtobuf(contentType)) {
+    // client-go sends built-in kinds so: an update carries the global RV it read from flotilla.
+    return editProtobufObject(body, { resourceVersion: (rv) => memberRV(rv, cluster), dropAnnotation: CLUSTER_ANNOTATION })?.body ?? body;
+  }
   const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
   const isJson = type === 'application/json' || type.endsWith('+json');
   const isYaml = type === 'application/apply-patch+yaml' || type === 'application/yaml';
@@ -164,12 +169,26 @@ export interface MemberAnswer {
   body: Buffer;
   /** The member's own RV of the written object, when the answer carried one. */
   rv?: string;
+  /** What a protobuf answer said of its object (JSON answers are read where needed). */
+  facts?: ObjectFacts;
 }
 
-/** A member's JSON answer with RVs made global; other content types pass unchanged. */
+/** A member's JSON or protobuf answer with RVs made global; other content types pass unchanged. */
 export function responseForClient(body: Buffer, contentType: string | undefined, cluster: string): MemberAnswer {
+  if (isProtobuf(contentType)) return protobufAnswer(body, cluster);
   if (!(contentType ?? '').toLowerCase().startsWith('application/json') || body.length === 0) return { body };
   return splicedAnswer(body, cluster) ?? parsedAnswer(body, cluster);
+}
+
+/** A protobuf object's answer as toFleet makes a JSON one: global RV, cluster annotation. */
+function protobufAnswer(body: Buffer, cluster: string): MemberAnswer {
+  const edited = editProtobufObject(body, {
+    resourceVersion: (rv) => (rv === '' ? rv : encodeGlobalRV({ [cluster]: rv })),
+    setAnnotation: { key: CLUSTER_ANNOTATION, value: cluster, when: (o) => o.kind !== 'Status' && o.name !== undefined && o.name !== '' },
+  });
+  if (!edited) return { body };
+  const rv = edited.facts.kind !== 'Status' ? edited.facts.resourceVersion : undefined;
+  return { body: edited.body, facts: edited.facts, ...(rv ? { rv } : {}) };
 }
 
 /** The same by parsing: lists, bodies the splice does not follow, and the reference it must agree with. */

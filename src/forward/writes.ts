@@ -9,6 +9,7 @@ import { warningHeader } from '../api/warning.js';
 import type { Store } from '../store/store.js';
 import { owningCluster, type OwnerLookup, type ResourceTarget } from './owner.js';
 import type { WriteTracker } from './read-your-writes.js';
+import { editProtobufObject, isProtobuf } from '../api/protobuf-object.js';
 import { mergeListAnswers, memberRV, requestBodyForMember, responseForClient } from './translate.js';
 
 /**
@@ -54,28 +55,28 @@ async function forward(req: FastifyRequest, reply: FastifyReply, deps: ForwardDe
   const translated = responseForClient(answer.body, contentType, cluster);
   if (answer.status < 300 && req.method !== 'GET') {
     const caller = deps.callerKey(req.raw);
+    // Parsed for creates only: a patch's answer is not (the splice above avoids exactly that).
+    const made = req.method === 'POST' && target.name === undefined ? translated.facts?.name ?? createdName(answer.body, contentType) : undefined;
     const resource = deps.catalog.resource(gvrKey(target));
     if (resource !== undefined && !outsideCache(resource, { ...target, cluster })) {
       const key = gvrKey(target);
-      const deleted = req.method === 'DELETE' && target.name !== undefined && target.subresource === undefined ? deletedNow(answer.body, contentType) : [];
-      if (deleted.length > 0) deps.writes.recordDeleted(caller, key, [{ cluster, namespace: target.namespace ?? '', name: target.name! }]);
+      const deleting = req.method === 'DELETE' && target.name !== undefined && target.subresource === undefined;
+      const gone = deleting && (translated.facts ? !translated.facts.deleting : deletedNow(answer.body, contentType).length > 0);
+      if (gone) deps.writes.recordDeleted(caller, key, [{ cluster, namespace: target.namespace ?? '', name: target.name! }]);
       else if (translated.rv) deps.writes.record(caller, key, cluster, translated.rv);
-      const made = req.method === 'POST' && target.name === undefined ? createdName(answer.body, contentType) : undefined;
       if (made !== undefined) deps.writes.forgetDeleted(caller, key, { cluster, namespace: target.namespace ?? '', name: made });
     }
-    rememberOwner(deps, caller, req.method, target, cluster, answer.body, contentType);
+    rememberOwner(deps, caller, req.method, target, cluster, made);
   }
   return send(reply, answer.status, answer.headers, translated.body);
 }
 
 /** A create is remembered where it went (for the caller's next writes to it); a delete forgotten. */
-function rememberOwner(deps: ForwardDeps, caller: string, method: string, target: ResourceTarget, cluster: string, body: Buffer, contentType: string | undefined): void {
+function rememberOwner(deps: ForwardDeps, caller: string, method: string, target: ResourceTarget, cluster: string, made: string | undefined): void {
   if (!deps.recent) return;
   const base = { resource: gvrKey(target), ...(target.namespace !== undefined ? { namespace: target.namespace } : {}) };
   if (method === 'DELETE' && target.name !== undefined && target.subresource === undefined) deps.recent.owners.forget(caller, { ...base, name: target.name });
-  if (method !== 'POST' || target.name !== undefined) return;
-  const name = createdName(body, contentType);
-  if (name !== undefined) deps.recent.owners.remember(caller, { ...base, name }, cluster);
+  if (made !== undefined) deps.recent.owners.remember(caller, { ...base, name: made }, cluster);
 }
 
 function createdName(body: Buffer, contentType: string | undefined): string | undefined {
@@ -177,7 +178,9 @@ async function createTarget(req: IncomingMessage, deps: ForwardDeps, target: Res
 }
 
 function annotatedCluster(body: Buffer | undefined, contentType: string | undefined): string | undefined {
-  if (!body || !(contentType ?? '').includes('json') || !body.includes(CLUSTER_ANNOTATION)) return undefined;
+  if (!body || !body.includes(CLUSTER_ANNOTATION)) return undefined;
+  if (isProtobuf(contentType)) return editProtobufObject(body, { readAnnotation: CLUSTER_ANNOTATION })?.facts.annotation;
+  if (!(contentType ?? '').includes('json')) return undefined;
   try {
     const doc = JSON.parse(body.toString('utf8')) as { metadata?: { annotations?: Record<string, unknown> } };
     const v = doc.metadata?.annotations?.[CLUSTER_ANNOTATION];

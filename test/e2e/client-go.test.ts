@@ -218,3 +218,45 @@ describe('a service-discovery controller on client-go', () => {
     }
   });
 });
+
+describe('a client-go controller writing in protobuf (its default content type for built-in kinds)', () => {
+  it('gets, updates with the RV it read, patches, creates, gets at once, deletes with an RV precondition, and lists: all through flotilla', async () => {
+    const labelled = fleet.members.map((m) => ({ m, name: `pb-${m.name}` }));
+    // Unscheduled (no scheduler serves them): nothing else changes them while the writer does.
+    await Promise.all(labelled.map(({ m, name }) => ok(m, 'POST', PODS, { ...pod(name), metadata: { name, labels: { pb: 'yes' } }, spec: { schedulerName: 'nobody', containers: [{ name: 'c', image: 'example.com/i:1' }] } })));
+    for (let i = 0; i < 100; i++) {
+      const cached = JSON.parse((await memberRequest(flotilla.endpoint, 'GET', `${PODS}?labelSelector=pb%3Dyes`)).body) as V1PodList;
+      if (cached.items.length === labelled.length) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const [target] = fleet.members.slice(-1) as [MemberInfo];
+    const child = spawn(informerBin, ['-kubeconfig', flotilla.kubeconfig, '-mode', 'protobuf-writer', '-namespace', NS, '-create-in', target.name], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const code = await new Promise<number | null>((r) => child.once('exit', r));
+    expect(code, err.slice(-2000)).toBe(0);
+    expect(out, out).not.toContain('ERROR');
+    for (const { m, name } of labelled) {
+      // Answers in protobuf carry flotilla's parts as JSON answers do: the cluster, a global RV.
+      const updated = new RegExp(`^UPDATED ${name} ${m.name} (\\S+)$`, 'm').exec(out);
+      expect(updated, out).not.toBeNull();
+      const direct = await memberJson<{ metadata: { labels: Record<string, string>; annotations?: Record<string, string>; resourceVersion: string } }>(m, 'GET', `${PODS}/${name}`);
+      expect(direct.metadata.labels['updated']).toBe('yes');
+      expect(direct.metadata.annotations?.['pb-patched']).toBe('yes');
+      expect(direct.metadata.annotations?.['search.flotilla.io/cluster'], 'never written to a member').toBeUndefined();
+      const patched = new RegExp(`^PATCHED ${name} ${m.name} (\\S+)$`, 'm').exec(out)!;
+      expect(decodeGlobalRV(patched[1]!)).toEqual({ [m.name]: direct.metadata.resourceVersion });
+      expect(decodeGlobalRV(updated![1]!)[m.name]).toMatch(/^\d+$/);
+    }
+    const made = /^CREATED (\S+) (\S+)$/m.exec(out);
+    expect(made?.[2], out).toBe(target.name);
+    expect(out).toContain(`GOT ${made![1]} ${target.name}`);
+    expect(out).toContain(`DELETED ${made![1]}`);
+    expect(out).toContain(`LISTED ${made![1]} present=false`);
+    expect((await memberRequest(target, 'GET', `${PODS}/${made![1]}`)).status).toBe(404);
+    // Every write was answered in protobuf (3 × update and patch, create, delete).
+    expect(Number(/PROTOBUF-ANSWERS (\d+)/.exec(out)?.[1])).toBe(labelled.length * 2 + 2);
+  });
+});

@@ -7,6 +7,12 @@
 // With -mode=patcher it is a small service-discovery controller: for every pod labelled
 // discover=yes it merge-patches the annotation discovery.flotilla.io/cluster with the cluster
 // the pod lives in (as flotilla's annotation says), through the same server it watches.
+//
+// With -mode=protobuf-writer it writes as client-go controllers do, in protobuf (its requests'
+// bodies and first accepted answers): for every pod labelled pb=yes in -namespace it gets the pod,
+// updates it with the resourceVersion it read, and patches it; then it creates a pod in the
+// -create-in cluster, gets it at once, deletes it and lists again. A line per step ("UPDATED",
+// "PATCHED", "CREATED", "GOT", "DELETED", "LISTED", or "ERROR <step> …"), then "END".
 package main
 
 import (
@@ -31,6 +37,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -40,6 +47,8 @@ func main() {
 	mode := flag.String("mode", "informer", "informer or metadata")
 	resync := flag.Duration("resync", 5*time.Second, "informer resync period")
 	selector := flag.String("selector", "", "label selector of the informer and metadata modes")
+	namespace := flag.String("namespace", "", "the protobuf-writer mode's namespace")
+	createIn := flag.String("create-in", "", "the cluster the protobuf-writer mode creates its pod in (by flotilla's annotation)")
 	flag.Parse()
 
 	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
@@ -63,6 +72,10 @@ func main() {
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	if *mode == "protobuf-writer" {
+		protobufWriter(ctx, cfg, *namespace, *createIn)
+		return
+	}
 
 	var informer cache.SharedIndexInformer
 	switch *mode {
@@ -127,6 +140,84 @@ func main() {
 	}
 	fmt.Printf("RESYNCS %d\n", resyncs)
 	fmt.Printf("REQUESTS lists=%d watches=%d\n", lists.Load(), watches.Load())
+	fmt.Println("END")
+}
+
+func protobufWriter(ctx context.Context, cfg *rest.Config, namespace, createIn string) {
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
+	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	// What the server answered in: a protobuf client that got JSON throughout proves nothing.
+	var protobufAnswers atomic.Int64
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			res, err := rt.RoundTrip(req)
+			if err == nil && req.Method != http.MethodGet && strings.HasPrefix(res.Header.Get("Content-Type"), "application/vnd.kubernetes.protobuf") {
+				protobufAnswers.Add(1)
+			}
+			return res, err
+		})
+	})
+	client := kubernetes.NewForConfigOrDie(cfg)
+	pods := client.CoreV1().Pods(namespace)
+	fail := func(step string, err error) { fmt.Printf("ERROR %s %v\n", step, err) }
+	list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: "pb=yes"})
+	if err != nil {
+		fail("list", err)
+	} else {
+		for _, item := range list.Items {
+			pod, err := pods.Get(ctx, item.Name, metav1.GetOptions{})
+			if err != nil {
+				fail("get "+item.Name, err)
+				continue
+			}
+			pod.Labels["updated"] = "yes"
+			updated, err := pods.Update(ctx, pod, metav1.UpdateOptions{})
+			if err != nil {
+				fail("update "+item.Name, err)
+				continue
+			}
+			fmt.Printf("UPDATED %s %s %s\n", updated.Name, updated.Annotations["search.flotilla.io/cluster"], updated.ResourceVersion)
+			patched, err := pods.Patch(ctx, item.Name, types.MergePatchType, []byte(`{"metadata":{"annotations":{"pb-patched":"yes"}}}`), metav1.PatchOptions{})
+			if err != nil {
+				fail("patch "+item.Name, err)
+				continue
+			}
+			fmt.Printf("PATCHED %s %s %s\n", patched.Name, patched.Annotations["search.flotilla.io/cluster"], patched.ResourceVersion)
+		}
+	}
+	made := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "pb-made-", Annotations: map[string]string{"search.flotilla.io/cluster": createIn}},
+		// No scheduler serves it, so nothing changes it before its delete's RV precondition.
+		Spec: corev1.PodSpec{SchedulerName: "nobody", Containers: []corev1.Container{{Name: "c", Image: "example.com/c:1"}}},
+	}
+	created, err := pods.Create(ctx, made, metav1.CreateOptions{})
+	if err != nil {
+		fail("create", err)
+	} else {
+		fmt.Printf("CREATED %s %s\n", created.Name, created.Annotations["search.flotilla.io/cluster"])
+		if got, err := pods.Get(ctx, created.Name, metav1.GetOptions{}); err != nil {
+			fail("get-created", err)
+		} else {
+			fmt.Printf("GOT %s %s\n", got.Name, got.Annotations["search.flotilla.io/cluster"])
+		}
+		zero := int64(0)
+		if err := pods.Delete(ctx, created.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero, Preconditions: &metav1.Preconditions{ResourceVersion: &created.ResourceVersion}}); err != nil {
+			fail("delete", err)
+		} else {
+			fmt.Printf("DELETED %s\n", created.Name)
+		}
+		after, err := pods.List(ctx, metav1.ListOptions{})
+		if err != nil {
+			fail("list-after", err)
+		} else {
+			still := false
+			for _, p := range after.Items {
+				still = still || p.Name == created.Name
+			}
+			fmt.Printf("LISTED %s present=%v\n", created.Name, still)
+		}
+	}
+	fmt.Printf("PROTOBUF-ANSWERS %d\n", protobufAnswers.Load())
 	fmt.Println("END")
 }
 

@@ -1,0 +1,200 @@
+import { BinaryReader, BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
+
+/**
+ * The parts of a Kubernetes protobuf body flotilla changes (a resourceVersion, one annotation),
+ * edited in the wire format: every other byte of the body stays as the client or member wrote
+ * it. A body is the 4-byte magic `k8s\0`, then a runtime.Unknown {typeMeta 1: {apiVersion 1,
+ * kind 2}, raw 2: the object}; an object's metadata is its field 1 (ObjectMeta: name 1,
+ * resourceVersion 6, deletionTimestamp 9, annotations 12, a map of {key 1, value 2} entries);
+ * DeleteOptions carries preconditions at 2 ({resourceVersion 2}). Lists are not edited.
+ */
+export const PROTOBUF_CONTENT_TYPE = 'application/vnd.kubernetes.protobuf';
+const MAGIC = Buffer.from('k8s\0', 'latin1');
+
+const UNKNOWN_TYPE_META = 1;
+const UNKNOWN_RAW = 2;
+const TYPE_META_KIND = 2;
+const OBJECT_METADATA = 1;
+const META_NAME = 1;
+const META_RESOURCE_VERSION = 6;
+const META_DELETION_TIMESTAMP = 9;
+const META_ANNOTATIONS = 12;
+const DELETE_OPTIONS_PRECONDITIONS = 2;
+const PRECONDITIONS_RESOURCE_VERSION = 2;
+const MAP_KEY = 1;
+const MAP_VALUE = 2;
+
+export function isProtobuf(contentType: string | undefined): boolean {
+  return (contentType ?? '').split(';')[0]!.trim().toLowerCase() === PROTOBUF_CONTENT_TYPE;
+}
+
+/** What an edit may change of an object's metadata. */
+export interface MetadataEdit {
+  /** The new resourceVersion for the present one (the same string: unchanged). */
+  resourceVersion?: (rv: string) => string;
+  /** An annotation removed. */
+  dropAnnotation?: string;
+  /** An annotation set (after any of that key is removed), unless `when` says no. */
+  setAnnotation?: { key: string; value: string; when: (meta: ObjectFacts) => boolean };
+  /** An annotation whose value `ObjectFacts.annotation` reports. */
+  readAnnotation?: string;
+}
+
+/** What the body said, before the edit. */
+export interface ObjectFacts {
+  kind: string;
+  name?: string;
+  resourceVersion?: string;
+  deleting: boolean;
+  /** The value of `MetadataEdit.readAnnotation`, when the object has it. */
+  annotation?: string;
+}
+
+export interface EditedBody {
+  body: Buffer;
+  facts: ObjectFacts;
+}
+
+interface Field {
+  no: number;
+  type: WireType;
+  /** The whole field as it was: tag, length and data. */
+  whole: Uint8Array;
+  /** A length-delimited field's data. */
+  data?: Uint8Array;
+}
+
+function fields(bytes: Uint8Array): Field[] {
+  const r = new BinaryReader(bytes);
+  const out: Field[] = [];
+  while (r.pos < r.len) {
+    const start = r.pos;
+    const [no, type] = r.tag();
+    if (type === WireType.LengthDelimited) {
+      const data = r.bytes();
+      out.push({ no, type, whole: bytes.subarray(start, r.pos), data });
+    } else {
+      r.skip(type, no);
+      out.push({ no, type, whole: bytes.subarray(start, r.pos) });
+    }
+  }
+  return out;
+}
+
+function text(data: Uint8Array | undefined): string | undefined {
+  return data === undefined ? undefined : Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8');
+}
+
+function stringField(no: number, value: string): Uint8Array {
+  return new BinaryWriter().tag(no, WireType.LengthDelimited).string(value).finish();
+}
+
+function messageField(no: number, data: Uint8Array): Uint8Array {
+  return new BinaryWriter().tag(no, WireType.LengthDelimited).bytes(data).finish();
+}
+
+function join(parts: readonly Uint8Array[]): Uint8Array {
+  return Buffer.concat(parts);
+}
+
+/** `fields` with the first of number `no` replaced (or, absent, appended) by `replacement`. */
+function replaced(all: readonly Field[], no: number, replacement: Uint8Array): Uint8Array {
+  let done = false;
+  const parts = all.map((f) => {
+    if (f.no !== no || done) return f.whole;
+    done = true;
+    return replacement;
+  });
+  if (!done) parts.push(replacement);
+  return join(parts);
+}
+
+function editMetadata(meta: Uint8Array, kind: string, edit: MetadataEdit): { bytes: Uint8Array; facts: ObjectFacts } {
+  const all = fields(meta);
+  const facts: ObjectFacts = {
+    kind,
+    name: text(all.find((f) => f.no === META_NAME)?.data),
+    resourceVersion: text(all.find((f) => f.no === META_RESOURCE_VERSION)?.data),
+    deleting: all.some((f) => f.no === META_DELETION_TIMESTAMP),
+  };
+  const parts: Uint8Array[] = [];
+  let annotationsAt = -1;
+  for (const f of all) {
+    if (f.no === META_RESOURCE_VERSION && f.type === WireType.LengthDelimited && edit.resourceVersion) {
+      const rv = edit.resourceVersion(text(f.data)!);
+      parts.push(rv === facts.resourceVersion ? f.whole : stringField(META_RESOURCE_VERSION, rv));
+      continue;
+    }
+    if (f.no === META_ANNOTATIONS && f.type === WireType.LengthDelimited) {
+      const entry = fields(f.data!);
+      const key = text(entry.find((e) => e.no === MAP_KEY)?.data);
+      if (key !== undefined && key === edit.readAnnotation) facts.annotation = text(entry.find((e) => e.no === MAP_VALUE)?.data) ?? '';
+      if (key === edit.dropAnnotation || key === edit.setAnnotation?.key) continue;
+      annotationsAt = parts.length + 1;
+    }
+    parts.push(f.whole);
+  }
+  const set = edit.setAnnotation;
+  if (set && set.when(facts)) {
+    const entry = join([stringField(MAP_KEY, set.key), stringField(MAP_VALUE, set.value)]);
+    // After the other annotations (or the other fields): map entries may come in any order.
+    parts.splice(annotationsAt < 0 ? parts.length : annotationsAt, 0, messageField(META_ANNOTATIONS, entry));
+  }
+  return { bytes: join(parts), facts };
+}
+
+/**
+ * The body with its object's metadata edited, or undefined when it is not a protobuf object flotilla
+ * edits (no magic, a list, a body that does not parse: it then goes as it came, and the member
+ * judges it).
+ */
+export function editProtobufObject(body: Buffer, given: MetadataEdit): EditedBody | undefined {
+  if (body.length < MAGIC.length || !body.subarray(0, MAGIC.length).equals(MAGIC)) return undefined;
+  // What the edit itself throws (a resourceVersion read from another cluster: 409) is the answer;
+  // what parsing throws means a body flotilla leaves alone.
+  let refused: { error: unknown } | undefined;
+  const translate = given.resourceVersion;
+  const edit: MetadataEdit = {
+    ...given,
+    ...(translate ? {
+      resourceVersion: (rv: string) => {
+        try {
+          return translate(rv);
+        } catch (error) {
+          refused = { error };
+          throw error;
+        }
+      },
+    } : {}),
+  };
+  try {
+    const unknown = fields(body.subarray(MAGIC.length));
+    const typeMeta = unknown.find((f) => f.no === UNKNOWN_TYPE_META)?.data;
+    const kind = typeMeta ? text(fields(typeMeta).find((f) => f.no === TYPE_META_KIND)?.data) ?? '' : '';
+    const raw = unknown.find((f) => f.no === UNKNOWN_RAW)?.data;
+    if (raw === undefined || kind.endsWith('List')) return undefined;
+    const object = fields(raw);
+    let edited: Uint8Array;
+    let facts: ObjectFacts;
+    if (kind === 'DeleteOptions') {
+      const pre = object.find((f) => f.no === DELETE_OPTIONS_PRECONDITIONS)?.data;
+      const preFields = pre ? fields(pre) : [];
+      const rv = text(preFields.find((f) => f.no === PRECONDITIONS_RESOURCE_VERSION)?.data);
+      facts = { kind, deleting: false, ...(rv !== undefined ? { resourceVersion: rv } : {}) };
+      if (rv === undefined || !edit.resourceVersion) return { body, facts };
+      const next = edit.resourceVersion(rv);
+      if (next === rv) return { body, facts };
+      edited = replaced(object, DELETE_OPTIONS_PRECONDITIONS, messageField(DELETE_OPTIONS_PRECONDITIONS, replaced(preFields, PRECONDITIONS_RESOURCE_VERSION, stringField(PRECONDITIONS_RESOURCE_VERSION, next))));
+    } else {
+      const meta = object.find((f) => f.no === OBJECT_METADATA && f.type === WireType.LengthDelimited)?.data;
+      if (meta === undefined) return { body, facts: { kind, deleting: false } };
+      const m = editMetadata(meta, kind, edit);
+      facts = m.facts;
+      edited = replaced(object, OBJECT_METADATA, messageField(OBJECT_METADATA, m.bytes));
+    }
+    return { body: Buffer.concat([MAGIC, replaced(unknown, UNKNOWN_RAW, messageField(UNKNOWN_RAW, edited))]), facts };
+  } catch {
+    if (refused) throw refused.error;
+    return undefined;
+  }
+}
