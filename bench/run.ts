@@ -16,6 +16,7 @@ import type { Scenario } from './lib/scenario.js';
 import { ingest } from './scenarios/ingest.js';
 import { list } from './scenarios/list.js';
 import { peers } from './scenarios/peers.js';
+import { live } from './scenarios/live.js';
 import { warmRestart } from './scenarios/warm-restart.js';
 import { patch } from './scenarios/patch.js';
 import { logs } from './scenarios/logs.js';
@@ -29,7 +30,7 @@ import { authz } from './scenarios/authz.js';
 
 // watchers adds pods to the member: after the scenarios that count the seeded ones. scaling and
 // memory-limit leave flotilla caching everything, as the scenarios after them would start it.
-const SCENARIOS: Scenario[] = [ingest, decode, warmRestart, list, peers, scaling, memoryLimit, table, patch, watchers, logs, views, authz];
+const SCENARIOS: Scenario[] = [ingest, decode, warmRestart, list, peers, live, scaling, memoryLimit, table, patch, watchers, logs, views, authz];
 
 const usage = `usage: npm run bench -- [${SCENARIOS.map((s) => s.name).join('|')} ...] [--quick] [--pods N] [--names K] [--watchers N] [--watch-rate R] [--watch-rate-light R] [--cpu-prof] [--results-dir D]`;
 

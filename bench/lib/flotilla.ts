@@ -44,10 +44,10 @@ export interface CacherStatusView {
   lastError?: string;
 }
 
-export async function flotillaStatus(ep: MemberEndpoint): Promise<{ synced: boolean; cachers: CacherStatusView[] }> {
+export async function flotillaStatus(ep: MemberEndpoint): Promise<{ synced: boolean; cachers: CacherStatusView[]; live?: { enabled: boolean; exclude: string[] } }> {
   const res = await memberRequest(ep, 'GET', '/status', undefined, { timeoutMs: 30_000 });
   if (res.status !== 200) throw new Error(`/status: ${res.status} ${res.body.slice(0, 200)}`);
-  const status = JSON.parse(res.body) as { synced: boolean; cachers: CacherStatusView[] };
+  const status = JSON.parse(res.body) as { synced: boolean; cachers: CacherStatusView[]; live?: { enabled: boolean; exclude: string[] } };
   // What a scenario seeded, not the RBAC objects flotilla caches from every member to authorize reads.
   return { ...status, cachers: status.cachers.filter((c) => !c.resource.startsWith('rbac.authorization.k8s.io/')) };
 }

@@ -10,7 +10,8 @@ import { badRequest, expired, invalid, isStatusObject, notServed, serviceUnavail
 import { firstHitWarning, warningHeader as warning } from '../api/warning.js';
 import { CLUSTER_COLUMN } from '../mux/reads.js';
 import type { ResourceTarget } from './owner.js';
-import { toFleet } from './translate.js';
+import { splicedList, toFleet, type SplicedList } from './translate.js';
+import { piecesLength, writePieces } from '../util/byte-edits.js';
 import { mapBounded } from '../util/map-bounded.js';
 
 /**
@@ -193,19 +194,61 @@ function itemToFleet(o: unknown, cluster: string, kind?: { kind: string; apiVers
 
 interface Parsed {
   cluster: string;
+  /** The answer; of a spliced list, its members but items. */
   doc: Doc;
   warnings: string[];
+  /** A JSON list's items read in place (translate.ts splicedList), and the body they are ranges of. */
+  spliced?: { list: SplicedList; body: Buffer };
+}
+
+function warningsOf(r: MemberResult): string[] {
+  const w = r.headers?.['warning'];
+  return w === undefined ? [] : Array.isArray(w) ? w : [w];
 }
 
 function parsed(r: MemberResult): Parsed | undefined {
   try {
     const doc = JSON.parse(r.body!.toString('utf8')) as unknown;
     if (!isObject(doc)) return undefined;
-    const w = r.headers?.['warning'];
-    return { cluster: r.cluster, doc, warnings: w === undefined ? [] : Array.isArray(w) ? w : [w] };
+    return { cluster: r.cluster, doc, warnings: warningsOf(r) };
   } catch {
     return undefined;
   }
+}
+
+/** A list answer, its items read in place when the splice follows them, parsed otherwise. */
+function parsedList(r: MemberResult): Parsed | undefined {
+  const list = r.body ? splicedList(r.body, r.cluster) : undefined;
+  if (!list) return parsed(r);
+  return { cluster: r.cluster, doc: list.head, warnings: warningsOf(r), spliced: { list, body: r.body! } };
+}
+
+/** The same answer wholly parsed, for a merge where another member's answer could not be spliced. */
+function unspliced(a: Parsed): Parsed | undefined {
+  if (!a.spliced) return a;
+  const whole = parsed({ cluster: a.cluster, body: a.spliced.body });
+  return whole && { ...whole, warnings: a.warnings };
+}
+
+/**
+ * Spliced lists as one, in the members' order: the first's kind and apiVersion, `metadata`, and
+ * every member's item bytes, as merged() makes them (JSON.stringify of the same values).
+ */
+function splicedMerged(answers: readonly Parsed[], metadata: Doc): Buffer {
+  const first = answers[0]!.doc;
+  const open = JSON.stringify({ kind: first['kind'], apiVersion: first['apiVersion'], metadata });
+  const head = `${open.slice(0, -1)},"items":[`;
+  const parts = answers.filter((a) => a.spliced!.list.count > 0);
+  let length = Buffer.byteLength(head) + Math.max(0, parts.length - 1) + 2;
+  for (const a of parts) length += piecesLength(a.spliced!.list.items);
+  const out = Buffer.allocUnsafe(length);
+  let at = out.write(head, 0);
+  parts.forEach((a, i) => {
+    if (i > 0) at += out.write(',', at);
+    at = writePieces(out, at, a.spliced!.list.items, a.spliced!.body);
+  });
+  at += out.write(']}', at);
+  return at === length ? out : out.subarray(0, at);
 }
 
 /** Members' answers (lists or Tables) as one, in the members' order. */
@@ -236,9 +279,13 @@ function merged(answers: readonly Parsed[], metadata: Doc): Doc {
 }
 
 function send(reply: FastifyReply, doc: Doc, warnings: readonly string[]): FastifyReply {
+  return sendBody(reply, Buffer.from(JSON.stringify(doc)), warnings);
+}
+
+function sendBody(reply: FastifyReply, body: Buffer, warnings: readonly string[]): FastifyReply {
   const unique = [...new Set(warnings)];
   if (unique.length) reply.header('warning', unique);
-  return reply.code(200).type('application/json').send(Buffer.from(JSON.stringify(doc)));
+  return reply.code(200).type('application/json').send(body);
 }
 
 type Ask = (cluster: string, query: URLSearchParams) => Promise<MemberResult>;
@@ -365,7 +412,7 @@ async function liveList(reply: FastifyReply, deps: LiveReadDeps, clusters: reado
     // A member's continue that expired expires the whole list: the client lists again.
     const gone = answers.find((r) => r.status === 410 && token?.live[r.cluster]);
     if (gone) throw expired(`cluster ${gone.cluster}: ${bodyText(gone)}`);
-    ok = answers.filter((r) => r.status === 200).map(parsed).filter((p): p is Parsed => p !== undefined);
+    ok = answers.filter((r) => r.status === 200).map(parsedList).filter((p): p is Parsed => p !== undefined);
     // Members this page did not ask (their share of the limit was 0) keep their place in the token.
     carried = pending.filter((c) => !asked.includes(c));
     // None of those asked answered (refused, failed): the page is the next members' rather than
@@ -393,7 +440,8 @@ async function liveList(reply: FastifyReply, deps: LiveReadDeps, clusters: reado
     const empty = token!.kind === 'Table' ? { columnDefinitions: [CLUSTER_COLUMN], rows: [] } : { items: [] };
     return send(reply, { kind: token!.kind, apiVersion: token!.apiVersion, metadata, ...empty }, warnings);
   }
-  return send(reply, merged(ok, metadata), warnings);
+  if (ok.every((a) => a.spliced)) return sendBody(reply, splicedMerged(ok, metadata), warnings);
+  return send(reply, merged(ok.map(unspliced).filter((p): p is Parsed => p !== undefined), metadata), warnings);
 }
 
 const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';

@@ -1,9 +1,9 @@
 import { parse as parseYaml } from 'yaml';
 import { CLUSTER_ANNOTATION, clusterAnnotationEdit, clusterAnnotationEntry } from '../ingest/decode.js';
-import { editedPieces, joinPieces, type ByteEdit } from '../util/byte-edits.js';
+import { editedPieces, joinPieces, type ByteEdit, type Piece } from '../util/byte-edits.js';
 import { decodeGlobalRV, encodeGlobalRV } from '../api/global-rv.js';
 import { badRequest, conflict } from '../api/status.js';
-import { QUOTE, objectMembers, parseSpan, type JsonMember } from '../util/json-members.js';
+import { OPEN_BRACE, OPEN_BRACKET, QUOTE, forEachElement, forEachMember, objectMembers, parseSpan, skipValue, type JsonMember } from '../util/json-members.js';
 import { editProtobufObject, isProtobuf, type ObjectFacts } from '../api/protobuf-object.js';
 
 /**
@@ -217,18 +217,37 @@ export function parsedAnswer(body: Buffer, cluster: string): MemberAnswer {
 export function splicedAnswer(body: Buffer, cluster: string): MemberAnswer | undefined {
   const top = objectMembers(body, 0);
   if (!top || top.members.some((m) => m.key === 'items' || m.key.includes('\\'))) return undefined;
-  const find = (ms: JsonMember[], key: string) => ms.find((m) => m.key === key);
-  const text = (m: JsonMember | undefined) => (m && body[m.start] === QUOTE ? (parseSpan(body, m.start, m.end) as string) : undefined);
-  const mdAt = find(top.members, 'metadata');
-  if (text(find(top.members, 'kind')) === 'Status' || !mdAt) return { body };
+  const kindAt = top.members.find((m) => m.key === 'kind');
+  if ((kindAt && body[kindAt.start] === QUOTE ? parseSpan(body, kindAt.start, kindAt.end) : undefined) === 'Status' || !top.members.some((m) => m.key === 'metadata')) return { body };
+  const fleet = fleetEdits(body, top.members, cluster, true);
+  if (!fleet) return undefined;
+  return { body: joinPieces(editedPieces(fleet.edits, 0, body.length), body), ...(fleet.rv ? { rv: fleet.rv } : {}) };
+}
+
+/**
+ * The edits toFleet makes, as byte edits of the object whose top-level `members` are given: the
+ * global RV over the member's, the cluster annotation into `metadata.annotations` (`annotate`:
+ * the object is not a Status).
+ * Undefined when the metadata is not an object or a key among those looked at is written with
+ * escapes (it could spell resourceVersion): the caller parses instead.
+ */
+function fleetEdits(body: Buffer, members: JsonMember[], cluster: string, annotate: boolean): { edits: ByteEdit[]; rv?: string } | undefined {
+  const mdAt = members.find((m) => m.key === 'metadata');
+  if (!mdAt) return { edits: [] };
   const md = objectMembers(body, mdAt.start);
   if (!md || md.members.some((m) => m.key.includes('\\'))) return undefined;
   const edits: ByteEdit[] = [];
-  const rvAt = find(md.members, 'resourceVersion');
-  const rv = text(rvAt);
+  let rvAt: JsonMember | undefined;
+  let annAt: JsonMember | undefined;
+  let named = false;
+  for (const m of md.members) {
+    if (m.key === 'resourceVersion') rvAt = m;
+    else if (m.key === 'annotations') annAt = m;
+    else if (m.key === 'name') named = body[m.start] === QUOTE;
+  }
+  const rv = rvAt && body[rvAt.start] === QUOTE ? (parseSpan(body, rvAt.start, rvAt.end) as string) : undefined;
   if (rv) edits.push({ ...rvAt!, text: JSON.stringify(encodeGlobalRV({ [cluster]: rv })) });
-  if (text(find(md.members, 'name')) !== undefined) {
-    const annAt = find(md.members, 'annotations');
+  if (named && annotate) {
     if (!annAt) {
       edits.push({ start: md.close, end: md.close, text: `${md.members.length > 0 ? ',' : ''}"annotations":{${clusterAnnotationEntry(cluster)}}` });
     } else {
@@ -237,7 +256,132 @@ export function splicedAnswer(body: Buffer, cluster: string): MemberAnswer | und
       edits.push(edit);
     }
   }
-  return { body: joinPieces(editedPieces(edits, 0, body.length), body), ...(rv ? { rv } : {}) };
+  return { edits, ...(rv ? { rv } : {}) };
+}
+
+/** A member's JSON list read in place: its own members but items, parsed, and its items' bytes as flotilla shows them. */
+export interface SplicedList {
+  /** The list's members other than `items` (kind, apiVersion, metadata: a few hundred bytes). */
+  head: Record<string, unknown>;
+  /** The items' bytes between the list's `[` and `]`, edited as toFleet edits each item, with its kind added where it lacks one. */
+  items: Piece[];
+  count: number;
+}
+
+/** A string value's text: its bytes as they are unless they hold an escape. */
+function stringAt(body: Buffer, start: number, end: number): string {
+  const raw = body.toString('utf8', start + 1, end - 1);
+  return raw.includes('\\') ? (parseSpan(body, start, end) as string) : raw;
+}
+
+/**
+ * A member's list with each item shown as flotilla shows it (toFleet, and the item's kind and
+ * apiVersion where the member left them out, as it does in lists of built-in kinds), without
+ * parsing the items: each item's bytes are walked once, its metadata in the same pass, and only
+ * the few edits are new bytes. Undefined for a Table (its rows take a column too), an item with
+ * an apiVersion but no kind, or bytes it does not follow (keys written with escapes, metadata
+ * that is not an object): the caller parses.
+ */
+export function splicedList(body: Buffer, cluster: string): SplicedList | undefined {
+  const head: Doc = {};
+  const pieces: Piece[] = [];
+  let count = 0;
+  let copied = -1;
+  const annotationEntry = clusterAnnotationEntry(cluster);
+  const close = forEachMember(body, 0, (key, start) => {
+    if (key.includes('\\')) return -1;
+    if (key !== 'items') {
+      const end = skipValue(body, start);
+      if (end < 0) return end;
+      head[key] = parseSpan(body, start, end);
+      // A Table is left to parsing at once, before its rows are read here for nothing.
+      return key === 'kind' && head[key] === 'Table' ? -1 : end;
+    }
+    if (body[start] !== OPEN_BRACKET) return undefined;
+    const listKind = head['kind'];
+    // The member writes kind before items; an item's kind is added from the list's.
+    if (typeof listKind !== 'string' || listKind === 'Table') return -1;
+    const itemKind = listKind.endsWith('List') ? listKind.slice(0, -'List'.length) : undefined;
+    const prefix = itemKind !== undefined ? `"kind":${JSON.stringify(itemKind)},"apiVersion":${JSON.stringify(String(head['apiVersion'] ?? ''))}` : undefined;
+    copied = start + 1;
+    const edits: ByteEdit[] = [];
+    const end = forEachElement(body, start, (at) => {
+      count++;
+      if (body[at] !== OPEN_BRACE) return undefined;
+      let members = 0;
+      let kind: string | undefined;
+      let hasKind = false;
+      let hasApiVersion = false;
+      let md: { close: number; members: number } | undefined;
+      let rvAt: JsonMember | undefined;
+      let annAt: JsonMember | undefined;
+      let named = false;
+      const itemClose = forEachMember(body, at, (k, s) => {
+        members++;
+        if (k.includes('\\')) return -1;
+        if (k === 'kind') {
+          hasKind = true;
+          const e = skipValue(body, s);
+          kind = e > s && body[s] === QUOTE ? stringAt(body, s, e) : undefined;
+          return e;
+        }
+        if (k === 'apiVersion') hasApiVersion = true;
+        if (k !== 'metadata') return undefined;
+        let mdMembers = 0;
+        rvAt = annAt = undefined;
+        named = false;
+        const mdClose = forEachMember(body, s, (mk, ms, mks) => {
+          mdMembers++;
+          if (mk.includes('\\')) return -1;
+          if (mk === 'name') named = body[ms] === QUOTE;
+          else if (mk === 'resourceVersion' || mk === 'annotations') {
+            const me = skipValue(body, ms);
+            const m = { key: mk, keyStart: mks, start: ms, end: me };
+            if (mk === 'resourceVersion') rvAt = m;
+            else annAt = m;
+            return me;
+          }
+          return undefined;
+        });
+        if (mdClose === undefined) return -1;
+        md = { close: mdClose, members: mdMembers };
+        return mdClose + 1;
+      });
+      if (itemClose === undefined) return -1;
+      edits.length = 0;
+      if (!hasKind && prefix !== undefined) {
+        if (hasApiVersion) return -1;
+        edits.push({ start: at + 1, end: at + 1, text: members > 0 ? `${prefix},` : prefix });
+        kind = itemKind;
+      }
+      if (md) {
+        const rv = rvAt && body[rvAt.start] === QUOTE ? stringAt(body, rvAt.start, rvAt.end) : undefined;
+        if (rv) edits.push({ start: rvAt!.start, end: rvAt!.end, text: JSON.stringify(encodeGlobalRV({ [cluster]: rv })) });
+        if (named && kind !== 'Status') {
+          if (!annAt) edits.push({ start: md.close, end: md.close, text: `${md.members > 0 ? ',' : ''}"annotations":{${annotationEntry}}` });
+          else {
+            const edit = clusterAnnotationEdit(body, annAt, cluster);
+            if (!edit) return -1;
+            edits.push(edit);
+          }
+        }
+      }
+      // An item's few edits in byte order (its annotations may come before its resourceVersion).
+      if (edits.length > 1) edits.sort((x, y) => x.start - y.start);
+      for (const e of edits) {
+        if (e.start > copied) pieces.push([copied, e.start]);
+        if (e.text) pieces.push(e.text);
+        copied = e.end;
+      }
+      return itemClose + 1;
+    });
+    if (end === undefined) return -1;
+    if (end > copied) pieces.push([copied, end]);
+    return end + 1;
+  });
+  // Anything after the list but whitespace: not a member's answer as expected.
+  if (close === undefined || body.subarray(close + 1).toString('latin1').trim() !== '' || head['kind'] === 'Table') return undefined;
+  return { head, items: copied < 0 ? [] : pieces, count };
 }
 
 /** Merges the JSON list answers of a deletecollection fanned out to several members. */

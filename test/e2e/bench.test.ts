@@ -15,7 +15,7 @@ import { livePids } from '../fleet/processes.js';
 const root = findProjectRoot();
 const PODS = 300;
 const NAMES = 2;
-const SCENARIOS = ['ingest', 'decode', 'warm-restart', 'list', 'peers', 'scaling', 'memory-limit', 'table', 'patch', 'watchers', 'logs', 'views', 'authz'];
+const SCENARIOS = ['ingest', 'decode', 'warm-restart', 'list', 'peers', 'live', 'scaling', 'memory-limit', 'table', 'patch', 'watchers', 'logs', 'views', 'authz'];
 // `BENCH <scenario>.<metric> = <value> <unit> (target <op> <value>: ok|miss)`, the target optional.
 const LINE = /^BENCH ([a-z_]+)\.([a-z0-9_]+) = (-?[0-9.]+(?:e[+-]?[0-9]+)?|NaN|-?Infinity) (\S+)(?: \(target (<=|>=|=) (-?[0-9.]+): (ok|miss)\))?$/;
 
@@ -73,12 +73,14 @@ describe('npm run bench', () => {
     // Counts that must add up whatever the machine's speed.
     expect(figures.get('ingest.objects')).toBe(PODS * NAMES);
     expect(figures.get('memory_limit.listed_objects')).toBe(PODS * NAMES);
+    // The live scenario seeds its own 1000 ConfigMaps, listed under every name.
+    expect(figures.get('live.objects')).toBe(1000 * NAMES);
     expect(figures.get('memory_limit.oom_kills')).toBe(0);
     expect(figures.get('warm_restart.relists')).toBe(0);
     expect(figures.get('warm_restart.after_sigkill_relists')).toBe(0);
     expect(figures.get('watchers.flotilla_delivered')).toBeGreaterThanOrEqual(0.999);
     expect(figures.get('logs.follow_vs_direct')).toBeGreaterThan(0);
-    for (const name of ['list.ratio', 'table.ratio', 'patch.added_p50_ms', 'ingest.objects_per_second', 'ingest.eventloop_delay_p99_ms', 'peers.get_p50_ms']) {
+    for (const name of ['list.ratio', 'table.ratio', 'live.fleet_list_vs_slowest_member', 'patch.added_p50_ms', 'ingest.objects_per_second', 'ingest.eventloop_delay_p99_ms', 'peers.get_p50_ms']) {
       expect(Number.isFinite(figures.get(name)), name).toBe(true);
     }
 

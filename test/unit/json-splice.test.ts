@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { objectMembers } from '../../src/util/json-members.js';
-import { parsedAnswer, responseForClient, splicedAnswer } from '../../src/forward/translate.js';
+import { parsedAnswer, responseForClient, splicedAnswer, splicedList, toFleet } from '../../src/forward/translate.js';
+import { joinPieces } from '../../src/util/byte-edits.js';
 import { encodeGlobalRV } from '../../src/api/global-rv.js';
 
 const CLUSTER = 'search.flotilla.io/cluster';
@@ -87,5 +88,73 @@ describe('answers spliced in place', () => {
     const list = Buffer.from(JSON.stringify({ kind: 'PodList', metadata: { resourceVersion: '5' }, items: [{ metadata: { name: 'a', resourceVersion: '3' } }] }));
     expect(splicedAnswer(list, 'west')).toBeUndefined();
     expect(JSON.parse(responseForClient(list, 'application/json', 'west').body.toString()).items[0].metadata.annotations).toEqual({ [CLUSTER]: 'west' });
+  });
+});
+
+/** A list item as a live read shows it when parsed (live-reads.ts merged): the list's kind where it has none, then toFleet. */
+function shownItem(item: unknown, listKind: string, apiVersion: string, cluster: string): unknown {
+  if (typeof item !== 'object' || item === null || Array.isArray(item)) return item;
+  const o = item as Record<string, unknown>;
+  if (listKind.endsWith('List') && o['kind'] === undefined) {
+    o['kind'] = listKind.slice(0, -'List'.length);
+    o['apiVersion'] = apiVersion;
+  }
+  toFleet(o, cluster);
+  return o;
+}
+
+describe('list answers spliced in place', () => {
+  // Items as members list them: built-in kinds without kind and apiVersion, custom ones with both.
+  const item = fc.oneof(object.map(({ kind: _k, apiVersion: _a, ...rest }) => rest), object, fc.constant(null));
+  const list = fc.record({
+    kind: fc.constantFrom('ConfigMapList', 'PodList', 'List', 'PartialObjectMetadataList'),
+    apiVersion: fc.constantFrom('v1', 'meta.k8s.io/v1'),
+    metadata: fc.record({ resourceVersion: fc.stringMatching(/^[0-9]{1,8}$/), continue: fc.string() }, { requiredKeys: ['resourceVersion'] }),
+    items: fc.array(item, { maxLength: 6 }),
+  });
+
+  it('agree with parsing each item and re-serializing it, for any list', () => {
+    fc.assert(
+      fc.property(list, fc.constantFrom(0, 2), fc.constantFrom('west', 'east-1'), (doc, indent, cluster) => {
+        const body = Buffer.from(JSON.stringify(doc, null, indent));
+        const spliced = splicedList(body, cluster);
+        const expected = (JSON.parse(body.toString()) as typeof doc).items.map((i) => shownItem(i, doc.kind, doc.apiVersion, cluster));
+        // Only what it does not follow falls back: metadata that is not an object, a key it looks
+        // among written with escapes, an item with an apiVersion but no kind.
+        const escaped = (o: unknown) => typeof o === 'object' && o !== null && Object.keys(o).some((k) => JSON.stringify(k).includes('\\'));
+        const follows = doc.items.every((i) => {
+          if (i === null) return true;
+          const md = (i as { metadata?: { annotations?: unknown } | null }).metadata;
+          return md !== null && !escaped(i) && !escaped(md) && !escaped(md?.annotations) && !('apiVersion' in i && !('kind' in i));
+        });
+        if (follows) expect(spliced).toBeDefined();
+        if (!spliced) return;
+        expect(spliced.head).toEqual({ kind: doc.kind, apiVersion: doc.apiVersion, metadata: doc.metadata });
+        expect(spliced.count).toBe(doc.items.length);
+        expect(JSON.parse(`[${joinPieces(spliced.items, body).toString()}]`)).toEqual(expected);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('reads a member’s list of built-in objects; leaves Tables and what it cannot follow to parsing', () => {
+    const body = Buffer.from(JSON.stringify({ kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: '9' }, items: [{ metadata: { name: 'a', namespace: 'n', resourceVersion: '3', annotations: { x: 'y' } }, data: { k: 'v' } }, { metadata: { name: 'b', resourceVersion: '4' } }] }));
+    const s = splicedList(body, 'west')!;
+    expect(s.count).toBe(2);
+    expect(joinPieces(s.items, body).toString()).toBe(
+      `{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","namespace":"n","resourceVersion":${JSON.stringify(encodeGlobalRV({ west: '3' }))},"annotations":{"x":"y","${CLUSTER}":"west"}},"data":{"k":"v"}},` +
+        `{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"b","resourceVersion":${JSON.stringify(encodeGlobalRV({ west: '4' }))},"annotations":{"${CLUSTER}":"west"}}}`,
+    );
+    expect(splicedList(Buffer.from('{"kind":"ConfigMapList","apiVersion":"v1","metadata":{},"items":[]}'), 'west')).toEqual({ head: { kind: 'ConfigMapList', apiVersion: 'v1', metadata: {} }, items: [], count: 0 });
+    for (const bad of [
+      '{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{},"columnDefinitions":[],"rows":[]}',
+      '{"kind":"ConfigMapList","apiVersion":"v1","metadata":{},"items":[{"apiVersion":"v1","metadata":{"name":"a"}}]}',
+      '{"kind":"ConfigMapList","apiVersion":"v1","metadata":{},"items":[{"metadata":{"name":"a","resourceVersio\\u006e":"1"}}]}',
+      '{"kind":"ConfigMapList","apiVersion":"v1","metadata":{},"items":[{"metadata":"x"}]}',
+    ]) {
+      expect(splicedList(Buffer.from(bad), 'west'), bad).toBeUndefined();
+    }
+    expect(splicedList(Buffer.from('{"items":[],"kind":"ConfigMapList"}'), 'west')).toBeUndefined();
+    expect(splicedList(Buffer.from('{"kind":"ConfigMapList","items":[]} x'), 'west')).toBeUndefined();
   });
 });
