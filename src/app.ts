@@ -104,6 +104,7 @@ export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
     https,
     logLevel: opts.logLevel,
     liveReads: opts.config.options.liveReads,
+    dropManagedFields: opts.config.options.dropManagedFields,
     watch: { bookmarkIntervalMs: opts.config.options.watchBookmarkIntervalSeconds * 1000, minTimeoutSeconds: opts.config.options.minWatchTimeoutSeconds, catchUpStallMs: opts.config.options.watchCatchUpStallSeconds * 1000, maxBufferedBytes: opts.config.options.maxWatchBufferMiB * 1024 * 1024 },
   });
   await server.listen({ port: opts.port, host: opts.host });

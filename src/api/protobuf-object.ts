@@ -19,6 +19,7 @@ const META_NAME = 1;
 const META_RESOURCE_VERSION = 6;
 const META_DELETION_TIMESTAMP = 9;
 const META_ANNOTATIONS = 12;
+const META_MANAGED_FIELDS = 17;
 const DELETE_OPTIONS_PRECONDITIONS = 2;
 const PRECONDITIONS_RESOURCE_VERSION = 2;
 const MAP_KEY = 1;
@@ -38,6 +39,8 @@ export interface MetadataEdit {
   setAnnotation?: { key: string; value: string; when: (meta: ObjectFacts) => boolean };
   /** An annotation whose value `ObjectFacts.annotation` reports. */
   readAnnotation?: string;
+  /** managedFields removed. */
+  dropManagedFields?: boolean;
 }
 
 /** What the body said, before the edit. */
@@ -120,6 +123,7 @@ function editMetadata(meta: Uint8Array, kind: string, edit: MetadataEdit): { byt
   const parts: Uint8Array[] = [];
   let annotationsAt = -1;
   for (const f of all) {
+    if (f.no === META_MANAGED_FIELDS && edit.dropManagedFields) continue;
     if (f.no === META_RESOURCE_VERSION && f.type === WireType.LengthDelimited && edit.resourceVersion) {
       const rv = edit.resourceVersion(text(f.data)!);
       parts.push(rv === facts.resourceVersion ? f.whole : stringField(META_RESOURCE_VERSION, rv));

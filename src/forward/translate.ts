@@ -173,16 +173,26 @@ export interface MemberAnswer {
   facts?: ObjectFacts;
 }
 
-/** A member's JSON or protobuf answer with RVs made global; other content types pass unchanged. */
-export function responseForClient(body: Buffer, contentType: string | undefined, cluster: string): MemberAnswer {
-  if (isProtobuf(contentType)) return protobufAnswer(body, cluster);
+/** How answers are shown: `dropManagedFields` as the cache shows objects (options.dropManagedFields). */
+export interface AnswerForm {
+  dropManagedFields?: boolean;
+}
+
+/**
+ * A member's JSON or protobuf answer with RVs made global, and without managedFields when the
+ * cache drops them (a watched object then equals the write answer that made it); other content
+ * types pass unchanged.
+ */
+export function responseForClient(body: Buffer, contentType: string | undefined, cluster: string, form: AnswerForm = {}): MemberAnswer {
+  if (isProtobuf(contentType)) return protobufAnswer(body, cluster, form);
   if (!(contentType ?? '').toLowerCase().startsWith('application/json') || body.length === 0) return { body };
-  return splicedAnswer(body, cluster) ?? parsedAnswer(body, cluster);
+  return splicedAnswer(body, cluster, form) ?? parsedAnswer(body, cluster, form);
 }
 
 /** A protobuf object's answer as toFleet makes a JSON one: global RV, cluster annotation. */
-function protobufAnswer(body: Buffer, cluster: string): MemberAnswer {
+function protobufAnswer(body: Buffer, cluster: string, form: AnswerForm): MemberAnswer {
   const edited = editProtobufObject(body, {
+    dropManagedFields: form.dropManagedFields === true,
     resourceVersion: (rv) => (rv === '' ? rv : encodeGlobalRV({ [cluster]: rv })),
     setAnnotation: { key: CLUSTER_ANNOTATION, value: cluster, when: (o) => o.kind !== 'Status' && o.name !== undefined && o.name !== '' },
   });
@@ -192,7 +202,7 @@ function protobufAnswer(body: Buffer, cluster: string): MemberAnswer {
 }
 
 /** The same by parsing: lists, bodies the splice does not follow, and the reference it must agree with. */
-export function parsedAnswer(body: Buffer, cluster: string): MemberAnswer {
+export function parsedAnswer(body: Buffer, cluster: string, form: AnswerForm = {}): MemberAnswer {
   let doc: unknown;
   try {
     doc = JSON.parse(body.toString('utf8'));
@@ -202,8 +212,12 @@ export function parsedAnswer(body: Buffer, cluster: string): MemberAnswer {
   if (!isObject(doc) || doc['kind'] === 'Status') return { body };
   const md = doc['metadata'];
   const rv = isObject(md) && typeof md['resourceVersion'] === 'string' ? md['resourceVersion'] : undefined;
-  toFleet(doc, cluster);
-  if (Array.isArray(doc['items'])) for (const item of doc['items']) if (isObject(item)) toFleet(item, cluster);
+  const show = (o: Doc) => {
+    toFleet(o, cluster);
+    if (form.dropManagedFields && isObject(o['metadata'])) delete o['metadata']['managedFields'];
+  };
+  show(doc);
+  if (Array.isArray(doc['items'])) for (const item of doc['items']) if (isObject(item)) show(item);
   return { body: Buffer.from(JSON.stringify(doc)), ...(rv ? { rv } : {}) };
 }
 
@@ -214,12 +228,12 @@ export function parsedAnswer(body: Buffer, cluster: string): MemberAnswer {
  * re-serializing each cost more than the rest of flotilla's work on the request. Undefined for
  * anything else (a list, a body it cannot follow), which goes through parsedAnswer.
  */
-export function splicedAnswer(body: Buffer, cluster: string): MemberAnswer | undefined {
+export function splicedAnswer(body: Buffer, cluster: string, form: AnswerForm = {}): MemberAnswer | undefined {
   const top = objectMembers(body, 0);
   if (!top || top.members.some((m) => m.key === 'items' || m.key.includes('\\'))) return undefined;
   const kindAt = top.members.find((m) => m.key === 'kind');
   if ((kindAt && body[kindAt.start] === QUOTE ? parseSpan(body, kindAt.start, kindAt.end) : undefined) === 'Status' || !top.members.some((m) => m.key === 'metadata')) return { body };
-  const fleet = fleetEdits(body, top.members, cluster, true);
+  const fleet = fleetEdits(body, top.members, cluster, true, form.dropManagedFields === true);
   if (!fleet) return undefined;
   return { body: joinPieces(editedPieces(fleet.edits, 0, body.length), body), ...(fleet.rv ? { rv: fleet.rv } : {}) };
 }
@@ -231,7 +245,7 @@ export function splicedAnswer(body: Buffer, cluster: string): MemberAnswer | und
  * Undefined when the metadata is not an object or a key among those looked at is written with
  * escapes (it could spell resourceVersion): the caller parses instead.
  */
-function fleetEdits(body: Buffer, members: JsonMember[], cluster: string, annotate: boolean): { edits: ByteEdit[]; rv?: string } | undefined {
+function fleetEdits(body: Buffer, members: JsonMember[], cluster: string, annotate: boolean, dropManaged = false): { edits: ByteEdit[]; rv?: string } | undefined {
   const mdAt = members.find((m) => m.key === 'metadata');
   if (!mdAt) return { edits: [] };
   const md = objectMembers(body, mdAt.start);
@@ -247,9 +261,18 @@ function fleetEdits(body: Buffer, members: JsonMember[], cluster: string, annota
   }
   const rv = rvAt && body[rvAt.start] === QUOTE ? (parseSpan(body, rvAt.start, rvAt.end) as string) : undefined;
   if (rv) edits.push({ ...rvAt!, text: JSON.stringify(encodeGlobalRV({ [cluster]: rv })) });
+  const managedAt = dropManaged ? md.members.findIndex((m) => m.key === 'managedFields') : -1;
+  if (managedAt >= 0) {
+    // The member and one comma next to it.
+    const m = md.members[managedAt]!;
+    const next = md.members[managedAt + 1];
+    const before = md.members[managedAt - 1];
+    edits.push(next ? { start: m.keyStart, end: next.keyStart, text: '' } : before ? { start: before.end, end: m.end, text: '' } : { start: m.keyStart, end: m.end, text: '' });
+  }
+  const kept = md.members.length - (managedAt >= 0 ? 1 : 0);
   if (named && annotate) {
     if (!annAt) {
-      edits.push({ start: md.close, end: md.close, text: `${md.members.length > 0 ? ',' : ''}"annotations":{${clusterAnnotationEntry(cluster)}}` });
+      edits.push({ start: md.close, end: md.close, text: `${kept > 0 ? ',' : ''}"annotations":{${clusterAnnotationEntry(cluster)}}` });
     } else {
       const edit = clusterAnnotationEdit(body, annAt, cluster);
       if (!edit) return undefined;
@@ -385,7 +408,7 @@ export function splicedList(body: Buffer, cluster: string): SplicedList | undefi
 }
 
 /** Merges the JSON list answers of a deletecollection fanned out to several members. */
-export function mergeListAnswers(answers: { cluster: string; body: Buffer }[]): Buffer {
+export function mergeListAnswers(answers: { cluster: string; body: Buffer }[], form: AnswerForm = {}): Buffer {
   let head: Doc | undefined;
   const items: unknown[] = [];
   const rvs: Record<string, string> = {};
@@ -397,7 +420,10 @@ export function mergeListAnswers(answers: { cluster: string; body: Buffer }[]): 
     if (isObject(md) && typeof md['resourceVersion'] === 'string' && md['resourceVersion'] !== '') rvs[a.cluster] = md['resourceVersion'];
     if (Array.isArray(doc['items'])) {
       for (const item of doc['items']) {
-        if (isObject(item)) toFleet(item, a.cluster);
+        if (isObject(item)) {
+          toFleet(item, a.cluster);
+          if (form.dropManagedFields && isObject(item['metadata'])) delete item['metadata']['managedFields'];
+        }
         items.push(item);
       }
     }

@@ -10,7 +10,7 @@ import type { Store } from '../store/store.js';
 import { owningCluster, type OwnerLookup, type ResourceTarget } from './owner.js';
 import type { WriteTracker } from './read-your-writes.js';
 import { editProtobufObject, isProtobuf } from '../api/protobuf-object.js';
-import { mergeListAnswers, memberRV, requestBodyForMember, responseForClient } from './translate.js';
+import { mergeListAnswers, memberRV, requestBodyForMember, responseForClient, type AnswerForm } from './translate.js';
 
 /**
  * Writes and the plain (non-streaming) subresources, forwarded to the member that owns the object:
@@ -27,6 +27,8 @@ export interface ForwardDeps extends OwnerLookup {
   callerHeaders(req: IncomingMessage): Promise<Record<string, string | string[]>>;
   /** Whom read-your-writes is tracked for. */
   callerKey(req: IncomingMessage): string;
+  /** How answers are shown (managedFields dropped as the cache drops them). */
+  answerForm?: AnswerForm;
 }
 
 const PASSED_RESPONSE_HEADERS = ['content-type', 'warning', 'retry-after', 'audit-id'];
@@ -52,7 +54,7 @@ export async function forwardRead(req: FastifyRequest, reply: FastifyReply, deps
 async function forward(req: FastifyRequest, reply: FastifyReply, deps: ForwardDeps, target: ResourceTarget, cluster: string, body: Buffer | undefined): Promise<FastifyReply> {
   const answer = await callMember(req, deps, cluster, body);
   const contentType = headerText(answer.headers['content-type']);
-  const translated = responseForClient(answer.body, contentType, cluster);
+  const translated = responseForClient(answer.body, contentType, cluster, deps.answerForm);
   if (answer.status < 300 && req.method !== 'GET') {
     const caller = deps.callerKey(req.raw);
     // Parsed for creates only: a patch's answer is not (the splice above avoids exactly that).
@@ -236,9 +238,9 @@ async function deleteCollection(req: FastifyRequest, reply: FastifyReply, deps: 
   const jsonAnswers = ok.filter((a) => headerText(a.answer.headers['content-type'])?.startsWith('application/json'));
   if (jsonAnswers.length !== ok.length || ok.length === 1) {
     const only = ok[0]!;
-    return send(reply, only.answer.status, only.answer.headers, responseForClient(only.answer.body, headerText(only.answer.headers['content-type']), only.cluster).body);
+    return send(reply, only.answer.status, only.answer.headers, responseForClient(only.answer.body, headerText(only.answer.headers['content-type']), only.cluster, deps.answerForm).body);
   }
-  return send(reply, 200, { 'content-type': 'application/json' }, mergeListAnswers(ok.map((a) => ({ cluster: a.cluster, body: a.answer.body }))));
+  return send(reply, 200, { 'content-type': 'application/json' }, mergeListAnswers(ok.map((a) => ({ cluster: a.cluster, body: a.answer.body })), deps.answerForm));
 }
 
 function send(reply: FastifyReply, status: number, headers: IncomingMessage['headers'], body: Buffer): FastifyReply {

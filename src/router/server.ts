@@ -46,6 +46,8 @@ export interface ServerOptions {
   policies: MemberPolicies;
   /** Uncached resources read live from the members; absent: they are not served. */
   liveReads?: LiveReadsConfig;
+  /** Whether the cache drops managedFields: write answers then drop them too. */
+  dropManagedFields?: boolean;
 }
 
 export function buildServer(opts: ServerOptions): FastifyInstance {
@@ -83,6 +85,7 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
     callerKey: (req) => callers.key(req),
     getAccess: async (req, question, clusters) => opts.authorizer.access(await callers.reader(req), clusters, question),
     recent: { owners: new RecentOwners(), callerKey: (req) => callers.key(req) },
+    answerForm: { dropManagedFields: opts.dropManagedFields === true },
   };
 
   void app.register(errorsPlugin, { fleet });

@@ -7,6 +7,7 @@ import type { MemberInfo } from '../fleet/fleet.js';
 import { startFlotillaProcess, writeProxyKubeconfig, type FlotillaProcess, type ResourceRuleSpec } from '../support/flotilla-process.js';
 import { kubectl, kubectlOk } from '../support/kubectl.js';
 import { decodeGlobalRV, encodeGlobalRV } from '../../src/api/global-rv.js';
+import { openWatch } from '../support/watch-client.js';
 
 /**
  * Writes through flotilla against the real fleet: each lands on the member that owns the object,
@@ -164,6 +165,36 @@ describe('writes land on the owning member', () => {
     expect(list.kind).toBe('ConfigMapList');
     expect(list.items.map((i) => `${i.metadata!.annotations![CLUSTER]}/${i.metadata!.name}`).sort()).toEqual(['east/doomed-east', 'north/doomed-north', 'west/doomed-west']);
     for (const m of fleet.members) expect((await memberRequest(m, 'GET', `/api/v1/namespaces/${NS}/configmaps/doomed-${m.name}`)).status).toBe(404);
+  });
+});
+
+describe('a watched object equals the write answer that made it', () => {
+  it('managedFields dropped from both by default, as the cache drops them', async () => {
+    const path = `/api/v1/namespaces/${NS}/configmaps`;
+    const listed = JSON.parse((await memberRequest(flotilla.endpoint, 'GET', path)).body) as { metadata: { resourceVersion: string } };
+    const w = await openWatch(flotilla.endpoint, `${path}?watch=1&resourceVersion=${listed.metadata.resourceVersion}&timeoutSeconds=30`);
+    try {
+      const made = await memberRequest(flotilla.endpoint, 'POST', `/clusters/${east.name}${path}`, configMap('watched-equal'));
+      expect(made.status).toBe(201);
+      const patched = await memberRequest(flotilla.endpoint, 'PATCH', `${path}/watched-equal`, { data: { b: '2' } }, { contentType: 'application/merge-patch+json' });
+      expect(patched.status).toBe(200);
+      const events = await w.until((es) => es.filter((e) => e.object.metadata?.name === 'watched-equal').length >= 2);
+      const [added, modified] = events.filter((e) => e.object.metadata?.name === 'watched-equal');
+      // Equal but for the RV: an event carries every cluster's RV at that moment, its own cluster's
+      // the object's (documented), where the write answer names its cluster's alone.
+      const same = (answer: string, watched: unknown) => {
+        const a = JSON.parse(answer) as { metadata: { resourceVersion: string } };
+        const b = structuredClone(watched) as { metadata: { resourceVersion: string } };
+        expect(decodeGlobalRV(b.metadata.resourceVersion)[east.name]).toBe(decodeGlobalRV(a.metadata.resourceVersion)[east.name]);
+        b.metadata.resourceVersion = a.metadata.resourceVersion;
+        expect(a).toEqual(b);
+      };
+      same(made.body, added!.object);
+      same(patched.body, modified!.object);
+      expect(JSON.parse(patched.body).metadata.managedFields).toBeUndefined();
+    } finally {
+      w.close();
+    }
   });
 });
 
