@@ -227,7 +227,8 @@ describe('a member-addressed read view names only that member', () => {
 
 describe('watch filters and limits', () => {
   it('honours label selectors, namespaces and the /clusters/ prefix', async () => {
-    const labelled = await openWatch(flotilla.endpoint, `/api/v1/pods?watch=1&labelSelector=${encodeURIComponent('team in (blue)')}`);
+    // In this test's namespace: other files' pods (client-go's team=blue churn) live in the same fleet.
+    const labelled = await openWatch(flotilla.endpoint, `${PODS}?watch=1&labelSelector=${encodeURIComponent('team in (blue)')}`);
     const westOnly = await openWatch(flotilla.endpoint, `/clusters/west${PODS}?watch=1`);
     await createPod(east, 'blue-east', { team: 'blue' });
     await createPod(west, 'red-west', { team: 'red' });
