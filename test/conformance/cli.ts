@@ -27,7 +27,7 @@ const { values } = parseArgs({
     subset: { type: 'string', default: 'all' },
     focus: { type: 'string' },
     seed: { type: 'string', default: String(DEFAULT_SEED) },
-    procs: { type: 'string', default: '1' },
+    procs: { type: 'string', default: '4' },
     'known-failures': { type: 'string' },
     slow: { type: 'boolean', default: false },
     'one-member': { type: 'boolean', default: false },

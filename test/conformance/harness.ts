@@ -238,6 +238,8 @@ export function likelyCause(failure: string): string {
   if (/could not find the requested resource|unable to retrieve the complete list of server APIs|no matches for kind|discovery/i.test(failure)) return 'discovery or an API flotilla does not serve';
   if (/(delete|update|patch)\w* [^\n]*not found/i.test(failure)) return 'write right after a create: no cached owner (404)';
   if (/not found/i.test(failure)) return 'read right after a write: 404 (read-your-writes)';
+  if (/filtered list should have no|not patched|Expected\s+<int32>/.test(failure)) return 'read right after a write or delete shows the old state (read-your-writes)';
+  if (/Timed out waiting for expected watch notification/.test(failure)) return 'watch event differs from the write answer (managedFields) or never came';
   if (/timed out|timeout|Told to stop trying/i.test(failure)) return 'a wait that never ended (watch or cache never showed the change)';
   return 'other';
 }
