@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { existsSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startFleet } from '../fleet/fleet.js';
@@ -96,5 +96,4 @@ try {
 } finally {
   await fleet.stop();
 }
-if (!existsSync(out)) say('no output written');
 process.exit(exitCode);
