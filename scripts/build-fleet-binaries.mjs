@@ -6,6 +6,7 @@
 //
 //   node scripts/build-fleet-binaries.mjs            build if missing, print the directory
 //   node scripts/build-fleet-binaries.mjs --print-dir print the directory only (no build)
+//   node scripts/build-fleet-binaries.mjs --conformance build the conformance harness's binaries
 //
 // FLOTILLA_CACHE_DIR overrides the cache root (default: $XDG_CACHE_HOME/flotilla or ~/.cache/flotilla).
 import { createHash } from 'node:crypto';
@@ -122,9 +123,52 @@ export function ensureTestClients() {
   return dir;
 }
 
+// The conformance harness (test/conformance/go): the upstream e2e tests of three SIGs compiled into
+// one test binary of ours, kubectl and the ginkgo CLI of the same module graph. Keyed by that
+// module's files and the toolchain, like the fleet binaries; a cold build compiles a large part of
+// k8s.io/kubernetes, a warm one only hashes three files.
+const conformanceGoDir = join(root, 'test', 'conformance', 'go');
+export const CONFORMANCE_BINARIES = ['e2e.test', 'kubectl', 'ginkgo'];
+
+export function conformanceBinDir() {
+  const h = createHash('sha256');
+  for (const f of ['go.mod', 'go.sum', 'conformance_test.go']) h.update(`${f}\n`).update(readFileSync(join(conformanceGoDir, f)));
+  h.update(goVersion());
+  h.update(versionLdflags());
+  return join(cacheRoot(), 'conformance-bin', `${K8S_VERSION}-${h.digest('hex').slice(0, 12)}`);
+}
+
+export function ensureConformanceBinaries() {
+  const dir = conformanceBinDir();
+  if (CONFORMANCE_BINARIES.every((b) => existsSync(join(dir, b)))) return dir;
+  const tmp = `${dir}.tmp-${process.pid}`;
+  rmSync(tmp, { recursive: true, force: true });
+  mkdirSync(tmp, { recursive: true });
+  const env = { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-buildvcs=false -mod=readonly' };
+  const ldflags = versionLdflags();
+  const started = Date.now();
+  const run = (args) => {
+    process.stderr.write(`conformance build: go ${args.join(' ')}\n`);
+    execFileSync('go', args, { cwd: conformanceGoDir, env, stdio: ['ignore', 'inherit', 'inherit'] });
+  };
+  // -vet=off: vet would first compute facts for every package k8s.io/kubernetes pulls in (minutes).
+  // The version variables make the test binary and kubectl report the release they are built from
+  // (some sig-cli tests compare client and server versions).
+  run(['test', '-c', '-vet=off', '-trimpath', '-ldflags', ldflags, '-o', join(tmp, 'e2e.test'), '.']);
+  run(['build', '-trimpath', '-ldflags', ldflags, '-o', join(tmp, 'kubectl'), 'k8s.io/kubernetes/cmd/kubectl']);
+  run(['build', '-trimpath', '-ldflags', '-s -w', '-o', join(tmp, 'ginkgo'), 'github.com/onsi/ginkgo/v2/ginkgo']);
+  writeFileSync(join(tmp, 'BUILD_INFO'), `${K8S_VERSION}\n${goVersion()}\nbuilt in ${Math.round((Date.now() - started) / 1000)} s\n`);
+  mkdirSync(dirname(dir), { recursive: true });
+  rmSync(dir, { recursive: true, force: true });
+  renameSync(tmp, dir);
+  return dir;
+}
+
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   if (process.argv.includes('--print-dir')) {
     console.log(fleetBinDir());
+  } else if (process.argv.includes('--conformance')) {
+    console.log(ensureConformanceBinaries());
   } else if (process.argv.includes('--clients')) {
     console.log(ensureTestClients());
   } else {
