@@ -123,7 +123,7 @@ interface Answer {
   body: Buffer;
 }
 
-async function callMember(req: FastifyRequest, deps: ForwardDeps, cluster: string, body: Buffer | undefined): Promise<Answer> {
+async function callMember(req: FastifyRequest, deps: ForwardDeps, cluster: string, body: Buffer | undefined, accept?: string): Promise<Answer> {
   const member = deps.fleet.member(cluster);
   if (!member) throw unknownCluster(cluster);
   const identity = await deps.callerHeaders(req.raw);
@@ -132,6 +132,7 @@ async function callMember(req: FastifyRequest, deps: ForwardDeps, cluster: strin
     const v = req.headers[h];
     if (typeof v === 'string') headers[h] = v;
   }
+  if (accept !== undefined) headers['accept'] = accept;
   const ua = req.headers['user-agent'];
   headers['user-agent'] = `${typeof ua === 'string' ? ua : 'unknown'} via flotilla`;
   const forwarded = requestBodyForMember(body, req.headers['content-type'], cluster);
@@ -219,7 +220,10 @@ async function clustersWithNamespace(deps: ForwardDeps, namespace: string): Prom
 async function deleteCollection(req: FastifyRequest, reply: FastifyReply, deps: ForwardDeps, target: ResourceTarget, body: Buffer | undefined): Promise<FastifyReply> {
   const cached = deps.catalog.resource(gvrKey(target));
   const clusters = target.cluster !== undefined ? [await owningCluster(deps, deps.store, target, req.raw)] : (cached?.clusters ?? deps.fleet.clusterNames());
-  const answers = await Promise.all(clusters.map(async (cluster) => ({ cluster, answer: await callMember(req, deps, cluster, body) })));
+  // Lists of what was deleted come back as JSON when the client takes JSON too (client-go asks
+  // protobuf first): flotilla merges them, and reads what each member deleted from them.
+  const accept = acceptsJson(req.headers.accept) ? 'application/json' : undefined;
+  const answers = await Promise.all(clusters.map(async (cluster) => ({ cluster, answer: await callMember(req, deps, cluster, body, accept) })));
   const ok = answers.filter((a) => a.answer.status < 300);
   if (ok.length === 0) return send(reply, answers[0]!.answer.status, answers[0]!.answer.headers, answers[0]!.answer.body);
   // Read-your-writes: the caller's next reads do not show what each member deleted.
@@ -241,6 +245,14 @@ async function deleteCollection(req: FastifyRequest, reply: FastifyReply, deps: 
     return send(reply, only.answer.status, only.answer.headers, responseForClient(only.answer.body, headerText(only.answer.headers['content-type']), only.cluster, deps.answerForm).body);
   }
   return send(reply, 200, { 'content-type': 'application/json' }, mergeListAnswers(ok.map((a) => ({ cluster: a.cluster, body: a.answer.body })), deps.answerForm));
+}
+
+function acceptsJson(accept: string | undefined): boolean {
+  if (!accept) return true;
+  return accept.split(',').some((part) => {
+    const type = part.split(';')[0]!.trim().toLowerCase();
+    return type === 'application/json' || type === 'application/*' || type === '*/*';
+  });
 }
 
 function send(reply: FastifyReply, status: number, headers: IncomingMessage['headers'], body: Buffer): FastifyReply {
