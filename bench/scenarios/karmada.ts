@@ -1,0 +1,279 @@
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { startKarmada } from '../../test/fleet/karmada.js';
+import { memberJson, memberRequest, type MemberEndpoint } from '../../test/fleet/http.js';
+import { livePids } from '../../test/fleet/processes.js';
+import type { BenchContext } from '../lib/context.js';
+import { cpuSeconds } from '../lib/cpu-time.js';
+import { procMemory, sleep } from '../lib/flotilla.js';
+import { measureReads, type ReadPlan, type ReadResult } from '../lib/fleet-reads.js';
+import { countedSelectors, podName, selectorNear } from '../lib/pods.js';
+import { figureSink, type Scenario } from '../lib/scenario.js';
+
+/**
+ * karmada: flotilla and a live karmada-search (test/fleet/karmada.ts) on the same member under the
+ * same cluster names, one after the other on this machine: flotilla first (then stopped), then
+ * karmada-search. Each side's initial sync (time and CPU), memory when synced, the same reads
+ * (lib/fleet-reads.ts), a paused member, and what each serves against the members' own lists.
+ * karmada-search is read on its own port (no aggregation hop in front of it; the list through the
+ * Karmada control plane, as kubectl reaches it, is measured once beside it).
+ */
+type Side = 'flotilla' | 'karmada';
+
+interface SideRun {
+  syncMs: number;
+  syncCpuS: number;
+  rssBytes: number;
+  anonBytes: number;
+  reads: ReadResult;
+  /** The fleet list through the Karmada control plane (karmada only). */
+  viaApiserverMs?: number;
+  /** Every cluster's copies of every pod, as `<namespace>/<name>` counts (small fleets only). */
+  items?: Map<string, number>;
+  tableColumns: string[];
+  paused?: PausedResult;
+}
+
+interface PausedResult {
+  status: number;
+  ms: number;
+  warning: string;
+  convergedMs: number;
+}
+
+/** Lists small enough to parse for the side-by-side item check. */
+const PARSE_LIMIT = 50_000;
+
+export const karmada: Scenario = {
+  name: 'karmada',
+  async run(ctx, emit) {
+    const seed = await ctx.ensureSeeded();
+    const names = Math.min(ctx.profile.listNames, ctx.profile.names);
+    const clusters = ctx.registered(names);
+    const member = ctx.member;
+    const { figures, add } = figureSink('karmada', emit);
+    const notes: string[] = [];
+
+    // What the members themselves hold (other scenarios may have added pods): the expected answer.
+    const own = await memberJson<{ items: { metadata: { namespace: string; name: string } }[] }>(member, 'GET', '/api/v1/pods');
+    const perMember = own.items.length;
+    const expected = perMember * names;
+    const ownItems = new Map<string, number>();
+    for (const p of own.items) ownItems.set(`${p.metadata.namespace}/${p.metadata.name}`, names);
+
+    const middle = Math.floor(seed.pods / 2);
+    const podPath = `/api/v1/namespaces/${seed.namespaces[middle % seed.namespaces.length]!}/pods/${podName(middle)}`;
+    const sel = (wanted: number) => selectorNear(seed.pods, wanted / names);
+    const plan: ReadPlan = {
+      listRounds: ctx.profile.listRounds,
+      selectors: [
+        { name: 'selected_100', query: `labelSelector=${encodeURIComponent(sel(100).selector)}`, runs: 100 },
+        { name: 'selected_10k', query: `labelSelector=${encodeURIComponent(sel(10_000).selector)}`, runs: 20 },
+      ],
+      podPath,
+      getRuns: 100,
+      pagedWalks: 3,
+    };
+    // Ready when a label-selected list holds its pod from every cluster: a cluster whose cache is
+    // not synced adds nothing to karmada-search's lists (it answers at once, without it).
+    const probe = countedSelectors(seed.pods).find((s) => s.podsMatched === 1)!;
+    const probeQuery = `/api/v1/pods?labelSelector=${encodeURIComponent(probe.selector)}`;
+    const pauseSeconds = ctx.profile.name === 'full' ? 30 : 5;
+
+    const runs: Partial<Record<Side, SideRun>> = {};
+    // flotilla
+    {
+      await ctx.stopFlotilla();
+      const start = await ctx.startFlotilla({ reuseData: false, names });
+      const pid = start.flotilla.proc.pid;
+      const syncCpuS = cpuSeconds(pid);
+      await sleep(2000);
+      const mem = procMemory(pid);
+      const ep = start.flotilla.endpoint;
+      const reads = await measureReads(ep, plan);
+      ctx.log(`karmada: flotilla measured (${reads.listObjects} objects listed)`);
+      runs.flotilla = {
+        syncMs: start.readyMs,
+        syncCpuS,
+        rssBytes: mem.rssBytes,
+        anonBytes: mem.anonBytes,
+        reads,
+        tableColumns: await tableColumns(ep),
+        ...(expected <= PARSE_LIMIT ? { items: await listedItems(ep) } : {}),
+        paused: await pausedMember(ctx, ep, probeQuery, names, pauseSeconds),
+      };
+      await ctx.stopFlotilla();
+    }
+    // karmada-search
+    {
+      const plane = await startKarmada({ fleet: ctx.fleet!.info, dir: join(ctx.dir, 'karmada'), log: ctx.log });
+      ctx.adopt(() => plane.stop());
+      try {
+        await plane.register(clusters);
+        await plane.select('bench', clusters.map((c) => c.name), [{ apiVersion: 'v1', kind: 'Pod' }]);
+        // Measured as flotilla's is: from a fresh process's start, its cache empty, until it serves
+        // every cluster (its Clusters and ResourceRegistry are already stored, as flotilla's fleet file is).
+        const t0 = performance.now();
+        const pid = (await plane.restartSearch()).pid;
+        await untilSynced(plane.proxyDirect, probeQuery, names, ctx.profile.readyTimeoutMs);
+        const syncMs = performance.now() - t0;
+        const syncCpuS = cpuSeconds(pid);
+        await sleep(2000);
+        const mem = procMemory(pid);
+        const reads = await measureReads(plane.proxyDirect, plan);
+        ctx.log(`karmada: karmada-search measured (${reads.listObjects} objects listed)`);
+        const via = await measureReads(plane.proxy, { ...plan, listRounds: 1, selectors: [], getRuns: 0, pagedWalks: 0 }).catch(() => undefined);
+        runs.karmada = {
+          syncMs,
+          syncCpuS,
+          rssBytes: mem.rssBytes,
+          anonBytes: mem.anonBytes,
+          reads,
+          ...(via ? { viaApiserverMs: via.list.p50 } : {}),
+          tableColumns: await tableColumns(plane.proxyDirect),
+          ...(expected <= PARSE_LIMIT ? { items: await listedItems(plane.proxyDirect) } : {}),
+          paused: await pausedMember(ctx, plane.proxyDirect, probeQuery, names, pauseSeconds),
+        };
+      } finally {
+        await plane.stop();
+      }
+    }
+
+    const f = runs.flotilla!;
+    const k = runs.karmada!;
+    add('cached_objects', expected, 'objects');
+    const pair = (metric: string, unit: string, fv: number, kv: number, target?: number) => {
+      add(`flotilla_${metric}`, fv, unit);
+      add(`karmada_${metric}`, kv, unit);
+      add(`${metric}_ratio`, fv / kv, 'x', target === undefined ? undefined : { op: '<=', value: target });
+    };
+    pair('sync_s', 's', f.syncMs / 1000, k.syncMs / 1000, 1.0);
+    pair('sync_cpu_s', 's', f.syncCpuS, k.syncCpuS);
+    pair('rss_kb_per_pod', 'KB', f.rssBytes / 1000 / expected, k.rssBytes / 1000 / expected, 0.1);
+    pair('rss_anon_kb_per_pod', 'KB', f.anonBytes / 1000 / expected, k.anonBytes / 1000 / expected);
+    pair('list_p50_ms', 'ms', f.reads.list.p50, k.reads.list.p50, 0.5);
+    pair('list_p99_ms', 'ms', f.reads.list.p99, k.reads.list.p99);
+    pair('table_p50_ms', 'ms', f.reads.table.p50, k.reads.table.p50);
+    pair('table_p99_ms', 'ms', f.reads.table.p99, k.reads.table.p99);
+    for (const s of plan.selectors) {
+      pair(`${s.name}_p50_ms`, 'ms', f.reads.selected[s.name]!.p50, k.reads.selected[s.name]!.p50, 0.5);
+      pair(`${s.name}_p99_ms`, 'ms', f.reads.selected[s.name]!.p99, k.reads.selected[s.name]!.p99, 0.5);
+      add(`flotilla_${s.name}_objects`, f.reads.selected[s.name]!.objects, 'objects');
+      add(`karmada_${s.name}_objects`, k.reads.selected[s.name]!.objects, 'objects');
+    }
+    add('flotilla_get_status', f.reads.getStatus, 'status');
+    add('karmada_get_status', k.reads.getStatus, 'status');
+    add('flotilla_get_p50_ms', f.reads.get.p50, 'ms');
+    add('flotilla_get_p99_ms', f.reads.get.p99, 'ms');
+    pair('name_selected_p50_ms', 'ms', f.reads.nameSelected.p50, k.reads.nameSelected.p50);
+    pair('name_selected_p99_ms', 'ms', f.reads.nameSelected.p99, k.reads.nameSelected.p99);
+    pair('page_p50_ms', 'ms', f.reads.page.p50, k.reads.page.p50);
+    pair('page_p99_ms', 'ms', f.reads.page.p99, k.reads.page.p99);
+    pair('paged_walk_ms', 'ms', f.reads.walk.p50, k.reads.walk.p50);
+    if (k.viaApiserverMs !== undefined) add('karmada_list_via_apiserver_ms', k.viaApiserverMs, 'ms');
+
+    // Correctness: each side's answers against the members' own lists.
+    for (const [side, r] of [['flotilla', f], ['karmada', k]] as const) {
+      add(`${side}_listed_objects`, r.reads.listObjects, 'objects', { op: '=', value: expected });
+      add(`${side}_table_rows`, r.reads.tableRows, 'rows', { op: '=', value: expected });
+      add(`${side}_paged_objects`, r.reads.walk.objects, 'objects', { op: '=', value: expected });
+      add(`${side}_name_selected_objects`, r.reads.nameSelected.objects, 'objects', { op: '=', value: names });
+      if (r.items) add(`${side}_same_items`, sameItems(r.items, ownItems) ? 1 : 0, 'bool', { op: '=', value: 1 });
+      add(`${side}_table_columns`, r.tableColumns.length, 'columns');
+      notes.push(`${side}: Table columns ${r.tableColumns.join(', ')}; a plain get of a pod every cluster holds answered ${r.reads.getStatus}`);
+      if (r.paused) {
+        add(`${side}_paused_status`, r.paused.status, 'status');
+        add(`${side}_paused_ms`, r.paused.ms, 'ms', side === 'flotilla' ? { op: '<=', value: 100 } : undefined);
+        add(`${side}_paused_warning`, r.paused.warning ? 1 : 0, 'bool', side === 'flotilla' ? { op: '=', value: 1 } : undefined);
+        add(`${side}_paused_converged_ms`, r.paused.convergedMs, 'ms');
+        notes.push(`${side} with the member paused: ${r.paused.status} in ${r.paused.ms.toFixed(0)} ms${r.paused.warning ? `, Warning: ${r.paused.warning.slice(0, 300)}` : ', no Warning'}`);
+      }
+    }
+    notes.push(
+      `${perMember} pods in one kube-apiserver registered under ${names} cluster names in both (flotilla's fleet file; karmada Clusters in Push mode with the member's bearer token and CA, marked Ready by the bench, and a ResourceRegistry of core/v1 Pods); flotilla run first and stopped, then karmada-search ${'(v1.18.2, --disable-search: its proxy cache only)'}`,
+      'sync: from the process\'s start (cache empty) until it serves the whole fleet: flotilla\'s /readyz; karmada-search (restarted once its Clusters and ResourceRegistry are stored) until a label-selected list holds its pod from every cluster; CPU: the process\'s user+system time from its start',
+      'memory: VmRSS and RssAnon of the one process (flotilla; karmada-search without its control plane) 2 s after sync, per cached pod (KB = 1000 bytes)',
+      `reads: sequential on one keep-alive client; karmada-search on its own port; lists ${plan.listRounds} rounds after a warm-up, selected lists ${plan.selectors.map((s) => `${s.runs}×`).join('/')} , ${plan.getRuns} gets and name-selected lists, ${plan.pagedWalks} kubectl walks of limit=500 pages`,
+      `paused member: SIGSTOP of the member's kube-apiserver for ${pauseSeconds} s (every cluster name is that member); one label-selected list ${Math.round(pauseSeconds / 2)} s in; converged: from SIGCONT until that list holds the pod from every cluster again`,
+    );
+    return { figures, facts: { objects: expected, objectBytes: seed.memberBytesAvg, objectBytesAre: 'as the member stores the pod', notes } };
+  },
+};
+
+/** Polls a label-selected list until it holds one pod per cluster. */
+async function untilSynced(ep: MemberEndpoint, query: string, clusters: number, timeoutMs: number): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (performance.now() < deadline) {
+    const r = await memberRequest(ep, 'GET', query, undefined, { timeoutMs: 30_000 }).catch(() => undefined);
+    if (r?.status === 200 && (JSON.parse(r.body) as { items: unknown[] }).items.length >= clusters) return;
+    await sleep(100);
+  }
+  throw new Error(`karmada-search not synced within ${timeoutMs / 1000} s`);
+}
+
+/** The columns `kubectl get pods -A` shows (before kubectl adds NAMESPACE). */
+async function tableColumns(ep: MemberEndpoint): Promise<string[]> {
+  const r = await memberRequest(ep, 'GET', '/api/v1/pods?limit=1', undefined, { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json' });
+  if (r.status !== 200) return [];
+  return ((JSON.parse(r.body) as { columnDefinitions?: { name: string }[] }).columnDefinitions ?? []).map((c) => c.name);
+}
+
+async function listedItems(ep: MemberEndpoint): Promise<Map<string, number>> {
+  const list = await memberJson<{ items: { metadata: { namespace: string; name: string } }[] }>(ep, 'GET', '/api/v1/pods');
+  const items = new Map<string, number>();
+  for (const p of list.items) {
+    const key = `${p.metadata.namespace}/${p.metadata.name}`;
+    items.set(key, (items.get(key) ?? 0) + 1);
+  }
+  return items;
+}
+
+function sameItems(a: Map<string, number>, b: Map<string, number>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [key, n] of a) if (b.get(key) !== n) return false;
+  return true;
+}
+
+/**
+ * SIGSTOP of the member's kube-apiserver for `seconds`: one label-selected list half-way (its
+ * status, time and Warning header), then SIGCONT and the time until the list is whole again.
+ */
+async function pausedMember(ctx: BenchContext, ep: MemberEndpoint, query: string, clusters: number, seconds: number): Promise<PausedResult> {
+  const apiserver = livePids(join(ctx.dir, 'fleet', 'pids')).find((p) => p.command.endsWith('/kube-apiserver'));
+  if (!apiserver) throw new Error('paused member: no kube-apiserver of the bench fleet');
+  const resume = () => {
+    try {
+      process.kill(apiserver.pid, 'SIGCONT');
+    } catch {
+      // gone
+    }
+  };
+  // Whatever happens here, the member is not left stopped.
+  ctx.adopt(async () => resume());
+  const stoppedAt = performance.now();
+  process.kill(apiserver.pid, 'SIGSTOP');
+  let result: Omit<PausedResult, 'convergedMs'>;
+  try {
+    await sleep((seconds * 1000) / 2);
+    const t = performance.now();
+    const remaining = seconds * 1000 - (t - stoppedAt);
+    const r = await memberRequest(ep, 'GET', query, undefined, { timeoutMs: Math.max(1000, remaining) }).catch((e: Error) => ({ status: 0, headers: {} as Record<string, string | string[] | undefined>, body: e.message }));
+    const warning = r.headers.warning;
+    result = { status: r.status, ms: performance.now() - t, warning: Array.isArray(warning) ? warning.join('; ') : (warning ?? '') };
+    const left = seconds * 1000 - (performance.now() - stoppedAt);
+    if (left > 0) await sleep(left);
+  } finally {
+    resume();
+  }
+  const resumed = performance.now();
+  let convergedMs = NaN;
+  while (performance.now() - resumed < 120_000) {
+    const r = await memberRequest(ep, 'GET', query, undefined, { timeoutMs: 30_000 }).catch(() => undefined);
+    if (r?.status === 200 && (JSON.parse(r.body) as { items: unknown[] }).items.length === clusters && !r.headers.warning) {
+      convergedMs = performance.now() - resumed;
+      break;
+    }
+    await sleep(100);
+  }
+  return { ...result, convergedMs };
+}
