@@ -9,6 +9,8 @@ import { procMemory, sleep } from '../lib/flotilla.js';
 import { measureReads, type ReadPlan, type ReadResult } from '../lib/fleet-reads.js';
 import { countedSelectors, podName, selectorNear } from '../lib/pods.js';
 import { figureSink, type Scenario } from '../lib/scenario.js';
+import { epochMs } from '../lib/latency.js';
+import { MAX_PROCESSES, WATCHERS_PER_PROCESS, WATCH_NS, preparePods, startLoads, write } from './watchers.js';
 
 /**
  * karmada: flotilla and a live karmada-search (test/fleet/karmada.ts) on the same member under the
@@ -32,12 +34,25 @@ interface SideRun {
   items?: Map<string, number>;
   tableColumns: string[];
   paused?: PausedResult;
+  watch: WatchResult;
 }
 
-interface PausedResult {
+interface WatchResult {
+  p50: number;
+  p99: number;
+  /** Deliveries ÷ (events written × clusters × watchers). */
+  delivered: number;
+  cpuUsPerDelivery: number;
+}
+
+interface Probe {
   status: number;
   ms: number;
   warning: string;
+}
+
+interface PausedResult extends Probe {
+  early: Probe;
   convergedMs: number;
 }
 
@@ -54,6 +69,8 @@ export const karmada: Scenario = {
     const { figures, add } = figureSink('karmada', emit);
     const notes: string[] = [];
 
+    // The watched pods (the watchers scenario's, made here when it did not run) are part of the fleet.
+    await preparePods(member);
     // What the members themselves hold (other scenarios may have added pods): the expected answer.
     const own = await memberJson<{ items: { metadata: { namespace: string; name: string } }[] }>(member, 'GET', '/api/v1/pods');
     const perMember = own.items.length;
@@ -72,7 +89,8 @@ export const karmada: Scenario = {
       ],
       podPath,
       getRuns: 100,
-      pagedWalks: 3,
+      // A walk of 100k pods is 200 pages; on karmada-search each takes long enough that one is the measure.
+      pagedWalks: ctx.profile.name === 'full' ? 1 : 3,
     };
     // Ready when a label-selected list holds its pod from every cluster: a cluster whose cache is
     // not synced adds nothing to karmada-search's lists (it answers at once, without it).
@@ -100,6 +118,7 @@ export const karmada: Scenario = {
         reads,
         tableColumns: await tableColumns(ep),
         ...(expected <= PARSE_LIMIT ? { items: await listedItems(ep) } : {}),
+        watch: await watchDelivery(ctx, ep, pid, names),
         paused: await pausedMember(ctx, ep, probeQuery, names, pauseSeconds),
       };
       await ctx.stopFlotilla();
@@ -132,6 +151,7 @@ export const karmada: Scenario = {
           ...(via ? { viaApiserverMs: via.list.p50 } : {}),
           tableColumns: await tableColumns(plane.proxyDirect),
           ...(expected <= PARSE_LIMIT ? { items: await listedItems(plane.proxyDirect) } : {}),
+          watch: await watchDelivery(ctx, plane.proxyDirect, pid, names),
           paused: await pausedMember(ctx, plane.proxyDirect, probeQuery, names, pauseSeconds),
         };
       } finally {
@@ -170,6 +190,12 @@ export const karmada: Scenario = {
     pair('page_p50_ms', 'ms', f.reads.page.p50, k.reads.page.p50);
     pair('page_p99_ms', 'ms', f.reads.page.p99, k.reads.page.p99);
     pair('paged_walk_ms', 'ms', f.reads.walk.p50, k.reads.walk.p50);
+    add('watchers', ctx.profile.watchers, 'watchers');
+    pair('watch_p50_ms', 'ms', f.watch.p50, k.watch.p50);
+    pair('watch_p99_ms', 'ms', f.watch.p99, k.watch.p99, 1.0);
+    pair('watch_cpu_us_per_delivery', 'µs', f.watch.cpuUsPerDelivery, k.watch.cpuUsPerDelivery);
+    add('flotilla_watch_delivered', f.watch.delivered, 'x');
+    add('karmada_watch_delivered', k.watch.delivered, 'x');
     if (k.viaApiserverMs !== undefined) add('karmada_list_via_apiserver_ms', k.viaApiserverMs, 'ms');
 
     // Correctness: each side's answers against the members' own lists.
@@ -182,11 +208,16 @@ export const karmada: Scenario = {
       add(`${side}_table_columns`, r.tableColumns.length, 'columns');
       notes.push(`${side}: Table columns ${r.tableColumns.join(', ')}; a plain get of a pod every cluster holds answered ${r.reads.getStatus}`);
       if (r.paused) {
+        add(`${side}_paused_1s_status`, r.paused.early.status, 'status');
+        add(`${side}_paused_1s_ms`, r.paused.early.ms, 'ms', side === 'flotilla' ? { op: '<=', value: 100 } : undefined);
+        add(`${side}_paused_1s_warning`, r.paused.early.warning ? 1 : 0, 'bool');
         add(`${side}_paused_status`, r.paused.status, 'status');
-        add(`${side}_paused_ms`, r.paused.ms, 'ms', side === 'flotilla' ? { op: '<=', value: 100 } : undefined);
+        add(`${side}_paused_ms`, r.paused.ms, 'ms');
         add(`${side}_paused_warning`, r.paused.warning ? 1 : 0, 'bool', side === 'flotilla' ? { op: '=', value: 1 } : undefined);
         add(`${side}_paused_converged_ms`, r.paused.convergedMs, 'ms');
-        notes.push(`${side} with the member paused: ${r.paused.status} in ${r.paused.ms.toFixed(0)} ms${r.paused.warning ? `, Warning: ${r.paused.warning.slice(0, 300)}` : ', no Warning'}`);
+        for (const [when, p] of [['1 s', r.paused.early], [`${Math.round(pauseSeconds / 2)} s`, r.paused]] as const) {
+          notes.push(`${side} with the member paused ${when}: ${p.status || 'no answer'} in ${p.ms.toFixed(0)} ms${p.warning ? `, Warning: ${p.warning.slice(0, 300)}` : ', no Warning'}`);
+        }
       }
     }
     notes.push(
@@ -194,7 +225,8 @@ export const karmada: Scenario = {
       'sync: from the process\'s start (cache empty) until it serves the whole fleet: flotilla\'s /readyz; karmada-search (restarted once its Clusters and ResourceRegistry are stored) until a label-selected list holds its pod from every cluster; CPU: the process\'s user+system time from its start',
       'memory: VmRSS and RssAnon of the one process (flotilla; karmada-search without its control plane) 2 s after sync, per cached pod (KB = 1000 bytes)',
       `reads: sequential on one keep-alive client; karmada-search on its own port; lists ${plan.listRounds} rounds after a warm-up, selected lists ${plan.selectors.map((s) => `${s.runs}×`).join('/')} , ${plan.getRuns} gets and name-selected lists, ${plan.pagedWalks} kubectl walks of limit=500 pages`,
-      `paused member: SIGSTOP of the member's kube-apiserver for ${pauseSeconds} s (every cluster name is that member); one label-selected list ${Math.round(pauseSeconds / 2)} s in; converged: from SIGCONT until that list holds the pod from every cluster again`,
+      `watch: ${ctx.profile.watchers} watchers of the fleet-wide pods of ${WATCH_NS} (one stream of every cluster's copies), ${watchRate(ctx, names)} merge patches/s to the member for ${ctx.profile.watchSeconds} s (each is an event from every cluster name); latency = arrival - the writer's stamp; CPU per delivery: the side's process, over the writer's run, ÷ deliveries`,
+      `paused member: SIGSTOP of the member's kube-apiserver for ${pauseSeconds} s (every cluster name is that member); one label-selected list 1 s in and one ${Math.round(pauseSeconds / 2)} s in (status 0: no answer before the pause ended); converged: from SIGCONT until that list holds the pod from every cluster again`,
     );
     return { figures, facts: { objects: expected, objectBytes: seed.memberBytesAvg, objectBytesAre: 'as the member stores the pod', notes } };
   },
@@ -238,6 +270,11 @@ function sameItems(a: Map<string, number>, b: Map<string, number>): boolean {
  * SIGSTOP of the member's kube-apiserver for `seconds`: one label-selected list half-way (its
  * status, time and Warning header), then SIGCONT and the time until the list is whole again.
  */
+/**
+ * Note: flotilla authenticates a bearer token by a TokenReview to a member (the bench's fleet
+ * file), caching the answer for a while; a request whose token is not in that cache waits for the
+ * paused member like any other call to it.
+ */
 async function pausedMember(ctx: BenchContext, ep: MemberEndpoint, query: string, clusters: number, seconds: number): Promise<PausedResult> {
   const apiserver = livePids(join(ctx.dir, 'fleet', 'pids')).find((p) => p.command.endsWith('/kube-apiserver'));
   if (!apiserver) throw new Error('paused member: no kube-apiserver of the bench fleet');
@@ -250,16 +287,24 @@ async function pausedMember(ctx: BenchContext, ep: MemberEndpoint, query: string
   };
   // Whatever happens here, the member is not left stopped.
   ctx.adopt(async () => resume());
+  // The caller's token freshly reviewed (flotilla keeps a review 10 s), as for a client that was just active.
+  await memberRequest(ep, 'GET', query);
   const stoppedAt = performance.now();
   process.kill(apiserver.pid, 'SIGSTOP');
-  let result: Omit<PausedResult, 'convergedMs'>;
-  try {
-    await sleep((seconds * 1000) / 2);
+  const probe = async (atMs: number): Promise<Probe> => {
+    const wait = atMs - (performance.now() - stoppedAt);
+    if (wait > 0) await sleep(wait);
     const t = performance.now();
     const remaining = seconds * 1000 - (t - stoppedAt);
     const r = await memberRequest(ep, 'GET', query, undefined, { timeoutMs: Math.max(1000, remaining) }).catch((e: Error) => ({ status: 0, headers: {} as Record<string, string | string[] | undefined>, body: e.message }));
     const warning = r.headers.warning;
-    result = { status: r.status, ms: performance.now() - t, warning: Array.isArray(warning) ? warning.join('; ') : (warning ?? '') };
+    return { status: r.status, ms: performance.now() - t, warning: Array.isArray(warning) ? warning.join('; ') : (warning ?? '') };
+  };
+  let result: Omit<PausedResult, 'convergedMs'>;
+  try {
+    // One second in (a caller's token is still in flotilla's authentication cache), then half-way.
+    const early = await probe(1000);
+    result = { ...(await probe((seconds * 1000) / 2)), early };
     const left = seconds * 1000 - (performance.now() - stoppedAt);
     if (left > 0) await sleep(left);
   } finally {
@@ -276,4 +321,47 @@ async function pausedMember(ctx: BenchContext, ep: MemberEndpoint, query: string
     await sleep(100);
   }
   return { ...result, convergedMs };
+}
+
+/** Patches a second: each is an event from every cluster name, so a watcher sees about the profile's event rate. */
+function watchRate(ctx: BenchContext, clusters: number): number {
+  const perWatcher = Math.min(ctx.profile.watchEventsPerSecond, ctx.profile.watchEventsPerSecondLight ?? Infinity);
+  return Math.max(1, Math.round(perWatcher / clusters));
+}
+
+/**
+ * The profile's watchers on the fleet-wide pods of the watched namespace (in forked load
+ * generators, lib/watch-load.ts) while the watchers scenario's writer patches them on the member.
+ */
+async function watchDelivery(ctx: BenchContext, ep: MemberEndpoint, pid: number, clusters: number): Promise<WatchResult> {
+  const count = ctx.profile.watchers;
+  const rate = watchRate(ctx, clusters);
+  const path = `/api/v1/namespaces/${WATCH_NS}/pods`;
+  const list = await memberJson<{ metadata: { resourceVersion: string } }>(ep, 'GET', `${path}?limit=1`);
+  const loads = startLoads(ctx, ep, `${path}?watch=1&resourceVersion=${encodeURIComponent(list.metadata.resourceVersion)}`, count, Math.min(MAX_PROCESSES, Math.ceil(count / WATCHERS_PER_PROCESS)));
+  try {
+    const deadline = Date.now() + 60_000;
+    while (loads.connected() < count) {
+      if (Date.now() > deadline) throw new Error(`watch: only ${loads.connected()} of ${count} watches answered`);
+      if (loads.exited()) throw new Error('watch: a load generator exited early');
+      await sleep(50);
+    }
+    const begin = epochMs() + 100;
+    const window = { from: begin + 2000, to: begin + 2000 + ctx.profile.watchSeconds * 1000 };
+    loads.tell({ window });
+    const cpu0 = cpuSeconds(pid);
+    const { sent } = await write(ctx.member, rate, begin, window);
+    const cpu = cpuSeconds(pid) - cpu0;
+    // Seconds behind is a result, not a loss: the report waits for a slow side's backlog.
+    await sleep(10_000);
+    const { hist } = await loads.report();
+    return {
+      p50: hist.percentile(50),
+      p99: hist.percentile(99),
+      delivered: hist.count / Math.max(1, sent * clusters * count),
+      cpuUsPerDelivery: (cpu / Math.max(1, hist.count)) * 1e6,
+    };
+  } finally {
+    await loads.stop();
+  }
 }
