@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { startKarmada } from '../../test/fleet/karmada.js';
@@ -6,9 +7,10 @@ import { livePids } from '../../test/fleet/processes.js';
 import type { BenchContext } from '../lib/context.js';
 import { cpuSeconds } from '../lib/cpu-time.js';
 import { procMemory, sleep } from '../lib/flotilla.js';
-import { measureReads, type ReadPlan, type ReadResult } from '../lib/fleet-reads.js';
+import { POD_KIND, measureReads, type ReadPlan, type ReadResult } from '../lib/fleet-reads.js';
 import { countedSelectors, podName, selectorNear } from '../lib/pods.js';
-import { figureSink, type Scenario } from '../lib/scenario.js';
+import { LIST_TIMEOUT_MS, figureSink, ok, type Scenario } from '../lib/scenario.js';
+import { BenchClient, occurrenceCounter, percentile } from '../lib/http.js';
 import { epochMs } from '../lib/latency.js';
 import { MAX_PROCESSES, WATCHERS_PER_PROCESS, WATCH_NS, preparePods, startLoads, write } from './watchers.js';
 
@@ -55,6 +57,12 @@ interface PausedResult extends Probe {
   early: Probe;
   convergedMs: number;
 }
+
+/**
+ * Its default request timeout (60 s) ends a fleet list of 100k pods with a 504 on this machine;
+ * as with the member in the list scenario, what is measured is what it serves, not where it gives up.
+ */
+const SEARCH_ARGS = ['--request-timeout=10m'];
 
 /** Lists small enough to parse for the side-by-side item check. */
 const PARSE_LIMIT = 50_000;
@@ -125,7 +133,7 @@ export const karmada: Scenario = {
     }
     // karmada-search
     {
-      const plane = await startKarmada({ fleet: ctx.fleet!.info, dir: join(ctx.dir, 'karmada'), log: ctx.log });
+      const plane = await startKarmada({ fleet: ctx.fleet!.info, dir: join(ctx.dir, 'karmada'), log: ctx.log, searchArgs: SEARCH_ARGS });
       ctx.adopt(() => plane.stop());
       try {
         await plane.register(clusters);
@@ -141,14 +149,14 @@ export const karmada: Scenario = {
         const mem = procMemory(pid);
         const reads = await measureReads(plane.proxyDirect, plan);
         ctx.log(`karmada: karmada-search measured (${reads.listObjects} objects listed)`);
-        const via = await measureReads(plane.proxy, { ...plan, listRounds: 1, selectors: [], getRuns: 0, pagedWalks: 0 }).catch(() => undefined);
+        const via = await measureReads(plane.proxy, { ...plan, listRounds: 1, selectors: [], getRuns: 0, pagedWalks: 0 });
         runs.karmada = {
           syncMs,
           syncCpuS,
           rssBytes: mem.rssBytes,
           anonBytes: mem.anonBytes,
           reads,
-          ...(via ? { viaApiserverMs: via.list.p50 } : {}),
+          viaApiserverMs: via.list.p50,
           tableColumns: await tableColumns(plane.proxyDirect),
           ...(expected <= PARSE_LIMIT ? { items: await listedItems(plane.proxyDirect) } : {}),
           watch: await watchDelivery(ctx, plane.proxyDirect, pid, names),
@@ -207,6 +215,8 @@ export const karmada: Scenario = {
       if (r.items) add(`${side}_same_items`, sameItems(r.items, ownItems) ? 1 : 0, 'bool', { op: '=', value: 1 });
       add(`${side}_table_columns`, r.tableColumns.length, 'columns');
       notes.push(`${side}: Table columns ${r.tableColumns.join(', ')}; a plain get of a pod every cluster holds answered ${r.reads.getStatus}`);
+      if (r.reads.failures.length) notes.push(`${side} failed: ${r.reads.failures.join('; ')}`);
+      add(`${side}_failed_reads`, r.reads.failures.length, 'reads');
       if (r.paused) {
         add(`${side}_paused_1s_status`, r.paused.early.status, 'status');
         add(`${side}_paused_1s_ms`, r.paused.early.ms, 'ms', side === 'flotilla' ? { op: '<=', value: 100 } : undefined);
@@ -221,16 +231,134 @@ export const karmada: Scenario = {
       }
     }
     notes.push(
-      `${perMember} pods in one kube-apiserver registered under ${names} cluster names in both (flotilla's fleet file; karmada Clusters in Push mode with the member's bearer token and CA, marked Ready by the bench, and a ResourceRegistry of core/v1 Pods); flotilla run first and stopped, then karmada-search ${'(v1.18.2, --disable-search: its proxy cache only)'}`,
+      `${perMember} pods in one kube-apiserver registered under ${names} cluster names in both (flotilla's fleet file; karmada Clusters in Push mode with the member's bearer token and CA, marked Ready by the bench, and a ResourceRegistry of core/v1 Pods); flotilla run first and stopped, then karmada-search ${`(v1.18.2, --disable-search: its proxy cache only; ${SEARCH_ARGS.join(' ')})`}`,
       'sync: from the process\'s start (cache empty) until it serves the whole fleet: flotilla\'s /readyz; karmada-search (restarted once its Clusters and ResourceRegistry are stored) until a label-selected list holds its pod from every cluster; CPU: the process\'s user+system time from its start',
       'memory: VmRSS and RssAnon of the one process (flotilla; karmada-search without its control plane) 2 s after sync, per cached pod (KB = 1000 bytes)',
       `reads: sequential on one keep-alive client; karmada-search on its own port; lists ${plan.listRounds} rounds after a warm-up, selected lists ${plan.selectors.map((s) => `${s.runs}×`).join('/')} , ${plan.getRuns} gets and name-selected lists, ${plan.pagedWalks} kubectl walks of limit=500 pages`,
       `watch: ${ctx.profile.watchers} watchers of the fleet-wide pods of ${WATCH_NS} (one stream of every cluster's copies), ${watchRate(ctx, names)} merge patches/s to the member for ${ctx.profile.watchSeconds} s (each is an event from every cluster name); latency = arrival - the writer's stamp; CPU per delivery: the side's process, over the writer's run, ÷ deliveries`,
       `paused member: SIGSTOP of the member's kube-apiserver for ${pauseSeconds} s (every cluster name is that member); one label-selected list 1 s in and one ${Math.round(pauseSeconds / 2)} s in (status 0: no answer before the pause ended); converged: from SIGCONT until that list holds the pod from every cluster again`,
     );
+
+    // The larger size (every name of the profile: 1M pods in the full one), lighter: sync, memory,
+    // one fleet list and selected lists, each side; karmada-search stopped if it nears the
+    // machine's memory, which is then its result.
+    if (ctx.profile.names > names) {
+      const large = await largeSize(ctx, perMember, probeQuery, plan.selectors[0]!.query);
+      const all = perMember * ctx.profile.names;
+      add('large_cached_objects', all, 'objects');
+      const lpair = (metric: string, unit: string, fv: number, kv: number) => {
+        add(`large_flotilla_${metric}`, fv, unit);
+        add(`large_karmada_${metric}`, kv, unit);
+        add(`large_${metric}_ratio`, fv / kv, 'x');
+      };
+      const fl = large.flotilla;
+      const kl = large.karmada;
+      lpair('sync_s', 's', fl.syncMs / 1000, kl.syncMs / 1000);
+      lpair('sync_cpu_s', 's', fl.syncCpuS, kl.syncCpuS);
+      lpair('rss_kb_per_pod', 'KB', fl.rssBytes / 1000 / all, kl.rssBytes / 1000 / all);
+      lpair('rss_anon_kb_per_pod', 'KB', fl.anonBytes / 1000 / all, kl.anonBytes / 1000 / all);
+      lpair('list_ms', 'ms', fl.listMs, kl.listMs);
+      lpair('selected_100_p50_ms', 'ms', fl.selectedP50, kl.selectedP50);
+      add('large_flotilla_listed_objects', fl.listed, 'objects', { op: '=', value: all });
+      add('large_karmada_listed_objects', kl.listed, 'objects', { op: '=', value: all });
+      notes.push(`large size: ${perMember} pods under ${ctx.profile.names} names (${all} objects), each side alone: sync, memory 2 s after it, one fleet list (after a warm-up), 10 selected lists of about 100${kl.failure ? `; karmada-search: ${kl.failure}` : ''}`);
+    }
     return { figures, facts: { objects: expected, objectBytes: seed.memberBytesAvg, objectBytesAre: 'as the member stores the pod', notes } };
   },
 };
+
+interface LargeRun {
+  syncMs: number;
+  syncCpuS: number;
+  rssBytes: number;
+  anonBytes: number;
+  listMs: number;
+  listed: number;
+  selectedP50: number;
+  /** Why the side has no figures (karmada-search stopped or failed): NaN figures, this said. */
+  failure?: string;
+}
+
+const NOT_MEASURED: Omit<LargeRun, 'failure'> = { syncMs: NaN, syncCpuS: NaN, rssBytes: NaN, anonBytes: NaN, listMs: NaN, listed: NaN, selectedP50: NaN };
+
+/** Until RSS passes this share of what the machine had available when the side started. */
+const MEMORY_SHARE = 0.8;
+
+function memAvailableBytes(): number {
+  const m = /^MemAvailable:\s+(\d+) kB/m.exec(readFileSync('/proc/meminfo', 'utf8'));
+  return m ? Number(m[1]) * 1024 : Infinity;
+}
+
+async function largeSize(ctx: BenchContext, perMember: number, probeQuery: string, selectedQuery: string): Promise<Record<Side, LargeRun>> {
+  const names = ctx.profile.names;
+  const clusters = ctx.registered(names);
+  /** One fleet list after a warm-up that counts, and 10 selected lists. */
+  const reads = async (ep: MemberEndpoint) => {
+    const client = new BenchClient(ep);
+    try {
+      const counter = occurrenceCounter(POD_KIND);
+      ok(await client.get('/api/v1/pods', { timeoutMs: LIST_TIMEOUT_MS, onChunk: counter.onChunk }), 'large fleet list');
+      const listMs = ok(await client.get('/api/v1/pods', { timeoutMs: LIST_TIMEOUT_MS }), 'large fleet list').ms;
+      const ms: number[] = [];
+      for (let i = 0; i < 10; i++) ms.push(ok(await client.get(`/api/v1/pods?${selectedQuery}`, { timeoutMs: LIST_TIMEOUT_MS }), 'large selected list').ms);
+      return { listMs, listed: counter.count(), selectedP50: percentile(ms, 50) };
+    } finally {
+      client.close();
+    }
+  };
+
+  await ctx.stopFlotilla();
+  const start = await ctx.startFlotilla({ reuseData: false, names });
+  const fpid = start.flotilla.proc.pid;
+  const fcpu = cpuSeconds(fpid);
+  await sleep(2000);
+  const fmem = procMemory(fpid);
+  const flotilla: LargeRun = { syncMs: start.readyMs, syncCpuS: fcpu, rssBytes: fmem.rssBytes, anonBytes: fmem.anonBytes, ...(await reads(start.flotilla.endpoint)) };
+  ctx.log(`karmada: large size: flotilla synced ${perMember * names} objects in ${(start.readyMs / 1000).toFixed(1)} s`);
+  await ctx.stopFlotilla();
+
+  let karmada: LargeRun;
+  const plane = await startKarmada({ fleet: ctx.fleet!.info, dir: join(ctx.dir, 'karmada-large'), log: ctx.log, searchArgs: SEARCH_ARGS });
+  ctx.adopt(() => plane.stop());
+  try {
+    await plane.register(clusters);
+    await plane.select('bench', clusters.map((c) => c.name), [{ apiVersion: 'v1', kind: 'Pod' }]);
+    const limit = memAvailableBytes() * MEMORY_SHARE;
+    const t0 = performance.now();
+    const search = await plane.restartSearch();
+    const synced = untilSynced(plane.proxyDirect, probeQuery, names, ctx.profile.readyTimeoutMs).then(() => 'synced' as const);
+    let outcome: 'synced' | string;
+    while (true) {
+      const r = await Promise.race([synced.catch((e: Error) => e.message), sleep(1000).then(() => undefined)]);
+      if (r !== undefined) {
+        outcome = r;
+        break;
+      }
+      if (search.exited) {
+        outcome = `karmada-search exited (${search.exitCode}) while syncing`;
+        break;
+      }
+      const rss = procMemory(search.pid).rssBytes;
+      if (rss > limit) {
+        outcome = `stopped while syncing at ${(rss / 1024 ** 3).toFixed(1)} GiB of RSS (${MEMORY_SHARE * 100}% of the memory available when it started), after ${((performance.now() - t0) / 1000).toFixed(0)} s`;
+        break;
+      }
+    }
+    if (outcome === 'synced') {
+      const syncMs = performance.now() - t0;
+      const syncCpuS = cpuSeconds(search.pid);
+      await sleep(2000);
+      const mem = procMemory(search.pid);
+      karmada = { syncMs, syncCpuS, rssBytes: mem.rssBytes, anonBytes: mem.anonBytes, ...(await reads(plane.proxyDirect).catch((e: Error) => ({ ...NOT_MEASURED, failure: `reads failed: ${e.message}` }))) };
+    } else {
+      karmada = { ...NOT_MEASURED, failure: outcome };
+    }
+    ctx.log(`karmada: large size: karmada-search ${karmada.failure ?? `synced in ${(karmada.syncMs / 1000).toFixed(1)} s`}`);
+  } finally {
+    await plane.stop();
+  }
+  return { flotilla, karmada };
+}
 
 /** Polls a label-selected list until it holds one pod per cluster. */
 async function untilSynced(ep: MemberEndpoint, query: string, clusters: number, timeoutMs: number): Promise<void> {
