@@ -47,6 +47,7 @@ export interface ReadResult {
   listObjects: number;
   listBytes: number;
   list: Timings;
+  listRv0: Timings & { objects: number };
   tableRows: number;
   table: Timings;
   selected: Record<string, Timings & { objects: number }>;
@@ -104,6 +105,11 @@ export async function measureReads(ep: MemberEndpoint, plan: ReadPlan): Promise<
     const warmTable = await attempt('fleet Table', () => counted('/api/v1/pods', TABLE_ROW, KUBECTL_TABLE_ACCEPT), none);
     const table = Number.isNaN(warmTable.objects) ? noTimings : await attempt('fleet Table', async () => timings(await timed(rounds(warmTable.ms), '/api/v1/pods', KUBECTL_TABLE_ACCEPT)), noTimings);
 
+    // The same list at resourceVersion=0 (any cached state will do, as an informer's first list asks):
+    // a proxy that sends a consistent list (no resourceVersion, as kubectl's) to its members serves this one from its cache.
+    const warmRv0 = await attempt('fleet list at resourceVersion=0', () => counted('/api/v1/pods?resourceVersion=0', POD_KIND), none);
+    const listRv0 = Number.isNaN(warmRv0.objects) ? noTimings : await attempt('fleet list at resourceVersion=0', async () => timings(await timed(rounds(warmRv0.ms), '/api/v1/pods?resourceVersion=0')), noTimings);
+
     const selected: ReadResult['selected'] = {};
     for (const s of plan.selectors) {
       selected[s.name] = await attempt(s.name, async () => {
@@ -143,6 +149,7 @@ export async function measureReads(ep: MemberEndpoint, plan: ReadPlan): Promise<
       listObjects: warm.objects,
       listBytes: warm.bytes,
       list,
+      listRv0: { ...listRv0, objects: warmRv0.objects },
       tableRows: warmTable.objects,
       table,
       selected,

@@ -9,7 +9,7 @@ import { cpuSeconds } from '../lib/cpu-time.js';
 import { procMemory, sleep } from '../lib/flotilla.js';
 import { POD_KIND, measureReads, type ReadPlan, type ReadResult } from '../lib/fleet-reads.js';
 import { countedSelectors, podName, selectorNear } from '../lib/pods.js';
-import { LIST_TIMEOUT_MS, figureSink, ok, type Scenario } from '../lib/scenario.js';
+import { LIST_TIMEOUT_MS, MB, figureSink, ok, type Scenario } from '../lib/scenario.js';
 import { BenchClient, occurrenceCounter, percentile } from '../lib/http.js';
 import { epochMs } from '../lib/latency.js';
 import { MAX_PROCESSES, WATCHERS_PER_PROCESS, WATCH_NS, preparePods, startLoads, write } from './watchers.js';
@@ -29,6 +29,8 @@ interface SideRun {
   syncCpuS: number;
   rssBytes: number;
   anonBytes: number;
+  /** VmHWM after the reads: what serving them took at most. */
+  peakRssBytes: number;
   reads: ReadResult;
   /** The fleet list through the Karmada control plane (karmada only). */
   viaApiserverMs?: number;
@@ -94,16 +96,19 @@ export const karmada: Scenario = {
       selectors: [
         { name: 'selected_100', query: `labelSelector=${encodeURIComponent(sel(100).selector)}`, runs: 100 },
         { name: 'selected_10k', query: `labelSelector=${encodeURIComponent(sel(10_000).selector)}`, runs: 20 },
+        { name: 'selected_100_rv0', query: `labelSelector=${encodeURIComponent(sel(100).selector)}&resourceVersion=0`, runs: 100 },
       ],
       podPath,
       getRuns: 100,
       // A walk of 100k pods is 200 pages; on karmada-search each takes long enough that one is the measure.
       pagedWalks: ctx.profile.name === 'full' ? 1 : 3,
     };
-    // Ready when a label-selected list holds its pod from every cluster: a cluster whose cache is
-    // not synced adds nothing to karmada-search's lists (it answers at once, without it).
+    // Ready when a label-selected list at resourceVersion=0 (from the cache, not the members) holds
+    // its pod from every cluster: a cluster karmada-search has not set up adds nothing to its lists
+    // (it answers at once, without it).
     const probe = countedSelectors(seed.pods).find((s) => s.podsMatched === 1)!;
     const probeQuery = `/api/v1/pods?labelSelector=${encodeURIComponent(probe.selector)}`;
+    const syncedQuery = `${probeQuery}&resourceVersion=0`;
     const pauseSeconds = ctx.profile.name === 'full' ? 30 : 5;
 
     const runs: Partial<Record<Side, SideRun>> = {};
@@ -123,6 +128,7 @@ export const karmada: Scenario = {
         syncCpuS,
         rssBytes: mem.rssBytes,
         anonBytes: mem.anonBytes,
+        peakRssBytes: procMemory(pid).peakRssBytes,
         reads,
         tableColumns: await tableColumns(ep),
         ...(expected <= PARSE_LIMIT ? { items: await listedItems(ep) } : {}),
@@ -142,26 +148,36 @@ export const karmada: Scenario = {
         // every cluster (its Clusters and ResourceRegistry are already stored, as flotilla's fleet file is).
         const t0 = performance.now();
         const pid = (await plane.restartSearch()).pid;
-        await untilSynced(plane.proxyDirect, probeQuery, names, ctx.profile.readyTimeoutMs);
+        await untilSynced(plane.proxyDirect, syncedQuery, names, ctx.profile.readyTimeoutMs);
         const syncMs = performance.now() - t0;
         const syncCpuS = cpuSeconds(pid);
         await sleep(2000);
         const mem = procMemory(pid);
-        const reads = await measureReads(plane.proxyDirect, plan);
-        ctx.log(`karmada: karmada-search measured (${reads.listObjects} objects listed)`);
-        const via = await measureReads(plane.proxy, { ...plan, listRounds: 1, selectors: [], getRuns: 0, pagedWalks: 0 });
-        runs.karmada = {
-          syncMs,
-          syncCpuS,
-          rssBytes: mem.rssBytes,
-          anonBytes: mem.anonBytes,
-          reads,
-          viaApiserverMs: via.list.p50,
-          tableColumns: await tableColumns(plane.proxyDirect),
-          ...(expected <= PARSE_LIMIT ? { items: await listedItems(plane.proxyDirect) } : {}),
-          watch: await watchDelivery(ctx, plane.proxyDirect, pid, names),
-          paused: await pausedMember(ctx, plane.proxyDirect, probeQuery, names, pauseSeconds),
-        };
+        const guard = guardMemory(pid);
+        try {
+          const reads = await measureReads(plane.proxyDirect, plan);
+          ctx.log(`karmada: karmada-search measured (${reads.listObjects} objects listed)`);
+          const via = await measureReads(plane.proxy, { ...plan, listRounds: 1, selectors: [], getRuns: 0, pagedWalks: 0 });
+          runs.karmada = {
+            syncMs,
+            syncCpuS,
+            rssBytes: mem.rssBytes,
+            anonBytes: mem.anonBytes,
+            peakRssBytes: procMemory(pid).peakRssBytes,
+            reads,
+            viaApiserverMs: via.list.p50,
+            tableColumns: await tableColumns(plane.proxyDirect),
+            ...(expected <= PARSE_LIMIT ? { items: await listedItems(plane.proxyDirect) } : {}),
+            watch: await watchDelivery(ctx, plane.proxyDirect, pid, names).catch((e: Error) => {
+              reads.failures.push(`watch: ${e.message}`);
+              return { p50: NaN, p99: NaN, delivered: NaN, cpuUsPerDelivery: NaN };
+            }),
+            paused: await pausedMember(ctx, plane.proxyDirect, probeQuery, names, pauseSeconds),
+          };
+          if (guard.tripped()) runs.karmada.reads.failures.push(guard.tripped()!);
+        } finally {
+          guard.stop();
+        }
       } finally {
         await plane.stop();
       }
@@ -179,8 +195,11 @@ export const karmada: Scenario = {
     pair('sync_cpu_s', 's', f.syncCpuS, k.syncCpuS);
     pair('rss_kb_per_pod', 'KB', f.rssBytes / 1000 / expected, k.rssBytes / 1000 / expected, 0.1);
     pair('rss_anon_kb_per_pod', 'KB', f.anonBytes / 1000 / expected, k.anonBytes / 1000 / expected);
+    pair('peak_rss_mb', 'MB', f.peakRssBytes / MB, k.peakRssBytes / MB);
     pair('list_p50_ms', 'ms', f.reads.list.p50, k.reads.list.p50, 0.5);
     pair('list_p99_ms', 'ms', f.reads.list.p99, k.reads.list.p99);
+    pair('list_rv0_p50_ms', 'ms', f.reads.listRv0.p50, k.reads.listRv0.p50, 0.5);
+    pair('list_rv0_p99_ms', 'ms', f.reads.listRv0.p99, k.reads.listRv0.p99);
     pair('table_p50_ms', 'ms', f.reads.table.p50, k.reads.table.p50);
     pair('table_p99_ms', 'ms', f.reads.table.p99, k.reads.table.p99);
     for (const s of plan.selectors) {
@@ -200,7 +219,11 @@ export const karmada: Scenario = {
     pair('paged_walk_ms', 'ms', f.reads.walk.p50, k.reads.walk.p50);
     add('watchers', ctx.profile.watchers, 'watchers');
     pair('watch_p50_ms', 'ms', f.watch.p50, k.watch.p50);
-    pair('watch_p99_ms', 'ms', f.watch.p99, k.watch.p99, 1.0);
+    // A p99 past the latency histogram's 10 s is Infinity: the ratio against it is then an upper
+    // bound, taken at 10 s.
+    add('flotilla_watch_p99_ms', f.watch.p99, 'ms');
+    add('karmada_watch_p99_ms', k.watch.p99, 'ms');
+    add('watch_p99_ms_ratio', f.watch.p99 / Math.min(k.watch.p99, 10_000), 'x', { op: '<=', value: 1.0 });
     pair('watch_cpu_us_per_delivery', 'µs', f.watch.cpuUsPerDelivery, k.watch.cpuUsPerDelivery);
     add('flotilla_watch_delivered', f.watch.delivered, 'x');
     add('karmada_watch_delivered', k.watch.delivered, 'x');
@@ -209,6 +232,7 @@ export const karmada: Scenario = {
     // Correctness: each side's answers against the members' own lists.
     for (const [side, r] of [['flotilla', f], ['karmada', k]] as const) {
       add(`${side}_listed_objects`, r.reads.listObjects, 'objects', { op: '=', value: expected });
+      add(`${side}_listed_rv0_objects`, r.reads.listRv0.objects, 'objects', { op: '=', value: expected });
       add(`${side}_table_rows`, r.reads.tableRows, 'rows', { op: '=', value: expected });
       add(`${side}_paged_objects`, r.reads.walk.objects, 'objects', { op: '=', value: expected });
       add(`${side}_name_selected_objects`, r.reads.nameSelected.objects, 'objects', { op: '=', value: names });
@@ -243,7 +267,7 @@ export const karmada: Scenario = {
     // one fleet list and selected lists, each side; karmada-search stopped if it nears the
     // machine's memory, which is then its result.
     if (ctx.profile.names > names) {
-      const large = await largeSize(ctx, perMember, probeQuery, plan.selectors[0]!.query);
+      const large = await largeSize(ctx, perMember, syncedQuery, plan.selectors[0]!.query);
       const all = perMember * ctx.profile.names;
       add('large_cached_objects', all, 'objects');
       const lpair = (metric: string, unit: string, fv: number, kv: number) => {
@@ -283,6 +307,27 @@ const NOT_MEASURED: Omit<LargeRun, 'failure'> = { syncMs: NaN, syncCpuS: NaN, rs
 
 /** Until RSS passes this share of what the machine had available when the side started. */
 const MEMORY_SHARE = 0.8;
+
+/**
+ * Stops (SIGTERM, by PID) a process whose RSS passes MEMORY_SHARE of the memory available now: on a
+ * shared machine, a peer that would take it all is stopped, and that is its result.
+ */
+function guardMemory(pid: number): { tripped(): string | undefined; stop(): void } {
+  const limit = memAvailableBytes() * MEMORY_SHARE + procMemory(pid).rssBytes;
+  let tripped: string | undefined;
+  const timer = setInterval(() => {
+    try {
+      const rss = procMemory(pid).rssBytes;
+      if (rss > limit && !tripped) {
+        tripped = `stopped at ${(rss / 1024 ** 3).toFixed(1)} GiB of RSS (its own plus ${MEMORY_SHARE * 100}% of the memory then available)`;
+        process.kill(pid, 'SIGTERM');
+      }
+    } catch {
+      // gone
+    }
+  }, 500);
+  return { tripped: () => tripped, stop: () => clearInterval(timer) };
+}
 
 function memAvailableBytes(): number {
   const m = /^MemAvailable:\s+(\d+) kB/m.exec(readFileSync('/proc/meminfo', 'utf8'));
@@ -349,7 +394,13 @@ async function largeSize(ctx: BenchContext, perMember: number, probeQuery: strin
       const syncCpuS = cpuSeconds(search.pid);
       await sleep(2000);
       const mem = procMemory(search.pid);
-      karmada = { syncMs, syncCpuS, rssBytes: mem.rssBytes, anonBytes: mem.anonBytes, ...(await reads(plane.proxyDirect).catch((e: Error) => ({ ...NOT_MEASURED, failure: `reads failed: ${e.message}` }))) };
+      const guard = guardMemory(search.pid);
+      try {
+        const measured = await reads(plane.proxyDirect).catch((e: Error) => ({ listMs: NaN, listed: NaN, selectedP50: NaN, failure: `reads failed: ${guard.tripped() ?? e.message}` }));
+        karmada = { syncMs, syncCpuS, rssBytes: mem.rssBytes, anonBytes: mem.anonBytes, ...measured };
+      } finally {
+        guard.stop();
+      }
     } else {
       karmada = { ...NOT_MEASURED, failure: outcome };
     }
