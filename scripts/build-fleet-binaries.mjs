@@ -7,6 +7,7 @@
 //   node scripts/build-fleet-binaries.mjs            build if missing, print the directory
 //   node scripts/build-fleet-binaries.mjs --print-dir print the directory only (no build)
 //   node scripts/build-fleet-binaries.mjs --conformance build the conformance harness's binaries
+//   node scripts/build-fleet-binaries.mjs --karmada   karmada-search and karmada-aggregated-apiserver
 //
 // FLOTILLA_CACHE_DIR overrides the cache root (default: $XDG_CACHE_HOME/flotilla or ~/.cache/flotilla).
 import { createHash } from 'node:crypto';
@@ -164,8 +165,45 @@ export function ensureConformanceBinaries() {
   return dir;
 }
 
+// The live peer the bench compares flotilla with (bench/scenarios/karmada.ts): Karmada's search
+// proxy and the aggregated apiserver that serves its Cluster objects, from Karmada's published
+// module through test/fleet/go/karmada (a go.mod of ours naming the two commands as tools). A
+// directory of their own, keyed like the fleet's, so the fleet's binaries do not rebuild for them.
+const KARMADA_VERSION = 'v1.18.2';
+const karmadaDir = join(goDir, 'karmada');
+export const KARMADA_BINARIES = ['karmada-search', 'karmada-aggregated-apiserver'];
+
+export function karmadaBinDir() {
+  const h = createHash('sha256');
+  for (const f of ['go.mod', 'go.sum']) h.update(`${f}\n`).update(readFileSync(join(karmadaDir, f)));
+  h.update(goVersion());
+  return join(cacheRoot(), 'karmada-bin', `${KARMADA_VERSION}-${h.digest('hex').slice(0, 12)}`);
+}
+
+export function ensureKarmadaBinaries() {
+  const dir = karmadaBinDir();
+  if (KARMADA_BINARIES.every((b) => existsSync(join(dir, b)))) return dir;
+  const tmp = `${dir}.tmp-${process.pid}`;
+  rmSync(tmp, { recursive: true, force: true });
+  mkdirSync(tmp, { recursive: true });
+  const env = { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-buildvcs=false -mod=readonly' };
+  const started = Date.now();
+  const pkgs = { 'karmada-search': 'karmada-search', 'karmada-aggregated-apiserver': 'aggregated-apiserver' };
+  for (const [binary, cmd] of Object.entries(pkgs)) {
+    process.stderr.write(`karmada build: go build ${cmd}\n`);
+    execFileSync('go', ['build', '-trimpath', '-ldflags', '-s -w', '-o', join(tmp, binary), `github.com/karmada-io/karmada/cmd/${cmd}`], { cwd: karmadaDir, env, stdio: ['ignore', 'inherit', 'inherit'] });
+  }
+  writeFileSync(join(tmp, 'BUILD_INFO'), `${KARMADA_VERSION}\n${goVersion()}\nbuilt in ${Math.round((Date.now() - started) / 1000)} s\n`);
+  mkdirSync(dirname(dir), { recursive: true });
+  rmSync(dir, { recursive: true, force: true });
+  renameSync(tmp, dir);
+  return dir;
+}
+
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  if (process.argv.includes('--print-dir')) {
+  if (process.argv.includes('--karmada')) {
+    console.log(ensureKarmadaBinaries());
+  } else if (process.argv.includes('--print-dir')) {
     console.log(fleetBinDir());
   } else if (process.argv.includes('--conformance')) {
     console.log(ensureConformanceBinaries());

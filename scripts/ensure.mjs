@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Makes a fresh clone ready to run: the tools flotilla's build and test fleet need (openssl, Go),
 // node_modules (installed when missing or stale), the TypeScript build, and the test fleet's Go-built
-// binaries (cached by version, so only the first run pays for them), and a venv with the Python
+// binaries and karmada-search (cached by version, so only the first run pays for them), and a venv with the Python
 // Kubernetes client for its e2e test (likewise cached by version).
 //
 //   node scripts/ensure.mjs            everything
@@ -67,6 +67,8 @@ try {
     const build = (arg) => execFileSync('node', [join(root, 'scripts', 'build-fleet-binaries.mjs'), ...arg], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
     const dir = build([]);
     build(['--clients']);
+    // karmada-search, the live peer of the bench's karmada scenario (and of its test in `npm test`).
+    build(['--karmada']);
     const python = ensurePythonClient();
     const secs = (Date.now() - started) / 1000;
     if (secs > 5) say(`fleet binaries and test clients built in ${secs.toFixed(0)} s: ${dir}, ${python}`);

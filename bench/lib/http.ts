@@ -1,7 +1,7 @@
 import { Agent, request } from 'node:https';
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import type { MemberEndpoint } from '../../test/fleet/http.js';
+import { endpointUrl, type MemberEndpoint } from '../../test/fleet/http.js';
 
 /**
  * A timed GET that reads the whole body but keeps none of it: bytes are counted (and optionally
@@ -38,7 +38,7 @@ export class BenchClient {
 
   /** A timed request of any method; 2xx other than 200 (a create's 201) counts as success too. */
   send(method: string, path: string, opts: RequestOpts & { body?: string; contentType?: string } = {}): Promise<TimedResponse> {
-    const url = new URL(path, this.ep.server);
+    const url = endpointUrl(this.ep.server, path);
     const started = performance.now();
     return new Promise((resolve, reject) => {
       const req = request(

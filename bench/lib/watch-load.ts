@@ -14,6 +14,7 @@ import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { LatencyHistogram, epochMs } from './latency.js';
 import { QUOTE, StampScanner } from './stamp-scanner.js';
+import { endpointUrl } from '../../test/fleet/http.js';
 
 export interface WatchLoadSpec {
   server: string;
@@ -55,7 +56,7 @@ function main(): void {
   let windowCpu = process.cpuUsage();
   let windowWall = performance.now();
   const watch = (rv: string | undefined, first: boolean) => {
-    const url = new URL(spec.url, spec.server);
+    const url = endpointUrl(spec.server, spec.url);
     if (rv !== undefined) url.searchParams.set('resourceVersion', rv);
     let lastRV = rv;
     const req = request(url, { agent, headers: { authorization: `Bearer ${spec.token}` } }, (res) => {

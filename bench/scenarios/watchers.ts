@@ -12,13 +12,13 @@ import { figureSink, type Scenario } from '../lib/scenario.js';
 import { cpuSeconds, memberPids, totalCpuSeconds } from '../lib/cpu-time.js';
 import type { BenchContext } from '../lib/context.js';
 
-const NS = 'bench-watch';
+export const WATCH_NS = 'bench-watch';
 const PODS = 50;
 const STAMP = 'bench.flotilla.io/sent';
 const WARMUP_MS = 2000;
 /** Watchers per load-generator process; no more processes than CPUs, which they share with the rest. */
-const WATCHERS_PER_PROCESS = 250;
-const MAX_PROCESSES = availableParallelism();
+export const WATCHERS_PER_PROCESS = 250;
+export const MAX_PROCESSES = availableParallelism();
 const REPORT_WAIT_MS = 60_000;
 const WATCH_LOAD = fileURLToPath(new URL('../lib/watch-load.js', import.meta.url));
 
@@ -42,15 +42,15 @@ export const watchers: Scenario = {
     const name = ctx.registered()[0]!.name;
     await preparePods(member);
     // One event's object as the member stores it (flotilla drops managedFields, adds its annotation).
-    const podBytes = Buffer.byteLength((await memberRequest(member, 'GET', `/api/v1/namespaces/${NS}/pods/w-0`)).body);
+    const podBytes = Buffer.byteLength((await memberRequest(member, 'GET', `/api/v1/namespaces/${WATCH_NS}/pods/w-0`)).body);
     const { figures, add } = figureSink('watchers', emit);
     const processes = Math.min(MAX_PROCESSES, Math.ceil(count / WATCHERS_PER_PROCESS));
     const members = memberPids(join(ctx.dir, 'fleet'));
     const flotillaPid = flotilla.proc.pid!;
 
     const sides = {
-      direct: { ep: member as MemberEndpoint, path: `/api/v1/namespaces/${NS}/pods` },
-      flotilla: { ep: flotilla.endpoint, path: `/clusters/${name}/api/v1/namespaces/${NS}/pods` },
+      direct: { ep: member as MemberEndpoint, path: `/api/v1/namespaces/${WATCH_NS}/pods` },
+      flotilla: { ep: flotilla.endpoint, path: `/clusters/${name}/api/v1/namespaces/${WATCH_NS}/pods` },
     };
     /** The writer at `perSecond` patches/s, with every watcher on the member, then through flotilla. */
     const measure = async (perSecond: number): Promise<Record<'direct' | 'flotilla', SideResult>> => {
@@ -187,7 +187,7 @@ function addMemberShare(add: ReturnType<typeof figureSink>['add'], prefix: strin
  * Merge patches at `rate`/s from `begin` (epoch ms) to the window's end; returns those stamped
  * inside the window, and how many the member answered with 504.
  */
-async function write(member: MemberEndpoint, rate: number, begin: number, window: { from: number; to: number }): Promise<{ sent: number; failed: number; patchMs: LatencyHistogram }> {
+export async function write(member: MemberEndpoint, rate: number, begin: number, window: { from: number; to: number }): Promise<{ sent: number; failed: number; patchMs: LatencyHistogram }> {
   const writer = new BenchClient(member);
   const patchMs = new LatencyHistogram();
   let sent = 0;
@@ -201,7 +201,7 @@ async function write(member: MemberEndpoint, rate: number, begin: number, window
       const pod = `w-${i % PODS}`;
       const p: Promise<void> = (async () => {
         const stamp = epochMs();
-        const r = await writer.send('PATCH', `/api/v1/namespaces/${NS}/pods/${pod}`, { body: JSON.stringify({ metadata: { annotations: { [STAMP]: stamp.toFixed(3) } } }), contentType: 'application/merge-patch+json' });
+        const r = await writer.send('PATCH', `/api/v1/namespaces/${WATCH_NS}/pods/${pod}`, { body: JSON.stringify({ metadata: { annotations: { [STAMP]: stamp.toFixed(3) } } }), contentType: 'application/merge-patch+json' });
         // A member too busy to write in time (504) makes no event: counted, not expected.
         if (r.status === 504) failed++;
         else if (r.status !== 200) throw new Error(`patch ${pod}: ${r.status} ${r.errorText ?? ''}`);
@@ -236,7 +236,7 @@ interface SideResult {
   probeMs: LatencyHistogram;
 }
 
-interface Loads {
+export interface Loads {
   connected(): number;
   exited(): boolean;
   tell(m: ToWatchLoad): void;
@@ -246,7 +246,7 @@ interface Loads {
 }
 
 /** `count` watches spread over `processes` forked load generators, each stopped by its PID. */
-function startLoads(ctx: BenchContext, ep: MemberEndpoint, url: string, count: number, processes: number): Loads {
+export function startLoads(ctx: BenchContext, ep: MemberEndpoint, url: string, count: number, processes: number): Loads {
   const children: { proc: ChildProcess; connected: number; exited: boolean; report?: (m: FromWatchLoad) => void }[] = [];
   for (let i = 0; i < processes; i++) {
     const share = Math.floor(count / processes) + (i < count % processes ? 1 : 0);
@@ -312,15 +312,15 @@ function startLoads(ctx: BenchContext, ep: MemberEndpoint, url: string, count: n
   };
 }
 
-async function preparePods(member: MemberEndpoint): Promise<void> {
+export async function preparePods(member: MemberEndpoint): Promise<void> {
   const made = async (path: string, body: unknown) => {
     const res = await memberRequest(member, 'POST', path, body);
     if (res.status !== 201 && res.status !== 409) throw new Error(`POST ${path}: ${res.status} ${res.body.slice(0, 200)}`);
   };
-  await made('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+  await made('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: WATCH_NS } });
   // No controller manager in the bench fleet: the default ServiceAccount is made by hand.
-  await made(`/api/v1/namespaces/${NS}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default' } });
+  await made(`/api/v1/namespaces/${WATCH_NS}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default' } });
   for (let i = 0; i < PODS; i++) {
-    await made(`/api/v1/namespaces/${NS}/pods`, { apiVersion: 'v1', kind: 'Pod', metadata: { name: `w-${i}` }, spec: { containers: [{ name: 'c', image: 'example.com/c:1' }] } });
+    await made(`/api/v1/namespaces/${WATCH_NS}/pods`, { apiVersion: 'v1', kind: 'Pod', metadata: { name: `w-${i}` }, spec: { containers: [{ name: 'c', image: 'example.com/c:1' }] } });
   }
 }

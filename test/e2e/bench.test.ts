@@ -8,14 +8,15 @@ import { livePids } from '../fleet/processes.js';
 
 /**
  * `npm run bench` end to end, every scenario at a small size: its own real member (and the logs
- * scenario's kwok fleet), flotilla as its own process, the forked watch load generators. What is
+ * scenario's kwok fleet, the karmada scenario's live karmada-search with its control plane),
+ * flotilla as its own process, the forked watch load generators. What is
  * checked is the run itself, not the figures' targets: every scenario reports, every line has the
  * documented form, counts add up, results are recorded, and nothing it started outlives it.
  */
 const root = findProjectRoot();
 const PODS = 300;
 const NAMES = 2;
-const SCENARIOS = ['ingest', 'decode', 'warm-restart', 'list', 'peers', 'live', 'scaling', 'memory-limit', 'table', 'patch', 'watchers', 'logs', 'views', 'authz'];
+const SCENARIOS = ['ingest', 'decode', 'warm-restart', 'list', 'peers', 'live', 'scaling', 'memory-limit', 'table', 'patch', 'watchers', 'logs', 'views', 'authz', 'karmada'];
 // `BENCH <scenario>.<metric> = <value> <unit> (target <op> <value>: ok|miss)`, the target optional.
 const LINE = /^BENCH ([a-z_]+)\.([a-z0-9_]+) = (-?[0-9.]+(?:e[+-]?[0-9]+)?|NaN|-?Infinity) (\S+)(?: \(target (<=|>=|=) (-?[0-9.]+): (ok|miss)\))?$/;
 
@@ -80,6 +81,16 @@ describe('npm run bench', () => {
     expect(figures.get('warm_restart.after_sigkill_relists')).toBe(0);
     expect(figures.get('watchers.flotilla_delivered')).toBeGreaterThanOrEqual(0.999);
     expect(figures.get('logs.follow_vs_direct')).toBeGreaterThan(0);
+    // karmada: a live karmada-search beside the same member serves what flotilla serves, and both
+    // what the member holds (under every cluster name), as a list, as Table rows and paged.
+    for (const side of ['flotilla', 'karmada']) {
+      expect(figures.get(`karmada.${side}_same_items`), side).toBe(1);
+      expect(figures.get(`karmada.${side}_listed_objects`), side).toBe(figures.get('karmada.cached_objects'));
+      expect(figures.get(`karmada.${side}_table_rows`), side).toBe(figures.get('karmada.cached_objects'));
+      expect(figures.get(`karmada.${side}_paged_objects`), side).toBe(figures.get('karmada.cached_objects'));
+      expect(figures.get(`karmada.${side}_name_selected_objects`), side).toBe(NAMES);
+    }
+    expect(figures.get('karmada.cached_objects')).toBeGreaterThanOrEqual(PODS * NAMES);
     for (const name of ['list.ratio', 'table.ratio', 'live.fleet_list_vs_slowest_member', 'patch.added_p50_ms', 'ingest.objects_per_second', 'ingest.eventloop_delay_p99_ms', 'peers.get_p50_ms']) {
       expect(Number.isFinite(figures.get(name)), name).toBe(true);
     }
@@ -93,7 +104,7 @@ describe('npm run bench', () => {
     expect(existsSync(join(work, 'results.json'))).toBe(true);
 
     // Every process of its fleets (apiserver, etcd, kwok, flotilla) is gone.
-    for (const fleet of ['fleet', 'logs-fleet']) {
+    for (const fleet of ['fleet', 'logs-fleet', 'karmada']) {
       const pids = join(work, 'run', fleet, 'pids');
       expect(existsSync(pids), pids).toBe(true);
       expect(livePids(pids)).toEqual([]);

@@ -94,7 +94,7 @@ export function fleetBinDir(): string {
   }).trim();
 }
 
-async function freePorts(n: number): Promise<number[]> {
+export async function freePorts(n: number): Promise<number[]> {
   // Hold every listener open until all ports are known, so no two requests get the same port.
   const servers = await Promise.all(
     Array.from({ length: n }, () => new Promise<Server>((res, rej) => {
@@ -108,7 +108,7 @@ async function freePorts(n: number): Promise<number[]> {
   return ports;
 }
 
-async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, proc?: Supervised): Promise<void> {
+export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, proc?: Supervised): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let lastError = '';
   while (Date.now() < deadline) {
@@ -125,7 +125,7 @@ async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: n
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${lastError}` : ''}${proc ? `\n${tailLog(proc.logPath)}` : ''}`);
 }
 
-function kubeconfigYaml(name: string, server: string, caFile: string, token: string): string {
+export function kubeconfigYaml(name: string, server: string, caFile: string, token: string): string {
   return toYaml({
     apiVersion: 'v1',
     kind: 'Config',

@@ -16,6 +16,15 @@ export interface MemberResponse {
 
 const caCache = new Map<string, Buffer>();
 
+/**
+ * `path` on `server`, keeping a path the server URL has (as a kubeconfig's server may: karmada-search's
+ * proxy is one), which `new URL(path, server)` would drop for an absolute path.
+ */
+export function endpointUrl(server: string, path: string): URL {
+  const base = new URL(server);
+  return new URL(base.pathname.replace(/\/$/, '') + path, base.origin);
+}
+
 export function memberRequest(
   ep: MemberEndpoint,
   method: string,
@@ -28,7 +37,7 @@ export function memberRequest(
     ca = readFileSync(ep.caFile);
     caCache.set(ep.caFile, ca);
   }
-  const url = new URL(path, ep.server);
+  const url = endpointUrl(ep.server, path);
   const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
   return new Promise((resolve, reject) => {
     const req = request(

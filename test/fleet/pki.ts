@@ -44,8 +44,17 @@ export function makeFleetPki(dir: string): FleetPki {
   return pki;
 }
 
-function issue(dir: string, name: string, subject: string, extensions: string): void {
+function issue(dir: string, name: string, subject: string, extensions: string, ca = { cert: 'ca.crt', key: 'ca.key' }): void {
   writeFileSync(join(dir, `${name}.ext`), extensions);
   openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subject], dir);
-  openssl(['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${name}.crt`, '-days', '3650', '-extfile', `${name}.ext`], dir);
+  openssl(['x509', '-req', '-in', `${name}.csr`, '-CA', ca.cert, '-CAkey', ca.key, '-CAcreateserial', '-out', `${name}.crt`, '-days', '3650', '-extfile', `${name}.ext`], dir);
+}
+
+/**
+ * A client certificate `<dir>/<name>.crt` (and `.key`) from the fleet's CA, for a process beside
+ * the fleet (the Karmada control plane's front-proxy client); returns the two paths.
+ */
+export function issueClientCert(pki: FleetPki, dir: string, name: string, subject: string): { cert: string; key: string } {
+  issue(dir, name, subject, 'extendedKeyUsage=clientAuth\n', { cert: pki.caCert, key: pki.caKey });
+  return { cert: join(dir, `${name}.crt`), key: join(dir, `${name}.key`) };
 }

@@ -1,0 +1,192 @@
+import type { MemberEndpoint } from '../../test/fleet/http.js';
+import { BenchClient, occurrenceCounter, percentile } from './http.js';
+import { performance } from 'node:perf_hooks';
+import { LIST_TIMEOUT_MS, ok } from './scenario.js';
+
+/**
+ * The reads a fleet-wide proxy serves, timed the same way against any of them (flotilla,
+ * karmada-search): the whole fleet's pod list as JSON and as kubectl's Table, label-selected lists,
+ * a get and a name-selected list of one pod, and kubectl's paging (limit=500 with continue).
+ * Bodies are read to the end and discarded; items are counted without parsing.
+ */
+
+/** kubectl's Accept for `kubectl get`. */
+export const KUBECTL_TABLE_ACCEPT = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json';
+/** Once per pod item in either server's encoding (flotilla writes kind first, Go's unstructured encoder sorts keys); never in the list's own `"kind":"PodList"` nor an owner reference's kind. */
+export const POD_KIND = '"kind":"Pod",';
+/** Once per Table row in either server's encoding. */
+export const TABLE_ROW = '"cells":[';
+const PAGE = 500;
+/** Timed runs of one read stop past this, once three are in. */
+const BUDGET_MS = 60_000;
+const SLOW_LIST_MS = 10_000;
+
+export interface Timings {
+  p50: number;
+  p99: number;
+  runs: number;
+}
+
+export function timings(ms: number[]): Timings {
+  return { p50: percentile(ms, 50), p99: percentile(ms, 99), runs: ms.length };
+}
+
+export interface ReadPlan {
+  /** Timed rounds of the whole-fleet lists (after one warm-up that counts). */
+  listRounds: number;
+  /** Label selectors of about 100 and 10,000 of the cached pods. */
+  selectors: { name: string; query: string; runs: number }[];
+  /** One pod: its namespaced path (`/api/v1/namespaces/<ns>/pods/<name>`). */
+  podPath: string;
+  getRuns: number;
+  /** Full kubectl-style walks (limit=500, following continue) timed. */
+  pagedWalks: number;
+}
+
+export interface ReadResult {
+  listObjects: number;
+  listBytes: number;
+  list: Timings;
+  listRv0: Timings & { objects: number };
+  tableRows: number;
+  table: Timings;
+  selected: Record<string, Timings & { objects: number }>;
+  /** The plain get's status (a name several clusters hold may be refused as ambiguous, 409). */
+  getStatus: number;
+  get: Timings;
+  /** `fieldSelector=metadata.name=<name>` in the pod's namespace: every cluster's copy of it. */
+  nameSelected: Timings & { objects: number };
+  /** Per page, over every walk; and the walks themselves. */
+  page: Timings;
+  walk: Timings & { pages: number; objects: number };
+  /** Reads the server failed, each with its error (their figures are NaN). */
+  failures: string[];
+}
+
+/** Times the plan's reads against `ep` (sequential requests on one keep-alive client). */
+export async function measureReads(ep: MemberEndpoint, plan: ReadPlan): Promise<ReadResult> {
+  const client = new BenchClient(ep);
+  try {
+    // A slow server gets fewer rounds, not a longer run: past the budget, three runs are enough.
+    const timed = async (runs: number, path: string, accept?: string, acceptStatus = 200) => {
+      const ms: number[] = [];
+      const started = performance.now();
+      for (let i = 0; i < runs && (i < 3 || performance.now() - started < BUDGET_MS); i++) {
+        const r = await client.get(path, { timeoutMs: LIST_TIMEOUT_MS, ...(accept ? { accept } : {}) });
+        if (r.status !== acceptStatus) throw new Error(`${path}: ${r.status} ${r.errorText ?? ''}`);
+        ms.push(r.ms);
+      }
+      return ms;
+    };
+    const counted = async (path: string, needle: string, accept?: string) => {
+      const counter = occurrenceCounter(needle);
+      const r = ok(await client.get(path, { timeoutMs: LIST_TIMEOUT_MS, onChunk: counter.onChunk, ...(accept ? { accept } : {}) }), path);
+      return { objects: counter.count(), bytes: r.bytes, ms: r.ms };
+    };
+
+    // A read the server fails (a 504 past its request timeout, say) is a result: its figures are
+    // NaN, the failure is said, and the other reads are still measured.
+    const failures: string[] = [];
+    const attempt = async <T>(what: string, fn: () => Promise<T>, failed: T): Promise<T> => {
+      try {
+        return await fn();
+      } catch (e) {
+        failures.push(`${what}: ${(e as Error).message.slice(0, 300)}`);
+        return failed;
+      }
+    };
+    const none = { objects: NaN, bytes: NaN, ms: NaN };
+    const noTimings = timings([]);
+
+    // A whole-fleet list whose warm-up took longer than SLOW_LIST_MS is timed once more, not listRounds times.
+    const rounds = (warmMs: number) => (warmMs > SLOW_LIST_MS ? 1 : plan.listRounds);
+    const warm = await attempt('fleet list', () => counted('/api/v1/pods', POD_KIND), none);
+    const list = Number.isNaN(warm.objects) ? noTimings : await attempt('fleet list', async () => timings(await timed(rounds(warm.ms), '/api/v1/pods')), noTimings);
+    const warmTable = await attempt('fleet Table', () => counted('/api/v1/pods', TABLE_ROW, KUBECTL_TABLE_ACCEPT), none);
+    const table = Number.isNaN(warmTable.objects) ? noTimings : await attempt('fleet Table', async () => timings(await timed(rounds(warmTable.ms), '/api/v1/pods', KUBECTL_TABLE_ACCEPT)), noTimings);
+
+    // The same list at resourceVersion=0 (any cached state will do, as an informer's first list asks):
+    // a proxy that sends a consistent list (no resourceVersion, as kubectl's) to its members serves this one from its cache.
+    const warmRv0 = await attempt('fleet list at resourceVersion=0', () => counted('/api/v1/pods?resourceVersion=0', POD_KIND), none);
+    const listRv0 = Number.isNaN(warmRv0.objects) ? noTimings : await attempt('fleet list at resourceVersion=0', async () => timings(await timed(rounds(warmRv0.ms), '/api/v1/pods?resourceVersion=0')), noTimings);
+
+    const selected: ReadResult['selected'] = {};
+    for (const s of plan.selectors) {
+      selected[s.name] = await attempt(s.name, async () => {
+        const { objects } = await counted(`/api/v1/pods?${s.query}`, POD_KIND);
+        return { ...timings(await timed(s.runs, `/api/v1/pods?${s.query}`)), objects };
+      }, { ...noTimings, objects: NaN });
+    }
+
+    let getStatus = 0;
+    let get = noTimings;
+    let nameSelected = { ...noTimings, objects: NaN };
+    if (plan.getRuns > 0) {
+      getStatus = (await client.get(plan.podPath)).status;
+      if (getStatus === 200) get = await attempt('get', async () => timings(await timed(plan.getRuns, plan.podPath)), noTimings);
+      const ns = plan.podPath.split('/')[4]!;
+      const name = plan.podPath.split('/').pop()!;
+      const byName = `/api/v1/namespaces/${ns}/pods?fieldSelector=${encodeURIComponent(`metadata.name=${name}`)}`;
+      nameSelected = await attempt('name-selected list', async () => {
+        const nameCount = await counted(byName, POD_KIND);
+        return { ...timings(await timed(plan.getRuns, byName)), objects: nameCount.objects };
+      }, nameSelected);
+    }
+
+    const pageMs: number[] = [];
+    const walkMs: number[] = [];
+    let pages = NaN;
+    let walked = NaN;
+    for (let w = 0; w < plan.pagedWalks; w++) {
+      const r = await attempt('paged list', () => pagedWalk(client), undefined);
+      if (!r) break;
+      pageMs.push(...r.pageMs);
+      walkMs.push(r.pageMs.reduce((a, b) => a + b, 0));
+      pages = r.pageMs.length;
+      walked = r.objects;
+    }
+    return {
+      listObjects: warm.objects,
+      listBytes: warm.bytes,
+      list,
+      listRv0: { ...listRv0, objects: warmRv0.objects },
+      tableRows: warmTable.objects,
+      table,
+      selected,
+      getStatus,
+      get,
+      nameSelected,
+      page: timings(pageMs),
+      walk: { ...timings(walkMs), pages, objects: walked },
+      failures,
+    };
+  } finally {
+    client.close();
+  }
+}
+
+/** kubectl's paging of the fleet's pods: limit=500, following `continue` to the end. */
+async function pagedWalk(client: BenchClient): Promise<{ pageMs: number[]; objects: number }> {
+  const pageMs: number[] = [];
+  let objects = 0;
+  let cont = '';
+  do {
+    const chunks: Buffer[] = [];
+    const counter = occurrenceCounter(POD_KIND);
+    const r = ok(await client.get(`/api/v1/pods?limit=${PAGE}${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`, {
+      timeoutMs: LIST_TIMEOUT_MS,
+      onChunk: (c) => {
+        chunks.push(c);
+        counter.onChunk(c);
+      },
+    }), 'paged list');
+    pageMs.push(r.ms);
+    objects += counter.count();
+    // Where the list's metadata sits differs (first in flotilla's, last in sorted-key JSON): the last `continue` member is the list's own.
+    const body = Buffer.concat(chunks).toString('utf8');
+    const at = body.lastIndexOf('"continue":"');
+    cont = at < 0 ? '' : body.slice(at + 12, body.indexOf('"', at + 12));
+    if (pageMs.length > 100_000) throw new Error('paged list: no end after 100000 pages');
+  } while (cont);
+  return { pageMs, objects };
+}

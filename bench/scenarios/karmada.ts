@@ -1,0 +1,546 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { startKarmada } from '../../test/fleet/karmada.js';
+import { memberJson, memberRequest, type MemberEndpoint } from '../../test/fleet/http.js';
+import { livePids } from '../../test/fleet/processes.js';
+import type { BenchContext } from '../lib/context.js';
+import { cpuSeconds } from '../lib/cpu-time.js';
+import { procMemory, sleep } from '../lib/flotilla.js';
+import { POD_KIND, measureReads, type ReadPlan, type ReadResult } from '../lib/fleet-reads.js';
+import { countedSelectors, podName, selectorNear } from '../lib/pods.js';
+import { LIST_TIMEOUT_MS, MB, figureSink, ok, type Scenario } from '../lib/scenario.js';
+import { BenchClient, occurrenceCounter, percentile } from '../lib/http.js';
+import { epochMs } from '../lib/latency.js';
+import { MAX_PROCESSES, WATCHERS_PER_PROCESS, WATCH_NS, preparePods, startLoads, write } from './watchers.js';
+
+/**
+ * karmada: flotilla and a live karmada-search (test/fleet/karmada.ts) on the same member under the
+ * same cluster names, one after the other on this machine: flotilla first (then stopped), then
+ * karmada-search. Each side's initial sync (time and CPU), memory when synced, the same reads
+ * (lib/fleet-reads.ts), a paused member, and what each serves against the members' own lists.
+ * karmada-search is read on its own port (no aggregation hop in front of it; the list through the
+ * Karmada control plane, as kubectl reaches it, is measured once beside it).
+ */
+type Side = 'flotilla' | 'karmada';
+
+interface SideRun {
+  syncMs: number;
+  syncCpuS: number;
+  rssBytes: number;
+  anonBytes: number;
+  /** VmHWM after the reads: what serving them took at most. */
+  peakRssBytes: number;
+  reads: ReadResult;
+  /** The fleet list through the Karmada control plane (karmada only). */
+  viaApiserverMs?: number;
+  /** Every cluster's copies of every pod, as `<namespace>/<name>` counts (small fleets only). */
+  items?: Map<string, number>;
+  tableColumns: string[];
+  paused?: PausedResult;
+  watch: WatchResult;
+}
+
+interface WatchResult {
+  p50: number;
+  p99: number;
+  /** Deliveries ÷ (events written × clusters × watchers). */
+  delivered: number;
+  cpuUsPerDelivery: number;
+}
+
+interface Probe {
+  status: number;
+  ms: number;
+  warning: string;
+}
+
+interface PausedResult extends Probe {
+  early: Probe;
+  convergedMs: number;
+}
+
+/**
+ * Its default request timeout (60 s) ends a fleet list of 100k pods with a 504 on this machine;
+ * as with the member in the list scenario, what is measured is what it serves, not where it gives up.
+ */
+const SEARCH_ARGS = ['--request-timeout=10m'];
+
+/** Lists small enough to parse for the side-by-side item check. */
+const PARSE_LIMIT = 50_000;
+
+export const karmada: Scenario = {
+  name: 'karmada',
+  async run(ctx, emit) {
+    const seed = await ctx.ensureSeeded();
+    const names = Math.min(ctx.profile.listNames, ctx.profile.names);
+    const clusters = ctx.registered(names);
+    const member = ctx.member;
+    const { figures, add } = figureSink('karmada', emit);
+    const notes: string[] = [];
+
+    // The watched pods (the watchers scenario's, made here when it did not run) are part of the fleet.
+    await preparePods(member);
+    // What the members themselves hold (other scenarios may have added pods): the expected answer.
+    const own = await memberJson<{ items: { metadata: { namespace: string; name: string } }[] }>(member, 'GET', '/api/v1/pods');
+    const perMember = own.items.length;
+    const expected = perMember * names;
+    const ownItems = new Map<string, number>();
+    for (const p of own.items) ownItems.set(`${p.metadata.namespace}/${p.metadata.name}`, names);
+
+    const middle = Math.floor(seed.pods / 2);
+    const podPath = `/api/v1/namespaces/${seed.namespaces[middle % seed.namespaces.length]!}/pods/${podName(middle)}`;
+    const sel = (wanted: number) => selectorNear(seed.pods, wanted / names);
+    const plan: ReadPlan = {
+      listRounds: ctx.profile.listRounds,
+      selectors: [
+        { name: 'selected_100', query: `labelSelector=${encodeURIComponent(sel(100).selector)}`, runs: 100 },
+        { name: 'selected_10k', query: `labelSelector=${encodeURIComponent(sel(10_000).selector)}`, runs: 20 },
+        { name: 'selected_100_rv0', query: `labelSelector=${encodeURIComponent(sel(100).selector)}&resourceVersion=0`, runs: 100 },
+      ],
+      podPath,
+      getRuns: 100,
+      // A walk of 100k pods is 200 pages; on karmada-search each takes long enough that one is the measure.
+      pagedWalks: ctx.profile.name === 'full' ? 1 : 3,
+    };
+    // Ready when a label-selected list at resourceVersion=0 (from the cache, not the members) holds
+    // its pod from every cluster: a cluster karmada-search has not set up adds nothing to its lists
+    // (it answers at once, without it).
+    const probe = countedSelectors(seed.pods).find((s) => s.podsMatched === 1)!;
+    const probeQuery = `/api/v1/pods?labelSelector=${encodeURIComponent(probe.selector)}`;
+    const syncedQuery = `${probeQuery}&resourceVersion=0`;
+    const pauseSeconds = ctx.profile.name === 'full' ? 30 : 5;
+
+    const runs: Partial<Record<Side, SideRun>> = {};
+    // flotilla
+    {
+      await ctx.stopFlotilla();
+      const start = await ctx.startFlotilla({ reuseData: false, names });
+      const pid = start.flotilla.proc.pid;
+      const syncCpuS = cpuSeconds(pid);
+      await sleep(2000);
+      const mem = procMemory(pid);
+      const ep = start.flotilla.endpoint;
+      const reads = await measureReads(ep, plan);
+      ctx.log(`karmada: flotilla measured (${reads.listObjects} objects listed)`);
+      runs.flotilla = {
+        syncMs: start.readyMs,
+        syncCpuS,
+        rssBytes: mem.rssBytes,
+        anonBytes: mem.anonBytes,
+        peakRssBytes: procMemory(pid).peakRssBytes,
+        reads,
+        tableColumns: await tableColumns(ep),
+        ...(expected <= PARSE_LIMIT ? { items: await listedItems(ep) } : {}),
+        watch: await watchDelivery(ctx, ep, pid, names),
+        paused: await pausedMember(ctx, ep, probeQuery, names, pauseSeconds),
+      };
+      await ctx.stopFlotilla();
+    }
+    // karmada-search
+    {
+      const plane = await startKarmada({ fleet: ctx.fleet!.info, dir: join(ctx.dir, 'karmada'), log: ctx.log, searchArgs: SEARCH_ARGS });
+      ctx.adopt(() => plane.stop());
+      try {
+        await plane.register(clusters);
+        await plane.select('bench', clusters.map((c) => c.name), [{ apiVersion: 'v1', kind: 'Pod' }]);
+        // Measured as flotilla's is: from a fresh process's start, its cache empty, until it serves
+        // every cluster (its Clusters and ResourceRegistry are already stored, as flotilla's fleet file is).
+        const t0 = performance.now();
+        const pid = (await plane.restartSearch()).pid;
+        await untilSynced(plane.proxyDirect, syncedQuery, names, ctx.profile.readyTimeoutMs);
+        const syncMs = performance.now() - t0;
+        const syncCpuS = cpuSeconds(pid);
+        await sleep(2000);
+        const mem = procMemory(pid);
+        const guard = guardMemory(pid);
+        try {
+          const reads = await measureReads(plane.proxyDirect, plan);
+          ctx.log(`karmada: karmada-search measured (${reads.listObjects} objects listed)`);
+          const via = await measureReads(plane.proxy, { ...plan, listRounds: 1, selectors: [], getRuns: 0, pagedWalks: 0 });
+          runs.karmada = {
+            syncMs,
+            syncCpuS,
+            rssBytes: mem.rssBytes,
+            anonBytes: mem.anonBytes,
+            peakRssBytes: procMemory(pid).peakRssBytes,
+            reads,
+            viaApiserverMs: via.list.p50,
+            tableColumns: await tableColumns(plane.proxyDirect),
+            ...(expected <= PARSE_LIMIT ? { items: await listedItems(plane.proxyDirect) } : {}),
+            watch: await watchDelivery(ctx, plane.proxyDirect, pid, names).catch((e: Error) => {
+              reads.failures.push(`watch: ${e.message}`);
+              return { p50: NaN, p99: NaN, delivered: NaN, cpuUsPerDelivery: NaN };
+            }),
+            paused: await pausedMember(ctx, plane.proxyDirect, probeQuery, names, pauseSeconds),
+          };
+          if (guard.tripped()) runs.karmada.reads.failures.push(guard.tripped()!);
+        } finally {
+          guard.stop();
+        }
+      } finally {
+        await plane.stop();
+      }
+    }
+
+    const f = runs.flotilla!;
+    const k = runs.karmada!;
+    add('cached_objects', expected, 'objects');
+    const pair = (metric: string, unit: string, fv: number, kv: number, target?: number) => {
+      add(`flotilla_${metric}`, fv, unit);
+      add(`karmada_${metric}`, kv, unit);
+      add(`${metric}_ratio`, fv / kv, 'x', target === undefined ? undefined : { op: '<=', value: target });
+    };
+    pair('sync_s', 's', f.syncMs / 1000, k.syncMs / 1000, 1.0);
+    pair('sync_cpu_s', 's', f.syncCpuS, k.syncCpuS);
+    pair('rss_kb_per_pod', 'KB', f.rssBytes / 1000 / expected, k.rssBytes / 1000 / expected, 0.1);
+    pair('rss_anon_kb_per_pod', 'KB', f.anonBytes / 1000 / expected, k.anonBytes / 1000 / expected);
+    pair('peak_rss_mb', 'MB', f.peakRssBytes / MB, k.peakRssBytes / MB);
+    pair('list_p50_ms', 'ms', f.reads.list.p50, k.reads.list.p50, 0.5);
+    pair('list_p99_ms', 'ms', f.reads.list.p99, k.reads.list.p99);
+    pair('list_rv0_p50_ms', 'ms', f.reads.listRv0.p50, k.reads.listRv0.p50, 0.5);
+    pair('list_rv0_p99_ms', 'ms', f.reads.listRv0.p99, k.reads.listRv0.p99);
+    pair('table_p50_ms', 'ms', f.reads.table.p50, k.reads.table.p50);
+    pair('table_p99_ms', 'ms', f.reads.table.p99, k.reads.table.p99);
+    for (const s of plan.selectors) {
+      pair(`${s.name}_p50_ms`, 'ms', f.reads.selected[s.name]!.p50, k.reads.selected[s.name]!.p50, 0.5);
+      pair(`${s.name}_p99_ms`, 'ms', f.reads.selected[s.name]!.p99, k.reads.selected[s.name]!.p99, 0.5);
+      add(`flotilla_${s.name}_objects`, f.reads.selected[s.name]!.objects, 'objects');
+      add(`karmada_${s.name}_objects`, k.reads.selected[s.name]!.objects, 'objects');
+    }
+    add('flotilla_get_status', f.reads.getStatus, 'status');
+    add('karmada_get_status', k.reads.getStatus, 'status');
+    add('flotilla_get_p50_ms', f.reads.get.p50, 'ms');
+    add('flotilla_get_p99_ms', f.reads.get.p99, 'ms');
+    pair('name_selected_p50_ms', 'ms', f.reads.nameSelected.p50, k.reads.nameSelected.p50);
+    pair('name_selected_p99_ms', 'ms', f.reads.nameSelected.p99, k.reads.nameSelected.p99);
+    pair('page_p50_ms', 'ms', f.reads.page.p50, k.reads.page.p50);
+    pair('page_p99_ms', 'ms', f.reads.page.p99, k.reads.page.p99);
+    pair('paged_walk_ms', 'ms', f.reads.walk.p50, k.reads.walk.p50);
+    add('watchers', ctx.profile.watchers, 'watchers');
+    pair('watch_p50_ms', 'ms', f.watch.p50, k.watch.p50);
+    // A p99 past the latency histogram's 10 s is Infinity: the ratio against it is then an upper
+    // bound, taken at 10 s.
+    add('flotilla_watch_p99_ms', f.watch.p99, 'ms');
+    add('karmada_watch_p99_ms', k.watch.p99, 'ms');
+    add('watch_p99_ms_ratio', f.watch.p99 / Math.min(k.watch.p99, 10_000), 'x', { op: '<=', value: 1.0 });
+    pair('watch_cpu_us_per_delivery', 'µs', f.watch.cpuUsPerDelivery, k.watch.cpuUsPerDelivery);
+    add('flotilla_watch_delivered', f.watch.delivered, 'x');
+    add('karmada_watch_delivered', k.watch.delivered, 'x');
+    if (k.viaApiserverMs !== undefined) add('karmada_list_via_apiserver_ms', k.viaApiserverMs, 'ms');
+
+    // Correctness: each side's answers against the members' own lists.
+    for (const [side, r] of [['flotilla', f], ['karmada', k]] as const) {
+      add(`${side}_listed_objects`, r.reads.listObjects, 'objects', { op: '=', value: expected });
+      add(`${side}_listed_rv0_objects`, r.reads.listRv0.objects, 'objects', { op: '=', value: expected });
+      add(`${side}_table_rows`, r.reads.tableRows, 'rows', { op: '=', value: expected });
+      add(`${side}_paged_objects`, r.reads.walk.objects, 'objects', { op: '=', value: expected });
+      add(`${side}_name_selected_objects`, r.reads.nameSelected.objects, 'objects', { op: '=', value: names });
+      if (r.items) add(`${side}_same_items`, sameItems(r.items, ownItems) ? 1 : 0, 'bool', { op: '=', value: 1 });
+      add(`${side}_table_columns`, r.tableColumns.length, 'columns');
+      notes.push(`${side}: Table columns ${r.tableColumns.join(', ')}; a plain get of a pod every cluster holds answered ${r.reads.getStatus}`);
+      if (r.reads.failures.length) notes.push(`${side} failed: ${r.reads.failures.join('; ')}`);
+      add(`${side}_failed_reads`, r.reads.failures.length, 'reads');
+      if (r.paused) {
+        add(`${side}_paused_1s_status`, r.paused.early.status, 'status');
+        add(`${side}_paused_1s_ms`, r.paused.early.ms, 'ms', side === 'flotilla' ? { op: '<=', value: 100 } : undefined);
+        add(`${side}_paused_1s_warning`, r.paused.early.warning ? 1 : 0, 'bool');
+        add(`${side}_paused_status`, r.paused.status, 'status');
+        add(`${side}_paused_ms`, r.paused.ms, 'ms');
+        add(`${side}_paused_warning`, r.paused.warning ? 1 : 0, 'bool', side === 'flotilla' ? { op: '=', value: 1 } : undefined);
+        add(`${side}_paused_converged_ms`, r.paused.convergedMs, 'ms');
+        for (const [when, p] of [['1 s', r.paused.early], [`${Math.round(pauseSeconds / 2)} s`, r.paused]] as const) {
+          notes.push(`${side} with the member paused ${when}: ${p.status || 'no answer'} in ${p.ms.toFixed(0)} ms${p.warning ? `, Warning: ${p.warning.slice(0, 300)}` : ', no Warning'}`);
+        }
+      }
+    }
+    notes.push(
+      `${perMember} pods in one kube-apiserver registered under ${names} cluster names in both (flotilla's fleet file; karmada Clusters in Push mode with the member's bearer token and CA, marked Ready by the bench, and a ResourceRegistry of core/v1 Pods); flotilla run first and stopped, then karmada-search ${`(v1.18.2, --disable-search: its proxy cache only; ${SEARCH_ARGS.join(' ')})`}`,
+      'sync: from the process\'s start (cache empty) until it serves the whole fleet: flotilla\'s /readyz; karmada-search (restarted once its Clusters and ResourceRegistry are stored) until a label-selected list holds its pod from every cluster; CPU: the process\'s user+system time from its start',
+      'memory: VmRSS and RssAnon of the one process (flotilla; karmada-search without its control plane) 2 s after sync, per cached pod (KB = 1000 bytes)',
+      `reads: sequential on one keep-alive client; karmada-search on its own port; lists ${plan.listRounds} rounds after a warm-up, selected lists ${plan.selectors.map((s) => `${s.runs}×`).join('/')} , ${plan.getRuns} gets and name-selected lists, ${plan.pagedWalks} kubectl walks of limit=500 pages`,
+      `watch: ${ctx.profile.watchers} watchers of the fleet-wide pods of ${WATCH_NS} (one stream of every cluster's copies), ${watchRate(ctx, names)} merge patches/s to the member for ${ctx.profile.watchSeconds} s (each is an event from every cluster name); latency = arrival - the writer's stamp; CPU per delivery: the side's process, over the writer's run, ÷ deliveries`,
+      `paused member: SIGSTOP of the member's kube-apiserver for ${pauseSeconds} s (every cluster name is that member); one label-selected list 1 s in and one ${Math.round(pauseSeconds / 2)} s in (status 0: no answer before the pause ended); converged: from SIGCONT until that list holds the pod from every cluster again`,
+    );
+
+    // The larger size (every name of the profile: 1M pods in the full one), lighter: sync, memory,
+    // one fleet list and selected lists, each side; karmada-search stopped if it nears the
+    // machine's memory, which is then its result.
+    if (ctx.profile.names > names) {
+      const large = await largeSize(ctx, perMember, syncedQuery, plan.selectors[0]!.query);
+      const all = perMember * ctx.profile.names;
+      add('large_cached_objects', all, 'objects');
+      const lpair = (metric: string, unit: string, fv: number, kv: number) => {
+        add(`large_flotilla_${metric}`, fv, unit);
+        add(`large_karmada_${metric}`, kv, unit);
+        add(`large_${metric}_ratio`, fv / kv, 'x');
+      };
+      const fl = large.flotilla;
+      const kl = large.karmada;
+      lpair('sync_s', 's', fl.syncMs / 1000, kl.syncMs / 1000);
+      lpair('sync_cpu_s', 's', fl.syncCpuS, kl.syncCpuS);
+      lpair('rss_kb_per_pod', 'KB', fl.rssBytes / 1000 / all, kl.rssBytes / 1000 / all);
+      lpair('rss_anon_kb_per_pod', 'KB', fl.anonBytes / 1000 / all, kl.anonBytes / 1000 / all);
+      lpair('list_ms', 'ms', fl.listMs, kl.listMs);
+      lpair('selected_100_p50_ms', 'ms', fl.selectedP50, kl.selectedP50);
+      add('large_flotilla_listed_objects', fl.listed, 'objects', { op: '=', value: all });
+      add('large_karmada_listed_objects', kl.listed, 'objects', { op: '=', value: all });
+      notes.push(`large size: ${perMember} pods under ${ctx.profile.names} names (${all} objects), each side alone: sync, memory 2 s after it, one fleet list (after a warm-up), 10 selected lists of about 100${kl.failure ? `; karmada-search: ${kl.failure}` : ''}`);
+    }
+    return { figures, facts: { objects: expected, objectBytes: seed.memberBytesAvg, objectBytesAre: 'as the member stores the pod', notes } };
+  },
+};
+
+interface LargeRun {
+  syncMs: number;
+  syncCpuS: number;
+  rssBytes: number;
+  anonBytes: number;
+  listMs: number;
+  listed: number;
+  selectedP50: number;
+  /** Why the side has no figures (karmada-search stopped or failed): NaN figures, this said. */
+  failure?: string;
+}
+
+const NOT_MEASURED: Omit<LargeRun, 'failure'> = { syncMs: NaN, syncCpuS: NaN, rssBytes: NaN, anonBytes: NaN, listMs: NaN, listed: NaN, selectedP50: NaN };
+
+/** Until RSS passes this share of what the machine had available when the side started. */
+const MEMORY_SHARE = 0.8;
+
+/**
+ * Stops (SIGTERM, by PID) a process whose RSS passes MEMORY_SHARE of the memory available now: on a
+ * shared machine, a peer that would take it all is stopped, and that is its result.
+ */
+function guardMemory(pid: number): { tripped(): string | undefined; stop(): void } {
+  const limit = memAvailableBytes() * MEMORY_SHARE + procMemory(pid).rssBytes;
+  let tripped: string | undefined;
+  const timer = setInterval(() => {
+    try {
+      const rss = procMemory(pid).rssBytes;
+      if (rss > limit && !tripped) {
+        tripped = `stopped at ${(rss / 1024 ** 3).toFixed(1)} GiB of RSS (its own plus ${MEMORY_SHARE * 100}% of the memory then available)`;
+        process.kill(pid, 'SIGTERM');
+      }
+    } catch {
+      // gone
+    }
+  }, 500);
+  return { tripped: () => tripped, stop: () => clearInterval(timer) };
+}
+
+function memAvailableBytes(): number {
+  const m = /^MemAvailable:\s+(\d+) kB/m.exec(readFileSync('/proc/meminfo', 'utf8'));
+  return m ? Number(m[1]) * 1024 : Infinity;
+}
+
+async function largeSize(ctx: BenchContext, perMember: number, probeQuery: string, selectedQuery: string): Promise<Record<Side, LargeRun>> {
+  const names = ctx.profile.names;
+  const clusters = ctx.registered(names);
+  /** One fleet list after a warm-up that counts, and 10 selected lists. */
+  const reads = async (ep: MemberEndpoint) => {
+    const client = new BenchClient(ep);
+    try {
+      const counter = occurrenceCounter(POD_KIND);
+      ok(await client.get('/api/v1/pods', { timeoutMs: LIST_TIMEOUT_MS, onChunk: counter.onChunk }), 'large fleet list');
+      const listMs = ok(await client.get('/api/v1/pods', { timeoutMs: LIST_TIMEOUT_MS }), 'large fleet list').ms;
+      const ms: number[] = [];
+      for (let i = 0; i < 10; i++) ms.push(ok(await client.get(`/api/v1/pods?${selectedQuery}`, { timeoutMs: LIST_TIMEOUT_MS }), 'large selected list').ms);
+      return { listMs, listed: counter.count(), selectedP50: percentile(ms, 50) };
+    } finally {
+      client.close();
+    }
+  };
+
+  await ctx.stopFlotilla();
+  const start = await ctx.startFlotilla({ reuseData: false, names });
+  const fpid = start.flotilla.proc.pid;
+  const fcpu = cpuSeconds(fpid);
+  await sleep(2000);
+  const fmem = procMemory(fpid);
+  const flotilla: LargeRun = { syncMs: start.readyMs, syncCpuS: fcpu, rssBytes: fmem.rssBytes, anonBytes: fmem.anonBytes, ...(await reads(start.flotilla.endpoint)) };
+  ctx.log(`karmada: large size: flotilla synced ${perMember * names} objects in ${(start.readyMs / 1000).toFixed(1)} s`);
+  await ctx.stopFlotilla();
+
+  let karmada: LargeRun;
+  const plane = await startKarmada({ fleet: ctx.fleet!.info, dir: join(ctx.dir, 'karmada-large'), log: ctx.log, searchArgs: SEARCH_ARGS });
+  ctx.adopt(() => plane.stop());
+  try {
+    await plane.register(clusters);
+    await plane.select('bench', clusters.map((c) => c.name), [{ apiVersion: 'v1', kind: 'Pod' }]);
+    const limit = memAvailableBytes() * MEMORY_SHARE;
+    const t0 = performance.now();
+    const search = await plane.restartSearch();
+    const synced = untilSynced(plane.proxyDirect, probeQuery, names, ctx.profile.readyTimeoutMs).then(() => 'synced' as const);
+    let outcome: 'synced' | string;
+    while (true) {
+      const r = await Promise.race([synced.catch((e: Error) => e.message), sleep(1000).then(() => undefined)]);
+      if (r !== undefined) {
+        outcome = r;
+        break;
+      }
+      if (search.exited) {
+        outcome = `karmada-search exited (${search.exitCode}) while syncing`;
+        break;
+      }
+      const rss = procMemory(search.pid).rssBytes;
+      if (rss > limit) {
+        outcome = `stopped while syncing at ${(rss / 1024 ** 3).toFixed(1)} GiB of RSS (${MEMORY_SHARE * 100}% of the memory available when it started), after ${((performance.now() - t0) / 1000).toFixed(0)} s`;
+        break;
+      }
+    }
+    if (outcome === 'synced') {
+      const syncMs = performance.now() - t0;
+      const syncCpuS = cpuSeconds(search.pid);
+      await sleep(2000);
+      const mem = procMemory(search.pid);
+      const guard = guardMemory(search.pid);
+      try {
+        const measured = await reads(plane.proxyDirect).catch((e: Error) => ({ listMs: NaN, listed: NaN, selectedP50: NaN, failure: `reads failed: ${guard.tripped() ?? e.message}` }));
+        karmada = { syncMs, syncCpuS, rssBytes: mem.rssBytes, anonBytes: mem.anonBytes, ...measured };
+      } finally {
+        guard.stop();
+      }
+    } else {
+      karmada = { ...NOT_MEASURED, failure: outcome };
+    }
+    ctx.log(`karmada: large size: karmada-search ${karmada.failure ?? `synced in ${(karmada.syncMs / 1000).toFixed(1)} s`}`);
+  } finally {
+    await plane.stop();
+  }
+  return { flotilla, karmada };
+}
+
+/** Polls a label-selected list until it holds one pod per cluster. */
+async function untilSynced(ep: MemberEndpoint, query: string, clusters: number, timeoutMs: number): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (performance.now() < deadline) {
+    const r = await memberRequest(ep, 'GET', query, undefined, { timeoutMs: 30_000 }).catch(() => undefined);
+    if (r?.status === 200 && (JSON.parse(r.body) as { items: unknown[] }).items.length >= clusters) return;
+    await sleep(100);
+  }
+  throw new Error(`karmada-search not synced within ${timeoutMs / 1000} s`);
+}
+
+/** The columns `kubectl get pods -A` shows (before kubectl adds NAMESPACE). */
+async function tableColumns(ep: MemberEndpoint): Promise<string[]> {
+  const r = await memberRequest(ep, 'GET', '/api/v1/pods?limit=1', undefined, { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json' });
+  if (r.status !== 200) return [];
+  return ((JSON.parse(r.body) as { columnDefinitions?: { name: string }[] }).columnDefinitions ?? []).map((c) => c.name);
+}
+
+async function listedItems(ep: MemberEndpoint): Promise<Map<string, number>> {
+  const list = await memberJson<{ items: { metadata: { namespace: string; name: string } }[] }>(ep, 'GET', '/api/v1/pods');
+  const items = new Map<string, number>();
+  for (const p of list.items) {
+    const key = `${p.metadata.namespace}/${p.metadata.name}`;
+    items.set(key, (items.get(key) ?? 0) + 1);
+  }
+  return items;
+}
+
+function sameItems(a: Map<string, number>, b: Map<string, number>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [key, n] of a) if (b.get(key) !== n) return false;
+  return true;
+}
+
+/**
+ * SIGSTOP of the member's kube-apiserver for `seconds`: one label-selected list half-way (its
+ * status, time and Warning header), then SIGCONT and the time until the list is whole again.
+ */
+/**
+ * Note: flotilla authenticates a bearer token by a TokenReview to a member (the bench's fleet
+ * file), caching the answer for a while; a request whose token is not in that cache waits for the
+ * paused member like any other call to it.
+ */
+async function pausedMember(ctx: BenchContext, ep: MemberEndpoint, query: string, clusters: number, seconds: number): Promise<PausedResult> {
+  const apiserver = livePids(join(ctx.dir, 'fleet', 'pids')).find((p) => p.command.endsWith('/kube-apiserver'));
+  if (!apiserver) throw new Error('paused member: no kube-apiserver of the bench fleet');
+  const resume = () => {
+    try {
+      process.kill(apiserver.pid, 'SIGCONT');
+    } catch {
+      // gone
+    }
+  };
+  // Whatever happens here, the member is not left stopped.
+  ctx.adopt(async () => resume());
+  // The caller's token freshly reviewed (flotilla keeps a review 10 s), as for a client that was just active.
+  await memberRequest(ep, 'GET', query);
+  const stoppedAt = performance.now();
+  process.kill(apiserver.pid, 'SIGSTOP');
+  const probe = async (atMs: number): Promise<Probe> => {
+    const wait = atMs - (performance.now() - stoppedAt);
+    if (wait > 0) await sleep(wait);
+    const t = performance.now();
+    const remaining = seconds * 1000 - (t - stoppedAt);
+    const r = await memberRequest(ep, 'GET', query, undefined, { timeoutMs: Math.max(1000, remaining) }).catch((e: Error) => ({ status: 0, headers: {} as Record<string, string | string[] | undefined>, body: e.message }));
+    const warning = r.headers.warning;
+    return { status: r.status, ms: performance.now() - t, warning: Array.isArray(warning) ? warning.join('; ') : (warning ?? '') };
+  };
+  let result: Omit<PausedResult, 'convergedMs'>;
+  try {
+    // One second in (a caller's token is still in flotilla's authentication cache), then half-way.
+    const early = await probe(1000);
+    result = { ...(await probe((seconds * 1000) / 2)), early };
+    const left = seconds * 1000 - (performance.now() - stoppedAt);
+    if (left > 0) await sleep(left);
+  } finally {
+    resume();
+  }
+  const resumed = performance.now();
+  let convergedMs = NaN;
+  while (performance.now() - resumed < 120_000) {
+    const r = await memberRequest(ep, 'GET', query, undefined, { timeoutMs: 30_000 }).catch(() => undefined);
+    if (r?.status === 200 && (JSON.parse(r.body) as { items: unknown[] }).items.length === clusters && !r.headers.warning) {
+      convergedMs = performance.now() - resumed;
+      break;
+    }
+    await sleep(100);
+  }
+  return { ...result, convergedMs };
+}
+
+/** Patches a second: each is an event from every cluster name, so a watcher sees about the profile's event rate. */
+function watchRate(ctx: BenchContext, clusters: number): number {
+  const perWatcher = Math.min(ctx.profile.watchEventsPerSecond, ctx.profile.watchEventsPerSecondLight ?? Infinity);
+  return Math.max(1, Math.round(perWatcher / clusters));
+}
+
+/**
+ * The profile's watchers on the fleet-wide pods of the watched namespace (in forked load
+ * generators, lib/watch-load.ts) while the watchers scenario's writer patches them on the member.
+ */
+async function watchDelivery(ctx: BenchContext, ep: MemberEndpoint, pid: number, clusters: number): Promise<WatchResult> {
+  const count = ctx.profile.watchers;
+  const rate = watchRate(ctx, clusters);
+  const path = `/api/v1/namespaces/${WATCH_NS}/pods`;
+  const list = await memberJson<{ metadata: { resourceVersion: string } }>(ep, 'GET', `${path}?limit=1`);
+  const loads = startLoads(ctx, ep, `${path}?watch=1&resourceVersion=${encodeURIComponent(list.metadata.resourceVersion)}`, count, Math.min(MAX_PROCESSES, Math.ceil(count / WATCHERS_PER_PROCESS)));
+  try {
+    const deadline = Date.now() + 60_000;
+    while (loads.connected() < count) {
+      if (Date.now() > deadline) throw new Error(`watch: only ${loads.connected()} of ${count} watches answered`);
+      if (loads.exited()) throw new Error('watch: a load generator exited early');
+      await sleep(50);
+    }
+    const begin = epochMs() + 100;
+    const window = { from: begin + 2000, to: begin + 2000 + ctx.profile.watchSeconds * 1000 };
+    loads.tell({ window });
+    const cpu0 = cpuSeconds(pid);
+    const { sent } = await write(ctx.member, rate, begin, window);
+    const cpu = cpuSeconds(pid) - cpu0;
+    // Seconds behind is a result, not a loss: the report waits for a slow side's backlog.
+    await sleep(10_000);
+    const { hist } = await loads.report();
+    return {
+      p50: hist.percentile(50),
+      p99: hist.percentile(99),
+      delivered: hist.count / Math.max(1, sent * clusters * count),
+      cpuUsPerDelivery: (cpu / Math.max(1, hist.count)) * 1e6,
+    };
+  } finally {
+    await loads.stop();
+  }
+}
