@@ -47,3 +47,16 @@ export function negotiate(accept: string | undefined, opts: { list: boolean }): 
   }
   throw notAcceptable(`only the following media types are accepted: application/json, application/json;as=Table;v=v1;g=meta.k8s.io, application/json;as=PartialObjectMetadata${opts.list ? 'List' : ''};v=v1;g=meta.k8s.io`);
 }
+
+/**
+ * A 406 for a request whose every acceptable media type asks for a conversion (`as=Table`,
+ * `as=PartialObjectMetadata`) of an object that has none, as the apiserver answers a review's
+ * POST asked for a Table. Any plain type (JSON, YAML, protobuf, a wildcard) is fine.
+ */
+export function requirePlainObject(accept: string | undefined): void {
+  if (!accept) return;
+  const acceptable = parseAccept(accept).filter((r) => !/^0(\.0{0,3})?$/.test(r.params.get('q') ?? '1'));
+  if (acceptable.length > 0 && acceptable.every((r) => r.params.has('as'))) {
+    throw notAcceptable('only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf');
+  }
+}

@@ -77,6 +77,18 @@ describe('who am I, can I', () => {
     expect(healthz.stdout.trim()).toBe('yes');
   });
 
+  it('a review asked for only as a Table is the member’s 406; with a plain type too, the review', async () => {
+    const review = { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { nonResourceAttributes: { path: '/', verb: 'get' } } };
+    const path = '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews';
+    for (const accept of ['application/json;as=Table;v=v1;g=meta.k8s.io', 'application/json;as=Table;v=v1;g=meta.k8s.io, application/json']) {
+      const own = await memberRequest(east, 'POST', path, review, { accept });
+      const via = await memberRequest(flotilla.endpoint, 'POST', path, review, { accept });
+      expect(own.status, accept).toBe(accept.endsWith('application/json') ? 201 : 406);
+      expect(via.status, `${accept}: ${via.body}`).toBe(own.status);
+      expect(JSON.parse(via.body).kind).toBe(JSON.parse(own.body).kind);
+    }
+  });
+
   it('auth can-i --list holds what the members list for the caller', async () => {
     for (const version of VERSIONS) {
       const r = await kubectl(aliceKubeconfig, ['auth', 'can-i', '--list', '-n', NS], { version });

@@ -7,6 +7,7 @@ import type { ReviewedPath } from '../../members/access-reviews.js';
 import type { Callers } from '../callers.js';
 import { CLUSTER_PREFIXES, targetOf } from '../target.js';
 import { notServed, sendJson } from '../replies.js';
+import { requirePlainObject } from '../../api/negotiate.js';
 
 /**
  * Who am I and can I, answered by flotilla for the fleet (`kubectl auth whoami`, `auth can-i`,
@@ -159,9 +160,11 @@ export const selfReviewsPlugin: FastifyPluginAsync<SelfReviewsOptions> = async (
     });
   }
 
+  // A review is no list and has no Table form: asked only for one, it is the apiserver's 406.
+  const plain = async (req: FastifyRequest): Promise<void> => requirePlainObject(req.headers.accept);
   for (const p of CLUSTER_PREFIXES) {
-    app.post(`${p}/apis/${AUTHN}/:version/selfsubjectreviews`, whoAmI);
-    app.post(`${p}/apis/${AUTHZ}/v1/selfsubjectaccessreviews`, canI);
-    app.post(`${p}/apis/${AUTHZ}/v1/selfsubjectrulesreviews`, rules);
+    app.post(`${p}/apis/${AUTHN}/:version/selfsubjectreviews`, { preHandler: plain }, whoAmI);
+    app.post(`${p}/apis/${AUTHZ}/v1/selfsubjectaccessreviews`, { preHandler: plain }, canI);
+    app.post(`${p}/apis/${AUTHZ}/v1/selfsubjectrulesreviews`, { preHandler: plain }, rules);
   }
 };
