@@ -142,23 +142,33 @@ export function conformanceBinDir() {
 export function ensureConformanceBinaries() {
   const dir = conformanceBinDir();
   if (CONFORMANCE_BINARIES.every((b) => existsSync(join(dir, b)))) return dir;
+  return buildInto(dir, K8S_VERSION, (tmp, env) => {
+    const ldflags = versionLdflags();
+    const run = (args) => {
+      process.stderr.write(`conformance build: go ${args.join(' ')}\n`);
+      execFileSync('go', args, { cwd: conformanceGoDir, env, stdio: ['ignore', 'inherit', 'inherit'] });
+    };
+    // -vet=off: vet would first compute facts for every package k8s.io/kubernetes pulls in (minutes).
+    // The version variables make the test binary and kubectl report the release they are built from
+    // (some sig-cli tests compare client and server versions).
+    run(['test', '-c', '-vet=off', '-trimpath', '-ldflags', ldflags, '-o', join(tmp, 'e2e.test'), '.']);
+    run(['build', '-trimpath', '-ldflags', ldflags, '-o', join(tmp, 'kubectl'), 'k8s.io/kubernetes/cmd/kubectl']);
+    run(['build', '-trimpath', '-ldflags', '-s -w', '-o', join(tmp, 'ginkgo'), 'github.com/onsi/ginkgo/v2/ginkgo']);
+  });
+}
+
+/**
+ * Builds into a fresh directory beside `dir`, then moves it into place: a build that fails or is
+ * killed never leaves a half-filled cache directory that looks complete.
+ */
+function buildInto(dir, version, build) {
   const tmp = `${dir}.tmp-${process.pid}`;
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(tmp, { recursive: true });
   const env = { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-buildvcs=false -mod=readonly' };
-  const ldflags = versionLdflags();
   const started = Date.now();
-  const run = (args) => {
-    process.stderr.write(`conformance build: go ${args.join(' ')}\n`);
-    execFileSync('go', args, { cwd: conformanceGoDir, env, stdio: ['ignore', 'inherit', 'inherit'] });
-  };
-  // -vet=off: vet would first compute facts for every package k8s.io/kubernetes pulls in (minutes).
-  // The version variables make the test binary and kubectl report the release they are built from
-  // (some sig-cli tests compare client and server versions).
-  run(['test', '-c', '-vet=off', '-trimpath', '-ldflags', ldflags, '-o', join(tmp, 'e2e.test'), '.']);
-  run(['build', '-trimpath', '-ldflags', ldflags, '-o', join(tmp, 'kubectl'), 'k8s.io/kubernetes/cmd/kubectl']);
-  run(['build', '-trimpath', '-ldflags', '-s -w', '-o', join(tmp, 'ginkgo'), 'github.com/onsi/ginkgo/v2/ginkgo']);
-  writeFileSync(join(tmp, 'BUILD_INFO'), `${K8S_VERSION}\n${goVersion()}\nbuilt in ${Math.round((Date.now() - started) / 1000)} s\n`);
+  build(tmp, env);
+  writeFileSync(join(tmp, 'BUILD_INFO'), `${version}\n${goVersion()}\nbuilt in ${Math.round((Date.now() - started) / 1000)} s\n`);
   mkdirSync(dirname(dir), { recursive: true });
   rmSync(dir, { recursive: true, force: true });
   renameSync(tmp, dir);
@@ -183,21 +193,13 @@ export function karmadaBinDir() {
 export function ensureKarmadaBinaries() {
   const dir = karmadaBinDir();
   if (KARMADA_BINARIES.every((b) => existsSync(join(dir, b)))) return dir;
-  const tmp = `${dir}.tmp-${process.pid}`;
-  rmSync(tmp, { recursive: true, force: true });
-  mkdirSync(tmp, { recursive: true });
-  const env = { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-buildvcs=false -mod=readonly' };
-  const started = Date.now();
-  const pkgs = { 'karmada-search': 'karmada-search', 'karmada-aggregated-apiserver': 'aggregated-apiserver' };
-  for (const [binary, cmd] of Object.entries(pkgs)) {
-    process.stderr.write(`karmada build: go build ${cmd}\n`);
-    execFileSync('go', ['build', '-trimpath', '-ldflags', '-s -w', '-o', join(tmp, binary), `github.com/karmada-io/karmada/cmd/${cmd}`], { cwd: karmadaDir, env, stdio: ['ignore', 'inherit', 'inherit'] });
-  }
-  writeFileSync(join(tmp, 'BUILD_INFO'), `${KARMADA_VERSION}\n${goVersion()}\nbuilt in ${Math.round((Date.now() - started) / 1000)} s\n`);
-  mkdirSync(dirname(dir), { recursive: true });
-  rmSync(dir, { recursive: true, force: true });
-  renameSync(tmp, dir);
-  return dir;
+  return buildInto(dir, KARMADA_VERSION, (tmp, env) => {
+    const pkgs = { 'karmada-search': 'karmada-search', 'karmada-aggregated-apiserver': 'aggregated-apiserver' };
+    for (const [binary, cmd] of Object.entries(pkgs)) {
+      process.stderr.write(`karmada build: go build ${cmd}\n`);
+      execFileSync('go', ['build', '-trimpath', '-ldflags', '-s -w', '-o', join(tmp, binary), `github.com/karmada-io/karmada/cmd/${cmd}`], { cwd: karmadaDir, env, stdio: ['ignore', 'inherit', 'inherit'] });
+    }
+  });
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
