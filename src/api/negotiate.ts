@@ -34,8 +34,7 @@ export function negotiate(accept: string | undefined, opts: { list: boolean }): 
   if (!accept) return 'object';
   const ranges = parseAccept(accept);
   for (const r of ranges) {
-    // q=0 is "not acceptable" (RFC 9110 §12.4.2).
-    if (!JSON_TYPES.has(r.type) || /^0(\.0{0,3})?$/.test(r.params.get('q') ?? '1')) continue;
+    if (!JSON_TYPES.has(r.type) || refused(r)) continue;
     const as = r.params.get('as');
     if (!as) return 'object';
     const g = r.params.get('g');
@@ -48,6 +47,17 @@ export function negotiate(accept: string | undefined, opts: { list: boolean }): 
   throw notAcceptable(`only the following media types are accepted: application/json, application/json;as=Table;v=v1;g=meta.k8s.io, application/json;as=PartialObjectMetadata${opts.list ? 'List' : ''};v=v1;g=meta.k8s.io`);
 }
 
+/** Whether plain JSON is among the acceptable types (a wildcard counts); no Accept accepts anything. */
+export function acceptsJson(accept: string | undefined): boolean {
+  if (!accept) return true;
+  return parseAccept(accept).some((r) => JSON_TYPES.has(r.type) && !refused(r));
+}
+
+/** q=0 is "not acceptable" (RFC 9110 §12.4.2). */
+function refused(r: MediaRange): boolean {
+  return /^0(\.0{0,3})?$/.test(r.params.get('q') ?? '1');
+}
+
 /**
  * A 406 for a request whose every acceptable media type asks for a conversion (`as=Table`,
  * `as=PartialObjectMetadata`) of an object that has none, as the apiserver answers a review's
@@ -55,7 +65,7 @@ export function negotiate(accept: string | undefined, opts: { list: boolean }): 
  */
 export function requirePlainObject(accept: string | undefined): void {
   if (!accept) return;
-  const acceptable = parseAccept(accept).filter((r) => !/^0(\.0{0,3})?$/.test(r.params.get('q') ?? '1'));
+  const acceptable = parseAccept(accept).filter((r) => !refused(r));
   if (acceptable.length > 0 && acceptable.every((r) => r.params.has('as'))) {
     throw notAcceptable('only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf');
   }

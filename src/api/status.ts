@@ -114,6 +114,15 @@ export function conflict(message: string, details?: StatusDetails): StatusError 
   return new StatusError(409, 'Conflict', message, details);
 }
 
+/** A write (or an owner lookup) naming an object several clusters hold: pick one by its prefix. */
+export function heldBySeveral(r: GroupResource, namespace: string | undefined, name: string, clusters: readonly string[]): StatusError {
+  const what = `${r.resource}${r.group ? '.' + r.group : ''} "${name}"`;
+  return conflict(
+    `${what}${namespace ? ` in namespace "${namespace}"` : ''} exists in clusters ${clusters.join(', ')}; address one with the /clusters/<name>/ path prefix, e.g. /clusters/${clusters[0]}/…`,
+    { name, group: r.group, kind: r.resource },
+  );
+}
+
 /** `pods "x" already exists`, with the same details as NotFound, as the apiserver answers a create. */
 export function alreadyExists(resourceWithGroup: GroupResource, name: string): StatusError {
   return new StatusError(409, 'AlreadyExists', `${qualified(resourceWithGroup)} "${name}" already exists`, resourceDetails(resourceWithGroup, name));

@@ -6,7 +6,7 @@ import { buildReadView } from '../view/steps.js';
 import { canonicalPath, type RequestTarget } from '../api/request-info.js';
 import { gvrKey } from '../api/resource-info.js';
 import type { Store } from '../store/store.js';
-import { StatusError, badRequest, conflict, notFound, unknownCluster } from '../api/status.js';
+import { StatusError, badRequest, heldBySeveral, notFound, unknownCluster } from '../api/status.js';
 import { mapBounded } from '../util/map-bounded.js';
 import type { ObjectRef, RecentOwners } from './recent-owners.js';
 
@@ -72,13 +72,7 @@ export async function owningCluster(where: OwnerLookup, store: Store, target: Re
     if (caller !== undefined) where.recent!.owners.remember(caller, ref, holders[0]!);
     return holders[0]!;
   }
-  if (holders.length > 1) {
-    const what = `${target.resource}${target.group ? '.' + target.group : ''} "${target.name}"`;
-    throw conflict(
-      `${what}${target.namespace ? ` in namespace "${target.namespace}"` : ''} exists in clusters ${holders.join(', ')}; address one with the /clusters/<name>/ path prefix, e.g. /clusters/${holders[0]}/…`,
-      { name: target.name, group: target.group, kind: target.resource },
-    );
-  }
+  if (holders.length > 1) throw heldBySeveral(target, target.namespace, target.name, holders);
   throw missing ?? notFound({ group: target.group, resource: target.resource }, target.name);
 }
 

@@ -3,7 +3,7 @@ import { CLUSTER_ANNOTATION, clusterAnnotationEdit, clusterAnnotationEntry } fro
 import { editedPieces, joinPieces, type ByteEdit, type Piece } from '../util/byte-edits.js';
 import { decodeGlobalRV, encodeGlobalRV } from '../api/global-rv.js';
 import { badRequest, conflict } from '../api/status.js';
-import { OPEN_BRACE, OPEN_BRACKET, QUOTE, forEachElement, forEachMember, objectMembers, parseSpan, skipValue, type JsonMember } from '../util/json-members.js';
+import { OPEN_BRACE, OPEN_BRACKET, QUOTE, forEachElement, forEachMember, memberRemoval, objectMembers, parseSpan, skipValue, type JsonMember } from '../util/json-members.js';
 import { editProtobufObject, isProtobuf, type ObjectFacts } from '../api/protobuf-object.js';
 
 /**
@@ -262,13 +262,7 @@ function fleetEdits(body: Buffer, members: JsonMember[], cluster: string, annota
   const rv = rvAt && body[rvAt.start] === QUOTE ? (parseSpan(body, rvAt.start, rvAt.end) as string) : undefined;
   if (rv) edits.push({ ...rvAt!, text: JSON.stringify(encodeGlobalRV({ [cluster]: rv })) });
   const managedAt = dropManaged ? md.members.findIndex((m) => m.key === 'managedFields') : -1;
-  if (managedAt >= 0) {
-    // The member and one comma next to it.
-    const m = md.members[managedAt]!;
-    const next = md.members[managedAt + 1];
-    const before = md.members[managedAt - 1];
-    edits.push(next ? { start: m.keyStart, end: next.keyStart, text: '' } : before ? { start: before.end, end: m.end, text: '' } : { start: m.keyStart, end: m.end, text: '' });
-  }
+  if (managedAt >= 0) edits.push(memberRemoval(md.members, managedAt));
   const kept = md.members.length - (managedAt >= 0 ? 1 : 0);
   if (named && annotate) {
     if (!annAt) {

@@ -10,6 +10,7 @@ import type { Store } from '../store/store.js';
 import { owningCluster, type OwnerLookup, type ResourceTarget } from './owner.js';
 import type { WriteTracker } from './read-your-writes.js';
 import { editProtobufObject, isProtobuf } from '../api/protobuf-object.js';
+import { acceptsJson } from '../api/negotiate.js';
 import { mergeListAnswers, memberRV, requestBodyForMember, responseForClient, type AnswerForm } from './translate.js';
 
 /**
@@ -245,14 +246,6 @@ async function deleteCollection(req: FastifyRequest, reply: FastifyReply, deps: 
     return send(reply, only.answer.status, only.answer.headers, responseForClient(only.answer.body, headerText(only.answer.headers['content-type']), only.cluster, deps.answerForm).body);
   }
   return send(reply, 200, { 'content-type': 'application/json' }, mergeListAnswers(ok.map((a) => ({ cluster: a.cluster, body: a.answer.body })), deps.answerForm));
-}
-
-function acceptsJson(accept: string | undefined): boolean {
-  if (!accept) return true;
-  return accept.split(',').some((part) => {
-    const type = part.split(';')[0]!.trim().toLowerCase();
-    return type === 'application/json' || type === 'application/*' || type === '*/*';
-  });
 }
 
 function send(reply: FastifyReply, status: number, headers: IncomingMessage['headers'], body: Buffer): FastifyReply {

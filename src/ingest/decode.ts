@@ -3,7 +3,7 @@ import { selectableFieldValues } from './fields.js';
 import type { TableColumn } from '../api/table.js';
 import type { MetaRecord } from '../store/meta-record.js';
 import { relativeCellsOf } from '../table/relative-cells.js';
-import { OPEN_BRACE, OPEN_BRACKET, forEachElement, forEachMember, objectMembers, objectMembersTwoDeep, parseSpan, skipValue, type JsonMember } from '../util/json-members.js';
+import { OPEN_BRACE, OPEN_BRACKET, forEachElement, forEachMember, memberRemoval, objectMembers, objectMembersTwoDeep, parseSpan, skipValue, type JsonMember } from '../util/json-members.js';
 import { bytesView, parsedView, type JsonView } from '../util/json-view.js';
 import { editedPieces, piecesLength, writePieces, type ByteEdit, type Piece } from '../util/byte-edits.js';
 
@@ -223,10 +223,7 @@ function splicedMetadata(buf: Buffer, at: JsonMember, ms: JsonMember[], ctx: Ing
   let remaining = ms.length;
   const managedAt = ctx.dropManagedFields ? ms.findIndex((m) => m.key === 'managedFields') : -1;
   if (managedAt >= 0) {
-    // The member and one comma next to it.
-    const m = ms[managedAt]!;
-    const [start, end] = managedAt + 1 < ms.length ? [m.keyStart, ms[managedAt + 1]!.keyStart] : managedAt > 0 ? [ms[managedAt - 1]!.end, m.end] : [m.keyStart, m.end];
-    edits.push({ start, end, text: '' });
+    edits.push(memberRemoval(ms, managedAt));
     remaining--;
   }
   const annotationsAt = member('annotations');

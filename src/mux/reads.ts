@@ -8,7 +8,7 @@ import { KEY_SEP, type Snapshot, type Store, type StoredEntry } from '../store/s
 import type { SnapshotRegistry } from './snapshots.js';
 import { ageCell } from '../table/human-duration.js';
 import { reprintRelativeCells } from '../table/relative-cells.js';
-import { StatusError, conflict, notFound } from '../api/status.js';
+import { StatusError, heldBySeveral, notFound } from '../api/status.js';
 import type { ResponseForm } from '../api/negotiate.js';
 import type { ReadView } from '../view/read-view.js';
 
@@ -397,14 +397,7 @@ export function findOne(store: Store, scope: ReadScope, namespace: string, name:
   const info = scope.resource.info;
   const hits = copiesOf(store, scope, namespace, name);
   if (hits.length === 0) throw notFound({ group: info.group, resource: info.resource }, name);
-  if (hits.length > 1) {
-    const clusters = hits.map((h) => h.cluster);
-    const what = `${info.resource}${info.group ? '.' + info.group : ''} "${name}"`;
-    throw conflict(
-      `${what}${namespace ? ` in namespace "${namespace}"` : ''} exists in clusters ${clusters.join(', ')}; address one with the /clusters/<name>/ path prefix, e.g. /clusters/${clusters[0]}${'/…'}`,
-      { name, group: info.group, kind: info.resource },
-    );
-  }
+  if (hits.length > 1) throw heldBySeveral(info, namespace, name, hits.map((h) => h.cluster));
   return hits[0]!;
 }
 

@@ -1,3 +1,4 @@
+import type { ByteEdit } from './byte-edits.js';
 /**
  * Reading the members of a JSON object in place, without parsing it: where each key's value
  * starts and ends in the bytes. Lets a caller rewrite one value of a large document (an object's
@@ -168,4 +169,14 @@ export function objectMembersTwoDeep(buf: Uint8Array, open: number): { members: 
     return end;
   });
   return close === undefined ? undefined : { members, close, nested };
+}
+
+/** The edit that removes `members[index]` from its object: the member and one comma next to it. */
+export function memberRemoval(members: readonly JsonMember[], index: number): ByteEdit {
+  const m = members[index]!;
+  const next = members[index + 1];
+  const before = members[index - 1];
+  if (next) return { start: m.keyStart, end: next.keyStart, text: '' };
+  if (before) return { start: before.end, end: m.end, text: '' };
+  return { start: m.keyStart, end: m.end, text: '' };
 }
