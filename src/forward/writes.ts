@@ -55,13 +55,14 @@ export async function forwardRead(req: FastifyRequest, reply: FastifyReply, deps
 async function forward(req: FastifyRequest, reply: FastifyReply, deps: ForwardDeps, target: ResourceTarget, cluster: string, body: Buffer | undefined): Promise<FastifyReply> {
   const answer = await callMember(req, deps, cluster, body);
   const contentType = headerText(answer.headers['content-type']);
-  const translated = responseForClient(answer.body, contentType, cluster, deps.answerForm);
+  const resource = deps.catalog.resource(gvrKey(target));
+  const cachedHere = resource !== undefined && !outsideCache(resource, { ...target, cluster });
+  const translated = responseForClient(answer.body, contentType, cluster, answerForm(deps, cachedHere));
   if (answer.status < 300 && req.method !== 'GET') {
     const caller = deps.callerKey(req.raw);
     // Parsed for creates only: a patch's answer is not (the splice above avoids exactly that).
     const made = req.method === 'POST' && target.name === undefined ? translated.facts?.name ?? createdName(answer.body, contentType) : undefined;
-    const resource = deps.catalog.resource(gvrKey(target));
-    if (resource !== undefined && !outsideCache(resource, { ...target, cluster })) {
+    if (cachedHere) {
       const key = gvrKey(target);
       const deleting = req.method === 'DELETE' && target.name !== undefined && target.subresource === undefined;
       const gone = deleting && (translated.facts ? !translated.facts.deleting : deletedNow(answer.body, contentType).length > 0);
@@ -72,6 +73,14 @@ async function forward(req: FastifyRequest, reply: FastifyReply, deps: ForwardDe
     rememberOwner(deps, caller, req.method, target, cluster, made);
   }
   return send(reply, answer.status, answer.headers, translated.body);
+}
+
+/**
+ * The answer shown as reads show the same object: as the cache holds it (managedFields dropped
+ * when so configured) where the cache serves it, as the member has it where reads are live.
+ */
+function answerForm(deps: ForwardDeps, cachedHere: boolean): AnswerForm | undefined {
+  return cachedHere ? deps.answerForm : undefined;
 }
 
 /** A create is remembered where it went (for the caller's next writes to it); a delete forgotten. */
@@ -236,6 +245,7 @@ async function deleteCollection(req: FastifyRequest, reply: FastifyReply, deps: 
       deps.writes.recordDeleted(caller, gvrKey(target), gone.filter((o) => o.name !== '').map((o) => ({ cluster: a.cluster, ...o })));
     }
   }
+  const form = answerForm(deps, cached !== undefined && !outsideCache(cached, target));
   const failed = answers.filter((a) => a.answer.status >= 300);
   if (failed.length) {
     reply.header('warning', failed.map((f) => warningHeader(`cluster ${f.cluster} answered ${f.answer.status}: ${f.answer.body.toString('utf8', 0, 200)}`)));
@@ -243,9 +253,9 @@ async function deleteCollection(req: FastifyRequest, reply: FastifyReply, deps: 
   const jsonAnswers = ok.filter((a) => headerText(a.answer.headers['content-type'])?.startsWith('application/json'));
   if (jsonAnswers.length !== ok.length || ok.length === 1) {
     const only = ok[0]!;
-    return send(reply, only.answer.status, only.answer.headers, responseForClient(only.answer.body, headerText(only.answer.headers['content-type']), only.cluster, deps.answerForm).body);
+    return send(reply, only.answer.status, only.answer.headers, responseForClient(only.answer.body, headerText(only.answer.headers['content-type']), only.cluster, form).body);
   }
-  return send(reply, 200, { 'content-type': 'application/json' }, mergeListAnswers(ok.map((a) => ({ cluster: a.cluster, body: a.answer.body })), deps.answerForm));
+  return send(reply, 200, { 'content-type': 'application/json' }, mergeListAnswers(ok.map((a) => ({ cluster: a.cluster, body: a.answer.body })), form));
 }
 
 function send(reply: FastifyReply, status: number, headers: IncomingMessage['headers'], body: Buffer): FastifyReply {

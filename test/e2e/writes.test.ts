@@ -169,33 +169,42 @@ describe('writes land on the owning member', () => {
 });
 
 describe('a watched object equals the write answer that made it', () => {
-  it('managedFields dropped from both by default, as the cache drops them', async () => {
-    const path = `/api/v1/namespaces/${NS}/configmaps`;
-    const listed = JSON.parse((await memberRequest(flotilla.endpoint, 'GET', path)).body) as { metadata: { resourceVersion: string } };
-    const w = await openWatch(flotilla.endpoint, `${path}?watch=1&resourceVersion=${listed.metadata.resourceVersion}&timeoutSeconds=30`);
-    try {
-      const made = await memberRequest(flotilla.endpoint, 'POST', `/clusters/${east.name}${path}`, configMap('watched-equal'));
-      expect(made.status).toBe(201);
-      const patched = await memberRequest(flotilla.endpoint, 'PATCH', `${path}/watched-equal`, { data: { b: '2' } }, { contentType: 'application/merge-patch+json' });
-      expect(patched.status).toBe(200);
-      const events = await w.until((es) => es.filter((e) => e.object.metadata?.name === 'watched-equal').length >= 2);
-      const [added, modified] = events.filter((e) => e.object.metadata?.name === 'watched-equal');
-      // Equal but for the RV: an event carries every cluster's RV at that moment, its own cluster's
-      // the object's (documented), where the write answer names its cluster's alone.
-      const same = (answer: string, watched: unknown) => {
-        const a = JSON.parse(answer) as { metadata: { resourceVersion: string } };
-        const b = structuredClone(watched) as { metadata: { resourceVersion: string } };
-        expect(decodeGlobalRV(b.metadata.resourceVersion)[east.name]).toBe(decodeGlobalRV(a.metadata.resourceVersion)[east.name]);
-        b.metadata.resourceVersion = a.metadata.resourceVersion;
-        expect(a).toEqual(b);
-      };
-      same(made.body, added!.object);
-      same(patched.body, modified!.object);
-      expect(JSON.parse(patched.body).metadata.managedFields).toBeUndefined();
-    } finally {
-      w.close();
-    }
-  });
+  // Cached resources show objects as the cache holds them (managedFields dropped by default);
+  // resources read live show them as the member has them, and so do their write answers.
+  const cases = [
+    { what: 'cached (configmaps): managedFields dropped from both by default', resource: 'configmaps', body: (name: string) => configMap(name), managed: false },
+    { what: 'read live (secrets): managedFields kept in both, as the member has them', resource: 'secrets', body: (name: string) => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name }, stringData: { a: '1' } }), managed: true },
+  ];
+  for (const c of cases) {
+    it(c.what, async () => {
+      const path = `/api/v1/namespaces/${NS}/${c.resource}`;
+      const name = `watched-equal-${c.resource}`;
+      const listed = JSON.parse((await memberRequest(flotilla.endpoint, 'GET', path)).body) as { metadata: { resourceVersion: string } };
+      const w = await openWatch(flotilla.endpoint, `${path}?watch=1&resourceVersion=${listed.metadata.resourceVersion}&timeoutSeconds=30`);
+      try {
+        const made = await memberRequest(flotilla.endpoint, 'POST', `/clusters/${east.name}${path}`, c.body(name));
+        expect(made.status).toBe(201);
+        const patched = await memberRequest(flotilla.endpoint, 'PATCH', `${path}/${name}`, { metadata: { labels: { b: '2' } } }, { contentType: 'application/merge-patch+json' });
+        expect(patched.status).toBe(200);
+        const events = await w.until((es) => es.filter((e) => e.object.metadata?.name === name).length >= 2);
+        const [added, modified] = events.filter((e) => e.object.metadata?.name === name);
+        // Equal but for the RV: an event carries every cluster's RV at that moment, its own cluster's
+        // the object's (documented), where the write answer names its cluster's alone.
+        const same = (answer: string, watched: unknown) => {
+          const a = JSON.parse(answer) as { metadata: { resourceVersion: string } };
+          const b = structuredClone(watched) as { metadata: { resourceVersion: string } };
+          expect(decodeGlobalRV(b.metadata.resourceVersion)[east.name]).toBe(decodeGlobalRV(a.metadata.resourceVersion)[east.name]);
+          b.metadata.resourceVersion = a.metadata.resourceVersion;
+          expect(a).toEqual(b);
+        };
+        same(made.body, added!.object);
+        same(patched.body, modified!.object);
+        expect(JSON.parse(patched.body).metadata.managedFields !== undefined).toBe(c.managed);
+      } finally {
+        w.close();
+      }
+    });
+  }
 });
 
 describe('what the cache does not hold (yet)', () => {
