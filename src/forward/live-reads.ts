@@ -10,7 +10,7 @@ import { badRequest, expired, invalid, isStatusObject, notServed, serviceUnavail
 import { firstHitWarning, warningHeader as warning } from '../api/warning.js';
 import { CLUSTER_COLUMN } from '../mux/reads.js';
 import type { ResourceTarget } from './owner.js';
-import { splicedList, toFleet, type SplicedList } from './translate.js';
+import { responseForClient, splicedList, splicedWatchEvent, toFleet, type SplicedList } from './translate.js';
 import { piecesLength, writePieces } from '../util/byte-edits.js';
 import { mapBounded } from '../util/map-bounded.js';
 
@@ -319,8 +319,8 @@ async function liveGet(reply: FastifyReply, deps: LiveReadDeps, clusters: readon
     const md = isObject(hit.doc['metadata']) ? hit.doc['metadata'] : {};
     return send(reply, merged([hit], { ...md, ...(typeof md['resourceVersion'] === 'string' && md['resourceVersion'] ? { resourceVersion: encodeGlobalRV({ [hit.cluster]: md['resourceVersion'] }) } : {}) }), warnings);
   }
-  toFleet(hit.doc, hit.cluster);
-  return send(reply, hit.doc, warnings);
+  // The member's bytes edited, not re-serialized (an int64 beyond 2^53 stays exact).
+  return sendBody(reply, responseForClient(results.find((r) => r.cluster === hit.cluster)!.body!, 'application/json', hit.cluster).body, warnings);
 }
 
 /**
@@ -426,15 +426,22 @@ async function liveList(reply: FastifyReply, deps: LiveReadDeps, clusters: reado
   const rvs: Record<string, string> = { ...(token?.rv ?? {}) };
   const live: Record<string, string | null> = {};
   for (const c of carried) live[c] = token?.live[c] ?? null;
+  // The items after this page: known only when every member still to read told its own count
+  // (a member not asked on this page, or one that counts nothing under a selector, leaves it unknown).
+  let remaining: number | undefined = carried.length > 0 ? undefined : 0;
   for (const a of ok) {
     const md = isObject(a.doc['metadata']) ? a.doc['metadata'] : {};
     if (rvs[a.cluster] === undefined && typeof md['resourceVersion'] === 'string' && md['resourceVersion']) rvs[a.cluster] = md['resourceVersion'];
-    if (typeof md['continue'] === 'string' && md['continue']) live[a.cluster] = md['continue'];
+    if (typeof md['continue'] === 'string' && md['continue']) {
+      live[a.cluster] = md['continue'];
+      const own = md['remainingItemCount'];
+      remaining = remaining !== undefined && typeof own === 'number' && Number.isSafeInteger(own) && own >= 0 ? remaining + own : undefined;
+    }
   }
   const head = ok[0]?.doc;
   const kind = typeof head?.['kind'] === 'string' ? { kind: head['kind'], apiVersion: String(head['apiVersion'] ?? '') } : token?.kind !== undefined ? { kind: token.kind, apiVersion: token.apiVersion ?? '' } : {};
   const next = Object.keys(live).length > 0 ? encodeLiveContinue({ live, rv: rvs, ...kind }) : undefined;
-  const metadata: Doc = { resourceVersion: encodeGlobalRV(rvs), ...(next ? { continue: next } : {}) };
+  const metadata: Doc = { resourceVersion: encodeGlobalRV(rvs), ...(next ? { continue: next, ...(remaining !== undefined ? { remainingItemCount: remaining } : {}) } : {}) };
   const warnings = [...ok.flatMap((a) => a.warnings), ...results.filter((r) => r.status !== 200).map((r) => leftOutWarning(r)).filter((w): w is string => w !== undefined)];
   if (ok.length === 0) {
     const empty = token!.kind === 'Table' ? { columnDefinitions: [CLUSTER_COLUMN], rows: [] } : { items: [] };
@@ -540,6 +547,17 @@ async function liveWatch(reply: FastifyReply, deps: LiveReadDeps, clusters: read
         if (headerCluster === undefined && Array.isArray(cols) && cols.length > 0) heldColumns = cols;
         const md = obj['metadata'];
         if (isObject(md) && typeof md['resourceVersion'] === 'string' && md['resourceVersion'] !== '') rvs[cluster] = md['resourceVersion'];
+        return;
+      }
+    }
+    if (obj['kind'] !== 'Table') {
+      const edited = splicedWatchEvent(Buffer.from(line), cluster, e['type'] !== 'BOOKMARK', (rv) => {
+        rvs[cluster] = rv;
+        return encodeGlobalRV(rvs);
+      });
+      if (edited) {
+        out.write(edited);
+        out.write('\n');
         return;
       }
     }

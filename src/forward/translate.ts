@@ -239,13 +239,30 @@ export function splicedAnswer(body: Buffer, cluster: string, form: AnswerForm = 
 }
 
 /**
+ * A member's watch event line with its object as flotilla shows it, edited in place as
+ * splicedAnswer edits an answer: the object's RV replaced by `globalRV` of it, the cluster
+ * annotation added when `annotate`. Every other byte stays the member's (a parse and re-serialize
+ * would turn an int64 beyond 2^53 into a float). Undefined for a line it does not follow.
+ */
+export function splicedWatchEvent(line: Buffer, cluster: string, annotate: boolean, globalRV: (memberRV: string) => string): Buffer | undefined {
+  const top = objectMembers(line, 0);
+  if (!top || top.members.some((m) => m.key.includes('\\'))) return undefined;
+  const objectAt = top.members.find((m) => m.key === 'object');
+  if (!objectAt || line[objectAt.start] !== OPEN_BRACE) return undefined;
+  const object = objectMembers(line, objectAt.start);
+  if (!object || object.members.some((m) => m.key.includes('\\'))) return undefined;
+  const fleet = fleetEdits(line, object.members, cluster, annotate, false, globalRV);
+  return fleet && joinPieces(editedPieces(fleet.edits, 0, line.length), line);
+}
+
+/**
  * The edits toFleet makes, as byte edits of the object whose top-level `members` are given: the
  * global RV over the member's, the cluster annotation into `metadata.annotations` (`annotate`:
  * the object is not a Status).
  * Undefined when the metadata is not an object or a key among those looked at is written with
  * escapes (it could spell resourceVersion): the caller parses instead.
  */
-function fleetEdits(body: Buffer, members: JsonMember[], cluster: string, annotate: boolean, dropManaged = false): { edits: ByteEdit[]; rv?: string } | undefined {
+function fleetEdits(body: Buffer, members: JsonMember[], cluster: string, annotate: boolean, dropManaged = false, globalRV: (memberRV: string) => string = (rv) => encodeGlobalRV({ [cluster]: rv })): { edits: ByteEdit[]; rv?: string } | undefined {
   const mdAt = members.find((m) => m.key === 'metadata');
   if (!mdAt) return { edits: [] };
   const md = objectMembers(body, mdAt.start);
@@ -260,7 +277,7 @@ function fleetEdits(body: Buffer, members: JsonMember[], cluster: string, annota
     else if (m.key === 'name') named = body[m.start] === QUOTE;
   }
   const rv = rvAt && body[rvAt.start] === QUOTE ? (parseSpan(body, rvAt.start, rvAt.end) as string) : undefined;
-  if (rv) edits.push({ ...rvAt!, text: JSON.stringify(encodeGlobalRV({ [cluster]: rv })) });
+  if (rv) edits.push({ ...rvAt!, text: JSON.stringify(globalRV(rv)) });
   const managedAt = dropManaged ? md.members.findIndex((m) => m.key === 'managedFields') : -1;
   if (managedAt >= 0) edits.push(memberRemoval(md.members, managedAt));
   const kept = md.members.length - (managedAt >= 0 ? 1 : 0);
@@ -305,6 +322,9 @@ export function splicedList(body: Buffer, cluster: string): SplicedList | undefi
   let count = 0;
   let copied = -1;
   const annotationEntry = clusterAnnotationEntry(cluster);
+  // Built-in lists come with kind before items; custom resources' (written from unstructured
+  // maps, keys sorted) with items first: those are read once the list's kind is known.
+  let itemsLater: number | undefined;
   const close = forEachMember(body, 0, (key, start) => {
     if (key.includes('\\')) return -1;
     if (key !== 'items') {
@@ -315,8 +335,25 @@ export function splicedList(body: Buffer, cluster: string): SplicedList | undefi
       return key === 'kind' && head[key] === 'Table' ? -1 : end;
     }
     if (body[start] !== OPEN_BRACKET) return undefined;
+    if (head['kind'] === undefined) {
+      itemsLater = start;
+      return skipValue(body, start);
+    }
+    return readItems(start);
+  });
+  if (close === undefined || head['kind'] === 'Table') return undefined;
+  if (itemsLater !== undefined) {
+    const end = readItems(itemsLater);
+    if (end === undefined || end < 0) return undefined;
+  }
+  // Anything after the list but whitespace: not a member's answer as expected.
+  if (body.subarray(close + 1).toString('latin1').trim() !== '') return undefined;
+  return { head, items: copied < 0 ? [] : pieces, count };
+
+  /** The items array at `start` read into `pieces`; the offset past it, or -1 when the caller must parse. */
+  function readItems(start: number): number | undefined {
     const listKind = head['kind'];
-    // The member writes kind before items; an item's kind is added from the list's.
+    // An item's kind is added from the list's.
     if (typeof listKind !== 'string' || listKind === 'Table') return -1;
     const itemKind = listKind.endsWith('List') ? listKind.slice(0, -'List'.length) : undefined;
     const prefix = itemKind !== undefined ? `"kind":${JSON.stringify(itemKind)},"apiVersion":${JSON.stringify(String(head['apiVersion'] ?? ''))}` : undefined;
@@ -395,10 +432,7 @@ export function splicedList(body: Buffer, cluster: string): SplicedList | undefi
     if (end === undefined) return -1;
     if (end > copied) pieces.push([copied, end]);
     return end + 1;
-  });
-  // Anything after the list but whitespace: not a member's answer as expected.
-  if (close === undefined || body.subarray(close + 1).toString('latin1').trim() !== '' || head['kind'] === 'Table') return undefined;
-  return { head, items: copied < 0 ? [] : pieces, count };
+  }
 }
 
 /** Merges the JSON list answers of a deletecollection fanned out to several members. */

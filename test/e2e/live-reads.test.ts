@@ -36,7 +36,7 @@ interface Obj {
 interface List {
   kind: string;
   apiVersion: string;
-  metadata: { resourceVersion?: string; continue?: string };
+  metadata: { resourceVersion?: string; continue?: string; remainingItemCount?: number };
   items: Obj[];
 }
 
@@ -80,7 +80,28 @@ function flotillaMerged(l: List): Map<string, unknown> {
   return out;
 }
 
+// A custom resource with an int64 beyond 2^53 (as upstream's CRD watch conformance test makes):
+// flotilla must send the member's digits, never a float of them.
+const BIG_GROUP = 'live-reads.flotilla.test';
+const BIG_CRD = {
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: `counters.${BIG_GROUP}` },
+  spec: {
+    group: BIG_GROUP,
+    scope: 'Cluster',
+    names: { plural: 'counters', singular: 'counter', kind: 'Counter' },
+    versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { count: { type: 'integer', format: 'int64' } } } } }],
+  },
+};
+const INT64_MAX = '9223372036854775807';
+
 beforeAll(async () => {
+  const crd = await memberRequest(east, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', BIG_CRD);
+  if (crd.status !== 201 && crd.status !== 409) throw new Error(`CRD: ${crd.status} ${crd.body}`);
+  await until('the CRD served by east', async () => (await memberRequest(east, 'GET', `/apis/${BIG_GROUP}/v1/counters`)).status === 200);
+  const big = await memberRequest(east, 'POST', `/apis/${BIG_GROUP}/v1/counters`, `{"apiVersion":"${BIG_GROUP}/v1","kind":"Counter","metadata":{"name":"big"},"count":${INT64_MAX}}`);
+  if (big.status !== 201 && big.status !== 409) throw new Error(`counter: ${big.status} ${big.body}`);
   for (const m of members) {
     const make = async (path: string, b: unknown) => {
       const res = await memberRequest(m, 'POST', path, b);
@@ -106,6 +127,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await flotilla?.stop();
+  await memberRequest(east, 'DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${BIG_CRD.metadata.name}`);
   for (const m of members) await memberRequest(m, 'DELETE', `/api/v1/namespaces/${NS}`);
 });
 
@@ -157,16 +179,27 @@ describe('a fleet-wide list of an uncached resource', () => {
     expect(flotillaMerged(l).size).toBe((await membersMerged(path)).size);
   });
 
-  it('pages with limit and continue: each page within the limit, together the whole list', async () => {
+  it('pages with limit and continue: each page within the limit, together the whole list, the remaining count right', async () => {
     const path = `/api/v1/namespaces/${NS}/configmaps`;
     const whole = await membersMerged(path);
     for (const limit of [1, 2, 4, 7]) {
       const seen = new Map<string, unknown>();
       let token: string | undefined;
       let pages = 0;
+      let firstRV: string | undefined;
       do {
         const page = await listOf(flotilla.endpoint, `${path}?limit=${limit}${token ? `&continue=${encodeURIComponent(token)}` : ''}`);
         expect(page.items.length).toBeLessThanOrEqual(limit);
+        // As an apiserver: remainingItemCount only with a continue, and then exact. A page that
+        // asked every member (the limit at least one per member) has it, and keeps the first
+        // page's resourceVersion (a smaller limit reads some members first on a later page).
+        firstRV ??= page.metadata.resourceVersion;
+        if (!page.metadata.continue) expect(page.metadata.remainingItemCount).toBeUndefined();
+        if (limit >= members.length) {
+          expect(page.metadata.resourceVersion).toBe(firstRV);
+          if (page.metadata.continue && pages === 0) expect(page.metadata.remainingItemCount).toBeDefined();
+        }
+        if (page.metadata.remainingItemCount !== undefined) expect(page.metadata.remainingItemCount + page.items.length + seen.size).toBe(whole.size);
         for (const [k, v] of flotillaMerged(page)) {
           expect(seen.has(k), `${k} twice`).toBe(false);
           seen.set(k, v);
@@ -446,6 +479,28 @@ function apiserverPid(m: MemberInfo): number {
   }
   throw new Error(`no kube-apiserver PID for ${m.name}`);
 }
+
+describe('numbers as the member writes them', () => {
+  // JSON.parse would make 9223372036854775807 the float 9223372036854775808, which a Go client
+  // decodes as a float64: upstream's CRD watch test then never sees the ADDED it expects.
+  const path = `/apis/${BIG_GROUP}/v1/counters`;
+  const exact = (text: string) => {
+    expect(text).toContain(`"count":${INT64_MAX}`);
+    expect(text).not.toMatch(/9\.22337|9223372036854775808|9223372036854776000/);
+  };
+  it('in a get, a list and a watch of a custom resource with an int64 beyond 2^53', async () => {
+    exact((await ok(flotilla.endpoint, `${path}/big`)).body);
+    exact((await ok(flotilla.endpoint, path)).body);
+    // A watch without a resourceVersion starts with an ADDED for what exists; its member's
+    // watch ends after a second and so does flotilla's.
+    const watched = await memberRequest(flotilla.endpoint, 'GET', `${path}?watch=1&timeoutSeconds=1`, undefined, { timeoutMs: 20_000 });
+    expect(watched.status).toBe(200);
+    const added = watched.body.split('\n').find((l) => l.includes('"ADDED"'));
+    expect(added).toBeDefined();
+    exact(added!);
+    expect(JSON.parse(added!).object.metadata.annotations[CLUSTER]).toBe(east.name);
+  });
+});
 
 describe('a member that does not answer', () => {
   it('is named in a Warning and the others answer within the timeout', async () => {
