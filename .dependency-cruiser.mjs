@@ -12,7 +12,7 @@ const LAYERS = [
   ['store'],
   ['ingest'],
   ['cacher'],
-  ['authz'],
+  ['authz', 'hierarchy'],
   ['metrics'],
   ['view'],
   ['mux'],

@@ -28,9 +28,16 @@ const DEMO_RESOURCES: ResourceRuleSpec[] = [
 
 // What each member runs: namespace → deployments (name, replicas). `shop` spans every member.
 const WORKLOADS: Record<string, Record<string, [string, number][]>> = {
-  east: { shop: [['web', 3], ['cart', 1]], payments: [['ledger', 2]] },
-  west: { shop: [['web', 2]], analytics: [['etl', 2]] },
+  east: { 'team-data': [], shop: [['web', 3], ['cart', 1]], payments: [['ledger', 2]] },
+  west: { 'team-data': [], shop: [['web', 2]], analytics: [['etl', 2]] },
   north: { shop: [['cart', 1]], monitoring: [['prometheus', 1], ['alertmanager', 1]] },
+};
+
+// The namespace tree, HNC style (the subnamespace annotation): payments on east and analytics on
+// west are under team-data, so one hierarchy selector lists both.
+const PARENTS: Record<string, Record<string, string>> = {
+  east: { payments: 'team-data' },
+  west: { analytics: 'team-data' },
 };
 
 /**
@@ -91,7 +98,8 @@ function deployment(name: string, replicas: number): object {
 async function seed(member: MemberInfo): Promise<number> {
   let pods = 0;
   for (const [ns, deployments] of Object.entries(WORKLOADS[member.name] ?? {})) {
-    await create(member, '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: { demo: 'flotilla' } } });
+    const parent = PARENTS[member.name]?.[ns];
+    await create(member, '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: { demo: 'flotilla' }, ...(parent ? { annotations: { 'hnc.x-k8s.io/subnamespace-of': parent } } : {}) } });
     await waitFor(async () => (await memberRequest(member, 'GET', `/api/v1/namespaces/${ns}/serviceaccounts/default`)).status === 200);
     for (const [name, replicas] of deployments) {
       await create(member, `/apis/apps/v1/namespaces/${ns}/deployments`, deployment(name, replicas));
@@ -173,6 +181,9 @@ Try:
   kubectl --kubeconfig ${kc} get pods -A | grep hello          # …and it is in flotilla's cache
   kubectl --kubeconfig ${kc} scale deployment -n payments ledger --replicas=3   # writes go to the owning member (east)
   kubectl --kubeconfig ${kc} get ns default                    # every member has it: the first's, with a Warning naming the others
+  kubectl --kubeconfig ${kc} get pods -A -l team-data.tree.hnc.x-k8s.io/depth   # a namespace subtree in every member: east's payments, west's analytics
+  kubectl --kubeconfig ${kc} get ns -l 'team-data.tree.hnc.x-k8s.io/depth=1'     # the children of team-data, member by member
+  kubectl --kubeconfig ${kc} annotate ns payments hnc.x-k8s.io/subnamespace-of-   # move payments out: a running get -w -l … shows its pods DELETED
   kubectl --kubeconfig ${kc} get events -A                     # not cached: read live from every member, as you
   kubectl --kubeconfig ${kc} api-resources --verbs=delete      # discovery is the members' own, merged
   kubectl --kubeconfig ${kc} annotate deployment -n shop cart note=hi           # 409: east and north both have it

@@ -48,6 +48,8 @@ export interface WatchOptions {
    * and does not, goes to the client as ADDED or DELETED. Without it the view is fixed.
    */
   revise?: (current: ReadView) => ReadView;
+  /** Decide the view again once caught up (a resumed watch replayed with the view of its time). */
+  reviseOnceLive?: boolean;
 }
 
 interface Watcher {
@@ -258,7 +260,7 @@ export class WatchHub {
   /** Takes over the response: headers now, events until timeout, client close, or eviction. */
   open(res: ServerResponse, opts: WatchOptions): void {
     const key = gvrKey(opts.resource.info);
-    const w: Watcher = { opts, res, pending: [], caughtUpTo: 0, tableHeaderSent: false, lineKey: lineKeyOf(opts), closed: false, close: () => undefined, releaseSnapshot: () => undefined, queued: [], queuedBytes: 0, liveWritten: 0, revisePending: false };
+    const w: Watcher = { opts, res, pending: [], caughtUpTo: 0, tableHeaderSent: false, lineKey: lineKeyOf(opts), closed: false, close: () => undefined, releaseSnapshot: () => undefined, queued: [], queuedBytes: 0, liveWritten: 0, revisePending: opts.reviseOnceLive === true };
     let set = this.watchers.get(key);
     if (!set) {
       this.watchers.set(key, (set = new ResourceWatchers()));
@@ -369,9 +371,10 @@ export class WatchHub {
    * mark, as it would have seen had it started now. Watchers whose views change alike (the same
    * caller, the same request) share one pass over the store.
    */
-  reviseViews(only?: Iterable<Watcher>): void {
+  reviseViews(only?: Iterable<Watcher> | ((view: ReadView) => boolean)): void {
     const changes = new Map<string, ViewChange[]>();
-    const targets = only ? [...only] : [...this.watchers.values()].flatMap((set) => [...set]);
+    const all = () => [...this.watchers.values()].flatMap((set) => [...set]);
+    const targets = only === undefined ? all() : typeof only === 'function' ? all().filter((w) => only(w.opts.view)) : [...only];
     for (const w of targets) {
       if (w.closed || !w.opts.revise) continue;
       if (w.pending) {

@@ -20,6 +20,8 @@ import { healthPlugin } from './plugins/health.js';
 import { statusPlugin } from './plugins/status.js';
 import { discoveryPlugin } from './plugins/discovery.js';
 import { readsPlugin, type ReadsOptions } from './plugins/reads.js';
+import { NamespaceForest } from '../hierarchy/namespace-forest.js';
+import { selectsByHierarchy } from '../view/step-hierarchy.js';
 import { subresourcesPlugin } from './plugins/subresources.js';
 import { writesPlugin } from './plugins/writes.js';
 import { selfReviewsPlugin } from './plugins/self-reviews.js';
@@ -67,10 +69,15 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
   const { registry: metrics, stop: stopMetrics } = createMetrics(() => health.status(), () => hub.stats());
   const snapshots = new SnapshotRegistry(store);
   const stopRevising = opts.policies.onChange(() => hub.reviseViews());
+  const hierarchy = new NamespaceForest(store);
+  // A namespace moved: watches selecting by the tree get what entered and left their selection.
+  const stopFollowing = hierarchy.onChange(() => hub.reviseViews(selectsByHierarchy));
   // Open watches would hold a graceful close forever: end them first; clients re-watch elsewhere.
   app.addHook('preClose', async () => hub.closeAll());
   app.addHook('onClose', async () => {
     stopRevising();
+    stopFollowing();
+    hierarchy.close();
     snapshots.close();
     stopMetrics();
   });
@@ -91,9 +98,9 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
   void app.register(errorsPlugin, { fleet });
   void app.register(authenticationPlugin, { callers });
   void app.register(healthPlugin, { health });
-  void app.register(statusPlugin, { health, metrics, fleet, callers, authorizer: opts.authorizer, live: opts.liveReads });
+  void app.register(statusPlugin, { health, metrics, fleet, callers, authorizer: opts.authorizer, live: opts.liveReads, hierarchy });
   void app.register(discoveryPlugin, { fleet, catalog, live: opts.liveReads });
-  void app.register(readsPlugin, { fleet, catalog, health, store, hub, snapshots, writes, callers, authorizer: opts.authorizer, forward, live: opts.liveReads, watch: opts.watch });
+  void app.register(readsPlugin, { fleet, catalog, health, store, hub, snapshots, writes, callers, authorizer: opts.authorizer, forward, hierarchy, live: opts.liveReads, watch: opts.watch });
   void app.register(subresourcesPlugin, { fleet, catalog, store, callerHeaders: forward.callerHeaders, getAccess: forward.getAccess, recent: forward.recent, metrics });
   void app.register(selfReviewsPlugin, { fleet, callers, authorizer: opts.authorizer });
   void app.register(writesPlugin, { fleet, forward });

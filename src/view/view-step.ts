@@ -1,6 +1,7 @@
 import type { LabelSelector } from '../api/label-selector.js';
 import type { FieldSelector } from '../api/field-selector.js';
 import type { AccessSet } from '../api/rbac.js';
+import type { NamespaceTree } from '../hierarchy/namespace-tree.js';
 import { ReadView, type ObjectPredicate } from './read-view.js';
 
 /**
@@ -22,6 +23,8 @@ export interface ViewRequest {
    * (src/authz); undefined only where nobody calls (benchmarks and tests of other steps).
    */
   access?: ReadonlyMap<string, AccessSet>;
+  /** Each member's namespace tree, for hierarchy selectors (step-hierarchy.ts); absent: none. */
+  hierarchy?: { tree(cluster: string): NamespaceTree };
 }
 
 /** One step of building a view: one file each, run in the order of steps.ts. */

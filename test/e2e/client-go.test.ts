@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { execFileSync, spawn } from 'node:child_process';
-import { join, resolve } from 'node:path';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import type { V1PodList } from '@kubernetes/client-node';
 import { memberJson, memberRequest } from '../fleet/http.js';
 import type { MemberInfo } from '../fleet/fleet.js';
 import { startFlotillaProcess, type FlotillaProcess } from '../support/flotilla-process.js';
 import { expectConverged, inParallel } from '../support/compare.js';
 import { decodeGlobalRV } from '../../src/api/global-rv.js';
+import { clientsDir, startInformer, type InformerMode, type InformerRun } from '../support/informer.js';
 
 /**
  * What real controllers see: a client-go program (test/clients/go) runs a shared informer or a
@@ -18,11 +19,6 @@ const NS = 'informers';
 const PODS = `/api/v1/namespaces/${NS}/pods`;
 let flotilla: FlotillaProcess;
 let informerBin: string;
-
-function clientsDir(): string {
-  const script = resolve(import.meta.dirname, '..', '..', 'scripts', 'build-fleet-binaries.mjs');
-  return execFileSync('node', [script, '--clients'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
-}
 
 async function ok(m: MemberInfo, method: string, path: string, body?: unknown, contentType?: string): Promise<void> {
   const res = await memberRequest(m, method, path, body, { contentType });
@@ -69,57 +65,8 @@ async function membersView(labelSelector?: string): Promise<string[]> {
   return lines.sort();
 }
 
-interface InformerRun {
-  synced: Promise<void>;
-  /**
-   * SIGTERM, then the informer's cache of this test's namespace, its resync count, the pod LISTs
-   * and WATCHes it sent, and what it logged (client-go logs a decode error or a watch-list
-   * fallback there, and carries on).
-   */
-  dump(): Promise<{ lines: string[]; resyncs: number; lists: number; watches: number; log: string }>;
-}
-
-function runInformer(mode: 'informer' | 'metadata' | 'patcher', watchList: boolean, selector = ''): InformerRun & { output(): string } {
-  const child = spawn(informerBin, ['-kubeconfig', flotilla.kubeconfig, '-mode', mode, '-resync', '1s', '-selector', selector], {
-    env: { ...process.env, KUBE_FEATURE_WatchListClient: String(watchList) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const exited = new Promise<number | null>((r) => child.once('exit', r));
-  const synced = new Promise<void>((resolveSynced, reject) => {
-    const check = setInterval(() => {
-      if (out.includes('SYNCED')) {
-        clearInterval(check);
-        resolveSynced();
-      }
-    }, 20);
-    void exited.then((code) => {
-      clearInterval(check);
-      reject(new Error(`informer exited (${code}) before syncing: ${err.slice(-2000)}`));
-    });
-  });
-  synced.catch(() => undefined);
-  return {
-    synced,
-    output: () => out,
-    async dump() {
-      child.kill('SIGTERM');
-      const code = await exited;
-      expect(code, err.slice(-2000)).toBe(0);
-      const lines = out.split('\n').filter((l) => l.startsWith(`${NS}/`)).map((l) => {
-        // An object delivered by a watch event carries the fleet-wide mark; its own cluster's
-        // entry is the object's member RV.
-        const [name, uid, rv, cluster] = l.split(' ');
-        return `${name} ${uid} ${cluster}:${decodeGlobalRV(rv!)[cluster!]}`;
-      });
-      const resyncs = Number(/RESYNCS (\d+)/.exec(out)?.[1] ?? -1);
-      const requests = /REQUESTS lists=(\d+) watches=(\d+)/.exec(out);
-      return { lines: lines.sort(), resyncs, lists: Number(requests?.[1] ?? -1), watches: Number(requests?.[2] ?? -1), log: err };
-    },
-  };
+function runInformer(mode: InformerMode, watchList: boolean, selector = ''): InformerRun {
+  return startInformer({ bin: informerBin, kubeconfig: flotilla.kubeconfig, mode, watchList, selector, namespace: NS });
 }
 
 beforeAll(async () => {

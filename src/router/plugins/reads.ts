@@ -1,5 +1,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
+import type { NamespaceForest } from '../../hierarchy/namespace-forest.js';
+import { selectsByHierarchy } from '../../view/step-hierarchy.js';
 import { outsideCache, type CacheHealth, type CachedResource, type FleetMembers, type ResourceCatalog } from '../../cacher/cache-manager.js';
 import { getResponse, listResponse, type ListOptions } from '../../mux/reads.js';
 import type { WatchHub } from '../../mux/watch.js';
@@ -38,6 +40,8 @@ export interface ReadsOptions {
   callers: Callers;
   authorizer: ReadAuthorizer;
   forward: ForwardDeps;
+  /** Each member's namespace tree, for hierarchy selectors. */
+  hierarchy?: NamespaceForest;
   /** minTimeoutSeconds: as the apiserver's --min-request-timeout, for watches without timeoutSeconds. */
   /** Uncached resources, read live from the members (src/forward/live-reads.ts); absent: not served. */
   live?: LiveReadsConfig;
@@ -121,6 +125,7 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
       watching,
       labelSelector: one(q, 'labelSelector'),
       fieldSelector: one(q, 'fieldSelector'),
+      ...(opts.hierarchy ? { hierarchy: opts.hierarchy } : {}),
     };
     // Authorization first, as in the apiserver: a caller refused everywhere gets 403 whatever
     // else is wrong with its request (a selector that does not parse, say).
@@ -143,17 +148,27 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
     if (view.denied.length > 0 && question.verb !== 'get') {
       warnings.push(warningHeader(`User "${caller.user}" cannot ${question.verb} ${whatOf(question)} in ${view.denied.length === 1 ? 'cluster' : 'clusters'} ${view.denied.join(', ')}: nothing of ${view.denied.length === 1 ? 'it' : 'them'} is shown`));
     }
+    if (opts.hierarchy && selectsByHierarchy(view)) warnings.push(...treeWarnings(opts.hierarchy, view));
     if (watching) {
       const timeoutSeconds = int64Param(q, 'timeoutSeconds');
       // Everything that can refuse the watch does so before the response is taken over.
       const form = negotiate(req.headers.accept, { list: false });
-      const from = since ? await awaitResourceVersion(resource, view, since, false, target.cluster) : undefined;
+      // A watch selecting by the namespace tree, resumed from before namespaces moved, is
+      // replayed as it was selected then, and then told what entered and left its selection.
+      let opened = view;
+      if (since && opts.hierarchy && selectsByHierarchy(view)) {
+        const forest = opts.hierarchy;
+        const then = buildReadView({ ...request, access, hierarchy: { tree: (c) => forest.treeAt(c, since[c] ?? '') ?? treeForgotten() } });
+        if (then.key !== view.key) opened = then;
+      }
+      const from = since ? await awaitResourceVersion(resource, opened, since, false, target.cluster) : undefined;
       reply.hijack();
       // Written with the watch's own headers.
       if (warnings.length) reply.raw.setHeader('warning', warnings);
       hub.open(reply.raw, {
         resource,
-        view,
+        view: opened,
+        reviseOnceLive: opened !== view,
         form,
         includeObject: includeObject as ListOptions['includeObject'],
         since: from,
@@ -271,4 +286,19 @@ function validateListOptions(o: { watching: boolean; rv: string; rvMatch?: strin
     else if (o.rvMatch === 'Exact' && o.rv === '0') causes.push({ field: 'resourceVersionMatch', message: 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"' });
   }
   if (causes.length) throw invalid(`ListOptions.meta.k8s.io "" is invalid: ${causes.map((c) => `${c.field}: ${c.message}`).join(', ')}`, causes.map((c) => ({ reason: 'FieldValueInvalid', ...c })));
+}
+
+function treeForgotten(): never {
+  throw expired('too old resource version: the namespace tree has changed too often since (hierarchy selector); list again');
+}
+
+/**
+ * Where a tree the selection read was cut (a cycle, a parent that does not exist), said of the
+ * namespaces the caller may read only (and without naming the parent, which it may not).
+ */
+function treeWarnings(forest: NamespaceForest, view: ReadView): string[] {
+  return forest
+    .problems(view.clusters)
+    .filter((p) => view.clustersIn(p.namespace).includes(p.cluster))
+    .map((p) => warningHeader(`cluster ${p.cluster}: namespace ${p.namespace} is cut from its parent (${p.problem === 'cycle' ? 'its parents form a cycle' : 'the parent does not exist'}); hierarchy selectors treat it as a root`));
 }

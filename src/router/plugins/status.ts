@@ -6,6 +6,7 @@ import { forbidden } from '../../api/status.js';
 import type { Callers } from '../callers.js';
 import { sendJson } from '../replies.js';
 import { liveStatus, type LiveReadsConfig } from '../../forward/live-reads.js';
+import type { NamespaceForest } from '../../hierarchy/namespace-forest.js';
 
 /**
  * Each cacher's state at /status, and every series at /metrics (Prometheus). Both name and count
@@ -20,9 +21,11 @@ export interface StatusOptions {
   authorizer: ReadAuthorizer;
   /** Which uncached resources are read live (shown as `live`). */
   live?: LiveReadsConfig;
+  /** The members' namespace trees: their cycles and missing parents are shown as `hierarchy`. */
+  hierarchy?: NamespaceForest;
 }
 
-export const statusPlugin: FastifyPluginAsync<StatusOptions> = async (app, { health, metrics, fleet, callers, authorizer, live }) => {
+export const statusPlugin: FastifyPluginAsync<StatusOptions> = async (app, { health, metrics, fleet, callers, authorizer, live, hierarchy }) => {
   app.addHook('onRequest', async (req) => {
     const path = req.url.split('?')[0]!;
     const caller = await callers.reader(req.raw);
@@ -30,6 +33,13 @@ export const statusPlugin: FastifyPluginAsync<StatusOptions> = async (app, { hea
       throw forbidden(`forbidden: User "${caller.user}" cannot get path "${path}"`);
     }
   });
-  app.get('/status', async (_req, reply) => sendJson(reply, { synced: health.isSynced(), cachers: health.status(), live: live ? liveStatus(live) : { enabled: false, served: 'none', exclude: [] } }));
+  app.get('/status', async (_req, reply) =>
+    sendJson(reply, {
+      synced: health.isSynced(),
+      cachers: health.status(),
+      live: live ? liveStatus(live) : { enabled: false, served: 'none', exclude: [] },
+      hierarchy: { problems: hierarchy ? hierarchy.problems(fleet.clusterNames()) : [] },
+    }),
+  );
   app.get('/metrics', async (_req, reply) => reply.type(metrics.contentType).send(await metrics.metrics()));
 };

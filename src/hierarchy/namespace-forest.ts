@@ -1,0 +1,178 @@
+import type { Store, StoreEvent } from '../store/store.js';
+import { hncDepthsOf, NamespaceTree, SUBNAMESPACE_OF, type NamespaceFacts, type TreeProblem } from './namespace-tree.js';
+
+/**
+ * Every member's namespace tree, from the namespaces (and, where cached, the
+ * HierarchyConfigurations) flotilla holds. What each namespace says of its parent is kept per
+ * member and updated by each change (one small object parsed); the tree is built from those facts
+ * on first need after a change. The tree needs every namespace of a member, so it exists only
+ * where namespaces are cached from it; elsewhere each namespace is a root.
+ *
+ * A change that moves namespaces that may already hold objects keeps the tree it replaces, with
+ * the RV it was replaced at (a few per member): a watch resumed from before the move is replayed
+ * with the tree of its time and then told what entered and left its selection since.
+ */
+export const NAMESPACES = 'v1/namespaces';
+export const HIERARCHY_CONFIGURATIONS = 'hnc.x-k8s.io/v1alpha2/hierarchyconfigurations';
+
+/** Past trees kept per member: a watch resumed from before more moves than this lists again. */
+const HISTORY = 16;
+/** How long changes are gathered before listeners hear them (namespaces come in bursts). */
+const SETTLE_MS = 100;
+
+interface NamespaceDoc {
+  metadata?: { name?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+}
+interface HierarchyDoc {
+  spec?: { parent?: string };
+}
+
+/** What one namespace says of its place: its annotation's parent and HNC's labels. */
+interface OwnFacts {
+  annotated?: string;
+  hncDepths?: ReadonlyMap<string, number>;
+}
+
+interface Member {
+  namespaces: Map<string, OwnFacts>;
+  /** HierarchyConfiguration parents, by namespace. */
+  configured: Map<string, string>;
+  tree?: NamespaceTree;
+  /** Trees replaced by moves, oldest first, each with the RV it stopped holding at. */
+  past: { tree: NamespaceTree; until: bigint }[];
+  /** Whether older trees were dropped: before the first kept one, the tree is unknown. */
+  forgot: boolean;
+}
+
+export type ForestListener = (clusters: ReadonlySet<string>) => void;
+
+export class NamespaceForest {
+  private readonly members = new Map<string, Member>();
+  private readonly listeners = new Set<ForestListener>();
+  private readonly unsubscribe: (() => void)[];
+  private changed = new Set<string>();
+  private settle?: NodeJS.Timeout;
+
+  constructor(store: Store) {
+    for (const e of store.entries(HIERARCHY_CONFIGURATIONS)) {
+      const parent = e.name === 'hierarchy' ? configuredParent(e.bytes) : undefined;
+      if (parent !== undefined) this.member(e.cluster).configured.set(e.namespace, parent);
+    }
+    for (const e of store.entries(NAMESPACES)) this.member(e.cluster).namespaces.set(e.name, ownFacts(e.bytes));
+    this.unsubscribe = [
+      store.subscribe(NAMESPACES, (events) => this.apply(events, (m, e) => {
+        if (e.type === 'DELETED') m.namespaces.delete(e.name);
+        else m.namespaces.set(e.name, ownFacts(e.bytes));
+      }, movesNamespaces)),
+      store.subscribe(HIERARCHY_CONFIGURATIONS, (events) => this.apply(events, (m, e) => {
+        const parent = e.type !== 'DELETED' && e.name === 'hierarchy' ? configuredParent(e.bytes) : undefined;
+        if (parent === undefined) m.configured.delete(e.namespace);
+        else m.configured.set(e.namespace, parent);
+      }, () => true)),
+    ];
+  }
+
+  /** The member's tree as cached now. */
+  tree(cluster: string): NamespaceTree {
+    const m = this.member(cluster);
+    if (!m.tree) {
+      const facts = new Map<string, NamespaceFacts>();
+      for (const [name, own] of m.namespaces) {
+        const parent = m.configured.get(name) ?? own.annotated;
+        facts.set(name, { ...(parent !== undefined ? { parent } : {}), ...(own.hncDepths ? { hncDepths: own.hncDepths } : {}) });
+      }
+      m.tree = new NamespaceTree(facts);
+    }
+    return m.tree;
+  }
+
+  /**
+   * The member's tree as it was at its RV `rv` (the current one when nothing moved since);
+   * undefined when that tree is no longer kept.
+   */
+  treeAt(cluster: string, rv: string): NamespaceTree | undefined {
+    const m = this.member(cluster);
+    if (!/^[0-9]+$/.test(rv)) return this.tree(cluster);
+    const at = BigInt(rv);
+    const i = m.past.findIndex((p) => at < p.until);
+    if (i < 0) return this.tree(cluster);
+    return i === 0 && m.forgot ? undefined : m.past[i]!.tree;
+  }
+
+  /** Cycles and missing parents, per member, for /status and Warnings. */
+  problems(clusters: Iterable<string>): (TreeProblem & { cluster: string })[] {
+    const out: (TreeProblem & { cluster: string })[] = [];
+    for (const c of clusters) for (const p of this.tree(c).problems) out.push({ cluster: c, ...p });
+    return out;
+  }
+
+  /** Hears which members' trees may have changed (for watches that follow the tree). */
+  onChange(listener: ForestListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  close(): void {
+    for (const u of this.unsubscribe) u();
+    this.listeners.clear();
+    clearTimeout(this.settle);
+  }
+
+  private member(cluster: string): Member {
+    let m = this.members.get(cluster);
+    if (!m) this.members.set(cluster, (m = { namespaces: new Map(), configured: new Map(), past: [], forgot: false }));
+    return m;
+  }
+
+  private apply(events: readonly StoreEvent[], change: (m: Member, e: StoreEvent) => void, moves: (e: StoreEvent) => boolean): void {
+    for (const e of events) {
+      const m = this.member(e.cluster);
+      if (moves(e) && /^[0-9]+$/.test(e.rv)) {
+        m.past.push({ tree: this.tree(e.cluster), until: BigInt(e.rv) });
+        if (m.past.length > HISTORY) {
+          m.past.shift();
+          m.forgot = true;
+        }
+      }
+      change(m, e);
+      m.tree = undefined;
+      this.changed.add(e.cluster);
+    }
+    this.settle ??= setTimeout(() => {
+      this.settle = undefined;
+      const changed = this.changed;
+      this.changed = new Set();
+      for (const l of this.listeners) l(changed);
+    }, SETTLE_MS);
+  }
+}
+
+function ownFacts(bytes: Buffer): OwnFacts {
+  const md = (JSON.parse(bytes.toString('utf8')) as NamespaceDoc).metadata ?? {};
+  const annotated = md.annotations?.[SUBNAMESPACE_OF];
+  const hncDepths = hncDepthsOf(md.labels);
+  return { ...(typeof annotated === 'string' && annotated !== '' ? { annotated } : {}), ...(hncDepths ? { hncDepths } : {}) };
+}
+
+function configuredParent(bytes: Buffer): string | undefined {
+  const parent = (JSON.parse(bytes.toString('utf8')) as HierarchyDoc).spec?.parent;
+  return typeof parent === 'string' && parent !== '' ? parent : undefined;
+}
+
+function sameFacts(a: OwnFacts, b: OwnFacts): boolean {
+  if (a.annotated !== b.annotated) return false;
+  const x = [...(a.hncDepths ?? [])].sort().join();
+  const y = [...(b.hncDepths ?? [])].sort().join();
+  return x === y;
+}
+
+/**
+ * Whether a namespace change can move namespaces that may already hold objects: a new namespace
+ * cannot (its objects come after it, and the event log has them), a deleted one can (its
+ * children lose their parent), a modified one when what it says of its parent changed.
+ */
+function movesNamespaces(e: StoreEvent): boolean {
+  if (e.type === 'ADDED') return false;
+  if (e.type === 'DELETED' || e.prevBytes === undefined) return true;
+  return !sameFacts(ownFacts(e.prevBytes), ownFacts(e.bytes));
+}
