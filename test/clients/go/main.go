@@ -13,6 +13,13 @@
 // updates it with the resourceVersion it read, and patches it; then it creates a pod in the
 // -create-in cluster, gets it at once, deletes it and lists again. A line per step ("UPDATED",
 // "PATCHED", "CREATED", "GOT", "DELETED", "LISTED", or "ERROR <step> …"), then "END".
+//
+// With -mode=informer-cost it measures what a client pays to fill an informer (issue 32: is serving
+// protobuf reads worth it?): a pods shared informer in all namespaces, reading in the -content-type
+// given (json or protobuf), and once synced one line "COST objects=<pods in its store> cpu_ms=<user
+// and system CPU of the process from its start to the sync> alloc_mb=<bytes allocated by then>
+// heap_mb=<live heap after a GC> lists=<n> watches=<n> list_bytes=<body bytes of its pod lists, as
+// decoded (after any gzip)> gzipped_lists=<those the server sent gzipped>", then it exits 0.
 package main
 
 import (
@@ -20,9 +27,11 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -44,11 +53,12 @@ import (
 
 func main() {
 	kubeconfig := flag.String("kubeconfig", "", "kubeconfig of the server to watch")
-	mode := flag.String("mode", "informer", "informer or metadata")
+	mode := flag.String("mode", "informer", "informer, metadata, patcher, protobuf-writer or informer-cost")
 	resync := flag.Duration("resync", 5*time.Second, "informer resync period")
 	selector := flag.String("selector", "", "label selector of the informer and metadata modes")
 	namespace := flag.String("namespace", "", "the protobuf-writer mode's namespace")
 	createIn := flag.String("create-in", "", "the cluster the protobuf-writer mode creates its pod in (by flotilla's annotation)")
+	contentType := flag.String("content-type", "json", "what the informer-cost mode reads in: json or protobuf")
 	flag.Parse()
 
 	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
@@ -57,23 +67,39 @@ func main() {
 	}
 	// What the client itself asked for: a watch-list informer that silently fell back to
 	// LIST/WATCH (after a decode error, say) still syncs, but it lists.
-	var lists, watches atomic.Int64
+	var lists, watches, listBytes, gzippedLists atomic.Int64
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			isList := false
 			if req.Method == http.MethodGet && strings.HasSuffix(req.URL.Path, "/pods") {
 				if w := req.URL.Query().Get("watch"); w == "true" || w == "1" {
 					watches.Add(1)
 				} else {
 					lists.Add(1)
+					isList = true
 				}
 			}
-			return rt.RoundTrip(req)
+			res, err := rt.RoundTrip(req)
+			if isList && err == nil && *mode == "informer-cost" {
+				// The list's size each way, as the decoder reads it (after any gzip): the other
+				// half of what protobuf would change.
+				res.Body = &countingBody{ReadCloser: res.Body, n: &listBytes}
+				// Inflating is part of the client's CPU, so whether it happened is part of the answer.
+				if res.Uncompressed {
+					gzippedLists.Add(1)
+				}
+			}
+			return res, err
 		})
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	if *mode == "protobuf-writer" {
 		protobufWriter(ctx, cfg, *namespace, *createIn)
+		return
+	}
+	if *mode == "informer-cost" {
+		informerCost(ctx, cfg, *contentType, &lists, &watches, &listBytes, &gzippedLists)
 		return
 	}
 
@@ -219,6 +245,58 @@ func protobufWriter(ctx context.Context, cfg *rest.Config, namespace, createIn s
 	}
 	fmt.Printf("PROTOBUF-ANSWERS %d\n", protobufAnswers.Load())
 	fmt.Println("END")
+}
+
+// informerCost fills a pods informer in one wire format and reports what that cost the process.
+// Everything from the process's start counts (flag parsing, config, the list, decoding, the store):
+// the constant part is the same both ways and small against thousands of pods.
+func informerCost(ctx context.Context, cfg *rest.Config, contentType string, lists, watches, listBytes, gzippedLists *atomic.Int64) {
+	switch contentType {
+	case "protobuf":
+		// As kube-controller-manager and most built-in controllers ask: protobuf, JSON when the
+		// server has no protobuf for the type.
+		cfg.ContentType = "application/vnd.kubernetes.protobuf"
+		cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	case "json":
+		cfg.ContentType = "application/json"
+		cfg.AcceptContentTypes = "application/json"
+	default:
+		fail(fmt.Errorf("unknown content type %q", contentType))
+	}
+	client := kubernetes.NewForConfigOrDie(cfg)
+	// No resync: a resync re-delivers the cache to handlers, work that does not depend on the format.
+	informer := informers.NewSharedInformerFactory(client, 0).Core().V1().Pods().Informer()
+	go informer.Run(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
+		fail(fmt.Errorf("cache never synced"))
+	}
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		fail(err)
+	}
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	allocated := ms.TotalAlloc
+	// What the cache holds once the decoders' garbage is gone: the objects themselves.
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	const mb = 1 << 20
+	fmt.Printf("COST objects=%d cpu_ms=%.1f alloc_mb=%.3f heap_mb=%.3f lists=%d watches=%d list_bytes=%d gzipped_lists=%d\n",
+		len(informer.GetStore().ListKeys()), float64(cpu)/float64(time.Millisecond), float64(allocated)/mb, float64(ms.HeapAlloc)/mb,
+		lists.Load(), watches.Load(), listBytes.Load(), gzippedLists.Load())
+}
+
+// countingBody adds the bytes read through it to n.
+type countingBody struct {
+	io.ReadCloser
+	n *atomic.Int64
+}
+
+func (b *countingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.n.Add(int64(n))
+	return n, err
 }
 
 type roundTripFunc func(*http.Request) (*http.Response, error)
