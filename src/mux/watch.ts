@@ -373,6 +373,7 @@ export class WatchHub {
    */
   reviseViews(only?: Iterable<Watcher> | ((view: ReadView) => boolean)): void {
     const changes = new Map<string, ViewChange[]>();
+    const encoded = new Map<string, Buffer[]>();
     const all = () => [...this.watchers.values()].flatMap((set) => [...set]);
     const targets = only === undefined ? all() : typeof only === 'function' ? all().filter((w) => only(w.opts.view)) : [...only];
     for (const w of targets) {
@@ -394,13 +395,21 @@ export class WatchHub {
       const pair = `${key}\n${prev.key}\n${next.key}`;
       let changed = changes.get(pair);
       if (!changed) changes.set(pair, (changed = this.viewChanges(key, prev, next)));
-      const latest = this.clusterRVs(w.opts);
-      for (const c of changed) {
-        // As an initial event: the object's own RV for its cluster, the others' current.
-        const own = c.type === 'ADDED' ? c.meta()?.rv : undefined;
-        const mark = encodeGlobalRV(own ? { ...latest, [c.entry.cluster]: own } : latest);
-        this.enqueue(w, this.encode(w, c.type, c.entry.cluster, c.entry.name, c.entry.bytes, c.meta, mark));
+      // Watchers of one change that share a line key get the same lines (a Table's first line
+      // carries its column definitions, so Table lines are each watcher's own).
+      const lineSet = w.opts.form === 'table' ? undefined : `${pair}\n${w.lineKey}`;
+      let lines = lineSet !== undefined ? encoded.get(lineSet) : undefined;
+      if (!lines) {
+        const latest = this.clusterRVs(w.opts);
+        lines = changed.map((c) => {
+          // As an initial event: the object's own RV for its cluster, the others' current.
+          const own = c.type === 'ADDED' ? c.meta()?.rv : undefined;
+          const mark = encodeGlobalRV(own ? { ...latest, [c.entry.cluster]: own } : latest);
+          return this.encode(w, c.type, c.entry.cluster, c.entry.name, c.entry.bytes, c.meta, mark);
+        });
+        if (lineSet !== undefined) encoded.set(lineSet, lines);
       }
+      for (const line of lines) this.enqueue(w, line);
     }
   }
 
