@@ -66,6 +66,11 @@ export interface FleetOptions {
    * names them (`secrets`, `leases.coordination.k8s.io`).
    */
   liveReads: { enabled: boolean; exclude: string[] };
+  /**
+   * How often each member is probed (GET /readyz). A member whose probe has been outstanding
+   * longer than this, or whose last probe failed, is silent: reads of its cached objects say so.
+   */
+  memberHeartbeatMilliseconds: number;
 }
 
 /** How flotilla learns who calls it; writes are forwarded as that caller (Impersonate-*). */
@@ -298,9 +303,9 @@ export function parseFleetConfig(text: string, sourcePath: string): FleetConfig 
     });
   }
 
-  const options: FleetOptions = { dropManagedFields: true, listPageSize: 500, maxInflightListsPerMember: 4, maxInflightListPages: 8, watchBookmarkIntervalSeconds: 30, minWatchTimeoutSeconds: 1800, watchCatchUpStallSeconds: 60, maxWatchBufferMiB: 16, eventLogSize: 100_000, liveReads: { enabled: true, exclude: [] } };
+  const options: FleetOptions = { dropManagedFields: true, listPageSize: 500, maxInflightListsPerMember: 4, maxInflightListPages: 8, watchBookmarkIntervalSeconds: 30, minWatchTimeoutSeconds: 1800, watchCatchUpStallSeconds: 60, maxWatchBufferMiB: 16, eventLogSize: 100_000, liveReads: { enabled: true, exclude: [] }, memberHeartbeatMilliseconds: 500 };
   if (root.options !== undefined) {
-    const o = c.object(root.options, 'options', ['dropManagedFields', 'listPageSize', 'maxInflightListsPerMember', 'maxInflightListPages', 'watchBookmarkIntervalSeconds', 'minWatchTimeoutSeconds', 'watchCatchUpStallSeconds', 'maxWatchBufferMiB', 'eventLogSize', 'liveReads']);
+    const o = c.object(root.options, 'options', ['dropManagedFields', 'listPageSize', 'maxInflightListsPerMember', 'maxInflightListPages', 'watchBookmarkIntervalSeconds', 'minWatchTimeoutSeconds', 'watchCatchUpStallSeconds', 'maxWatchBufferMiB', 'eventLogSize', 'liveReads', 'memberHeartbeatMilliseconds']);
     if (o?.dropManagedFields !== undefined) {
       if (typeof o.dropManagedFields !== 'boolean') c.fail('options.dropManagedFields', 'must be true or false');
       else options.dropManagedFields = o.dropManagedFields;
@@ -310,7 +315,7 @@ export function parseFleetConfig(text: string, sourcePath: string): FleetConfig 
       if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 10000) c.fail('options.listPageSize', `must be an integer from 1 to 10000, got ${describe(n)}`);
       else options.listPageSize = n;
     }
-    const int = (field: 'maxInflightListsPerMember' | 'maxInflightListPages' | 'watchBookmarkIntervalSeconds' | 'minWatchTimeoutSeconds' | 'watchCatchUpStallSeconds' | 'maxWatchBufferMiB' | 'eventLogSize', min: number, max: number) => {
+    const int = (field: 'maxInflightListsPerMember' | 'maxInflightListPages' | 'watchBookmarkIntervalSeconds' | 'minWatchTimeoutSeconds' | 'watchCatchUpStallSeconds' | 'maxWatchBufferMiB' | 'eventLogSize' | 'memberHeartbeatMilliseconds', min: number, max: number) => {
       const n = o?.[field];
       if (n === undefined) return;
       if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > max) c.fail(`options.${field}`, `must be an integer from ${min} to ${max}, got ${describe(n)}`);
@@ -323,6 +328,7 @@ export function parseFleetConfig(text: string, sourcePath: string): FleetConfig 
     int('watchCatchUpStallSeconds', 1, 86400);
     int('maxWatchBufferMiB', 1, 1024);
     int('eventLogSize', 1000, 100_000_000);
+    int('memberHeartbeatMilliseconds', 50, 60_000);
     if (o?.liveReads !== undefined) {
       const live = c.object(o.liveReads, 'options.liveReads', ['enabled', 'exclude']);
       if (live?.enabled !== undefined) {

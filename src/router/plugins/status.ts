@@ -8,7 +8,7 @@ import { sendJson } from '../replies.js';
 import { liveStatus, type LiveReadsConfig } from '../../forward/live-reads.js';
 
 /**
- * Each cacher's state at /status, and every series at /metrics (Prometheus). Both name and count
+ * Each member's heartbeat and each cacher's state at /status, and every series at /metrics (Prometheus). Both name and count
  * what every member holds: a caller gets them only if every member lets it `get` that path, as a
  * member guards its own /metrics (system:monitoring, cluster-admin).
  */
@@ -30,6 +30,6 @@ export const statusPlugin: FastifyPluginAsync<StatusOptions> = async (app, { hea
       throw forbidden(`forbidden: User "${caller.user}" cannot get path "${path}"`);
     }
   });
-  app.get('/status', async (_req, reply) => sendJson(reply, { synced: health.isSynced(), cachers: health.status(), live: live ? liveStatus(live) : { enabled: false, served: 'none', exclude: [] } }));
+  app.get('/status', async (_req, reply) => sendJson(reply, { synced: health.isSynced(), members: health.heartbeats(), cachers: health.status(), live: live ? liveStatus(live) : { enabled: false, served: 'none', exclude: [] } }));
   app.get('/metrics', async (_req, reply) => reply.type(metrics.contentType).send(await metrics.metrics()));
 };
