@@ -81,6 +81,12 @@ export interface AuthenticationSpec {
   tokenFile?: string;
   cacheTTLSeconds: number;
   /**
+   * How old a positive TokenReview verdict may be and still be reused while the reviewer cannot
+   * answer (silent, failing, timing out); 0: never. A revoked token keeps working at most this long
+   * while the reviewer is out.
+   */
+  tokenReviewStaleSeconds: number;
+  /**
    * Whether a request without credentials is let in as `system:anonymous` (groups
    * `system:unauthenticated`), as kube-apiserver's --anonymous-auth does; otherwise it is a 401.
    */
@@ -342,9 +348,9 @@ export function parseFleetConfig(text: string, sourcePath: string): FleetConfig 
     }
   }
 
-  const authentication: AuthenticationSpec = { cacheTTLSeconds: 10, anonymous: false };
+  const authentication: AuthenticationSpec = { cacheTTLSeconds: 10, tokenReviewStaleSeconds: 120, anonymous: false };
   if (root.authentication !== undefined) {
-    const o = c.object(root.authentication, 'authentication', ['tokenReviewCluster', 'tokenFile', 'cacheTTLSeconds', 'anonymous']);
+    const o = c.object(root.authentication, 'authentication', ['tokenReviewCluster', 'tokenFile', 'cacheTTLSeconds', 'tokenReviewStaleSeconds', 'anonymous']);
     const reviewer = c.string(o?.tokenReviewCluster, 'authentication.tokenReviewCluster');
     if (reviewer !== undefined) {
       if (!clusters.some((cl) => cl.name === reviewer)) c.fail('authentication.tokenReviewCluster', `names no cluster of this file: ${JSON.stringify(reviewer)}`);
@@ -356,6 +362,11 @@ export function parseFleetConfig(text: string, sourcePath: string): FleetConfig 
     if (ttl !== undefined) {
       if (typeof ttl !== 'number' || !Number.isInteger(ttl) || ttl < 0 || ttl > 3600) c.fail('authentication.cacheTTLSeconds', `must be an integer from 0 to 3600, got ${describe(ttl)}`);
       else authentication.cacheTTLSeconds = ttl;
+    }
+    const stale = o?.tokenReviewStaleSeconds;
+    if (stale !== undefined) {
+      if (typeof stale !== 'number' || !Number.isInteger(stale) || stale < 0 || stale > 86400) c.fail('authentication.tokenReviewStaleSeconds', `must be an integer from 0 to 86400, got ${describe(stale)}`);
+      else authentication.tokenReviewStaleSeconds = stale;
     }
     if (o?.anonymous !== undefined) {
       if (typeof o.anonymous !== 'boolean') c.fail('authentication.anonymous', 'must be true or false');
