@@ -80,10 +80,12 @@ export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
       ...(auth.tokenReviewCluster ? { tokenReviewCluster: auth.tokenReviewCluster } : {}),
       ...(auth.tokenFile ? { tokens: parseTokenFile(readFileSync(auth.tokenFile, 'utf8'), auth.tokenFile) } : {}),
       cacheTTLSeconds: auth.cacheTTLSeconds,
+      staleVerdictSeconds: auth.tokenReviewStaleSeconds,
       clientCertificates: credentials.clientCertificates,
       anonymous: auth.anonymous,
     },
     (name) => manager.member(name),
+    (name) => manager.isSilent(name),
   );
   const pair = selfSigned ?? { key: opts.https!.key!, cert: opts.https!.cert! };
   const https = opts.https?.ca ? { ...pair, ca: opts.https.ca, requestCert: true, rejectUnauthorized: false } : pair;

@@ -451,8 +451,9 @@ function sameItems(a: Map<string, number>, b: Map<string, number>): boolean {
  */
 /**
  * Note: flotilla authenticates a bearer token by a TokenReview to a member (the bench's fleet
- * file), caching the answer for a while; a request whose token is not in that cache waits for the
- * paused member like any other call to it.
+ * file), caching the answer for a while; when that member is the paused one, a token it reviewed
+ * within authentication.tokenReviewStaleSeconds is still let in (a token it never saw would get a
+ * 503 after the review's 2 s timeout), so the probes measure the reads, not the reviewer.
  */
 async function pausedMember(ctx: BenchContext, ep: MemberEndpoint, query: string, clusters: number, seconds: number): Promise<PausedResult> {
   const apiserver = livePids(join(ctx.dir, 'fleet', 'pids')).find((p) => p.command.endsWith('/kube-apiserver'));

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type { MemberClient } from '../members/member-client.js';
-import { unauthorized } from '../api/status.js';
+import { serviceUnavailable, unauthorized } from '../api/status.js';
 import { anonymousIdentity, type Identity } from './identity.js';
 
 /**
@@ -10,6 +10,11 @@ import { anonymousIdentity, type Identity } from './identity.js';
  * (user = CN, groups = O), a bearer token from the static token file, a bearer token a member
  * cluster vouches for through a TokenReview. Verdicts on tokens are cached briefly, by hash: a
  * watch-heavy client must not cost a TokenReview per request.
+ *
+ * A reviewer that cannot answer (silent, failing, slower than REVIEW_TIMEOUT_MS) is not the
+ * caller's fault: a positive verdict younger than `staleVerdictSeconds` is reused, so callers
+ * active a moment ago keep being served; anyone else gets a 503, never a hang. The price: a token
+ * revoked meanwhile keeps working that long while the reviewer is out.
  */
 export interface AuthenticationConfig {
   /** The member that reviews bearer tokens (its authenticators decide). */
@@ -18,6 +23,8 @@ export interface AuthenticationConfig {
   tokens?: Map<string, Identity>;
   /** How long a TokenReview verdict is reused. */
   cacheTTLSeconds: number;
+  /** How old a positive verdict may be and still be reused while the reviewer cannot answer; 0: never. */
+  staleVerdictSeconds?: number;
   /** Whether the TLS layer asks for client certificates (a client CA is configured). */
   clientCertificates?: boolean;
   /** A request without credentials is system:anonymous; otherwise it has no caller (a 401). */
@@ -26,17 +33,29 @@ export interface AuthenticationConfig {
 
 interface Verdict {
   identity?: Identity;
+  /** When the reviewer gave it. */
+  reviewedAt: number;
+  /** Reused without asking until then. */
   until: number;
 }
 
 const MAX_CACHED = 10_000;
+/** A TokenReview unanswered this long has failed: the caller is not kept waiting on a hung member. */
+export const REVIEW_TIMEOUT_MS = 2_000;
+
+/** Why a reviewer could not give a verdict (as opposed to refusing the token). */
+class ReviewerUnavailable extends Error {}
 
 export class Authenticator {
   private readonly cache = new Map<string, Verdict>();
+  /** Reviews under way, by token hash: concurrent requests with one token wait for one review. */
+  private readonly reviewing = new Map<string, Promise<Verdict>>();
 
   constructor(
     private readonly config: AuthenticationConfig,
     private readonly member: (name: string) => MemberClient | undefined,
+    /** Whether a member is silent (its heartbeat unanswered): a review sent to it now would hang. */
+    private readonly silent: (name: string) => boolean = () => false,
   ) {}
 
   /** Whether any way of presenting credentials is configured. */
@@ -63,28 +82,65 @@ export class Authenticator {
     const key = createHash('sha256').update(token).digest('base64url');
     const cached = this.cache.get(key);
     const now = Date.now();
-    let verdict = cached && cached.until > now ? cached : undefined;
-    if (!verdict) {
-      verdict = { ...(await this.review(token)), until: 0 };
-      // A rejected token is remembered for less time: it may be a token that just got created.
-      verdict.until = now + (verdict.identity ? this.config.cacheTTLSeconds * 1000 : Math.min(2000, this.config.cacheTTLSeconds * 1000));
-      if (this.cache.size >= MAX_CACHED) this.cache.delete(this.cache.keys().next().value!);
-      this.cache.set(key, verdict);
+    if (cached && cached.until > now) return accepted(cached);
+    const staleMs = (this.config.staleVerdictSeconds ?? 0) * 1000;
+    const fallback = cached?.identity && now - cached.reviewedAt < staleMs ? cached : undefined;
+    const reviewer = this.config.tokenReviewCluster;
+    // A silent reviewer is not asked on behalf of a caller it vouched for a moment ago.
+    if (fallback && this.silent(reviewer)) return accepted(fallback);
+    let verdict: Verdict;
+    try {
+      verdict = await this.reviewOnce(key, token);
+    } catch (e) {
+      if (!(e instanceof ReviewerUnavailable)) throw e;
+      if (fallback) return accepted(fallback);
+      throw serviceUnavailable(`${e.message}; try again later`);
     }
-    if (!verdict.identity) throw unauthorized('Unauthorized');
-    return verdict.identity;
+    return accepted(verdict);
+  }
+
+  /** One review per token at a time; its verdict cached. */
+  private reviewOnce(key: string, token: string): Promise<Verdict> {
+    let pending = this.reviewing.get(key);
+    if (!pending) {
+      pending = this.review(token)
+        .then((result) => {
+          const now = Date.now();
+          // A rejected token is remembered for less time: it may be a token that just got created.
+          const ttl = result.identity ? this.config.cacheTTLSeconds * 1000 : Math.min(2000, this.config.cacheTTLSeconds * 1000);
+          const verdict: Verdict = { ...result, reviewedAt: now, until: now + ttl };
+          // Deleted first: the Map's order is the order of reviews, oldest evicted first.
+          this.cache.delete(key);
+          if (this.cache.size >= MAX_CACHED) this.cache.delete(this.cache.keys().next().value!);
+          this.cache.set(key, verdict);
+          return verdict;
+        })
+        .finally(() => this.reviewing.delete(key));
+      this.reviewing.set(key, pending);
+    }
+    return pending;
   }
 
   private async review(token: string): Promise<{ identity?: Identity }> {
     const cluster = this.config.tokenReviewCluster!;
     const client = this.member(cluster);
     if (!client) throw unauthorized(`Unauthorized: the token reviewer, cluster ${cluster}, is not a member of the fleet`);
-    const res = await client.fetch({
-      method: 'POST',
-      path: '/apis/authentication.k8s.io/v1/tokenreviews',
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
-      body: JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } }),
-    });
+    let res: Awaited<ReturnType<MemberClient['fetch']>>;
+    try {
+      res = await client.fetch({
+        method: 'POST',
+        path: '/apis/authentication.k8s.io/v1/tokenreviews',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } }),
+        signal: AbortSignal.timeout(REVIEW_TIMEOUT_MS),
+      });
+    } catch (e) {
+      const why = (e as Error).name === 'TimeoutError' || (e as Error).name === 'AbortError' ? `no answer within ${REVIEW_TIMEOUT_MS / 1000} s` : (e as Error).message;
+      throw new ReviewerUnavailable(`the token reviewer, cluster ${cluster}, could not review the token (${why})`);
+    }
+    if (res.status >= 500 || res.status === 429) {
+      throw new ReviewerUnavailable(`the token reviewer, cluster ${cluster}, could not review the token (HTTP ${res.status})`);
+    }
     if (res.status !== 201 && res.status !== 200) {
       throw unauthorized(`Unauthorized: cluster ${cluster} could not review the token (HTTP ${res.status})`);
     }
@@ -95,6 +151,12 @@ export class Authenticator {
     if (!review.status?.authenticated || !user?.username) return {};
     return { identity: { user: user.username, ...(user.uid ? { uid: user.uid } : {}), groups: user.groups ?? [], extra: user.extra ?? {} } };
   }
+}
+
+/** The caller a verdict names, or a 401 for a token the reviewer refused. */
+function accepted(verdict: Verdict): Identity {
+  if (!verdict.identity) throw unauthorized('Unauthorized');
+  return verdict.identity;
 }
 
 function certificateIdentity(req: IncomingMessage): Identity | undefined {

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ClusterConfig, FleetConfig, ResourceRule } from '../registry/config.js';
 import { selectClusters } from '../registry/config.js';
 import { MemberClient } from '../members/member-client.js';
+import { Heartbeat, type MemberHeartbeat } from '../members/heartbeat.js';
 import { discoverResource } from '../resources/discovery.js';
 import { gvrKey, type ResourceInfo } from '../api/resource-info.js';
 import { RBAC_GROUP, RBAC_RESOURCES } from '../api/rbac.js';
@@ -91,11 +92,27 @@ export interface ResourceCatalog {
   cachedResources(): CachedResource[];
 }
 
+/**
+ * A cluster whose cached copy of a resource may be out of date: its cacher is failing (`since`,
+ * `error`), or the member is silent (`silentForMs`, `error` for why its last probe failed).
+ */
+export interface StaleCluster {
+  cluster: string;
+  since?: string;
+  error?: string;
+  silentForMs?: number;
+}
+
 export interface CacheHealth {
   isSynced(): boolean;
   status(): CacherStatus[];
-  staleClusters(resource: string): { cluster: string; since?: string; error?: string }[];
+  staleClusters(resource: string): StaleCluster[];
+  /** Each member's heartbeat: whether it answers, since when it does not. */
+  heartbeats(): MemberHeartbeat[];
 }
+
+/** What probing a member asks for: cheap, public, and not ready while the member cannot serve. */
+const HEARTBEAT_PATH = '/readyz';
 
 export class CacheManager implements FleetMembers, ResourceCatalog, CacheHealth {
   private config!: FleetConfig;
@@ -111,6 +128,8 @@ export class CacheManager implements FleetMembers, ResourceCatalog, CacheHealth 
   private applying: Promise<unknown> = Promise.resolve();
   /** The resources the configuration asks to serve (RBAC objects are cached for authorization besides). */
   private served = new Set<string>();
+  /** Probes every member; its interval follows the configuration (500 ms until the first one). */
+  private readonly heartbeat = new Heartbeat(500);
 
   constructor(private readonly store: Store) {}
 
@@ -125,6 +144,7 @@ export class CacheManager implements FleetMembers, ResourceCatalog, CacheHealth 
     const started: string[] = [];
     const stopped: string[] = [];
     this.config = config;
+    this.heartbeat.setInterval(config.options.memberHeartbeatMilliseconds);
 
     // Members: drop removed ones and ones whose connection changed (their cachers go with them).
     const wanted = new Map(config.clusters.map((c) => [c.name, c]));
@@ -137,6 +157,7 @@ export class CacheManager implements FleetMembers, ResourceCatalog, CacheHealth 
             stopped.push(id);
           }
         }
+        this.heartbeat.untrack(name);
         m.client.close();
         this.members.delete(name);
       } else {
@@ -145,7 +166,9 @@ export class CacheManager implements FleetMembers, ResourceCatalog, CacheHealth 
     }
     for (const c of config.clusters) {
       if (!this.members.has(c.name)) {
-        this.members.set(c.name, { config: c, client: await MemberClient.create(c), listSlots: new Semaphore(config.options.maxInflightListsPerMember) });
+        const client = await MemberClient.create(c);
+        this.members.set(c.name, { config: c, client, listSlots: new Semaphore(config.options.maxInflightListsPerMember) });
+        if (!this.abort.signal.aborted) this.heartbeat.track(c.name, (signal) => client.probe(HEARTBEAT_PATH, signal));
       }
     }
 
@@ -306,17 +329,34 @@ export class CacheManager implements FleetMembers, ResourceCatalog, CacheHealth 
   }
 
   /**
-   * Clusters whose copy of a resource may be out of date: their cacher is not watching (the member
-   * is unreachable, or failing), so reads serve what was cached last.
+   * Clusters whose copy of a resource may be out of date, so reads serve what was cached last:
+   * their cacher is not watching (the member is unreachable, or failing), or the member is silent
+   * (its watch may still look open while nothing answers on it).
    */
-  staleClusters(resource: string): { cluster: string; since?: string; error?: string }[] {
-    const stale = new Map<string, { cluster: string; since?: string; error?: string }>();
+  staleClusters(resource: string): StaleCluster[] {
+    const stale = new Map<string, StaleCluster>();
+    const clusters = new Set<string>();
     for (const e of this.cachers.values()) {
       if (e.resource !== resource) continue;
+      clusters.add(e.cluster);
       const s = e.cacher.getStatus();
       if (s.synced && s.phase !== 'watching' && s.lastError) stale.set(e.cluster, { cluster: e.cluster, since: s.lastEventAt, error: s.lastError });
     }
+    // A failing cacher says more (its error, its last event) than the heartbeat does.
+    for (const cluster of clusters) {
+      const silence = stale.has(cluster) ? undefined : this.heartbeat.silence(cluster);
+      if (silence) stale.set(cluster, { cluster, silentForMs: silence.forMs, ...(silence.error ? { error: silence.error } : {}) });
+    }
     return [...stale.values()];
+  }
+
+  /** Whether a member has gone silent (see Heartbeat): a request to it now would likely hang. */
+  isSilent(cluster: string): boolean {
+    return this.heartbeat.silence(cluster) !== undefined;
+  }
+
+  heartbeats(): MemberHeartbeat[] {
+    return this.heartbeat.status();
   }
 
   status(): CacherStatus[] {
@@ -325,6 +365,7 @@ export class CacheManager implements FleetMembers, ResourceCatalog, CacheHealth 
 
   async stop(): Promise<void> {
     this.abort.abort();
+    this.heartbeat.stop();
     await this.applying;
     await Promise.all([...this.cachers.values()].map((e) => e.cacher.stop()));
     await Promise.allSettled([...this.discovering.values()]);

@@ -39,6 +39,11 @@ export class MemberClient {
     private readonly tls: RequestOptions,
     private readonly authHeaders: Record<string, string>,
     private readonly agent: Agent | HttpAgent,
+    /**
+     * One connection of its own for the heartbeat's probes: queued behind the pool's watches and
+     * lists, a probe would call a busy member silent.
+     */
+    private readonly probeAgent: Agent | HttpAgent,
   ) {}
 
   static async create(cfg: ClusterConfig): Promise<MemberClient> {
@@ -73,7 +78,9 @@ export class MemberClient {
     const server = new URL(current.server);
     const agentOpts = { keepAlive: true, maxSockets: 64 };
     const agent = server.protocol === 'http:' ? new HttpAgent(agentOpts) : new Agent({ ...agentOpts, ...tls });
-    return new MemberClient(cfg.name, server, tls, headers, agent);
+    const probeOpts = { keepAlive: true, maxSockets: 1 };
+    const probeAgent = server.protocol === 'http:' ? new HttpAgent(probeOpts) : new Agent({ ...probeOpts, ...tls });
+    return new MemberClient(cfg.name, server, tls, headers, agent, probeAgent);
   }
 
   /**
@@ -168,8 +175,25 @@ export class MemberClient {
     return JSON.parse(res.body.toString('utf8')) as T;
   }
 
+  /**
+   * The heartbeat's probe: a GET of a health path as flotilla itself, on the probe connection.
+   * Resolves on 2xx; rejects with the status (and the start of the body) otherwise.
+   */
+  async probe(path: string, signal: AbortSignal): Promise<void> {
+    const res = await new Promise<IncomingMessage>((resolve, reject) => {
+      const r = this.open({ path, signal }, this.probeAgent, resolve);
+      r.on('error', reject);
+      r.end();
+    });
+    const chunks: Buffer[] = [];
+    for await (const chunk of res) chunks.push(chunk as Buffer);
+    const status = res.statusCode ?? 0;
+    if (status < 200 || status > 299) throw new Error(`${path}: HTTP ${status}: ${Buffer.concat(chunks).toString('utf8').slice(0, 200)}`);
+  }
+
   close(): void {
     this.agent.destroy();
+    this.probeAgent.destroy();
   }
 }
 

@@ -66,6 +66,11 @@ export interface FleetOptions {
    * names them (`secrets`, `leases.coordination.k8s.io`).
    */
   liveReads: { enabled: boolean; exclude: string[] };
+  /**
+   * How often each member is probed (GET /readyz). A member whose probe has been outstanding
+   * longer than this, or whose last probe failed, is silent: reads of its cached objects say so.
+   */
+  memberHeartbeatMilliseconds: number;
 }
 
 /** How flotilla learns who calls it; writes are forwarded as that caller (Impersonate-*). */
@@ -75,6 +80,12 @@ export interface AuthenticationSpec {
   /** A kube-apiserver static token file (absolute, or relative to the fleet file). */
   tokenFile?: string;
   cacheTTLSeconds: number;
+  /**
+   * How old a positive TokenReview verdict may be and still be reused while the reviewer cannot
+   * answer (silent, failing, timing out); 0: never. A revoked token keeps working at most this long
+   * while the reviewer is out.
+   */
+  tokenReviewStaleSeconds: number;
   /**
    * Whether a request without credentials is let in as `system:anonymous` (groups
    * `system:unauthenticated`), as kube-apiserver's --anonymous-auth does; otherwise it is a 401.
@@ -298,9 +309,9 @@ export function parseFleetConfig(text: string, sourcePath: string): FleetConfig 
     });
   }
 
-  const options: FleetOptions = { dropManagedFields: true, listPageSize: 500, maxInflightListsPerMember: 4, maxInflightListPages: 8, watchBookmarkIntervalSeconds: 30, minWatchTimeoutSeconds: 1800, watchCatchUpStallSeconds: 60, maxWatchBufferMiB: 16, eventLogSize: 100_000, liveReads: { enabled: true, exclude: [] } };
+  const options: FleetOptions = { dropManagedFields: true, listPageSize: 500, maxInflightListsPerMember: 4, maxInflightListPages: 8, watchBookmarkIntervalSeconds: 30, minWatchTimeoutSeconds: 1800, watchCatchUpStallSeconds: 60, maxWatchBufferMiB: 16, eventLogSize: 100_000, liveReads: { enabled: true, exclude: [] }, memberHeartbeatMilliseconds: 500 };
   if (root.options !== undefined) {
-    const o = c.object(root.options, 'options', ['dropManagedFields', 'listPageSize', 'maxInflightListsPerMember', 'maxInflightListPages', 'watchBookmarkIntervalSeconds', 'minWatchTimeoutSeconds', 'watchCatchUpStallSeconds', 'maxWatchBufferMiB', 'eventLogSize', 'liveReads']);
+    const o = c.object(root.options, 'options', ['dropManagedFields', 'listPageSize', 'maxInflightListsPerMember', 'maxInflightListPages', 'watchBookmarkIntervalSeconds', 'minWatchTimeoutSeconds', 'watchCatchUpStallSeconds', 'maxWatchBufferMiB', 'eventLogSize', 'liveReads', 'memberHeartbeatMilliseconds']);
     if (o?.dropManagedFields !== undefined) {
       if (typeof o.dropManagedFields !== 'boolean') c.fail('options.dropManagedFields', 'must be true or false');
       else options.dropManagedFields = o.dropManagedFields;
@@ -310,7 +321,7 @@ export function parseFleetConfig(text: string, sourcePath: string): FleetConfig 
       if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 10000) c.fail('options.listPageSize', `must be an integer from 1 to 10000, got ${describe(n)}`);
       else options.listPageSize = n;
     }
-    const int = (field: 'maxInflightListsPerMember' | 'maxInflightListPages' | 'watchBookmarkIntervalSeconds' | 'minWatchTimeoutSeconds' | 'watchCatchUpStallSeconds' | 'maxWatchBufferMiB' | 'eventLogSize', min: number, max: number) => {
+    const int = (field: 'maxInflightListsPerMember' | 'maxInflightListPages' | 'watchBookmarkIntervalSeconds' | 'minWatchTimeoutSeconds' | 'watchCatchUpStallSeconds' | 'maxWatchBufferMiB' | 'eventLogSize' | 'memberHeartbeatMilliseconds', min: number, max: number) => {
       const n = o?.[field];
       if (n === undefined) return;
       if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > max) c.fail(`options.${field}`, `must be an integer from ${min} to ${max}, got ${describe(n)}`);
@@ -323,6 +334,7 @@ export function parseFleetConfig(text: string, sourcePath: string): FleetConfig 
     int('watchCatchUpStallSeconds', 1, 86400);
     int('maxWatchBufferMiB', 1, 1024);
     int('eventLogSize', 1000, 100_000_000);
+    int('memberHeartbeatMilliseconds', 50, 60_000);
     if (o?.liveReads !== undefined) {
       const live = c.object(o.liveReads, 'options.liveReads', ['enabled', 'exclude']);
       if (live?.enabled !== undefined) {
@@ -336,9 +348,9 @@ export function parseFleetConfig(text: string, sourcePath: string): FleetConfig 
     }
   }
 
-  const authentication: AuthenticationSpec = { cacheTTLSeconds: 10, anonymous: false };
+  const authentication: AuthenticationSpec = { cacheTTLSeconds: 10, tokenReviewStaleSeconds: 120, anonymous: false };
   if (root.authentication !== undefined) {
-    const o = c.object(root.authentication, 'authentication', ['tokenReviewCluster', 'tokenFile', 'cacheTTLSeconds', 'anonymous']);
+    const o = c.object(root.authentication, 'authentication', ['tokenReviewCluster', 'tokenFile', 'cacheTTLSeconds', 'tokenReviewStaleSeconds', 'anonymous']);
     const reviewer = c.string(o?.tokenReviewCluster, 'authentication.tokenReviewCluster');
     if (reviewer !== undefined) {
       if (!clusters.some((cl) => cl.name === reviewer)) c.fail('authentication.tokenReviewCluster', `names no cluster of this file: ${JSON.stringify(reviewer)}`);
@@ -350,6 +362,11 @@ export function parseFleetConfig(text: string, sourcePath: string): FleetConfig 
     if (ttl !== undefined) {
       if (typeof ttl !== 'number' || !Number.isInteger(ttl) || ttl < 0 || ttl > 3600) c.fail('authentication.cacheTTLSeconds', `must be an integer from 0 to 3600, got ${describe(ttl)}`);
       else authentication.cacheTTLSeconds = ttl;
+    }
+    const stale = o?.tokenReviewStaleSeconds;
+    if (stale !== undefined) {
+      if (typeof stale !== 'number' || !Number.isInteger(stale) || stale < 0 || stale > 86400) c.fail('authentication.tokenReviewStaleSeconds', `must be an integer from 0 to 86400, got ${describe(stale)}`);
+      else authentication.tokenReviewStaleSeconds = stale;
     }
     if (o?.anonymous !== undefined) {
       if (typeof o.anonymous !== 'boolean') c.fail('authentication.anonymous', 'must be true or false');

@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { memberRequest, type MemberResponse } from '../fleet/http.js';
 import type { MemberInfo } from '../fleet/fleet.js';
-import { livePids } from '../fleet/processes.js';
 import { startFlotillaProcess, type FlotillaProcess } from '../support/flotilla-process.js';
 import { until } from '../support/poll.js';
+import { apiserverPid, pause } from '../support/paused-member.js';
 import { openWatch, type WatchEvent } from '../support/watch-client.js';
 import { kubectl, kubectlSession } from '../support/kubectl.js';
 import { decodeGlobalRV, encodeContinue, encodeGlobalRV } from '../../src/api/global-rv.js';
@@ -470,16 +469,6 @@ describe('a fleet-wide watch of an uncached resource', () => {
   });
 });
 
-/** The PID of a member's kube-apiserver, from the fleet's PID file and its --secure-port. */
-function apiserverPid(m: MemberInfo): number {
-  for (const p of livePids(join(fleet.dir, 'pids'))) {
-    if (!p.command.endsWith('kube-apiserver')) continue;
-    const args = readFileSync(`/proc/${p.pid}/cmdline`, 'utf8').split('\0');
-    if (args.includes(`--secure-port=${m.port}`)) return p.pid;
-  }
-  throw new Error(`no kube-apiserver PID for ${m.name}`);
-}
-
 describe('numbers as the member writes them', () => {
   // JSON.parse would make 9223372036854775807 the float 9223372036854775808, which a Go client
   // decodes as a float64: upstream's CRD watch test then never sees the ADDED it expects.
@@ -505,10 +494,9 @@ describe('numbers as the member writes them', () => {
 describe('a member that does not answer', () => {
   it('is named in a Warning and the others answer within the timeout', async () => {
     const path = `/api/v1/namespaces/${NS}/configmaps`;
-    const pid = apiserverPid(north);
-    process.kill(pid, 'SIGSTOP');
+    const pid = apiserverPid(fleet, north);
     try {
-      await until(`north's kube-apiserver (${pid}) stopped`, async () => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.startsWith('T'));
+      await pause(pid, "north's kube-apiserver");
       await expect(memberRequest(north, 'GET', '/readyz', undefined, { timeoutMs: 1000 }), 'north itself does not answer').rejects.toThrow();
       const started = Date.now();
       const res = await ok(flotilla.endpoint, path, { timeoutMs: 30_000 });

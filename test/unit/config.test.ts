@@ -93,10 +93,10 @@ describe('authentication', () => {
   const base = 'clusters: [{ name: east, kubeconfig: k }]\nresources: [{ version: v1, resource: pods }]\n';
 
   it('refuses anonymous callers unless the file says anonymous: true', () => {
-    expect(parse(base).authentication).toEqual({ cacheTTLSeconds: 10, anonymous: false });
-    expect(parse(`${base}authentication: { tokenFile: t.csv }`).authentication).toEqual({ tokenFile: '/etc/flotilla/t.csv', cacheTTLSeconds: 10, anonymous: false });
+    expect(parse(base).authentication).toEqual({ cacheTTLSeconds: 10, tokenReviewStaleSeconds: 120, anonymous: false });
+    expect(parse(`${base}authentication: { tokenFile: t.csv }`).authentication).toEqual({ tokenFile: '/etc/flotilla/t.csv', cacheTTLSeconds: 10, tokenReviewStaleSeconds: 120, anonymous: false });
     expect(parse(`${base}authentication: { anonymous: true }`).authentication.anonymous).toBe(true);
-    expect(parse(`${base}authentication: { anonymous: false, tokenReviewCluster: east }`).authentication).toEqual({ tokenReviewCluster: 'east', cacheTTLSeconds: 10, anonymous: false });
+    expect(parse(`${base}authentication: { anonymous: false, tokenReviewCluster: east }`).authentication).toEqual({ tokenReviewCluster: 'east', cacheTTLSeconds: 10, tokenReviewStaleSeconds: 120, anonymous: false });
   });
 
   it('reports an anonymous that is not a boolean with the other problems', () => {
@@ -104,6 +104,12 @@ describe('authentication', () => {
       'fleet.yaml: authentication.cacheTTLSeconds: must be an integer from 0 to 3600, got number -1\nfleet.yaml: authentication.anonymous: must be true or false',
     );
     expect(() => parse(`${base}authentication: { anonymus: true }`)).toThrow(/authentication\.anonymus: unknown field; allowed: .*anonymous/);
+  });
+
+  it('reads how long a positive verdict outlives a reviewer that cannot answer (0: not at all)', () => {
+    expect(parse(`${base}authentication: { tokenReviewCluster: east, tokenReviewStaleSeconds: 0 }`).authentication.tokenReviewStaleSeconds).toBe(0);
+    expect(parse(`${base}authentication: { tokenReviewCluster: east, tokenReviewStaleSeconds: 600 }`).authentication.tokenReviewStaleSeconds).toBe(600);
+    expect(() => parse(`${base}authentication: { tokenReviewStaleSeconds: -1 }`)).toThrow('fleet.yaml: authentication.tokenReviewStaleSeconds: must be an integer from 0 to 86400, got number -1');
   });
 
   it('is a problem, naming the fields and flag that fix it, when no caller could authenticate', () => {
@@ -120,6 +126,17 @@ describe('authentication', () => {
     expect(message).toBe(problem(base));
     expect(message).toMatch(/^fleet\.yaml: authentication: flotilla has no way to authenticate callers/);
     for (const fix of ['authentication.tokenReviewCluster', 'authentication.tokenFile', '--client-ca-file', 'authentication.anonymous: true']) expect(message).toContain(fix);
+  });
+});
+
+describe('member heartbeat', () => {
+  const base = 'clusters: [{ name: east, kubeconfig: k }]\nresources: [{ version: v1, resource: pods }]\n';
+
+  it('probes every 500 ms unless the options say otherwise, from 50 ms to a minute', () => {
+    expect(parse(base).options.memberHeartbeatMilliseconds).toBe(500);
+    expect(parse(`${base}options: { memberHeartbeatMilliseconds: 200 }`).options.memberHeartbeatMilliseconds).toBe(200);
+    expect(() => parse(`${base}options: { memberHeartbeatMilliseconds: 10 }`)).toThrow('fleet.yaml: options.memberHeartbeatMilliseconds: must be an integer from 50 to 60000, got number 10');
+    expect(() => parse(`${base}options: { memberHeartbeatMilliseconds: 1.5 }`)).toThrow(/memberHeartbeatMilliseconds: must be an integer/);
   });
 });
 

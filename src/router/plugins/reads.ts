@@ -78,12 +78,17 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
     return wanted;
   }
 
-  /** A member that is down does not fail a read: its cached state is served, with a warning. */
+  /**
+   * A member that is down, or silent (its apiserver not answering), does not fail a read: its
+   * cached state is served, with a warning naming it; only clusters the caller's view shows.
+   */
   function staleWarnings(resource: string, view: ReadView): string[] {
     return health
       .staleClusters(resource)
       .filter((s) => view.showsCluster(s.cluster))
-      .map((s) => warningHeader(`cluster ${s.cluster} is not reachable; serving its cached state${s.since ? ` as of ${s.since}` : ''} (${(s.error ?? '').slice(0, 200)})`));
+      .map((s) => warningHeader(s.silentForMs !== undefined
+        ? `cluster ${s.cluster} has not answered for ${(s.silentForMs / 1000).toFixed(1)} s; serving its cached state as flotilla last saw it${s.error ? ` (${s.error.slice(0, 200)})` : ''}`
+        : `cluster ${s.cluster} is not reachable; serving its cached state${s.since ? ` as of ${s.since}` : ''} (${(s.error ?? '').slice(0, 200)})`));
   }
 
   async function read(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
@@ -162,6 +167,7 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
         if (then.key !== view.key) opened = then;
       }
       const from = since ? await awaitResourceVersion(resource, opened, since, false, target.cluster) : undefined;
+      warnings.push(...staleWarnings(gvrKey(resource.info), view));
       reply.hijack();
       // Written with the watch's own headers.
       if (warnings.length) reply.raw.setHeader('warning', warnings);

@@ -9,7 +9,7 @@ import { liveStatus, type LiveReadsConfig } from '../../forward/live-reads.js';
 import type { NamespaceForest } from '../../hierarchy/namespace-forest.js';
 
 /**
- * Each cacher's state at /status, and every series at /metrics (Prometheus). Both name and count
+ * Each member's heartbeat and each cacher's state at /status, and every series at /metrics (Prometheus). Both name and count
  * what every member holds: a caller gets them only if every member lets it `get` that path, as a
  * member guards its own /metrics (system:monitoring, cluster-admin).
  */
@@ -36,6 +36,7 @@ export const statusPlugin: FastifyPluginAsync<StatusOptions> = async (app, { hea
   app.get('/status', async (_req, reply) =>
     sendJson(reply, {
       synced: health.isSynced(),
+      members: health.heartbeats(),
       cachers: health.status(),
       live: live ? liveStatus(live) : { enabled: false, served: 'none', exclude: [] },
       hierarchy: { problems: hierarchy ? hierarchy.problems(fleet.clusterNames()) : [] },

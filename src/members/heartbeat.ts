@@ -1,0 +1,159 @@
+/**
+ * Whether each member is answering at all. A member whose apiserver hangs (stopped, swapping, its
+ * network black-holed) keeps its TCP connections open: its watches look healthy and send nothing,
+ * so the cache alone cannot tell a quiet member from a silent one. A cheap probe sent every
+ * interval can: a member is **silent** while a probe has been outstanding longer than the interval,
+ * or after a probe failed (network error, timeout, non-2xx), until the next good answer.
+ *
+ * One probe in flight per member at most: a member that does not answer is not sent a queue of
+ * them. A probe outstanding for PROBE_TIMEOUT_INTERVALS intervals (at least MIN_PROBE_TIMEOUT_MS)
+ * is abandoned, so a connection that will never answer is replaced by a new one.
+ */
+
+/** Sends one probe; resolves on a 2xx answer, rejects (with why) otherwise. */
+export type Probe = (signal: AbortSignal) => Promise<void>;
+
+export interface MemberHeartbeat {
+  cluster: string;
+  silent: boolean;
+  /** When the first probe that has gone unanswered since the last good answer was sent (ISO). */
+  silentSince?: string;
+  /** The last good answer (ISO). */
+  lastAnswerAt?: string;
+  /** Why the last probe failed, while the member is silent. */
+  lastError?: string;
+}
+
+/** How long a silent member has not answered, and why, as reads report it. */
+export interface Silence {
+  cluster: string;
+  /** Since the first probe that has gone unanswered. */
+  forMs: number;
+  error?: string;
+}
+
+const PROBE_TIMEOUT_INTERVALS = 10;
+const MIN_PROBE_TIMEOUT_MS = 5_000;
+
+interface Tracked {
+  probe: Probe;
+  timer?: NodeJS.Timeout;
+  /** The probe in flight and when it was sent. */
+  inFlight?: { sentAt: number; abort: AbortController; timeout: NodeJS.Timeout };
+  /** The first probe sent and not answered well since the last good answer. */
+  unansweredSince?: number;
+  lastAnswerAt?: number;
+  /** Set while the last probe that finished failed. */
+  lastError?: string;
+}
+
+export class Heartbeat {
+  private readonly members = new Map<string, Tracked>();
+  private stopped = false;
+
+  constructor(
+    private intervalMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Starts probing a member (again, with a new probe, when it was tracked already: its connection changed). */
+  track(cluster: string, probe: Probe): void {
+    if (this.stopped) return;
+    this.untrack(cluster);
+    const m: Tracked = { probe };
+    this.members.set(cluster, m);
+    this.tick(cluster, m);
+  }
+
+  /** Stops probing a member: removed from the configuration. */
+  untrack(cluster: string): void {
+    const m = this.members.get(cluster);
+    if (!m) return;
+    this.members.delete(cluster);
+    clearTimeout(m.timer);
+    if (m.inFlight) {
+      clearTimeout(m.inFlight.timeout);
+      m.inFlight.abort.abort();
+    }
+  }
+
+  tracked(): string[] {
+    return [...this.members.keys()];
+  }
+
+  /** A new interval (a configuration reload) applies from each member's next probe. */
+  setInterval(ms: number): void {
+    this.intervalMs = ms;
+  }
+
+  /** The member's silence, or undefined while it answers (or is not tracked). */
+  silence(cluster: string): Silence | undefined {
+    const m = this.members.get(cluster);
+    if (!m || !this.isSilent(m)) return undefined;
+    return { cluster, forMs: this.now() - (m.unansweredSince ?? this.now()), ...(m.lastError ? { error: m.lastError } : {}) };
+  }
+
+  private isSilent(m: Tracked): boolean {
+    if (m.lastError !== undefined) return true;
+    return m.inFlight !== undefined && this.now() - m.inFlight.sentAt > this.intervalMs;
+  }
+
+  status(): MemberHeartbeat[] {
+    return [...this.members].map(([cluster, m]) => {
+      const silent = this.isSilent(m);
+      return {
+        cluster,
+        silent,
+        ...(silent && m.unansweredSince !== undefined ? { silentSince: new Date(m.unansweredSince).toISOString() } : {}),
+        ...(m.lastAnswerAt !== undefined ? { lastAnswerAt: new Date(m.lastAnswerAt).toISOString() } : {}),
+        ...(m.lastError !== undefined ? { lastError: m.lastError } : {}),
+      };
+    });
+  }
+
+  /** Stops every probe and timer: nothing of the heartbeat keeps the process alive. */
+  stop(): void {
+    this.stopped = true;
+    for (const cluster of [...this.members.keys()]) this.untrack(cluster);
+  }
+
+  /** Sends a probe unless one is in flight, and comes back after an interval. */
+  private tick(cluster: string, m: Tracked): void {
+    if (this.members.get(cluster) !== m) return;
+    if (!m.inFlight) this.send(cluster, m);
+    m.timer = setTimeout(() => this.tick(cluster, m), this.intervalMs);
+    m.timer.unref();
+  }
+
+  private send(cluster: string, m: Tracked): void {
+    const abort = new AbortController();
+    const sentAt = this.now();
+    const timeoutMs = Math.max(MIN_PROBE_TIMEOUT_MS, PROBE_TIMEOUT_INTERVALS * this.intervalMs);
+    const timeout = setTimeout(() => abort.abort(new Error(`no answer within ${timeoutMs / 1000} s`)), timeoutMs);
+    timeout.unref();
+    const inFlight = { sentAt, abort, timeout };
+    m.inFlight = inFlight;
+    m.unansweredSince ??= sentAt;
+    let probing: Promise<void>;
+    try {
+      probing = m.probe(abort.signal);
+    } catch (e) {
+      probing = Promise.reject(e as Error);
+    }
+    probing.then(
+      () => {
+        if (m.inFlight !== inFlight) return;
+        m.inFlight = undefined;
+        m.unansweredSince = undefined;
+        m.lastError = undefined;
+        m.lastAnswerAt = this.now();
+      },
+      (e: unknown) => {
+        if (m.inFlight !== inFlight) return;
+        m.inFlight = undefined;
+        const reason = abort.signal.aborted && abort.signal.reason instanceof Error ? abort.signal.reason : e;
+        m.lastError = reason instanceof Error ? reason.message : String(reason);
+      },
+    ).finally(() => clearTimeout(timeout));
+  }
+}
