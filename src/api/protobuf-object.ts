@@ -5,7 +5,7 @@ import { BinaryReader, BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
  * edited in the wire format: every other byte of the body stays as the client or member wrote
  * it. A body is the 4-byte magic `k8s\0`, then a runtime.Unknown {typeMeta 1: {apiVersion 1,
  * kind 2}, raw 2: the object}; an object's metadata is its field 1 (ObjectMeta: name 1,
- * resourceVersion 6, deletionTimestamp 9, annotations 12, a map of {key 1, value 2} entries);
+ * resourceVersion 6, deletionTimestamp 9, labels 11 and annotations 12, maps of {key 1, value 2} entries);
  * DeleteOptions carries preconditions at 2 ({resourceVersion 2}). Lists are not edited.
  */
 export const PROTOBUF_CONTENT_TYPE = 'application/vnd.kubernetes.protobuf';
@@ -18,6 +18,7 @@ const OBJECT_METADATA = 1;
 const META_NAME = 1;
 const META_RESOURCE_VERSION = 6;
 const META_DELETION_TIMESTAMP = 9;
+const META_LABELS = 11;
 const META_ANNOTATIONS = 12;
 const META_MANAGED_FIELDS = 17;
 const DELETE_OPTIONS_PRECONDITIONS = 2;
@@ -41,6 +42,8 @@ export interface MetadataEdit {
   readAnnotation?: string;
   /** managedFields removed. */
   dropManagedFields?: boolean;
+  /** Labels removed: those this says so of, given the object's kind. */
+  dropLabel?: (key: string, kind: string) => boolean;
 }
 
 /** What the body said, before the edit. */
@@ -128,6 +131,10 @@ function editMetadata(meta: Uint8Array, kind: string, edit: MetadataEdit): { byt
       const rv = edit.resourceVersion(text(f.data)!);
       parts.push(rv === facts.resourceVersion ? f.whole : stringField(META_RESOURCE_VERSION, rv));
       continue;
+    }
+    if (f.no === META_LABELS && f.type === WireType.LengthDelimited && edit.dropLabel) {
+      const key = text(fields(f.data!).find((e) => e.no === MAP_KEY)?.data);
+      if (key !== undefined && edit.dropLabel(key, kind)) continue;
     }
     if (f.no === META_ANNOTATIONS && f.type === WireType.LengthDelimited) {
       const entry = fields(f.data!);

@@ -5,6 +5,7 @@ import { decodeGlobalRV, encodeGlobalRV } from '../api/global-rv.js';
 import { badRequest, conflict } from '../api/status.js';
 import { OPEN_BRACE, OPEN_BRACKET, QUOTE, forEachElement, forEachMember, memberRemoval, objectMembers, parseSpan, skipValue, type JsonMember } from '../util/json-members.js';
 import { editProtobufObject, isProtobuf, type ObjectFacts } from '../api/protobuf-object.js';
+import { TREE_LABEL_SUFFIX } from '../hierarchy/namespace-tree.js';
 
 /**
  * What flotilla changes in bodies on the way to and from a member: the resourceVersion (global on
@@ -52,7 +53,24 @@ function toMember(o: Doc, cluster: string): boolean {
     if (Object.keys(ann).length === 0) delete md['annotations'];
     changed = true;
   }
+  const labels = md['labels'];
+  if (isObject(labels) && typeof o['kind'] === 'string') {
+    for (const key of Object.keys(labels)) {
+      if (!isShownOnly(key, o['kind'])) continue;
+      delete labels[key];
+      changed = true;
+    }
+  }
   return changed;
+}
+
+/**
+ * Labels flotilla shows that the member does not hold: a namespace's tree labels (flotilla's
+ * hierarchy; a member's HNC sets its own). An update built from what flotilla showed (read,
+ * change, write back) must not write them to the member, where they would read as HNC's.
+ */
+function isShownOnly(key: string, kind: string): boolean {
+  return kind === 'Namespace' && key.endsWith(TREE_LABEL_SUFFIX);
 }
 
 /**
@@ -64,7 +82,7 @@ export function requestBodyForMember(body: Buffer | undefined, contentType: stri
   if (!body || body.length === 0) return body;
   if (isProtobuf(contentType)) {
     // client-go sends built-in kinds so: an update carries the global RV it read from flotilla.
-    return editProtobufObject(body, { resourceVersion: (rv) => memberRV(rv, cluster), dropAnnotation: CLUSTER_ANNOTATION })?.body ?? body;
+    return editProtobufObject(body, { resourceVersion: (rv) => memberRV(rv, cluster), dropAnnotation: CLUSTER_ANNOTATION, dropLabel: isShownOnly })?.body ?? body;
   }
   const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
   const isJson = type === 'application/json' || type.endsWith('+json');
@@ -72,7 +90,7 @@ export function requestBodyForMember(body: Buffer | undefined, contentType: stri
   if (!isJson && !isYaml) return body;
   const text = body.toString('utf8');
   // Cheap test first: most bodies (annotate, label, scale patches) carry neither.
-  if (!text.includes('resourceVersion') && !text.includes(CLUSTER_ANNOTATION)) return body;
+  if (!text.includes('resourceVersion') && !text.includes(CLUSTER_ANNOTATION) && !text.includes(TREE_LABEL_SUFFIX)) return body;
   // The YAML parser recurses per level and runs out of stack near 800; on a nearly exhausted
   // stack V8 can even abort the process (a regex compiled there fails as out of memory).
   if (isYaml && yamlTooDeep(text)) throw badRequest('the request body is nested too deeply');

@@ -44,13 +44,19 @@ interface Member {
   forgot: boolean;
 }
 
-export type ForestListener = (clusters: ReadonlySet<string>) => void;
+/**
+ * Hears which members' trees may have changed, and per member the namespaces that were there
+ * before and whose tree labels changed (their own events do not say so: a namespace moves when
+ * its parent does).
+ */
+export type ForestListener = (clusters: ReadonlySet<string>, relabelled: ReadonlyMap<string, readonly string[]>) => void;
 
 export class NamespaceForest {
   private readonly members = new Map<string, Member>();
   private readonly listeners = new Set<ForestListener>();
   private readonly unsubscribe: (() => void)[];
-  private changed = new Set<string>();
+  /** The trees before the changes gathered for the listeners, per member. */
+  private before = new Map<string, NamespaceTree>();
   private settle?: NodeJS.Timeout;
 
   constructor(store: Store) {
@@ -127,6 +133,7 @@ export class NamespaceForest {
   private apply(events: readonly StoreEvent[], change: (m: Member, e: StoreEvent) => void, moves: (e: StoreEvent) => boolean): void {
     for (const e of events) {
       const m = this.member(e.cluster);
+      if (!this.before.has(e.cluster)) this.before.set(e.cluster, this.tree(e.cluster));
       if (moves(e) && /^[0-9]+$/.test(e.rv)) {
         m.past.push({ tree: this.tree(e.cluster), until: BigInt(e.rv) });
         if (m.past.length > HISTORY) {
@@ -136,13 +143,19 @@ export class NamespaceForest {
       }
       change(m, e);
       m.tree = undefined;
-      this.changed.add(e.cluster);
     }
     this.settle ??= setTimeout(() => {
       this.settle = undefined;
-      const changed = this.changed;
-      this.changed = new Set();
-      for (const l of this.listeners) l(changed);
+      const before = this.before;
+      this.before = new Map();
+      const relabelled = new Map<string, string[]>();
+      for (const [cluster, old] of before) {
+        const now = this.tree(cluster);
+        const moved = [...old.namespaces()].filter((ns) => now.has(ns) && !sameChain(old.ancestors(ns), now.ancestors(ns)));
+        if (moved.length) relabelled.set(cluster, moved);
+      }
+      const changed = new Set(before.keys());
+      for (const l of this.listeners) l(changed, relabelled);
     }, SETTLE_MS);
   }
 }
@@ -175,4 +188,8 @@ function movesNamespaces(e: StoreEvent): boolean {
   if (e.type === 'ADDED') return false;
   if (e.type === 'DELETED' || e.prevBytes === undefined) return true;
   return !sameFacts(ownFacts(e.prevBytes), ownFacts(e.bytes));
+}
+
+function sameChain(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((n, i) => n === b[i]);
 }

@@ -10,7 +10,7 @@ import { ageCell } from '../table/human-duration.js';
 import { reprintRelativeCells } from '../table/relative-cells.js';
 import { StatusError, heldBySeveral, notFound } from '../api/status.js';
 import type { ResponseForm } from '../api/negotiate.js';
-import type { ReadView } from '../view/read-view.js';
+import type { Presentation, ReadView } from '../view/read-view.js';
 
 /**
  * Answers reads from the store. A list is concatenation: the stored bytes of each object between
@@ -266,12 +266,13 @@ interface ListFrame {
 }
 
 /** What goes around and between a list's items, per response form. */
-function listFrame(store: Store, opts: Pick<ListOptions, 'resource' | 'form' | 'includeObject'>, listMeta: string, snapshot: Snapshot | undefined): ListFrame {
+function listFrame(store: Store, opts: Pick<ListOptions, 'resource' | 'form' | 'includeObject' | 'view'>, listMeta: string, snapshot: Snapshot | undefined): ListFrame {
   const info = opts.resource.info;
   const key = gvrKey(info);
+  const shown = presented(store, key, opts.view.presentation, snapshot);
   if (opts.form === 'table') {
     const columns = columnsOf(store, opts.resource, snapshot);
-    const row = tableRow(store, key, columns, opts.includeObject, snapshot);
+    const row = tableRow(shown, columns, opts.includeObject);
     return {
       head: Buffer.from(`{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{${listMeta}},"columnDefinitions":${JSON.stringify([CLUSTER_COLUMN, ...columns])},"rows":[`),
       tail: Buffer.from(']}'),
@@ -282,27 +283,43 @@ function listFrame(store: Store, opts: Pick<ListOptions, 'resource' | 'form' | '
     return {
       head: Buffer.from(`{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{${listMeta}},"items":[`),
       tail: Buffer.from(']}'),
-      item: (e) => Buffer.from(partialMetadata(metadataJsonOf(e.bytes, store.metaOf(key, e, snapshot)))),
+      item: (e) => {
+        const { bytes, meta } = shown(e);
+        return Buffer.from(partialMetadata(metadataJsonOf(bytes, meta())));
+      },
     };
   }
   return {
     head: Buffer.from(`{"kind":${JSON.stringify(info.kind + 'List')},"apiVersion":${JSON.stringify(groupVersion(info))},"metadata":{${listMeta}},"items":[`),
     tail: Buffer.from(']}'),
-    item: (e) => e.bytes,
+    item: (e) => shown(e).bytes,
+  };
+}
+
+/** An entry as the view shows it: its bytes, and its meta record when asked for. */
+type Shown = (e: StoredEntry) => { bytes: Buffer; meta: () => MetaRecord | undefined };
+
+/** Entries as stored, or as the view's presentation shows them (which reads each meta record). */
+function presented(store: Store, key: string, presentation: Presentation | undefined, snapshot: Snapshot | undefined): Shown {
+  if (!presentation) return (e) => ({ bytes: e.bytes, meta: () => store.metaOf(key, e, snapshot) });
+  return (e) => {
+    const p = presentation.present(e, e.bytes, store.metaOf(key, e, snapshot));
+    return { bytes: p.bytes, meta: () => p.meta };
   };
 }
 
 /** Renders Table rows: the member's cells (relative times reprinted) behind a Cluster cell. */
-function tableRow(store: Store, key: string, columns: TableColumn[], includeObject: ListOptions['includeObject'], snapshot: Snapshot | undefined): (e: StoredEntry) => string {
+function tableRow(shown: Shown, columns: TableColumn[], includeObject: ListOptions['includeObject']): (e: StoredEntry) => string {
   const ageIndex = ageColumnIndex(columns);
   const now = Date.now();
   return (e) => {
-    const meta = store.metaOf(key, e, snapshot);
+    const { bytes, meta: metaOf } = shown(e);
+    const meta = metaOf();
     const cells = rowCells(meta, columns, ageIndex, e.name, now);
     // includeObject=None is an explicit null, as the apiserver writes an empty row object.
     let object = ',"object":null';
-    if (includeObject === 'Object') object = `,"object":${e.bytes.toString('utf8')}`;
-    else if (includeObject !== 'None') object = `,"object":${partialMetadata(metadataJsonOf(e.bytes, meta))}`;
+    if (includeObject === 'Object') object = `,"object":${bytes.toString('utf8')}`;
+    else if (includeObject !== 'None') object = `,"object":${partialMetadata(metadataJsonOf(bytes, meta))}`;
     return `{"cells":${JSON.stringify([e.cluster, ...cells])}${object}}`;
   };
 }
@@ -410,13 +427,10 @@ export function getResponse(store: Store, scope: ReadScope, namespace: string, n
   const [hit, ...others] = copiesOf(store, scope, namespace, name);
   if (!hit) throw notFound({ group: info.group, resource: info.resource }, name);
   const alsoIn = others.map((o) => o.cluster);
-  if (form === 'table') {
-    // A Table of one row, with no list metadata.
-    const frame = listFrame(store, { resource: scope.resource, form, includeObject }, '', undefined);
-    return { body: Buffer.concat([frame.head, frame.item(hit), frame.tail]), cluster: hit.cluster, alsoIn };
-  }
-  if (form === 'metadata') return { body: Buffer.from(partialMetadata(metadataJsonOf(hit.bytes, store.metaOf(gvrKey(info), hit)))), cluster: hit.cluster, alsoIn };
-  return { body: hit.bytes, cluster: hit.cluster, alsoIn };
+  // A Table of one row, with no list metadata; a PartialObjectMetadata; the object.
+  const frame = listFrame(store, { resource: scope.resource, form, includeObject, view: scope.view }, '', undefined);
+  if (form === 'table') return { body: Buffer.concat([frame.head, frame.item(hit), frame.tail]), cluster: hit.cluster, alsoIn };
+  return { body: frame.item(hit), cluster: hit.cluster, alsoIn };
 }
 
 /** The served object's `metadata` JSON, sliced from its stored bytes where its meta record says. */

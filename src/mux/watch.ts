@@ -74,6 +74,8 @@ interface Watcher {
   liveWritten: number;
   /** A revision asked for while it was catching up: done when it goes live. */
   revisePending: boolean;
+  /** Objects announced (see announce) while it caught up, per cluster: sent once live. */
+  announcePending?: Map<string, Set<string>>;
 }
 
 /** An object a revised view shows and the previous one did not (ADDED), or the other way (DELETED). */
@@ -363,6 +365,11 @@ export class WatchHub {
     w.pending = null;
     for (const enc of pending) this.deliver(w, enc);
     if (w.revisePending) this.reviseViews([w]);
+    if (w.announcePending) {
+      const held = w.announcePending;
+      w.announcePending = undefined;
+      this.announceTo(w, gvrKey(w.opts.resource.info), held);
+    }
   }
 
   /**
@@ -411,6 +418,53 @@ export class WatchHub {
       }
       for (const line of lines) this.enqueue(w, line);
     }
+  }
+
+  /**
+   * Tells the watchers of a resource that objects changed as they are shown though not as stored
+   * (a namespace's tree labels, when a parent moved): a MODIFIED with the object as it is shown
+   * now, at the current mark, to each watcher whose view shows it. A watcher still catching up
+   * hears it once live (the event log has nothing of it to replay).
+   */
+  announce(resource: string, byCluster: ReadonlyMap<string, readonly string[]>): void {
+    const set = this.watchers.get(resource);
+    if (!set || byCluster.size === 0) return;
+    const encoded = new Map<string, Buffer[]>();
+    for (const w of set) {
+      if (w.closed) continue;
+      if (w.pending) {
+        for (const [cluster, names] of byCluster) {
+          let held = (w.announcePending ??= new Map()).get(cluster);
+          if (!held) w.announcePending.set(cluster, (held = new Set<string>()));
+          for (const n of names) held.add(n);
+        }
+        continue;
+      }
+      this.announceTo(w, resource, byCluster, encoded);
+    }
+  }
+
+  private announceTo(w: Watcher, resource: string, byCluster: ReadonlyMap<string, Iterable<string>>, encoded = new Map<string, Buffer[]>()): void {
+    // Watchers whose views are equal (key) and that share lines (line key) get the same lines.
+    const shareKey = w.opts.form === 'table' ? undefined : `${w.lineKey}\n${w.opts.view.key}`;
+    let lines = shareKey !== undefined ? encoded.get(shareKey) : undefined;
+    if (!lines) {
+      const latest = this.clusterRVs(w.opts);
+      lines = [];
+      for (const [cluster, names] of byCluster) {
+        if (!w.opts.view.showsCluster(cluster)) continue;
+        for (const name of names) {
+          const entry = this.store.lookup(resource, '', name, cluster).find((e) => e.cluster === cluster);
+          if (!entry) continue;
+          let meta: MetaRecord | undefined;
+          const metaOf = () => (meta ??= this.store.metaOf(resource, entry));
+          if (!w.opts.view.admits(entry, () => (w.opts.view.needsMeta ? metaOf() : undefined))) continue;
+          lines.push(this.encode(w, 'MODIFIED', cluster, name, entry.bytes, metaOf, encodeGlobalRV(latest)));
+        }
+      }
+      if (shareKey !== undefined) encoded.set(shareKey, lines);
+    }
+    for (const line of lines) this.enqueue(w, line);
   }
 
   /** What `next` shows of a resource's stored objects that `prev` did not, and the other way round. */
@@ -560,8 +614,11 @@ export class WatchHub {
     this.enqueue(w, line);
   }
 
-  private encode(w: Watcher, type: string, cluster: string, name: string, bytes: Buffer, meta: () => MetaRecord | undefined, mark: string): Buffer {
+  private encode(w: Watcher, type: string, cluster: string, name: string, stored: Buffer, storedMeta: () => MetaRecord | undefined, mark: string): Buffer {
     const { opts } = w;
+    const shown = opts.view.presentation?.present({ cluster, name }, stored, storedMeta());
+    const bytes = shown ? shown.bytes : stored;
+    const meta = shown ? () => shown.meta : storedMeta;
     if (opts.form === 'object') return objectLine(type, withResourceVersion(bytes, mark));
     const m = meta();
     const metadata = withResourceVersionText(metadataJsonOf(bytes, m), mark);

@@ -20,7 +20,7 @@ import { healthPlugin } from './plugins/health.js';
 import { statusPlugin } from './plugins/status.js';
 import { discoveryPlugin } from './plugins/discovery.js';
 import { readsPlugin, type ReadsOptions } from './plugins/reads.js';
-import { NamespaceForest } from '../hierarchy/namespace-forest.js';
+import { NamespaceForest, NAMESPACES } from '../hierarchy/namespace-forest.js';
 import { selectsByHierarchy } from '../view/step-hierarchy.js';
 import { subresourcesPlugin } from './plugins/subresources.js';
 import { writesPlugin } from './plugins/writes.js';
@@ -71,7 +71,11 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
   const stopRevising = opts.policies.onChange(() => hub.reviseViews());
   const hierarchy = new NamespaceForest(store);
   // A namespace moved: watches selecting by the tree get what entered and left their selection.
-  const stopFollowing = hierarchy.onChange(() => hub.reviseViews(selectsByHierarchy));
+  // Namespaces whose tree labels changed are MODIFIED for those who watch namespaces.
+  const stopFollowing = hierarchy.onChange((_clusters, relabelled) => {
+    hub.reviseViews(selectsByHierarchy);
+    hub.announce(NAMESPACES, relabelled);
+  });
   // Open watches would hold a graceful close forever: end them first; clients re-watch elsewhere.
   app.addHook('preClose', async () => hub.closeAll());
   app.addHook('onClose', async () => {

@@ -1,6 +1,7 @@
 import { matchesLabels, type LabelSelector } from '../api/label-selector.js';
 import { matchesFields, type FieldSelector } from '../api/field-selector.js';
 import type { AccessSet } from '../api/rbac.js';
+import type { MetaRecord } from '../store/meta-record.js';
 
 /**
  * What one caller's read may see of one resource: built once per request by the view steps
@@ -31,6 +32,16 @@ export interface ObjectPredicate {
   test(o: ViewedObject, meta: () => ViewedMeta): boolean;
 }
 
+/**
+ * How a view shows a stored object when it is not as stored (the namespace tree's labels on a
+ * namespace): its bytes and meta record as served. `name` identifies it (views that present alike
+ * share encoded watch lines).
+ */
+export interface Presentation {
+  readonly name: string;
+  present(o: { cluster: string; name: string }, bytes: Buffer, meta: MetaRecord | undefined): { bytes: Buffer; meta: MetaRecord | undefined };
+}
+
 export interface ReadViewParts {
   /** The resource's cached clusters this view shows, in the resource's order. */
   clusters: readonly string[];
@@ -45,6 +56,8 @@ export interface ReadViewParts {
   denied?: readonly string[];
   /** The access it was built from (src/authz), kept for deciding it again. */
   access?: ReadonlyMap<string, AccessSet>;
+  /** How objects are shown, when not as stored. */
+  presentation?: Presentation;
 }
 
 const GENERIC_FIELDS = new Set(['metadata.name', 'metadata.namespace']);
@@ -59,6 +72,7 @@ export class ReadView {
   /** Clusters taken away because the caller may not read there: named in a Warning, 403 if nothing is left. */
   readonly denied: readonly string[];
   readonly access: ReadonlyMap<string, AccessSet> | undefined;
+  readonly presentation: Presentation | undefined;
   /** Whether deciding on an object reads its meta record (decoded on demand otherwise never). */
   readonly needsMeta: boolean;
   /**
@@ -90,13 +104,14 @@ export class ReadView {
     this.predicates = parts.predicates;
     this.denied = parts.denied ?? [];
     this.access = parts.access;
+    this.presentation = parts.presentation;
     this.clusterSet = new Set(parts.clusters);
     this.namespaceSet = parts.namespaces ? new Set(parts.namespaces) : undefined;
     this.needsLabels = parts.labelSelector.length > 0;
     this.fieldsNeedMeta = parts.fieldSelector.some((r) => !GENERIC_FIELDS.has(r.field));
     this.needsMeta = this.needsLabels || this.fieldsNeedMeta || parts.predicates.some((p) => p.needsMeta);
     this.narrows = this.needsLabels || parts.fieldSelector.length > 0 || parts.predicates.length > 0 || (!parts.allClusters && parts.clusters.length !== 1);
-    this.lineKey = parts.allClusters ? '' : parts.clusters.join(',');
+    this.lineKey = (parts.allClusters ? '' : parts.clusters.join(',')) + (parts.presentation ? `|${parts.presentation.name}` : '');
     this.key = JSON.stringify([this.lineKey, parts.namespaces ?? null, parts.labelSelector, parts.fieldSelector, parts.predicates.map((p) => p.name)]);
   }
 

@@ -3,6 +3,7 @@ import { matchesLabels, parseLabelSelector, type LabelSelector } from '../api/la
 import { TREE_LABEL_SUFFIX, type NamespaceTree } from '../hierarchy/namespace-tree.js';
 import { hierarchyApplies, isGet } from './step-label-selector.js';
 import type { ViewStep } from './view-step.js';
+import type { Presentation } from './read-view.js';
 
 /**
  * Hierarchy selectors (HNC's): a label requirement on `<ancestor>.tree.hnc.x-k8s.io/depth`
@@ -58,7 +59,9 @@ export const hierarchySelection: ViewStep = {
   name: 'hierarchy',
   apply(view, req) {
     const trees = req.hierarchy;
-    if (!trees || !req.labelSelector || isGet(req) || !hierarchyApplies(req)) return;
+    if (!trees || !hierarchyApplies(req)) return;
+    if (!req.resource.info.namespaced) view.present(treeLabels(trees));
+    if (!req.labelSelector || isGet(req)) return;
     const wanted = parseLabelSelector(req.labelSelector).filter((r) => isTreeRequirement(r.key));
     if (wanted.length === 0) return;
     const ofNamespaces = !req.resource.info.namespaced;
@@ -100,4 +103,30 @@ function ancestorOf(key: string): string {
 /** Requirements only a namespace under that ancestor can meet. */
 function needsAncestor(r: LabelSelector[number]): boolean {
   return r.operator === 'Exists' || r.operator === 'Equals' || r.operator === 'In' || r.operator === 'GreaterThan' || r.operator === 'LessThan';
+}
+
+/**
+ * Namespaces shown with their tree labels, as HNC would have set them (a namespace that carries
+ * HNC's own labels is shown as it is): `kubectl get ns --show-labels` shows where each sits.
+ * Only the metadata is parsed and written again; the rest of the bytes are the stored ones.
+ */
+function treeLabels(trees: { tree(cluster: string): NamespaceTree }): Presentation {
+  return {
+    name: 'tree-labels',
+    present(o, bytes, meta) {
+      const span = meta?.metadataSpan;
+      const tree = trees.tree(o.cluster);
+      if (!span || !tree.has(o.name)) return { bytes, meta };
+      const md = JSON.parse(bytes.toString('utf8', span[0], span[0] + span[1])) as { labels?: Record<string, string> };
+      const own = md.labels ?? {};
+      if (Object.keys(own).some(isTreeRequirement)) return { bytes, meta };
+      const labels = { ...own, ...tree.depthLabels(o.name) };
+      md.labels = labels;
+      const text = Buffer.from(JSON.stringify(md));
+      return {
+        bytes: Buffer.concat([bytes.subarray(0, span[0]), text, bytes.subarray(span[0] + span[1])]),
+        meta: { ...meta, labels, metadataSpan: [span[0], text.length] },
+      };
+    },
+  };
 }

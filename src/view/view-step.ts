@@ -2,7 +2,7 @@ import type { LabelSelector } from '../api/label-selector.js';
 import type { FieldSelector } from '../api/field-selector.js';
 import type { AccessSet } from '../api/rbac.js';
 import type { NamespaceTree } from '../hierarchy/namespace-tree.js';
-import { ReadView, type ObjectPredicate } from './read-view.js';
+import { ReadView, type ObjectPredicate, type Presentation } from './read-view.js';
 
 /**
  * One request's view under construction. Steps only narrow it: each can take clusters and
@@ -41,6 +41,7 @@ export class ViewBuilder {
   private readonly fieldSelector: FieldSelector = [];
   private readonly predicates: ObjectPredicate[] = [];
   private readonly denied: string[] = [];
+  private presentation?: Presentation;
 
   constructor(cachedClusters: readonly string[]) {
     this.allOf = cachedClusters;
@@ -79,6 +80,11 @@ export class ViewBuilder {
     this.predicates.push(predicate);
   }
 
+  /** Shows objects otherwise than as stored (one presentation per view). */
+  present(presentation: Presentation): void {
+    this.presentation = presentation;
+  }
+
   build(access?: ReadonlyMap<string, AccessSet>): ReadView {
     return new ReadView({
       access,
@@ -89,6 +95,7 @@ export class ViewBuilder {
       fieldSelector: this.fieldSelector,
       predicates: this.predicates,
       denied: this.denied,
+      ...(this.presentation ? { presentation: this.presentation } : {}),
     });
   }
 }

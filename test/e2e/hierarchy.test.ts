@@ -66,6 +66,13 @@ async function list(path: string): Promise<{ list: List<Pod>; warnings: string[]
   const w = res.headers['warning'];
   return { list: JSON.parse(res.body) as List<Pod>, warnings: w === undefined ? [] : Array.isArray(w) ? w : [w] };
 }
+/** Until flotilla shows east's hy-a-1-x under hy-team-a again (after a test moved and restored it). */
+async function restored(): Promise<void> {
+  await until('east hy-a-1-x back under hy-team-a', async () => {
+    const res = await memberRequest(flotilla.endpoint, 'GET', `/clusters/${east.name}/api/v1/namespaces/hy-a-1-x`);
+    return res.status === 200 && (JSON.parse(res.body) as { metadata: { labels?: Record<string, string> } }).metadata.labels?.['hy-team-a.tree.hnc.x-k8s.io/depth'] === '2';
+  });
+}
 const selected = async (selector: string, base = '/api/v1/pods') => (await list(`${base}?labelSelector=${encodeURIComponent(selector)}`)).list.items.map(keyOf).sort();
 
 /** A namespace a previous run deleted may still be terminating: wait until it is gone. */
@@ -223,6 +230,62 @@ describe('a hierarchy selector on a watch', () => {
     expect(lists).toBe(1);
     expect(log).not.toMatch(/falling back|unable to decode|Failed to watch|failed to list|Unhandled Error/i);
     await reparent(east, 'hy-a-1', 'hy-team-a');
+    await restored();
+  });
+});
+
+describe('namespaces as flotilla shows them', () => {
+  const labelsOf = async (path: string, accept?: string) => {
+    const res = await memberRequest(flotilla.endpoint, 'GET', path, undefined, accept ? { accept } : {});
+    expect(res.status, res.body).toBe(200);
+    return res.body;
+  };
+  const depth = (ancestor: string) => `${ancestor}.tree.hnc.x-k8s.io/depth`;
+
+  it('carry their tree labels in every form: object, list, Table, PartialObjectMetadata, kubectl --show-labels', async () => {
+    const want = { [depth('hy-a-1-x')]: '0', [depth('hy-a-1')]: '1', [depth('hy-team-a')]: '2', 'kubernetes.io/metadata.name': 'hy-a-1-x' };
+    const own = JSON.parse(await labelsOf(`/clusters/${east.name}/api/v1/namespaces/hy-a-1-x`)) as { metadata: { labels: Record<string, string> } };
+    expect(own.metadata.labels).toEqual(want);
+    const partial = JSON.parse(await labelsOf(`/clusters/${east.name}/api/v1/namespaces/hy-a-1-x`, 'application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io')) as { metadata: { labels: Record<string, string> } };
+    expect(partial.metadata.labels).toEqual(want);
+    const listed = JSON.parse(await labelsOf('/api/v1/namespaces')) as List<{ metadata: { name: string; labels: Record<string, string>; annotations: Record<string, string> } }>;
+    const northA1 = listed.items.find((n) => n.metadata.name === 'hy-a-1' && n.metadata.annotations[CLUSTER] === north.name)!;
+    // North's hy-a-1 is a root there.
+    expect(northA1.metadata.labels).toEqual({ [depth('hy-a-1')]: '0', 'kubernetes.io/metadata.name': 'hy-a-1' });
+    const table = JSON.parse(await labelsOf(`/clusters/${west.name}/api/v1/namespaces/hy-a-2`, 'application/json;as=Table;v=v1;g=meta.k8s.io')) as { rows: { object: { metadata: { labels: Record<string, string> } } }[] };
+    expect(table.rows[0]!.object.metadata.labels).toEqual({ [depth('hy-a-2')]: '0', [depth('hy-team-a')]: '1', 'kubernetes.io/metadata.name': 'hy-a-2' });
+    const shown = await kubectl(flotilla.kubeconfig, ['get', 'ns', 'hy-a-1-x', '--show-labels', '--no-headers'], {});
+    expect(shown.code, shown.stderr).toBe(0);
+    for (const line of shown.stdout.trim().split('\n')) expect(line).toContain(`${depth('hy-team-a')}=2`);
+  });
+
+  it('written back as read (an update), it leaves its tree labels behind: the member never holds them', async () => {
+    const path = `/clusters/${west.name}/api/v1/namespaces/hy-a-2`;
+    const read = JSON.parse(await labelsOf(path)) as { metadata: { labels: Record<string, string> } };
+    expect(read.metadata.labels[depth('hy-team-a')]).toBe('1');
+    read.metadata.labels['note'] = 'updated';
+    const put = await memberRequest(flotilla.endpoint, 'PUT', path, read);
+    expect(put.status, put.body).toBe(200);
+    const own = JSON.parse((await memberRequest(west, 'GET', '/api/v1/namespaces/hy-a-2')).body) as { metadata: { labels: Record<string, string> } };
+    expect(own.metadata.labels).toEqual({ note: 'updated', 'kubernetes.io/metadata.name': 'hy-a-2' });
+  });
+
+  it('a namespace whose parent moves is MODIFIED with its new labels on a namespace watch', async () => {
+    const listed = (await list('/api/v1/namespaces')).list;
+    const w = await openWatch(flotilla.endpoint, `/clusters/${east.name}/api/v1/namespaces?watch=1&resourceVersion=${listed.metadata.resourceVersion}&timeoutSeconds=60`);
+    try {
+      await reparent(east, 'hy-a-1', 'hy-other');
+      const labelled = (name: string, ancestor: string) => (es: WatchEvent[]) =>
+        es.some((e) => e.type === 'MODIFIED' && e.object.metadata?.name === name && (e.object.metadata as { labels?: Record<string, string> }).labels?.[depth(ancestor)] !== undefined);
+      // hy-a-1's own event, and hy-a-1-x's, which nothing on the member changed.
+      await w.until((es) => labelled('hy-a-1', 'hy-other')(es) && labelled('hy-a-1-x', 'hy-other')(es));
+      const last = w.events.filter((e) => e.object.metadata?.name === 'hy-a-1-x').at(-1)!;
+      expect((last.object.metadata as { labels: Record<string, string> }).labels).toEqual({ [depth('hy-a-1-x')]: '0', [depth('hy-a-1')]: '1', [depth('hy-other')]: '2', 'kubernetes.io/metadata.name': 'hy-a-1-x' });
+    } finally {
+      w.close();
+      await reparent(east, 'hy-a-1', 'hy-team-a');
+      await restored();
+    }
   });
 });
 

@@ -73,6 +73,18 @@ describe('protobuf bodies on the way to a member', () => {
     expect(field(p.unknown, 1)).toEqual(field(parts(sent).unknown, 1));
   });
 
+  it('a namespace read from flotilla and written back: its tree labels stay behind, in protobuf and JSON', () => {
+    const TREE = 'team-a.tree.hnc.x-k8s.io/depth';
+    const ns = (labels: [string, string][]): Message => [[1, [[1, 'a-1'], [6, encodeGlobalRV({ east: '42' })], ...labels.map(([k, v]): [number, Message] => [11, [[1, k], [2, v]]])]]];
+    const out = parts(requestBodyForMember(body('Namespace', ns([['app', 'web'], [TREE, '1'], ['a-1.tree.hnc.x-k8s.io/depth', '0']])), PROTOBUF, 'east')!);
+    expect(field(out.meta, 11).map((e) => read(e as Uint8Array)).map((e) => str(field(e, 1)[0]))).toEqual(['app']);
+    // A label so named on another kind is the user's own.
+    const pod = parts(requestBodyForMember(body('Pod', ns([[TREE, '1']])), PROTOBUF, 'east')!);
+    expect(field(pod.meta, 11)).toHaveLength(1);
+    const json = requestBodyForMember(Buffer.from(JSON.stringify({ kind: 'Namespace', apiVersion: 'v1', metadata: { name: 'a-1', labels: { app: 'web', [TREE]: '1' } } })), 'application/json', 'east')!;
+    expect(JSON.parse(json.toString()).metadata.labels).toEqual({ app: 'web' });
+  });
+
   it('an RV read from another cluster is the 409 a JSON body gets', () => {
     const sent = body('ConfigMap', configMap(encodeGlobalRV({ west: '7' }), []));
     expect(() => requestBodyForMember(sent, PROTOBUF, 'east')).toThrow(StatusError);

@@ -63,6 +63,8 @@ const FIXED_READS = [
   `/openapi/v3/apis/${GROUP}/${VERSION}`,
   // The namespace existence check before a create.
   `/api/v1/namespaces/${NAME}`,
+  // The member heartbeat (src/members/heartbeat.ts): whether the member answers at all.
+  '/readyz',
 ];
 
 const REVIEW_POSTS = new Map([
