@@ -2,11 +2,8 @@ import { mkdirSync, rmSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { Writable } from 'node:stream';
 import type { CachedResource } from '../../src/cacher/cache-manager.js';
-import { decodeObject } from '../../src/ingest/decode.js';
-import { encodeObjects, viewObjects } from '../../src/ingest/batch.js';
-import { listResponse, type ListBody } from '../../src/mux/reads.js';
+import { listResponse } from '../../src/mux/reads.js';
 import { SnapshotRegistry } from '../../src/mux/snapshots.js';
 import { WatchHub } from '../../src/mux/watch.js';
 import { NamespaceForest, NAMESPACES } from '../../src/hierarchy/namespace-forest.js';
@@ -18,6 +15,7 @@ import type { ReadView } from '../../src/view/read-view.js';
 import type { ViewRequest } from '../../src/view/view-step.js';
 import { percentile } from '../lib/http.js';
 import { figureSink, type Scenario } from '../lib/scenario.js';
+import { DiscardingResponse, alternatingRounds, drain, ingested, storedPod } from '../lib/in-process.js';
 
 const PODS = 'v1/pods';
 const CLUSTER = 'bench';
@@ -28,7 +26,6 @@ const TEAM_LABEL = 'bench.flotilla.io/team';
 
 const podInfo = { group: '', version: 'v1', resource: 'pods', kind: 'Pod', namespaced: true, singularName: 'pod', shortNames: [], categories: [], memberVerbs: [] };
 const pods: CachedResource = { info: podInfo, clusters: [CLUSTER] };
-const nsInfo = { ...podInfo, resource: 'namespaces', kind: 'Namespace', namespaced: false, singularName: 'namespace' };
 
 /**
  * hierarchy: hierarchy selectors' own cost, in this process on a store of its own (no member, no
@@ -80,13 +77,13 @@ export const hierarchy: Scenario = {
       for (let t = 0; t < teams; t++) {
         for (const ns of members[t]!) {
           for (let p = 0; p < podsPerNamespace; p++) {
-            batch.push(pod(ns, `p-${p}`, String(++rv), { [TEAM_LABEL]: `team-${t}` }));
+            batch.push(storedPod(CLUSTER, ns, `p-${p}`, String(++rv), { [TEAM_LABEL]: `team-${t}` }));
             if (batch.length >= BATCH) await flush();
           }
         }
       }
       for (let p = 0; p < moved; p++) {
-        batch.push(pod('moving', `m-${p}`, String(++rv), { [TEAM_LABEL]: 'team-1' }));
+        batch.push(storedPod(CLUSTER, 'moving', `m-${p}`, String(++rv), { [TEAM_LABEL]: 'team-1' }));
         if (batch.length >= BATCH) await flush();
       }
       await flush();
@@ -100,18 +97,7 @@ export const hierarchy: Scenario = {
       const listOf = (view: ReadView) => drain(listResponse(store, { resource: pods, view, form: 'object', snapshots, caller: 'bench' }));
       const sizes = { tree: listOf(byTree), label: listOf(byLabel) };
       if (sizes.tree.items !== sizes.label.items || sizes.tree.items !== perTeam * podsPerNamespace) throw new Error(`hierarchy: the lists hold ${sizes.tree.items} and ${sizes.label.items} pods, expected ${perTeam * podsPerNamespace}`);
-      const ms: Record<'tree' | 'label', number[]> = { tree: [], label: [] };
-      for (let round = 0; round < LIST_ROUNDS; round++) {
-        for (const way of round % 2 ? (['label', 'tree'] as const) : (['tree', 'label'] as const)) {
-          const view = way === 'label' ? byLabel : byTree;
-          const started = performance.now();
-          while (performance.now() - started < ROUND_MS) {
-            const t0 = performance.now();
-            listOf(view);
-            ms[way].push(performance.now() - t0);
-          }
-        }
-      }
+      const ms = alternatingRounds({ tree: () => listOf(byTree), label: () => listOf(byLabel) }, ['tree', 'label'], LIST_ROUNDS, ROUND_MS);
       add('subtree_objects', sizes.tree.items, 'objects');
       add('subtree_list_p50_ms', percentile(ms.tree, 50), 'ms');
       add('label_selected_p50_ms', percentile(ms.label, 50), 'ms');
@@ -121,11 +107,11 @@ export const hierarchy: Scenario = {
       // The move: 100 watchers of team-0's subtree, then `moving` (under team-1) moves under team-0.
       const hub = new WatchHub(store);
       const stopFollowing = forest.onChange(() => hub.reviseViews(selectsByHierarchy));
-      const responses: CountingResponse[] = [];
+      const responses: DiscardingResponse[] = [];
       try {
         const watchRequest = request('team-0.tree.hnc.x-k8s.io/depth', true);
         for (let w = 0; w < watchers; w++) {
-          const res = new CountingResponse();
+          const res = new DiscardingResponse();
           responses.push(res);
           hub.open(res as unknown as ServerResponse, {
             resource: pods, view: buildReadView(watchRequest), form: 'object', since: store.latestRVs(PODS), sendInitialEvents: false, bookmarks: false,
@@ -162,36 +148,5 @@ export const hierarchy: Scenario = {
 };
 
 function namespaceChange(name: string, parent: string | undefined, rv: string): Change {
-  const object = { metadata: { name, uid: `ns-${name}`, resourceVersion: rv, labels: { 'kubernetes.io/metadata.name': name }, ...(parent ? { annotations: { [SUBNAMESPACE_OF]: parent } } : {}) }, spec: { finalizers: ['kubernetes'] }, status: { phase: 'Active' } };
-  const o = viewObjects(encodeObjects([decodeObject(object, { cluster: CLUSTER, apiVersion: 'v1', kind: nsInfo.kind, dropManagedFields: true })]))[0]!;
-  return { type: 'ADDED', rv, ...o };
-}
-
-function pod(namespace: string, name: string, rv: string, labels: Record<string, string>): Change {
-  const object = { metadata: { namespace, name, uid: `${namespace}-${name}`, resourceVersion: rv, labels }, spec: { nodeName: 'node-1', containers: [{ name: 'c', image: 'bench' }] } };
-  const o = viewObjects(encodeObjects([decodeObject(object, { cluster: CLUSTER, apiVersion: 'v1', kind: 'Pod', dropManagedFields: true })]))[0]!;
-  return { type: 'ADDED', rv, ...o };
-}
-
-function drain(body: ListBody): { items: number; bytes: number } {
-  const parts = Buffer.isBuffer(body) ? [body] : [...body.chunks];
-  let bytes = 0;
-  for (const p of parts) bytes += p.length;
-  const text = Buffer.concat(parts).toString('latin1');
-  let items = 0;
-  for (let i = text.indexOf('{"kind":"Pod"'); i >= 0; i = text.indexOf('{"kind":"Pod"', i + 1)) items++;
-  return { items, bytes };
-}
-
-/** A response that counts the lines written to it and keeps nothing. */
-class CountingResponse extends Writable {
-  lines = 0;
-  override _write(chunk: Buffer, _enc: BufferEncoding, done: () => void): void {
-    for (let i = chunk.indexOf(10); i >= 0; i = chunk.indexOf(10, i + 1)) this.lines++;
-    done();
-  }
-  writeHead(): this {
-    return this;
-  }
-  flushHeaders(): void {}
+  return ingested(CLUSTER, 'Namespace', { metadata: { name, uid: `ns-${name}`, resourceVersion: rv, labels: { 'kubernetes.io/metadata.name': name }, ...(parent ? { annotations: { [SUBNAMESPACE_OF]: parent } } : {}) }, spec: { finalizers: ['kubernetes'] }, status: { phase: 'Active' } }, rv);
 }

@@ -2,11 +2,8 @@ import { mkdirSync, rmSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { Writable } from 'node:stream';
 import type { CachedResource } from '../../src/cacher/cache-manager.js';
-import { decodeObject } from '../../src/ingest/decode.js';
-import { encodeObjects, viewObjects } from '../../src/ingest/batch.js';
-import { listResponse, type ListBody } from '../../src/mux/reads.js';
+import { listResponse } from '../../src/mux/reads.js';
 import { SnapshotRegistry } from '../../src/mux/snapshots.js';
 import { WatchHub } from '../../src/mux/watch.js';
 import { Store, type Change } from '../../src/store/store.js';
@@ -15,6 +12,7 @@ import type { ViewStep } from '../../src/view/view-step.js';
 import type { ReadView } from '../../src/view/read-view.js';
 import { percentile } from '../lib/http.js';
 import { figureSink, type Scenario } from '../lib/scenario.js';
+import { DiscardingResponse, alternatingRounds, drain, storedPod } from '../lib/in-process.js';
 
 const RESOURCE = 'v1/pods';
 const CLUSTER = 'bench';
@@ -67,7 +65,7 @@ export const views: Scenario = {
       for (let n = 0; n < namespaces; n++) {
         for (let p = 0; p < PER_NAMESPACE; p++) {
           const i = n * PER_NAMESPACE + p;
-          const c = pod(nsName(n), `p-${p}`, String(++rv), { app: 'bench', 'bench.flotilla.io/spread': `s${i % spread}` });
+          const c = storedPod(CLUSTER, nsName(n), `p-${p}`, String(++rv), { app: 'bench', 'bench.flotilla.io/spread': `s${i % spread}` });
           objectBytes = c.bytes.length;
           batch.push(c);
           if (batch.length >= BATCH) {
@@ -87,18 +85,7 @@ export const views: Scenario = {
       const listOf = (view: ReadView) => drain(listResponse(store, { resource, view, form: 'object', snapshots, caller: 'bench' }));
       const sizes = { namespaces: listOf(byNamespaces), label: listOf(byLabel) };
       if (sizes.namespaces.items !== sizes.label.items) throw new Error(`views: the two lists differ in size (${sizes.namespaces.items} vs ${sizes.label.items})`);
-      const ms: Record<'namespaces' | 'label', number[]> = { namespaces: [], label: [] };
-      for (let round = 0; round < LIST_ROUNDS; round++) {
-        for (const way of round % 2 ? (['label', 'namespaces'] as const) : (['namespaces', 'label'] as const)) {
-          const view = way === 'label' ? byLabel : byNamespaces;
-          const started = performance.now();
-          while (performance.now() - started < ROUND_MS) {
-            const t0 = performance.now();
-            listOf(view);
-            ms[way].push(performance.now() - t0);
-          }
-        }
-      }
+      const ms = alternatingRounds({ namespaces: () => listOf(byNamespaces), label: () => listOf(byLabel) }, ['namespaces', 'label'], LIST_ROUNDS, ROUND_MS);
       add('namespace_view_objects', sizes.namespaces.items, 'objects');
       add('namespace_view_p50_ms', percentile(ms.namespaces, 50), 'ms');
       add('label_selected_p50_ms', percentile(ms.label, 50), 'ms');
@@ -118,35 +105,6 @@ export const views: Scenario = {
   },
 };
 
-function pod(namespace: string, name: string, rv: string, labels: Record<string, string>): Change {
-  const object = { metadata: { namespace, name, uid: `${namespace}-${name}`, resourceVersion: rv, labels }, spec: { nodeName: 'node-1', containers: [{ name: 'c', image: 'bench' }] } };
-  const o = viewObjects(encodeObjects([decodeObject(object, { cluster: CLUSTER, apiVersion: 'v1', kind: 'Pod', dropManagedFields: true })]))[0]!;
-  return { type: 'ADDED', rv, ...o };
-}
-
-function drain(body: ListBody): { items: number; bytes: number } {
-  const parts = Buffer.isBuffer(body) ? [body] : [...body.chunks];
-  let bytes = 0;
-  for (const p of parts) bytes += p.length;
-  const text = Buffer.concat(parts).toString('latin1');
-  let items = 0;
-  for (let i = text.indexOf('{"kind":"Pod"'); i >= 0; i = text.indexOf('{"kind":"Pod"', i + 1)) items++;
-  return { items, bytes };
-}
-
-/** A response that takes every write at once and keeps nothing: the fan-out's cost alone. */
-class DiscardingResponse extends Writable {
-  bytes = 0;
-  override _write(chunk: Buffer, _enc: BufferEncoding, done: () => void): void {
-    this.bytes += chunk.length;
-    done();
-  }
-  writeHead(): this {
-    return this;
-  }
-  flushHeaders(): void {}
-}
-
 /**
  * Live events to 1000 watchers, CPU per delivered line, with the views compared at the same lines
  * per flush (a write's cost is per write, not per line, so that must not differ):
@@ -160,7 +118,7 @@ async function watchFanOut(store: Store): Promise<{ namespaceViews: number; sele
   const key = 'v1/configmaps';
   const objects: Change[] = [];
   let rv = 1;
-  for (let n = 0; n < VIEWS; n++) for (let p = 0; p < WATCH_OBJECTS_PER_NAMESPACE; p++) objects.push(pod(nsName(n), `w-${p}`, String(++rv), { app: 'bench', shard: `s${p % VIEWS}` }));
+  for (let n = 0; n < VIEWS; n++) for (let p = 0; p < WATCH_OBJECTS_PER_NAMESPACE; p++) objects.push(storedPod(CLUSTER, nsName(n), `w-${p}`, String(++rv), { app: 'bench', shard: `s${p % VIEWS}` }));
   await store.commit({ cluster: CLUSTER, resource: key }, objects, { rv: String(rv) }, { log: false, fresh: true });
   const notes: string[] = [];
   // Event e of commit b: spread over the namespaces round robin.

@@ -66,7 +66,7 @@ export type DecodedEvent =
   | { type: 'BOOKMARK'; rv: string }
   | { type: 'ERROR'; status: { code?: number; reason?: string; message?: string } };
 
-interface RawObject {
+export interface RawObject {
   apiVersion?: string;
   kind?: string;
   metadata?: RawMeta;

@@ -1,0 +1,67 @@
+import { performance } from 'node:perf_hooks';
+import { Writable } from 'node:stream';
+import { decodeObject, type RawObject } from '../../src/ingest/decode.js';
+import { encodeObjects, viewObjects } from '../../src/ingest/batch.js';
+import type { ListBody } from '../../src/mux/reads.js';
+import type { Change } from '../../src/store/store.js';
+
+/**
+ * What the scenarios that run flotilla's parts in the bench process (views, hierarchy) share:
+ * objects committed as the cachers commit them, lists read to the end, responses that discard.
+ */
+
+/** An object as a cacher commits it: ingested (decoded, encoded, its meta record) as an ADDED change. */
+export function ingested(cluster: string, kind: string, object: RawObject, rv: string): Change {
+  const o = viewObjects(encodeObjects([decodeObject(object, { cluster, apiVersion: 'v1', kind, dropManagedFields: true })]))[0]!;
+  return { type: 'ADDED', rv, ...o };
+}
+
+/** A small pod in `namespace`, as ingested. */
+export function storedPod(cluster: string, namespace: string, name: string, rv: string, labels: Record<string, string>): Change {
+  return ingested(cluster, 'Pod', { metadata: { namespace, name, uid: `${namespace}-${name}`, resourceVersion: rv, labels }, spec: { nodeName: 'node-1', containers: [{ name: 'c', image: 'bench' }] } }, rv);
+}
+
+/** A list's body read to the end: its pods and bytes (every byte produced). */
+export function drain(body: ListBody): { items: number; bytes: number } {
+  const parts = Buffer.isBuffer(body) ? [body] : [...body.chunks];
+  let bytes = 0;
+  for (const p of parts) bytes += p.length;
+  const text = Buffer.concat(parts).toString('latin1');
+  let items = 0;
+  for (let i = text.indexOf('{"kind":"Pod"'); i >= 0; i = text.indexOf('{"kind":"Pod"', i + 1)) items++;
+  return { items, bytes };
+}
+
+/** A response that takes every write at once and keeps nothing but counts: the fan-out's cost alone. */
+export class DiscardingResponse extends Writable {
+  bytes = 0;
+  lines = 0;
+  override _write(chunk: Buffer, _enc: BufferEncoding, done: () => void): void {
+    this.bytes += chunk.length;
+    for (let i = chunk.indexOf(10); i >= 0; i = chunk.indexOf(10, i + 1)) this.lines++;
+    done();
+  }
+  writeHead(): this {
+    return this;
+  }
+  flushHeaders(): void {}
+}
+
+/**
+ * Two ways of doing one thing timed side by side: `rounds` rounds of `roundMs` each way,
+ * alternating which goes first; every run's milliseconds, per way.
+ */
+export function alternatingRounds<A extends string, B extends string>(ways: Record<A | B, () => void>, order: [A, B], rounds: number, roundMs: number): Record<A | B, number[]> {
+  const ms = { [order[0]]: [], [order[1]]: [] } as unknown as Record<A | B, number[]>;
+  for (let round = 0; round < rounds; round++) {
+    for (const way of round % 2 ? [order[1], order[0]] : order) {
+      const started = performance.now();
+      while (performance.now() - started < roundMs) {
+        const t0 = performance.now();
+        ways[way]();
+        ms[way].push(performance.now() - t0);
+      }
+    }
+  }
+  return ms;
+}
