@@ -151,7 +151,8 @@ export class NamespaceForest {
       const relabelled = new Map<string, string[]>();
       for (const [cluster, old] of before) {
         const now = this.tree(cluster);
-        const moved = [...old.namespaces()].filter((ns) => now.has(ns) && !sameChain(old.ancestors(ns), now.ancestors(ns)));
+        // Its chain changed, or it joined or left a tree (shown with labels, or alone without).
+        const moved = [...old.namespaces()].filter((ns) => now.has(ns) && (!sameChain(old.ancestors(ns), now.ancestors(ns)) || old.inTree(ns) !== now.inTree(ns)));
         if (moved.length) relabelled.set(cluster, moved);
       }
       const changed = new Set(before.keys());

@@ -115,6 +115,11 @@ export class NamespaceTree {
     return this.chains.keys();
   }
 
+  /** Whether a namespace is part of a tree: it has a parent or children (else it stands alone). */
+  inTree(namespace: string): boolean {
+    return this.ancestors(namespace).length > 1 || this.subtree(namespace).length > 1;
+  }
+
   /** The namespaces under `ancestor` (itself first when the tree knows it), from the chains. */
   subtree(ancestor: string): readonly string[] {
     if (!this.subtrees) {

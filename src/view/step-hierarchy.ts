@@ -106,8 +106,9 @@ function needsAncestor(r: LabelSelector[number]): boolean {
 }
 
 /**
- * Namespaces shown with their tree labels, as HNC would have set them (a namespace that carries
- * HNC's own labels is shown as it is): `kubectl get ns --show-labels` shows where each sits.
+ * Namespaces in a tree shown with their tree labels, as HNC would have set them (a namespace that
+ * carries HNC's own labels is shown as it is, one with neither parent nor children as stored):
+ * `kubectl get ns --show-labels` shows where each sits.
  * Only the metadata is parsed and written again; the rest of the bytes are the stored ones.
  */
 function treeLabels(trees: { tree(cluster: string): NamespaceTree }): Presentation {
@@ -116,7 +117,8 @@ function treeLabels(trees: { tree(cluster: string): NamespaceTree }): Presentati
     present(o, bytes, meta) {
       const span = meta?.metadataSpan;
       const tree = trees.tree(o.cluster);
-      if (!span || !tree.has(o.name)) return { bytes, meta };
+      // A namespace alone (no parent, no children) is shown as stored, as in a fleet without trees.
+      if (!span || !tree.has(o.name) || !tree.inTree(o.name)) return { bytes, meta };
       const md = JSON.parse(bytes.toString('utf8', span[0], span[0] + span[1])) as { labels?: Record<string, string> };
       const own = md.labels ?? {};
       if (Object.keys(own).some(isTreeRequirement)) return { bytes, meta };

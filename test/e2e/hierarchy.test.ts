@@ -250,8 +250,8 @@ describe('namespaces as flotilla shows them', () => {
     expect(partial.metadata.labels).toEqual(want);
     const listed = JSON.parse(await labelsOf('/api/v1/namespaces')) as List<{ metadata: { name: string; labels: Record<string, string>; annotations: Record<string, string> } }>;
     const northA1 = listed.items.find((n) => n.metadata.name === 'hy-a-1' && n.metadata.annotations[CLUSTER] === north.name)!;
-    // North's hy-a-1 is a root there.
-    expect(northA1.metadata.labels).toEqual({ [depth('hy-a-1')]: '0', 'kubernetes.io/metadata.name': 'hy-a-1' });
+    // North's hy-a-1 is alone there (no parent, no children): shown as stored, as the member has it.
+    expect(northA1.metadata.labels).toEqual({ 'kubernetes.io/metadata.name': 'hy-a-1' });
     const table = JSON.parse(await labelsOf(`/clusters/${west.name}/api/v1/namespaces/hy-a-2`, 'application/json;as=Table;v=v1;g=meta.k8s.io')) as { rows: { object: { metadata: { labels: Record<string, string> } } }[] };
     expect(table.rows[0]!.object.metadata.labels).toEqual({ [depth('hy-a-2')]: '0', [depth('hy-team-a')]: '1', 'kubernetes.io/metadata.name': 'hy-a-2' });
     const shown = await kubectl(flotilla.kubeconfig, ['get', 'ns', 'hy-a-1-x', '--show-labels', '--no-headers'], {});
@@ -277,8 +277,9 @@ describe('namespaces as flotilla shows them', () => {
       await reparent(east, 'hy-a-1', 'hy-other');
       const labelled = (name: string, ancestor: string) => (es: WatchEvent[]) =>
         es.some((e) => e.type === 'MODIFIED' && e.object.metadata?.name === name && (e.object.metadata as { labels?: Record<string, string> }).labels?.[depth(ancestor)] !== undefined);
-      // hy-a-1's own event, and hy-a-1-x's, which nothing on the member changed.
-      await w.until((es) => labelled('hy-a-1', 'hy-other')(es) && labelled('hy-a-1-x', 'hy-other')(es));
+      // hy-a-1's own event, hy-a-1-x's, which nothing on the member changed, and hy-other's: alone
+      // before (shown without tree labels), the root of a tree now.
+      await w.until((es) => labelled('hy-a-1', 'hy-other')(es) && labelled('hy-a-1-x', 'hy-other')(es) && labelled('hy-other', 'hy-other')(es));
       const last = w.events.filter((e) => e.object.metadata?.name === 'hy-a-1-x').at(-1)!;
       expect((last.object.metadata as { labels: Record<string, string> }).labels).toEqual({ [depth('hy-a-1-x')]: '0', [depth('hy-a-1')]: '1', [depth('hy-other')]: '2', 'kubernetes.io/metadata.name': 'hy-a-1-x' });
     } finally {

@@ -97,6 +97,8 @@ describe('the namespace tree', () => {
     expect(tree.depthLabels('e')).toEqual({ [`e${TREE_LABEL_SUFFIX}`]: '0', [`b${TREE_LABEL_SUFFIX}`]: '1' });
     expect(tree.depthLabels('c')).toEqual({ [`c${TREE_LABEL_SUFFIX}`]: '0', [`b${TREE_LABEL_SUFFIX}`]: '1' });
     expect(tree.depthLabels('unknown')).toEqual({ [`unknown${TREE_LABEL_SUFFIX}`]: '0' });
+    // In a tree: a parent or children; d (its parent cut) stands alone.
+    expect(['b', 'c', 'd', 'e', 'unknown'].map((n) => tree.inTree(n))).toEqual([true, true, false, true, false]);
   });
 
   it('reads HNC’s own labels', () => {
