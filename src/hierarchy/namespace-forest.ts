@@ -16,7 +16,7 @@ export const NAMESPACES = 'v1/namespaces';
 export const HIERARCHY_CONFIGURATIONS = 'hnc.x-k8s.io/v1alpha2/hierarchyconfigurations';
 
 /** Past trees kept per member: a watch resumed from before more moves than this lists again. */
-const HISTORY = 16;
+const HISTORY = 8;
 /** How long changes are gathered before listeners hear them (namespaces come in bursts). */
 const SETTLE_MS = 100;
 

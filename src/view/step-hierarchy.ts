@@ -38,6 +38,7 @@ interface Selection {
 }
 
 /** What a tree selects, kept with the tree (a changed member has a new tree) per requirement set. */
+const MAX_SELECTIONS_PER_TREE = 1000;
 const selections = new WeakMap<NamespaceTree, Map<string, Selection>>();
 
 function selectionOf(tree: NamespaceTree, wanted: LabelSelector, wantedKey: string): Selection {
@@ -45,6 +46,8 @@ function selectionOf(tree: NamespaceTree, wanted: LabelSelector, wantedKey: stri
   if (!byKey) selections.set(tree, (byKey = new Map()));
   let s = byKey.get(wantedKey);
   if (s) return s;
+  // Bounded: a caller sending ever new selectors must not grow what a tree keeps.
+  if (byKey.size >= MAX_SELECTIONS_PER_TREE) byKey.clear();
   // Only a subtree can meet a requirement that needs its ancestor: test those candidates alone.
   const anchor = wanted.find(needsAncestor);
   const candidates = anchor ? tree.subtree(ancestorOf(anchor.key)) : [...tree.namespaces()];
