@@ -84,9 +84,10 @@ describe('the namespace tree', () => {
           for (const n of facts.keys()) expect(under.has(n), `${n} under ${a}`).toBe(tree.ancestors(n).includes(a));
         }
       }),
-      { numRuns: 1500 },
+      { numRuns: 1000 },
     );
-  });
+    // Half a second alone; a busy machine (CI's e2e beside it) can take many times that.
+  }, 30_000);
 
   it('names what it cut: a missing parent, the smallest name of a cycle', () => {
     const tree = new NamespaceTree(new Map<string, NamespaceFacts>([['b', { parent: 'c' }], ['c', { parent: 'b' }], ['d', { parent: 'gone' }], ['e', { parent: 'b' }]]));
