@@ -39,6 +39,15 @@ interface SideRun {
   tableColumns: string[];
   paused?: PausedResult;
   watch: WatchResult;
+  relabel?: RelabelResult;
+}
+
+/** A label-selected watch while pods are relabelled in and out, against the member's own watch. */
+interface RelabelResult {
+  /** Per pod and event type, the side's count equals the member's × the cluster names. */
+  matches: boolean;
+  member: string;
+  side: string;
 }
 
 interface WatchResult {
@@ -134,6 +143,7 @@ export const karmada: Scenario = {
         ...(expected <= PARSE_LIMIT ? { items: await listedItems(ep) } : {}),
         watch: await watchDelivery(ctx, ep, pid, names),
         paused: await pausedMember(ctx, ep, probeQuery, names, pauseSeconds),
+        relabel: await relabelWatch(ep, member, names),
       };
       await ctx.stopFlotilla();
     }
@@ -173,6 +183,7 @@ export const karmada: Scenario = {
               return { p50: NaN, p99: NaN, delivered: NaN, cpuUsPerDelivery: NaN };
             }),
             paused: await pausedMember(ctx, plane.proxyDirect, probeQuery, names, pauseSeconds),
+            relabel: await relabelWatch(plane.proxyDirect, member, names).catch((e: Error) => ({ matches: false, member: '', side: `failed: ${e.message}` })),
           };
           if (guard.tripped()) runs.karmada.reads.failures.push(guard.tripped()!);
         } finally {
@@ -252,6 +263,10 @@ export const karmada: Scenario = {
         for (const [when, p] of [['1 s', r.paused.early], [`${Math.round(pauseSeconds / 2)} s`, r.paused]] as const) {
           notes.push(`${side} with the member paused ${when}: ${p.status || 'no answer'} in ${p.ms.toFixed(0)} ms${p.warning ? `, Warning: ${p.warning.slice(0, 300)}` : ', no Warning'}`);
         }
+      }
+      if (r.relabel) {
+        add(`${side}_relabel_watch_matches`, r.relabel.matches ? 1 : 0, 'bool', side === 'flotilla' ? { op: '=', value: 1 } : undefined);
+        notes.push(`${side} label-selected watch across relabels: ${r.relabel.side} (the member's own watch: ${r.relabel.member}, each × ${names} cluster names)`);
       }
     }
     notes.push(
@@ -412,6 +427,77 @@ async function largeSize(ctx: BenchContext, perMember: number, probeQuery: strin
 }
 
 /** Polls a label-selected list until it holds one pod per cluster. */
+const RELABEL = 'bench.flotilla.io/relabel';
+/** Which of the watched pods enter (in) and leave (out) the selection, in order. */
+const RELABELS: [string, 'in' | 'out'][] = [['w-0', 'in'], ['w-1', 'in'], ['w-2', 'in'], ['w-1', 'out'], ['w-3', 'in'], ['w-0', 'out'], ['w-1', 'in']];
+
+/**
+ * A watch of `RELABEL=in` pods on the side and on the member itself, from a list's RV, while
+ * RELABELS moves pods in and out: an apiserver sends ADDED when a pod starts to match and DELETED
+ * when it stops (MODIFIED while it matches). The side serves the member under `clusters` names,
+ * so it must send each of the member's events once per name.
+ */
+async function relabelWatch(ep: MemberEndpoint, member: MemberEndpoint, clusters: number): Promise<RelabelResult> {
+  const path = `/api/v1/namespaces/${WATCH_NS}/pods`;
+  const label = (pod: string, value: string) =>
+    memberRequest(member, 'PATCH', `${path}/${pod}`, { metadata: { labels: { [RELABEL]: value } } }, { contentType: 'application/merge-patch+json' });
+  const pods = [...new Set(RELABELS.map(([p]) => p))];
+  for (const pod of pods) await label(pod, 'out');
+  await sleep(1500);
+  const selector = `labelSelector=${encodeURIComponent(`${RELABEL}=in`)}`;
+  // Each watch ends by itself (timeoutSeconds) and is read whole: karmada-search writes its
+  // events as indented JSON over several lines, so the stream is read as consecutive JSON values.
+  const open = async (on: MemberEndpoint) => {
+    const rv = (await memberJson<{ metadata: { resourceVersion: string } }>(on, 'GET', `${path}?${selector}`)).metadata.resourceVersion;
+    return memberRequest(on, 'GET', `${path}?${selector}&watch=1&resourceVersion=${encodeURIComponent(rv)}&timeoutSeconds=8`, undefined, { timeoutMs: 30_000 });
+  };
+  const watches = [open(member), open(ep)];
+  try {
+    await sleep(1000);
+    for (const [pod, value] of RELABELS) {
+      await label(pod, value);
+      await sleep(300);
+    }
+  } finally {
+    await Promise.allSettled(watches);
+    for (const pod of pods) await label(pod, 'out');
+  }
+  const [own, side] = await Promise.all(watches);
+  const counts = (body: string) => {
+    const out = new Map<string, number>();
+    for (const e of jsonValues(body) as { type?: string; object?: { metadata?: { name?: string } } }[]) {
+      if (e.type === 'BOOKMARK') continue;
+      const key = `${e.object?.metadata?.name} ${e.type}`;
+      out.set(key, (out.get(key) ?? 0) + 1);
+    }
+    return out;
+  };
+  const mine = counts(own!.body);
+  const theirs = counts(side!.body);
+  const text = (m: Map<string, number>) => [...m].sort(([a], [b]) => a.localeCompare(b)).map(([k, n]) => `${k}×${n}`).join(', ') || 'no events';
+  const matches = mine.size > 0 && mine.size === theirs.size && [...mine].every(([k, n]) => theirs.get(k) === n * clusters);
+  return { matches, member: text(mine), side: text(theirs) };
+}
+
+/** Consecutive JSON values (one per line, or each over several lines) of a stream's text. */
+function jsonValues(text: string): unknown[] {
+  const out: unknown[] = [];
+  let depth = 0;
+  let start = -1;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === '\\') i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === '{' || c === '[') {
+      if (depth++ === 0) start = i;
+    } else if ((c === '}' || c === ']') && --depth === 0) out.push(JSON.parse(text.slice(start, i + 1)));
+  }
+  return out;
+}
+
 async function untilSynced(ep: MemberEndpoint, query: string, clusters: number, timeoutMs: number): Promise<void> {
   const deadline = performance.now() + timeoutMs;
   while (performance.now() < deadline) {
