@@ -1,8 +1,10 @@
+import type { ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { Writable } from 'node:stream';
 import { decodeObject, type RawObject } from '../../src/ingest/decode.js';
 import { encodeObjects, viewObjects } from '../../src/ingest/batch.js';
 import type { ListBody } from '../../src/mux/reads.js';
+import type { WatchHub, WatchOptions } from '../../src/mux/watch.js';
 import type { Change } from '../../src/store/store.js';
 
 /**
@@ -64,4 +66,20 @@ export function alternatingRounds<A extends string, B extends string>(ways: Reco
     }
   }
   return ms;
+}
+
+/**
+ * `count` watchers on `hub` into discarding responses, each with `optionsFor(i)` and the bench's
+ * long timeouts and large buffers (nothing ends or evicts them while measured).
+ */
+export function openDiscardingWatchers(hub: WatchHub, count: number, optionsFor: (i: number) => Pick<WatchOptions, 'resource' | 'view' | 'since' | 'revise'>): DiscardingResponse[] {
+  return Array.from({ length: count }, (_, i) => {
+    const res = new DiscardingResponse();
+    hub.open(res as unknown as ServerResponse, {
+      form: 'object', sendInitialEvents: false, bookmarks: false,
+      timeoutMs: 600_000, bookmarkIntervalMs: 600_000, maxBufferedBytes: 1 << 30, catchUpStallMs: 600_000,
+      ...optionsFor(i),
+    });
+    return res;
+  });
 }

@@ -1,5 +1,4 @@
 import { mkdirSync, rmSync } from 'node:fs';
-import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { CachedResource } from '../../src/cacher/cache-manager.js';
@@ -15,7 +14,7 @@ import type { ReadView } from '../../src/view/read-view.js';
 import type { ViewRequest } from '../../src/view/view-step.js';
 import { percentile } from '../lib/http.js';
 import { figureSink, type Scenario } from '../lib/scenario.js';
-import { DiscardingResponse, alternatingRounds, drain, ingested, storedPod } from '../lib/in-process.js';
+import { alternatingRounds, drain, ingested, openDiscardingWatchers, storedPod } from '../lib/in-process.js';
 
 const PODS = 'v1/pods';
 const CLUSTER = 'bench';
@@ -107,18 +106,9 @@ export const hierarchy: Scenario = {
       // The move: 100 watchers of team-0's subtree, then `moving` (under team-1) moves under team-0.
       const hub = new WatchHub(store);
       const stopFollowing = forest.onChange(() => hub.reviseViews(selectsByHierarchy));
-      const responses: DiscardingResponse[] = [];
+      const watchRequest = request('team-0.tree.hnc.x-k8s.io/depth', true);
+      const responses = openDiscardingWatchers(hub, watchers, () => ({ resource: pods, view: buildReadView(watchRequest), since: store.latestRVs(PODS), revise: () => buildReadView(watchRequest) }));
       try {
-        const watchRequest = request('team-0.tree.hnc.x-k8s.io/depth', true);
-        for (let w = 0; w < watchers; w++) {
-          const res = new DiscardingResponse();
-          responses.push(res);
-          hub.open(res as unknown as ServerResponse, {
-            resource: pods, view: buildReadView(watchRequest), form: 'object', since: store.latestRVs(PODS), sendInitialEvents: false, bookmarks: false,
-            timeoutMs: 600_000, bookmarkIntervalMs: 600_000, maxBufferedBytes: 1 << 30, catchUpStallMs: 600_000,
-            revise: () => buildReadView(watchRequest),
-          });
-        }
         await new Promise((r) => setTimeout(r, 300));
         const all = () => responses.every((r) => r.lines >= moved);
         const cpu0 = process.cpuUsage();

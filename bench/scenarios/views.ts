@@ -1,5 +1,4 @@
 import { mkdirSync, rmSync } from 'node:fs';
-import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { CachedResource } from '../../src/cacher/cache-manager.js';
@@ -12,7 +11,7 @@ import type { ViewStep } from '../../src/view/view-step.js';
 import type { ReadView } from '../../src/view/read-view.js';
 import { percentile } from '../lib/http.js';
 import { figureSink, type Scenario } from '../lib/scenario.js';
-import { DiscardingResponse, alternatingRounds, drain, storedPod } from '../lib/in-process.js';
+import { alternatingRounds, drain, openDiscardingWatchers, storedPod } from '../lib/in-process.js';
 
 const RESOURCE = 'v1/pods';
 const CLUSTER = 'bench';
@@ -128,15 +127,7 @@ async function watchFanOut(store: Store): Promise<{ namespaceViews: number; sele
     // The second of two runs counts (the first warms up).
     for (let attempt = 0; attempt < 2; attempt++) {
       const hub = new WatchHub(store);
-      const responses: DiscardingResponse[] = [];
-      for (let w = 0; w < WATCHERS; w++) {
-        const res = new DiscardingResponse();
-        responses.push(res);
-        hub.open(res as unknown as ServerResponse, {
-          resource: watchResource, view: viewFor(w), form: 'object', since: store.latestRVs(key), sendInitialEvents: false, bookmarks: false,
-          timeoutMs: 600_000, bookmarkIntervalMs: 600_000, maxBufferedBytes: 1 << 30, catchUpStallMs: 600_000,
-        });
-      }
+      const responses = openDiscardingWatchers(hub, WATCHERS, (w) => ({ resource: watchResource, view: viewFor(w), since: store.latestRVs(key) }));
       await new Promise((r) => setTimeout(r, 200));
       const before = hub.stats();
       const cpu0 = process.cpuUsage();
