@@ -11,6 +11,7 @@ import { firstHitWarning, warningHeader as warning } from '../api/warning.js';
 import { CLUSTER_COLUMN } from '../mux/reads.js';
 import type { ResourceTarget } from './owner.js';
 import { responseForClient, splicedList, splicedWatchEvent, toFleet, type SplicedList } from './translate.js';
+import { TREE_LABEL_SUFFIX } from '../hierarchy/namespace-tree.js';
 import { piecesLength, writePieces } from '../util/byte-edits.js';
 import { mapBounded } from '../util/map-bounded.js';
 
@@ -107,9 +108,14 @@ export async function liveRead(req: FastifyRequest, reply: FastifyReply, deps: L
   const headers: Record<string, string | string[]> = { ...identity, accept: accepted(form, list), 'user-agent': `${typeof ua === 'string' ? ua : 'unknown'} via flotilla` };
   const path = canonicalPath({ ...target, cluster: undefined });
   const ask = (cluster: string, query: URLSearchParams): Promise<MemberResult> => askMember(deps, cluster, path, query, headers);
-  if (watching) return liveWatch(reply, deps, clusters, params, path, { ...headers, accept: accepted(form, false) });
+  // Hierarchy selectors are flotilla's (the namespace tree of cached namespaces): members read
+  // live match them against the objects' own labels, which never carry them. Said, not hidden.
+  const notes = (params.get('labelSelector') ?? '').includes(TREE_LABEL_SUFFIX)
+    ? [warning(`hierarchy selectors (*${TREE_LABEL_SUFFIX}) select by the namespace tree for resources flotilla caches; ${target.resource} is read live, so the members match them against the objects' own labels`)]
+    : [];
+  if (watching) return liveWatch(reply, deps, clusters, params, path, { ...headers, accept: accepted(form, false) }, notes);
   if (!list) return liveGet(reply, deps, clusters, params, ask, target);
-  return liveList(reply, deps, clusters, params, ask);
+  return liveList(reply, deps, clusters, params, ask, notes);
 }
 
 async function askMember(deps: LiveReadDeps, cluster: string, path: string, query: URLSearchParams, headers: Record<string, string | string[]>): Promise<MemberResult> {
@@ -376,7 +382,7 @@ export function shareLimit(limit: number, clusters: readonly string[]): Map<stri
   return out;
 }
 
-async function liveList(reply: FastifyReply, deps: LiveReadDeps, clusters: readonly string[], params: URLSearchParams, ask: Ask): Promise<FastifyReply> {
+async function liveList(reply: FastifyReply, deps: LiveReadDeps, clusters: readonly string[], params: URLSearchParams, ask: Ask, notes: readonly string[]): Promise<FastifyReply> {
   const continueText = params.get('continue');
   const rvText = params.get('resourceVersion');
   const limitText = params.get('limit');
@@ -442,7 +448,7 @@ async function liveList(reply: FastifyReply, deps: LiveReadDeps, clusters: reado
   const kind = typeof head?.['kind'] === 'string' ? { kind: head['kind'], apiVersion: String(head['apiVersion'] ?? '') } : token?.kind !== undefined ? { kind: token.kind, apiVersion: token.apiVersion ?? '' } : {};
   const next = Object.keys(live).length > 0 ? encodeLiveContinue({ live, rv: rvs, ...kind }) : undefined;
   const metadata: Doc = { resourceVersion: encodeGlobalRV(rvs), ...(next ? { continue: next, ...(remaining !== undefined ? { remainingItemCount: remaining } : {}) } : {}) };
-  const warnings = [...ok.flatMap((a) => a.warnings), ...results.filter((r) => r.status !== 200).map((r) => leftOutWarning(r)).filter((w): w is string => w !== undefined)];
+  const warnings = [...notes, ...ok.flatMap((a) => a.warnings), ...results.filter((r) => r.status !== 200).map((r) => leftOutWarning(r)).filter((w): w is string => w !== undefined)];
   if (ok.length === 0) {
     const empty = token!.kind === 'Table' ? { columnDefinitions: [CLUSTER_COLUMN], rows: [] } : { items: [] };
     return send(reply, { kind: token!.kind, apiVersion: token!.apiVersion, metadata, ...empty }, warnings);
@@ -472,7 +478,7 @@ function endsInitialEvents(obj: Doc): boolean {
  * the last resourceVersion it saw rather than miss a member's events. Tables: the Cluster column
  * first, column definitions in the first event only.
  */
-async function liveWatch(reply: FastifyReply, deps: LiveReadDeps, clusters: readonly string[], params: URLSearchParams, path: string, headers: Record<string, string | string[]>): Promise<FastifyReply> {
+async function liveWatch(reply: FastifyReply, deps: LiveReadDeps, clusters: readonly string[], params: URLSearchParams, path: string, headers: Record<string, string | string[]>, notes: readonly string[]): Promise<FastifyReply> {
   const rvText = params.get('resourceVersion');
   const since = rvText && rvText !== '0' ? decodeGlobalRV(rvText) : undefined;
   const query = new URLSearchParams(params);
@@ -504,7 +510,7 @@ async function liveWatch(reply: FastifyReply, deps: LiveReadDeps, clusters: read
   });
   const streams = opened.filter((o) => o.stream !== undefined);
   if (streams.length === 0) return noAnswer(reply, opened);
-  const warnings = opened.filter((o) => o.stream === undefined).map((o) => leftOutWarning(o)).filter((w): w is string => w !== undefined);
+  const warnings = [...notes, ...opened.filter((o) => o.stream === undefined).map((o) => leftOutWarning(o)).filter((w): w is string => w !== undefined)];
   reply.hijack();
   const out = reply.raw;
   out.statusCode = 200;

@@ -305,6 +305,20 @@ describe('a HierarchyConfiguration', () => {
   });
 });
 
+describe('a resource read live (not cached)', () => {
+  it('passes a hierarchy selector to the members, and a Warning says so', async () => {
+    const path = `/api/v1/configmaps?labelSelector=${encodeURIComponent(TEAM)}`;
+    for (const p of [path, `${path}&watch=1&timeoutSeconds=1`]) {
+      const res = await memberRequest(flotilla.endpoint, 'GET', p, undefined, { timeoutMs: 20_000 });
+      expect(res.status, res.body).toBe(200);
+      expect(String(res.headers['warning'] ?? '')).toMatch(/configmaps is read live, so the members match them against the objects' own labels/);
+    }
+    // Without a tree requirement, no such Warning.
+    const plain = await memberRequest(flotilla.endpoint, 'GET', '/api/v1/configmaps?labelSelector=app%3Dweb');
+    expect(String(plain.headers['warning'] ?? '')).not.toMatch(/hierarchy selectors/);
+  });
+});
+
 describe('a tree that cannot be a tree', () => {
   it('a cycle is cut and reported in /status and a Warning, and never loops', async () => {
     await must(west, 'POST', '/api/v1/namespaces', namespace('hy-c1', 'hy-c2'));
