@@ -123,12 +123,7 @@ export const karmada: Scenario = {
     const runs: Partial<Record<Side, SideRun>> = {};
     // flotilla
     {
-      await ctx.stopFlotilla();
-      const start = await ctx.startFlotilla({ reuseData: false, names });
-      const pid = start.flotilla.proc.pid;
-      const syncCpuS = cpuSeconds(pid);
-      await sleep(2000);
-      const mem = procMemory(pid);
+      const { start, pid, syncCpuS, mem } = await freshFlotilla(ctx, names);
       const ep = start.flotilla.endpoint;
       const reads = await measureReads(ep, plan);
       ctx.log(`karmada: flotilla measured (${reads.listObjects} objects listed)`);
@@ -367,12 +362,7 @@ async function largeSize(ctx: BenchContext, perMember: number, probeQuery: strin
     }
   };
 
-  await ctx.stopFlotilla();
-  const start = await ctx.startFlotilla({ reuseData: false, names });
-  const fpid = start.flotilla.proc.pid;
-  const fcpu = cpuSeconds(fpid);
-  await sleep(2000);
-  const fmem = procMemory(fpid);
+  const { start, syncCpuS: fcpu, mem: fmem } = await freshFlotilla(ctx, names);
   const flotilla: LargeRun = { syncMs: start.readyMs, syncCpuS: fcpu, rssBytes: fmem.rssBytes, anonBytes: fmem.anonBytes, ...(await reads(start.flotilla.endpoint)) };
   ctx.log(`karmada: large size: flotilla synced ${perMember * names} objects in ${(start.readyMs / 1000).toFixed(1)} s`);
   await ctx.stopFlotilla();
@@ -496,6 +486,19 @@ function jsonValues(text: string): unknown[] {
     } else if ((c === '}' || c === ']') && --depth === 0) out.push(JSON.parse(text.slice(start, i + 1)));
   }
   return out;
+}
+
+/**
+ * Flotilla started afresh (its cache empty) under `names`, measured as karmada-search is: its CPU
+ * from start to synced, and its memory 2 s after.
+ */
+async function freshFlotilla(ctx: BenchContext, names: number) {
+  await ctx.stopFlotilla();
+  const start = await ctx.startFlotilla({ reuseData: false, names });
+  const pid = start.flotilla.proc.pid;
+  const syncCpuS = cpuSeconds(pid);
+  await sleep(2000);
+  return { start, pid, syncCpuS, mem: procMemory(pid) };
 }
 
 async function untilSynced(ep: MemberEndpoint, query: string, clusters: number, timeoutMs: number): Promise<void> {

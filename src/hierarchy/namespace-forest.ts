@@ -45,11 +45,11 @@ interface Member {
 }
 
 /**
- * Hears which members' trees may have changed, and per member the namespaces that were there
+ * Hears that members' trees may have changed, with per member the namespaces that were there
  * before and whose tree labels changed (their own events do not say so: a namespace moves when
  * its parent does).
  */
-export type ForestListener = (clusters: ReadonlySet<string>, relabelled: ReadonlyMap<string, readonly string[]>) => void;
+export type ForestListener = (relabelled: ReadonlyMap<string, readonly string[]>) => void;
 
 export class NamespaceForest {
   private readonly members = new Map<string, Member>();
@@ -112,7 +112,7 @@ export class NamespaceForest {
     return out;
   }
 
-  /** Hears which members' trees may have changed (for watches that follow the tree). */
+  /** Hears that trees may have changed (for watches that follow the tree). */
   onChange(listener: ForestListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -155,8 +155,7 @@ export class NamespaceForest {
         const moved = [...old.namespaces()].filter((ns) => now.has(ns) && (!sameChain(old.ancestors(ns), now.ancestors(ns)) || old.inTree(ns) !== now.inTree(ns)));
         if (moved.length) relabelled.set(cluster, moved);
       }
-      const changed = new Set(before.keys());
-      for (const l of this.listeners) l(changed, relabelled);
+      for (const l of this.listeners) l(relabelled);
     }, SETTLE_MS);
   }
 }

@@ -366,9 +366,10 @@ export class WatchHub {
     for (const enc of pending) this.deliver(w, enc);
     if (w.revisePending) this.reviseViews([w]);
     if (w.announcePending) {
-      const held = w.announcePending;
+      const resource = gvrKey(w.opts.resource.info);
+      const held = this.announced(resource, w.announcePending);
       w.announcePending = undefined;
-      this.announceTo(w, gvrKey(w.opts.resource.info), held);
+      this.announceTo(w, resource, held);
     }
   }
 
@@ -402,22 +403,30 @@ export class WatchHub {
       const pair = `${key}\n${prev.key}\n${next.key}`;
       let changed = changes.get(pair);
       if (!changed) changes.set(pair, (changed = this.viewChanges(key, prev, next)));
-      // Watchers of one change that share a line key get the same lines (a Table's first line
-      // carries its column definitions, so Table lines are each watcher's own).
-      const lineSet = w.opts.form === 'table' ? undefined : `${pair}\n${w.lineKey}`;
-      let lines = lineSet !== undefined ? encoded.get(lineSet) : undefined;
-      if (!lines) {
+      this.enqueueShared(w, encoded, `${pair}\n${w.lineKey}`, () => {
         const latest = this.clusterRVs(w.opts);
-        lines = changed.map((c) => {
+        return changed.map((c) => {
           // As an initial event: the object's own RV for its cluster, the others' current.
           const own = c.type === 'ADDED' ? c.meta()?.rv : undefined;
           const mark = encodeGlobalRV(own ? { ...latest, [c.entry.cluster]: own } : latest);
           return this.encode(w, c.type, c.entry.cluster, c.entry.name, c.entry.bytes, c.meta, mark);
         });
-        if (lineSet !== undefined) encoded.set(lineSet, lines);
-      }
-      for (const line of lines) this.enqueue(w, line);
+      });
     }
+  }
+
+  /**
+   * Enqueues lines made once for every watcher of one pass whose `shareKey` is equal (a Table's
+   * first line carries its column definitions, so Table lines are each watcher's own).
+   */
+  private enqueueShared(w: Watcher, encoded: Map<string, Buffer[]>, shareKey: string, make: () => Buffer[]): void {
+    const shared = w.opts.form !== 'table';
+    let lines = shared ? encoded.get(shareKey) : undefined;
+    if (!lines) {
+      lines = make();
+      if (shared) encoded.set(shareKey, lines);
+    }
+    for (const line of lines) this.enqueue(w, line);
   }
 
   /**
@@ -429,6 +438,7 @@ export class WatchHub {
   announce(resource: string, byCluster: ReadonlyMap<string, readonly string[]>): void {
     const set = this.watchers.get(resource);
     if (!set || byCluster.size === 0) return;
+    const entries = this.announced(resource, byCluster);
     const encoded = new Map<string, Buffer[]>();
     for (const w of set) {
       if (w.closed) continue;
@@ -440,31 +450,36 @@ export class WatchHub {
         }
         continue;
       }
-      this.announceTo(w, resource, byCluster, encoded);
+      this.announceTo(w, resource, entries, encoded);
     }
   }
 
-  private announceTo(w: Watcher, resource: string, byCluster: ReadonlyMap<string, Iterable<string>>, encoded = new Map<string, Buffer[]>()): void {
-    // Watchers whose views are equal (key) and that share lines (line key) get the same lines.
-    const shareKey = w.opts.form === 'table' ? undefined : `${w.lineKey}\n${w.opts.view.key}`;
-    let lines = shareKey !== undefined ? encoded.get(shareKey) : undefined;
-    if (!lines) {
-      const latest = this.clusterRVs(w.opts);
-      lines = [];
-      for (const [cluster, names] of byCluster) {
-        if (!w.opts.view.showsCluster(cluster)) continue;
-        for (const name of names) {
-          const entry = this.store.lookup(resource, '', name, cluster).find((e) => e.cluster === cluster);
-          if (!entry) continue;
-          let meta: MetaRecord | undefined;
-          const metaOf = () => (meta ??= this.store.metaOf(resource, entry));
-          if (!w.opts.view.admits(entry, () => (w.opts.view.needsMeta ? metaOf() : undefined))) continue;
-          lines.push(this.encode(w, 'MODIFIED', cluster, name, entry.bytes, metaOf, encodeGlobalRV(latest)));
-        }
+  /** The stored objects (cluster-scoped) that `byCluster` names, as they are now. */
+  private announced(resource: string, byCluster: ReadonlyMap<string, Iterable<string>>): StoredEntry[] {
+    const out: StoredEntry[] = [];
+    for (const [cluster, names] of byCluster) {
+      for (const name of names) {
+        const entry = this.store.lookup(resource, '', name, cluster).find((e) => e.cluster === cluster);
+        if (entry) out.push(entry);
       }
-      if (shareKey !== undefined) encoded.set(shareKey, lines);
     }
-    for (const line of lines) this.enqueue(w, line);
+    return out;
+  }
+
+  private announceTo(w: Watcher, resource: string, entries: readonly StoredEntry[], encoded = new Map<string, Buffer[]>()): void {
+    const { view } = w.opts;
+    // Equal views (key) sharing lines (line key) get the same lines.
+    this.enqueueShared(w, encoded, `${w.lineKey}\n${view.key}`, () => {
+      const mark = encodeGlobalRV(this.clusterRVs(w.opts));
+      const lines: Buffer[] = [];
+      for (const entry of entries) {
+        let meta: MetaRecord | undefined;
+        const metaOf = () => (meta ??= this.store.metaOf(resource, entry));
+        if (!view.showsCluster(entry.cluster) || !view.admits(entry, () => (view.needsMeta ? metaOf() : undefined))) continue;
+        lines.push(this.encode(w, 'MODIFIED', entry.cluster, entry.name, entry.bytes, metaOf, mark));
+      }
+      return lines;
+    });
   }
 
   /** What `next` shows of a resource's stored objects that `prev` did not, and the other way round. */

@@ -72,7 +72,7 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
   const hierarchy = new NamespaceForest(store);
   // A namespace moved: watches selecting by the tree get what entered and left their selection.
   // Namespaces whose tree labels changed are MODIFIED for those who watch namespaces.
-  const stopFollowing = hierarchy.onChange((_clusters, relabelled) => {
+  const stopFollowing = hierarchy.onChange((relabelled) => {
     hub.reviseViews(selectsByHierarchy);
     hub.announce(NAMESPACES, relabelled);
   });
