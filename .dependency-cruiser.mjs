@@ -12,7 +12,7 @@ const LAYERS = [
   ['store'],
   ['ingest'],
   ['cacher'],
-  ['authz', 'hierarchy'],
+  ['authz', 'hierarchy', 'tenancy'],
   ['metrics'],
   ['view'],
   ['mux'],
