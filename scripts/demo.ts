@@ -76,6 +76,61 @@ const RBAC: Record<string, { path: string; body: object }[]> = {
   ],
 };
 
+/**
+ * Two tenants (flotilla's tenant views): each sees namespaces `<tenant>-x` of every member as `x`,
+ * and nothing of the other's. Their admins have cluster-admin on the members, so what confines
+ * them is flotilla (its tenant views); dev@acme is bound to `edit` in acme's `web` on east only,
+ * so the member's RBAC still decides within the tenant.
+ */
+const TENANTS = [
+  { id: 'acme', groups: ['acme-admins', 'acme-devs'] },
+  { id: 'globex', groups: ['globex-admins'] },
+];
+// Each tenant's namespaces, made on the members in the member's names: `default` (kubectl's
+// namespace when none is given) everywhere, `web` with a deployment of the same name for both.
+const TENANT_NAMESPACES: Record<string, string[]> = { east: ['default', 'web'], west: ['default', 'web'], north: ['default'] };
+
+function tenantRbac(member: MemberInfo): { path: string; body: object }[] {
+  const admins = TENANTS.map((t) => ({
+    path: '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
+    body: {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: `tenant-${t.id}-admins` },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: `${t.id}-admins` }],
+    },
+  }));
+  if (member.name !== 'east') return admins;
+  return [...admins, {
+    path: '/apis/rbac.authorization.k8s.io/v1/namespaces/acme-web/rolebindings',
+    body: {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: 'dev-edit', namespace: 'acme-web' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'edit' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'dev@acme' }],
+    },
+  }];
+}
+
+async function seedTenants(member: MemberInfo): Promise<number> {
+  let pods = 0;
+  for (const t of TENANTS) {
+    for (const ns of TENANT_NAMESPACES[member.name] ?? []) {
+      const name = `${t.id}-${ns}`;
+      await create(member, '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+      await waitFor(async () => (await memberRequest(member, 'GET', `/api/v1/namespaces/${name}/serviceaccounts/default`)).status === 200);
+      if (ns === 'web') {
+        await create(member, `/apis/apps/v1/namespaces/${name}/deployments`, deployment('web', 1));
+        pods += 1;
+      }
+    }
+  }
+  for (const { path, body } of tenantRbac(member)) await create(member, path, body);
+  return pods;
+}
+
 async function create(member: MemberInfo, path: string, body: object): Promise<void> {
   const res = await memberRequest(member, 'POST', path, body);
   if (res.status !== 201 && res.status !== 409) throw new Error(`${member.name}: POST ${path}: ${res.status} ${res.body}`);
@@ -114,7 +169,7 @@ async function seed(member: MemberInfo): Promise<number> {
     await create(member, `/api/v1/namespaces/${ns}/secrets`, { apiVersion: 'v1', kind: 'Secret', metadata: { name: `${ns}-credentials` }, stringData: { password: 'demo' } });
   }
   for (const { path, body } of RBAC[member.name] ?? []) await create(member, path, body);
-  return pods;
+  return pods + (await seedTenants(member));
 }
 
 async function runningPods(member: MemberInfo): Promise<number> {
@@ -152,7 +207,7 @@ async function main(): Promise<void> {
     const expected = await Promise.all(fleet.info.members.map(seed));
     console.log('demo: waiting for the demo pods to run…');
     await Promise.all(fleet.info.members.map((m, i) => waitFor(async () => (await runningPods(m)) >= expected[i]!, 120_000)));
-    flotilla = await startFlotillaProcess({ fleet: fleet.info, dir: join(dir, 'flotilla'), resources: DEMO_RESOURCES, port: Number(process.env.FLOTILLA_DEMO_PORT ?? 0) || undefined });
+    flotilla = await startFlotillaProcess({ fleet: fleet.info, dir: join(dir, 'flotilla'), resources: DEMO_RESOURCES, tenants: TENANTS, port: Number(process.env.FLOTILLA_DEMO_PORT ?? 0) || undefined });
   } catch (e) {
     console.error(`demo: failed: ${(e as Error).message}`);
     await stop(1);
@@ -166,6 +221,14 @@ async function main(): Promise<void> {
     return path;
   };
   const [kcAlice, kcBob] = [userKubeconfig('alice'), userKubeconfig('bob')];
+  // A tenant's kubeconfig is its admin's: `kubeconfig-acme`, `kubeconfig-globex`.
+  const tenantKubeconfig = (tenant: string) => {
+    const path = join(dirname(kc), `kubeconfig-${tenant}`);
+    writeProxyKubeconfig(path, flotilla!.url, flotilla!.endpoint.caFile, fleet.info.users.find((u) => u.name === `admin@${tenant}`)!.token, `flotilla-${tenant}`);
+    return path;
+  };
+  const [kcAcme, kcGlobex] = [tenantKubeconfig('acme'), tenantKubeconfig('globex')];
+  const kcDev = userKubeconfig('dev@acme');
   console.log(`
 flotilla is serving the fleet at ${flotilla.url}  (data: ${flotilla.dataDir}, log: ${flotilla.proc.logPath})
 
@@ -206,6 +269,20 @@ As alice (may read pods in namespace shop of east) and bob (ClusterRole view on 
   kubectl --kubeconfig ${kcAlice} auth can-i list pods -n shop     # yes (east allows it)
   kubectl --kubeconfig ${kcAlice} --server ${flotilla.url}/clusters/west auth can-i list pods -n shop   # no: west's own verdict
   kubectl --kubeconfig ${kcBob} auth can-i --list -n shop     # what the members let bob do, together
+
+As the tenants acme and globex (each sees a fleet of its own: its namespaces without the prefix):
+  kubectl --kubeconfig ${kcAcme} get ns                        # default and web, every member's (acme-default, acme-web on the members)
+  kubectl --kubeconfig ${kcAcme} get pods -A                   # acme's pods only, in namespace web
+  kubectl --kubeconfig ${kcGlobex} get deployments -n web -o yaml | grep namespace:   # globex's own web: namespace: web
+  kubectl --kubeconfig ${kc} get ns | grep -e acme -e globex   # the admin sees the members' names
+  kubectl --kubeconfig ${kcAcme} --server ${flotilla.url}/clusters/east create namespace shop   # lands on east as acme-shop
+  kubectl --kubeconfig ${kcAcme} create configmap -n shop settings --from-literal=color=blue   # an ordinary manifest, prefixed on the member
+  kubectl --kubeconfig ${kcGlobex} get configmap -n shop settings       # 404: globex has no shop (acme's is acme-shop)
+  kubectl --kubeconfig ${kcAcme} get nodes                     # shared read-only with every tenant
+  kubectl --kubeconfig ${kcAcme} label node east-node-0 x=y    # 403: tenants only read nodes
+  kubectl --kubeconfig ${kcAcme} get clusterrolebindings       # acme's own only (none yet): the members' are hidden
+  kubectl --kubeconfig ${kcAcme} logs -n web deploy/web        # logs and exec reach acme-web on its member
+  kubectl --kubeconfig ${kcDev} get pods -A                    # dev@acme (edit in web on east): east's web only
 
 Ctrl-C stops flotilla and the fleet.
 KUBECONFIG=${kc}`);

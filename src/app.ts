@@ -11,6 +11,7 @@ import { ConfigError, type FleetConfig } from './registry/config.js';
 import { watchFleetConfig } from './registry/watch.js';
 import { buildServer } from './router/server.js';
 import { Store } from './store/store.js';
+import { Tenants } from './tenancy/tenant.js';
 import { selfSignedServingPair, servingNames } from './tls/serving-pair.js';
 
 /** Wires the parts together: store, cachers, HTTP server, and config reloads. */
@@ -59,10 +60,13 @@ export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
   const manager = new CacheManager(store);
   const policies = new MemberPolicies(store);
   await manager.apply(opts.config);
+  // Tenants follow the configuration file: a reload changes who sees which fleet at once.
+  let tenants = new Tenants(opts.config.tenants);
   const watcher = opts.configPath
     ? watchFleetConfig(opts.configPath, {
         onConfig: async (config) => {
           const { started, stopped } = await manager.apply(config);
+          tenants = new Tenants(config.tenants);
           // A member's authorization mode may have changed: every verdict is made again.
           policies.invalidate();
           log(`flotilla: configuration reloaded: ${started.length} cacher(s) started, ${stopped.length} stopped` +
@@ -107,6 +111,7 @@ export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
     logLevel: opts.logLevel,
     liveReads: opts.config.options.liveReads,
     dropManagedFields: opts.config.options.dropManagedFields,
+    tenants: () => tenants,
     watch: { bookmarkIntervalMs: opts.config.options.watchBookmarkIntervalSeconds * 1000, minTimeoutSeconds: opts.config.options.minWatchTimeoutSeconds, catchUpStallMs: opts.config.options.watchCatchUpStallSeconds * 1000, maxBufferedBytes: opts.config.options.maxWatchBufferMiB * 1024 * 1024 },
   });
   await server.listen({ port: opts.port, host: opts.host });

@@ -93,3 +93,8 @@ export function fieldSelectorName(selector: string | undefined): string | undefi
     return undefined;
   }
 }
+
+/** A selector written back as text the parser reads as the same requirements (values escaped). */
+export function formatFieldSelector(sel: FieldSelector): string {
+  return sel.map((r) => `${r.field}${r.operator === 'Equals' ? '=' : '!='}${r.value.replace(/[\\,=!]/g, (c) => `\\${c}`)}`).join(',');
+}

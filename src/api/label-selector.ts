@@ -193,3 +193,21 @@ export function labelSelectorFromObject(obj: {
   }
   return reqs;
 }
+
+/** A selector written back as text the parser reads as the same requirements. */
+export function formatLabelSelector(sel: LabelSelector): string {
+  return sel
+    .map((r) => {
+      switch (r.operator) {
+        case 'Exists': return r.key;
+        case 'DoesNotExist': return `!${r.key}`;
+        case 'Equals': return `${r.key}=${r.values[0] ?? ''}`;
+        case 'NotEquals': return `${r.key}!=${r.values[0] ?? ''}`;
+        case 'GreaterThan': return `${r.key}>${r.values[0] ?? ''}`;
+        case 'LessThan': return `${r.key}<${r.values[0] ?? ''}`;
+        case 'In': return `${r.key} in (${r.values.join(',')})`;
+        case 'NotIn': return `${r.key} notin (${r.values.join(',')})`;
+      }
+    })
+    .join(',');
+}

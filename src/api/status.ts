@@ -53,6 +53,18 @@ export class StatusError extends Error {
     super(message);
   }
 
+  /** The same failure with its words (message, names, causes) passed through `reword`: a tenant's names. */
+  reworded(reword: (text: string) => string): StatusError {
+    const d = this.details;
+    const details = d && {
+      ...d,
+      ...(d.name !== undefined ? { name: reword(d.name) } : {}),
+      ...(d.group !== undefined ? { group: reword(d.group) } : {}),
+      ...(d.causes ? { causes: d.causes.map((c) => ({ ...c, ...(c.message !== undefined ? { message: reword(c.message) } : {}) })) } : {}),
+    };
+    return new StatusError(this.code, this.reason, reword(this.message), details, this.retryAfterSeconds, this.listMeta);
+  }
+
   toStatus(): StatusBody {
     return {
       kind: 'Status',

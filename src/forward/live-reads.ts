@@ -6,7 +6,7 @@ import { CLUSTER_ANNOTATION } from '../ingest/decode.js';
 import { canonicalPath } from '../api/request-info.js';
 import { decodeGlobalRV, encodeGlobalRV } from '../api/global-rv.js';
 import { negotiate, type ResponseForm } from '../api/negotiate.js';
-import { badRequest, expired, invalid, isStatusObject, notServed, serviceUnavailable } from '../api/status.js';
+import { badRequest, expired, invalid, isStatusObject, notFound, notServed, serviceUnavailable } from '../api/status.js';
 import { firstHitWarning, warningHeader as warning } from '../api/warning.js';
 import { CLUSTER_COLUMN } from '../mux/reads.js';
 import type { ResourceTarget } from './owner.js';
@@ -14,6 +14,7 @@ import { responseForClient, splicedList, splicedWatchEvent, toFleet, type Splice
 import { TREE_LABEL_SUFFIX } from '../hierarchy/namespace-tree.js';
 import { piecesLength, writePieces } from '../util/byte-edits.js';
 import { mapBounded } from '../util/map-bounded.js';
+import { answerToTenant, type TenantNames } from '../tenancy/answers.js';
 
 /**
  * Live reads: a get or list of a resource flotilla does not cache is asked of the members
@@ -43,7 +44,16 @@ export interface LiveReadDeps {
   memberTimeoutMs?: number;
   /** Members asked at once (default 8). */
   concurrency?: number;
+  /** The caller's tenant's names (src/tenancy): answers are shown in them, with nothing of anyone else. */
+  tenant?: TenantNames;
 }
+
+/**
+ * A tenant's live answers, by reply: parsed and rewritten whole (object-names.ts), items not the
+ * tenant's left out. A page can so hold fewer items than its limit; its continue token still
+ * leads on (the members' own), so paging stays whole, as the API allows.
+ */
+const tenantAnswers = new WeakMap<FastifyReply, { shown: (doc: unknown) => unknown; target: ResourceTarget }>();
 
 /** Whether a resource (not cached) is read live from the members under this configuration. */
 export function servedLive(config: LiveReadsConfig, group: string, resource: string): boolean {
@@ -113,6 +123,11 @@ export async function liveRead(req: FastifyRequest, reply: FastifyReply, deps: L
   const notes = (params.get('labelSelector') ?? '').includes(TREE_LABEL_SUFFIX)
     ? [warning(`hierarchy selectors (*${TREE_LABEL_SUFFIX}) select by the namespace tree for resources flotilla caches; ${target.resource} is read live, so the members match them against the objects' own labels`)]
     : [];
+  const tenant = deps.tenant;
+  if (tenant) {
+    const resource = tenant.resource(target.group, target.resource);
+    tenantAnswers.set(reply, { shown: (doc) => answerToTenant(doc, tenant.naming, resource), target });
+  }
   if (watching) return liveWatch(reply, deps, clusters, params, path, { ...headers, accept: accepted(form, false) }, notes);
   if (!list) return liveGet(reply, deps, clusters, params, ask, target);
   return liveList(reply, deps, clusters, params, ask, notes);
@@ -288,7 +303,14 @@ function send(reply: FastifyReply, doc: Doc, warnings: readonly string[]): Fasti
   return sendBody(reply, Buffer.from(JSON.stringify(doc)), warnings);
 }
 
-function sendBody(reply: FastifyReply, body: Buffer, warnings: readonly string[]): FastifyReply {
+function sendBody(reply: FastifyReply, answer: Buffer, warnings: readonly string[]): FastifyReply {
+  const tenant = tenantAnswers.get(reply);
+  let body = answer;
+  if (tenant) {
+    const shown = tenant.shown(JSON.parse(answer.toString('utf8')));
+    if (shown === undefined) throw notFound({ group: tenant.target.group, resource: tenant.target.resource }, tenant.target.name ?? '');
+    body = Buffer.from(JSON.stringify(shown));
+  }
   const unique = [...new Set(warnings)];
   if (unique.length) reply.header('warning', unique);
   return reply.code(200).type('application/json').send(body);
@@ -556,7 +578,8 @@ async function liveWatch(reply: FastifyReply, deps: LiveReadDeps, clusters: read
         return;
       }
     }
-    if (obj['kind'] !== 'Table') {
+    const tenant = tenantAnswers.get(reply);
+    if (obj['kind'] !== 'Table' && !tenant) {
       const edited = splicedWatchEvent(Buffer.from(line), cluster, e['type'] !== 'BOOKMARK', (rv) => {
         rvs[cluster] = rv;
         return encodeGlobalRV(rvs);
@@ -590,6 +613,12 @@ async function liveWatch(reply: FastifyReply, deps: LiveReadDeps, clusters: read
       }
       stamp(obj, false);
     } else stamp(obj, e['type'] !== 'BOOKMARK');
+    if (tenant && e['type'] !== 'BOOKMARK') {
+      const shown = tenant.shown(obj);
+      // Not the tenant's: its watch never hears of it.
+      if (shown === undefined || (isObject(shown) && shown['kind'] === 'Table' && Array.isArray(shown['rows']) && shown['rows'].length === 0)) return;
+      e['object'] = shown;
+    }
     out.write(JSON.stringify(e) + '\n');
   };
   for (const o of streams) {

@@ -26,6 +26,11 @@ export interface StreamingDeps extends OwnerLookup {
   store: Store;
   /** The caller's Impersonate-* headers; may throw a StatusError (401). Absent: none are sent. */
   callerHeaders?: (req: IncomingMessage) => Promise<Record<string, string | string[]>>;
+  /**
+   * Puts a tenant's request into the member's names (its URL rewritten). Upgrades come past
+   * fastify's hooks, which do this for every other request.
+   */
+  enterTenant?: (req: IncomingMessage) => Promise<unknown>;
 }
 
 const POD_SUBRESOURCES = new Set(['log', 'exec', 'attach', 'portforward']);

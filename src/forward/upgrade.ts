@@ -25,6 +25,7 @@ export function handleUpgrade(deps: StreamingDeps, metrics: SubresourceMetrics, 
 }
 
 async function connect(deps: StreamingDeps, metrics: SubresourceMetrics, open: OpenStreams, req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+  await deps.enterTenant?.(req);
   const target = await resolveStreamTarget(deps, req, req.url ?? '/');
   const protocol = upgradeProtocol(req);
   const count = (code: number) => metrics.requests.inc({ cluster: target.cluster, subresource: target.subresource, protocol, code: String(code) });

@@ -4,7 +4,8 @@ import { outsideCache, type FleetMembers, type ResourceCatalog } from '../cacher
 import { CLUSTER_ANNOTATION } from '../ingest/decode.js';
 import { gvrKey } from '../api/resource-info.js';
 import { memberRequestPath, type RequestTarget } from '../api/request-info.js';
-import { StatusError, badRequest, methodNotAllowed, serviceUnavailable, unknownCluster } from '../api/status.js';
+import { StatusError, badRequest, methodNotAllowed, notFound, serviceUnavailable, unknownCluster } from '../api/status.js';
+import { answerToTenant, bodyToMember, type TenantNames } from '../tenancy/answers.js';
 import { warningHeader } from '../api/warning.js';
 import type { Store } from '../store/store.js';
 import { owningCluster, type OwnerLookup, type ResourceTarget } from './owner.js';
@@ -30,14 +31,19 @@ export interface ForwardDeps extends OwnerLookup {
   callerKey(req: IncomingMessage): string;
   /** How answers are shown (managedFields dropped as the cache drops them). */
   answerForm?: AnswerForm;
+  /** The caller's tenant's names (src/tenancy), when it belongs to one: bodies go in the member's, answers come back in its. */
+  tenant?: (req: IncomingMessage) => Promise<TenantNames | undefined>;
 }
+
 
 const PASSED_RESPONSE_HEADERS = ['content-type', 'warning', 'retry-after', 'audit-id'];
 const MEMBER_TIMEOUT_MS = 60_000;
 
 export async function forwardWrite(req: FastifyRequest, reply: FastifyReply, deps: ForwardDeps, target: RequestTarget): Promise<FastifyReply> {
   if (target.type !== 'resource') throw methodNotAllowed(`${req.method} is not allowed on ${req.url.split('?')[0]}`);
-  const body = Buffer.isBuffer(req.body) ? req.body : undefined;
+  const tenant = await deps.tenant?.(req.raw);
+  const sent = Buffer.isBuffer(req.body) ? req.body : undefined;
+  const body = tenant ? bodyToMember(sent, req.headers['content-type'], req.method, tenant.resource(target.group, target.resource), tenant.naming) : sent;
   if (req.method === 'DELETE' && target.name === undefined) return deleteCollection(req, reply, deps, target, body);
   if (req.method === 'POST' && target.name === undefined) {
     const cluster = await createTarget(req.raw, deps, target, body, req.headers['content-type']);
@@ -53,11 +59,14 @@ export async function forwardRead(req: FastifyRequest, reply: FastifyReply, deps
 }
 
 async function forward(req: FastifyRequest, reply: FastifyReply, deps: ForwardDeps, target: ResourceTarget, cluster: string, body: Buffer | undefined): Promise<FastifyReply> {
-  const answer = await callMember(req, deps, cluster, body);
+  const tenant = await deps.tenant?.(req.raw);
+  // A tenant's answer is rewritten as a whole: asked for in JSON.
+  const answer = await callMember(req, deps, cluster, body, tenant ? 'application/json' : undefined);
   const contentType = headerText(answer.headers['content-type']);
   const resource = deps.catalog.resource(gvrKey(target));
   const cachedHere = resource !== undefined && !outsideCache(resource, { ...target, cluster });
   const translated = responseForClient(answer.body, contentType, cluster, answerForm(deps, cachedHere));
+  if (tenant) translated.body = answerForTenant(translated.body, contentType, tenant, target);
   if (answer.status < 300 && req.method !== 'GET') {
     const caller = deps.callerKey(req.raw);
     // Parsed for creates only: a patch's answer is not (the splice above avoids exactly that).
@@ -232,7 +241,7 @@ async function deleteCollection(req: FastifyRequest, reply: FastifyReply, deps: 
   const clusters = target.cluster !== undefined ? [await owningCluster(deps, deps.store, target, req.raw)] : (cached?.clusters ?? deps.fleet.clusterNames());
   // Lists of what was deleted come back as JSON when the client takes JSON too (client-go asks
   // protobuf first): flotilla merges them, and reads what each member deleted from them.
-  const accept = acceptsJson(req.headers.accept) ? 'application/json' : undefined;
+  const accept = acceptsJson(req.headers.accept) || (await deps.tenant?.(req.raw)) ? 'application/json' : undefined;
   const answers = await Promise.all(clusters.map(async (cluster) => ({ cluster, answer: await callMember(req, deps, cluster, body, accept) })));
   const ok = answers.filter((a) => a.answer.status < 300);
   if (ok.length === 0) return send(reply, answers[0]!.answer.status, answers[0]!.answer.headers, answers[0]!.answer.body);
@@ -247,15 +256,19 @@ async function deleteCollection(req: FastifyRequest, reply: FastifyReply, deps: 
   }
   const form = answerForm(deps, cached !== undefined && !outsideCache(cached, target));
   const failed = answers.filter((a) => a.answer.status >= 300);
+  const tenant = await deps.tenant?.(req.raw);
   if (failed.length) {
-    reply.header('warning', failed.map((f) => warningHeader(`cluster ${f.cluster} answered ${f.answer.status}: ${f.answer.body.toString('utf8', 0, 200)}`)));
+    const said = (text: string) => (tenant ? tenant.naming.tenant.tenantText(text) : text);
+    reply.header('warning', failed.map((f) => warningHeader(said(`cluster ${f.cluster} answered ${f.answer.status}: ${f.answer.body.toString('utf8', 0, 200)}`))));
   }
+  const shown = (body: Buffer, contentType: string | undefined) => (tenant ? answerForTenant(body, contentType, tenant, target) : body);
   const jsonAnswers = ok.filter((a) => headerText(a.answer.headers['content-type'])?.startsWith('application/json'));
   if (jsonAnswers.length !== ok.length || ok.length === 1) {
     const only = ok[0]!;
-    return send(reply, only.answer.status, only.answer.headers, responseForClient(only.answer.body, headerText(only.answer.headers['content-type']), only.cluster, form).body);
+    const type = headerText(only.answer.headers['content-type']);
+    return send(reply, only.answer.status, only.answer.headers, shown(responseForClient(only.answer.body, type, only.cluster, form).body, type));
   }
-  return send(reply, 200, { 'content-type': 'application/json' }, mergeListAnswers(ok.map((a) => ({ cluster: a.cluster, body: a.answer.body })), form));
+  return send(reply, 200, { 'content-type': 'application/json' }, shown(mergeListAnswers(ok.map((a) => ({ cluster: a.cluster, body: a.answer.body })), form), 'application/json'));
 }
 
 function send(reply: FastifyReply, status: number, headers: IncomingMessage['headers'], body: Buffer): FastifyReply {
@@ -264,6 +277,20 @@ function send(reply: FastifyReply, status: number, headers: IncomingMessage['hea
     if (v !== undefined) reply.header(h, v);
   }
   return reply.code(status).send(body);
+}
+
+/** A member's JSON answer in the tenant's names (another tenant's object is shown as not found). */
+function answerForTenant(body: Buffer, contentType: string | undefined, tenant: TenantNames, target: ResourceTarget): Buffer {
+  if (!(contentType ?? '').startsWith('application/json')) return body;
+  let doc: unknown;
+  try {
+    doc = JSON.parse(body.toString('utf8'));
+  } catch {
+    return body;
+  }
+  const shown = answerToTenant(doc, tenant.naming, tenant.resource(target.group, target.resource));
+  if (shown === undefined) throw notFound({ group: target.group, resource: target.resource }, target.name ?? '');
+  return Buffer.from(JSON.stringify(shown));
 }
 
 function headerText(v: string | string[] | undefined): string | undefined {

@@ -65,6 +65,8 @@ export function viewRVs(store: Store, resource: CachedResource, view: ReadView, 
 export interface ViewRange {
   cluster?: string;
   namespace?: string;
+  /** What the next key part starts with: the namespace's, or within `namespace` the name's. */
+  prefix?: string;
 }
 
 /**
@@ -74,8 +76,12 @@ export interface ViewRange {
 export function viewRanges(view: ReadView): ViewRange[] {
   if (view.clusters.length === 0) return [];
   const cluster = view.clusters.length === 1 ? view.clusters[0] : undefined;
-  if (view.namespaces === undefined) return [{ cluster }];
-  return view.namespaces.map((namespace) => ({ cluster, namespace }));
+  const prefix = view.prefix;
+  if (view.namespaces === undefined) {
+    if (prefix === undefined) return [{ cluster }];
+    return [prefix.namespaced ? { cluster, prefix: prefix.value } : { cluster, namespace: '', prefix: prefix.value }];
+  }
+  return view.namespaces.map((namespace) => (prefix && !prefix.namespaced ? { cluster, namespace, prefix: prefix.value } : { cluster, namespace }));
 }
 
 export function columnsOf(store: Store, resource: CachedResource, snapshot?: Snapshot): TableColumn[] {
@@ -102,7 +108,8 @@ export function listResponse(store: Store, opts: ListOptions): ListBody {
   if (snapshotId) {
     snapshot = opts.snapshots.get(snapshotId);
     if (!snapshot) {
-      const fresh = encodeContinue({ rv: storeRV(store, opts.resource, opts.view), start: opts.continueToken!.start });
+      const start = opts.continueToken!.start;
+      const fresh = encodeContinue({ rv: storeRV(store, opts.resource, opts.view), start: opts.view.presentation?.shownKey?.(start) ?? start });
       throw new StatusError(410, 'Expired', INCONSISTENT_CONTINUE, undefined, undefined, { continue: fresh });
     }
   } else if (!opts.continueToken) {
@@ -128,7 +135,8 @@ export function listResponse(store: Store, opts: ListOptions): ListBody {
   }
   let listMeta = `"resourceVersion":${JSON.stringify(rv)}`;
   if (next) {
-    listMeta += `,"continue":${JSON.stringify(encodeContinue({ rv, start: next.key, ...(snapshotId ? { snap: snapshotId } : {}) }))}`;
+    const start = opts.view.presentation?.shownKey?.(next.key) ?? next.key;
+    listMeta += `,"continue":${JSON.stringify(encodeContinue({ rv, start, ...(snapshotId ? { snap: snapshotId } : {}) }))}`;
     if (counting) listMeta += `,"remainingItemCount":${remaining}`;
   }
   try {
@@ -302,10 +310,7 @@ type Shown = (e: StoredEntry) => { bytes: Buffer; meta: () => MetaRecord | undef
 /** Entries as stored, or as the view's presentation shows them (which reads each meta record). */
 function presented(store: Store, key: string, presentation: Presentation | undefined, snapshot: Snapshot | undefined): Shown {
   if (!presentation) return (e) => ({ bytes: e.bytes, meta: () => store.metaOf(key, e, snapshot) });
-  return (e) => {
-    const p = presentation.present(e, e.bytes, store.metaOf(key, e, snapshot));
-    return { bytes: p.bytes, meta: () => p.meta };
-  };
+  return (e) => presentation.present(e, e.bytes, () => store.metaOf(key, e, snapshot));
 }
 
 /** Renders Table rows: the member's cells (relative times reprinted) behind a Cluster cell. */
@@ -351,7 +356,7 @@ function indexedEntries(store: Store, key: string, opts: ListOptions, snapshot?:
     for (const k of keys) {
       if (start !== undefined && k < start) continue;
       // Namespace and cluster from the key itself, before a byte of the object is read.
-      if (view.namespaces !== undefined && !view.showsNamespace(k.slice(nsFrom, k.indexOf(KEY_SEP, nsFrom)))) continue;
+      if (view.narrowsNamespaces && !view.showsNamespace(k.slice(nsFrom, k.indexOf(KEY_SEP, nsFrom)))) continue;
       // (A view of every cached cluster leaves the rare object of a dropped one to admits().)
       if (!view.allClusters && !view.showsCluster(k.slice(k.lastIndexOf(KEY_SEP) + KEY_SEP.length))) continue;
       if (!others.every((l) => l.values.some((v) => store.isLabelled(key, l.key, v, k, snapshot)))) continue;

@@ -548,9 +548,9 @@ export class WatchHub {
     const snapshotClusters = view.clusters.filter((c) => !since || since[c] === undefined);
     for (const c of snapshotClusters) if (latest[c] !== undefined) progress[c] = latest[c];
     let mark = encodeGlobalRV(progress);
-    const namespaces = viewRanges(view).map((r) => r.namespace);
+    const ranges = viewRanges(view);
     for (const cluster of snapshotClusters) {
-      for (const namespace of namespaces) for (const e of this.store.entries(key, { namespace, cluster, snapshot })) {
+      for (const range of ranges) for (const e of this.store.entries(key, { ...range, cluster, snapshot })) {
         let meta: MetaRecord | undefined;
         const metaOf = () => (meta ??= this.store.metaOf(key, e, snapshot));
         if (!view.admits(e, () => (view.needsMeta ? metaOf() : undefined))) continue;
@@ -631,9 +631,9 @@ export class WatchHub {
 
   private encode(w: Watcher, type: string, cluster: string, name: string, stored: Buffer, storedMeta: () => MetaRecord | undefined, mark: string): Buffer {
     const { opts } = w;
-    const shown = opts.view.presentation?.present({ cluster, name }, stored, storedMeta());
+    const shown = opts.view.presentation?.present({ cluster, name }, stored, storedMeta);
     const bytes = shown ? shown.bytes : stored;
-    const meta = shown ? () => shown.meta : storedMeta;
+    const meta = shown ? shown.meta : storedMeta;
     if (opts.form === 'object') return objectLine(type, withResourceVersion(bytes, mark));
     const m = meta();
     const metadata = withResourceVersionText(metadataJsonOf(bytes, m), mark);

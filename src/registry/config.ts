@@ -3,6 +3,21 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { labelSelectorFromObject, matchesLabels, validateLabelKey, validateLabelValue } from '../api/label-selector.js';
 
+/** How a tenant sees a cluster-scoped resource's objects: its own (prefixed names), shared read-only, or not at all. */
+export type ClusterScopedPolicy = 'owned' | 'shared' | 'hidden';
+
+/**
+ * A tenant (KubeZoo-style views, src/tenancy): its id, who belongs to it, and how it sees
+ * cluster-scoped resources beyond the defaults (src/tenancy/tenant.ts, DEFAULT_CLUSTER_SCOPED).
+ */
+export interface TenantSpec {
+  id: string;
+  users: string[];
+  groups: string[];
+  /** Per cluster-scoped resource as kubectl names it (`nodes`, `clusterroles.rbac.authorization.k8s.io`). */
+  clusterScoped: Record<string, ClusterScopedPolicy>;
+}
+
 /**
  * The fleet configuration file: which clusters, which resources to cache from which of them, and
  * options. Validation collects every problem and names the file and the field path of each.
@@ -98,6 +113,7 @@ export interface FleetConfig {
   resources: ResourceRule[];
   options: FleetOptions;
   authentication: AuthenticationSpec;
+  tenants: TenantSpec[];
 }
 
 export class ConfigError extends Error {}
@@ -198,7 +214,7 @@ export function parseFleetConfig(text: string, sourcePath: string): FleetConfig 
   } catch (e) {
     throw new ConfigError(`${file}: not valid YAML: ${(e as Error).message}`);
   }
-  const root = c.object(doc ?? {}, '', ['clusters', 'resources', 'options', 'authentication']) ?? {};
+  const root = c.object(doc ?? {}, '', ['clusters', 'resources', 'options', 'authentication', 'tenants']) ?? {};
 
   const clusters: ClusterConfig[] = [];
   if (!Array.isArray(root.clusters) || root.clusters.length === 0) {
@@ -374,9 +390,61 @@ export function parseFleetConfig(text: string, sourcePath: string): FleetConfig 
     }
   }
 
+  const tenants = parseTenants(c, root.tenants);
+
   if (c.errors.length > 0) throw new ConfigError(c.errors.join('\n'));
-  return { clusters, resources, options, authentication };
+  return { clusters, resources, options, authentication, tenants };
 }
+
+/**
+ * Tenants: ids short enough that `<id>-<namespace>` stays a DNS label for namespaces of up to 42
+ * characters, none another's id plus separator (`ab` and `ab-c` could not be told apart), each
+ * user and group in one tenant only.
+ */
+function parseTenants(c: Checker, raw: unknown): TenantSpec[] {
+  if (raw === undefined || raw === null) return [];
+  if (!Array.isArray(raw)) {
+    c.fail('tenants', `must be a list, got ${describe(raw)}`);
+    return [];
+  }
+  const tenants: TenantSpec[] = [];
+  const members = new Map<string, string>();
+  raw.forEach((item, i) => {
+    const p = `tenants[${i}]`;
+    const o = c.object(item, p, ['id', 'users', 'groups', 'clusterScoped']);
+    if (!o) return;
+    const id = c.string(o.id, `${p}.id`, { required: true, pattern: TENANT_ID, patternDesc: 'a DNS-1123 label of at most 20 characters' });
+    const users = c.stringList(o.users, `${p}.users`) ?? [];
+    const groups = c.stringList(o.groups, `${p}.groups`) ?? [];
+    if (users.length + groups.length === 0) c.fail(p, 'names no users and no groups: nobody would see this tenant');
+    if (id === undefined) return;
+    for (const [kind, list] of [['user', users], ['group', groups]] as const) {
+      for (const name of list) {
+        const other = members.get(`${kind}:${name}`);
+        if (other !== undefined && other !== id) c.fail(`${p}.${kind}s`, `${kind} ${JSON.stringify(name)} is already in tenant ${JSON.stringify(other)}: a caller belongs to one tenant`);
+        members.set(`${kind}:${name}`, id);
+      }
+    }
+    const clusterScoped: Record<string, ClusterScopedPolicy> = {};
+    if (o.clusterScoped !== undefined) {
+      const cs = c.object(o.clusterScoped, `${p}.clusterScoped`, Object.keys(o.clusterScoped as Obj));
+      for (const [resource, policy] of Object.entries(cs ?? {})) {
+        if (!RESOURCE_NAME.test(resource)) c.fail(`${p}.clusterScoped.${resource}`, 'must be a resource as kubectl names it (resource, or resource.group)');
+        const v = c.string(policy, `${p}.clusterScoped.${resource}`, { required: true, pattern: /^(owned|shared|hidden)$/, patternDesc: 'owned, shared or hidden' });
+        if (v !== undefined) clusterScoped[resource] = v as ClusterScopedPolicy;
+      }
+    }
+    if (tenants.some((t) => t.id === id)) c.fail(`${p}.id`, `duplicate tenant id ${JSON.stringify(id)}`);
+    for (const t of tenants) {
+      const [short, long] = t.id.length <= id.length ? [t.id, id] : [id, t.id];
+      if (short !== long && long.startsWith(`${short}-`)) c.fail(`${p}.id`, `tenant ids ${JSON.stringify(short)} and ${JSON.stringify(long)} clash: names of the second start with the first's id and separator`);
+    }
+    tenants.push({ id, users, groups, clusterScoped });
+  });
+  return tenants;
+}
+
+const TENANT_ID = /^[a-z0-9]([-a-z0-9]{0,18}[a-z0-9])?$/;
 
 export async function loadFleetConfig(path: string): Promise<FleetConfig> {
   let text: string;

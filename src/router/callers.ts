@@ -5,6 +5,14 @@ import type { Authenticator } from '../auth/authenticator.js';
 import { ANONYMOUS_USER, impersonationHeaders, type Identity } from '../auth/identity.js';
 import { ImpersonationChecker, asksImpersonation, requestedIdentity } from '../auth/impersonation.js';
 import { targetOf } from './target.js';
+import type { Tenant, Tenants } from '../tenancy/tenant.js';
+import { requestToMember, type FleetNames } from '../tenancy/request-names.js';
+
+/** The configuration's tenants (hot-reloaded) and the fleet's names a tenant's request is rewritten against. */
+export interface TenantDirectory {
+  tenants(): Tenants;
+  names(): Promise<FleetNames>;
+}
 
 /**
  * Who each request acts as, decided once per request: the authenticated caller, or whom it may and
@@ -13,10 +21,12 @@ import { targetOf } from './target.js';
 export class Callers {
   private readonly identities = new WeakMap<IncomingMessage, Identity | null>();
   private readonly impersonation: ImpersonationChecker;
+  private readonly tenancy = new WeakMap<IncomingMessage, Tenant | null>();
 
   constructor(
     private readonly fleet: FleetMembers,
     private readonly authenticator: Authenticator | undefined,
+    private readonly directory?: TenantDirectory,
   ) {
     this.impersonation = new ImpersonationChecker((name) => fleet.member(name));
   }
@@ -39,6 +49,25 @@ export class Callers {
     }
     this.identities.set(req, id ?? null);
     return id;
+  }
+
+  /**
+   * The tenant the caller belongs to, if any; its request's URL is then rewritten into the
+   * member's names, once, before any route reads it (what it may not name is a 404 here).
+   */
+  async tenantOf(req: IncomingMessage): Promise<Tenant | undefined> {
+    const known = this.tenancy.get(req);
+    if (known !== undefined) return known ?? undefined;
+    const id = await this.identify(req);
+    const tenant = id && this.directory ? this.directory.tenants().of(id) : undefined;
+    if (tenant) req.url = requestToMember(req.url ?? '/', req.method ?? 'GET', tenant, await this.directory!.names());
+    this.tenancy.set(req, tenant ?? null);
+    return tenant;
+  }
+
+  /** The tenant decided for this request (tenantOf ran before any route). */
+  tenantSeen(req: IncomingMessage): Tenant | undefined {
+    return this.tenancy.get(req) ?? undefined;
   }
 
   /**

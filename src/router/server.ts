@@ -11,6 +11,7 @@ import { RecentOwners } from '../forward/recent-owners.js';
 import { WriteTracker } from '../forward/read-your-writes.js';
 import type { LiveReadsConfig } from '../forward/live-reads.js';
 import type { ForwardDeps } from '../forward/writes.js';
+import type { TenantNames } from '../tenancy/answers.js';
 import { answerClientError, frameworkErrorStatus } from './client-errors.js';
 import { Callers } from './callers.js';
 import { sendStatus } from './replies.js';
@@ -25,6 +26,11 @@ import { selectsByHierarchy } from '../view/step-hierarchy.js';
 import { subresourcesPlugin } from './plugins/subresources.js';
 import { writesPlugin } from './plugins/writes.js';
 import { selfReviewsPlugin } from './plugins/self-reviews.js';
+import type { IncomingMessage } from 'node:http';
+import { FleetDiscovery, discoveryIndex } from './discovery.js';
+import { servedLive } from '../forward/live-reads.js';
+import { Tenants, type Tenant } from '../tenancy/tenant.js';
+import type { ObjectNaming } from '../tenancy/object-names.js';
 
 /**
  * The HTTP surface: Kubernetes URLs in, cached reads out, every error a `Status`. It is a set of
@@ -50,6 +56,8 @@ export interface ServerOptions {
   liveReads?: LiveReadsConfig;
   /** Whether the cache drops managedFields: write answers then drop them too. */
   dropManagedFields?: boolean;
+  /** The configuration's tenants, as of now (hot-reloaded); absent: none. */
+  tenants?: () => Tenants;
 }
 
 export function buildServer(opts: ServerOptions): FastifyInstance {
@@ -85,7 +93,23 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
     snapshots.close();
     stopMetrics();
   });
-  const callers = new Callers(fleet, opts.authenticator);
+  const live = opts.liveReads;
+  const discovery = new FleetDiscovery(fleet, catalog, (group, resource) => live !== undefined && servedLive(live, group, resource));
+  const noTenants = new Tenants([]);
+  const tenants = opts.tenants ?? (() => noTenants);
+  const callers = new Callers(fleet, opts.authenticator, { tenants, names: async () => discoveryIndex(await discovery.documents()) });
+  // How a tenant's objects are rewritten: against the fleet's discovery as of this request.
+  const naming = async (tenant: Tenant): Promise<ObjectNaming> => {
+    const index = discoveryIndex(await discovery.documents());
+    return { tenant, kinds: index.kind, memberGroups: index.hasGroup };
+  };
+  const tenantNames = async (req: IncomingMessage): Promise<TenantNames | undefined> => {
+    const tenant = callers.tenantSeen(req);
+    if (!tenant) return undefined;
+    const index = discoveryIndex(await discovery.documents());
+    return { naming: { tenant, kinds: index.kind, memberGroups: index.hasGroup }, resource: (g, r) => index.resource(g, r) };
+  };
+  const tenantOf = (req: IncomingMessage) => callers.tenantSeen(req);
   const writes = new WriteTracker();
   const forward: ForwardDeps = {
     fleet,
@@ -97,15 +121,22 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
     getAccess: async (req, question, clusters) => opts.authorizer.access(await callers.reader(req), clusters, question),
     recent: { owners: new RecentOwners(), callerKey: (req) => callers.key(req) },
     answerForm: { dropManagedFields: opts.dropManagedFields === true },
+    tenant: tenantNames,
   };
 
-  void app.register(errorsPlugin, { fleet });
+  void app.register(errorsPlugin, {
+    fleet,
+    reword: (req) => {
+      const tenant = tenantOf(req);
+      return tenant && ((text: string) => tenant.tenantText(text));
+    },
+  });
   void app.register(authenticationPlugin, { callers });
   void app.register(healthPlugin, { health });
   void app.register(statusPlugin, { health, metrics, fleet, callers, authorizer: opts.authorizer, live: opts.liveReads, hierarchy });
-  void app.register(discoveryPlugin, { fleet, catalog, live: opts.liveReads });
-  void app.register(readsPlugin, { fleet, catalog, health, store, hub, snapshots, writes, callers, authorizer: opts.authorizer, forward, hierarchy, live: opts.liveReads, watch: opts.watch });
-  void app.register(subresourcesPlugin, { fleet, catalog, store, callerHeaders: forward.callerHeaders, getAccess: forward.getAccess, recent: forward.recent, metrics });
+  void app.register(discoveryPlugin, { fleet, discovery, tenantOf });
+  void app.register(readsPlugin, { fleet, catalog, health, store, hub, snapshots, writes, callers, authorizer: opts.authorizer, forward, hierarchy, live: opts.liveReads, watch: opts.watch, naming });
+  void app.register(subresourcesPlugin, { fleet, catalog, store, callerHeaders: forward.callerHeaders, enterTenant: (req) => callers.tenantOf(req), getAccess: forward.getAccess, recent: forward.recent, metrics });
   void app.register(selfReviewsPlugin, { fleet, callers, authorizer: opts.authorizer });
   void app.register(writesPlugin, { fleet, forward });
   return app;

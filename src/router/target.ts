@@ -3,19 +3,20 @@ import type { FleetMembers } from '../cacher/cache-manager.js';
 import { parseRequestPath, type RequestTarget } from '../api/request-info.js';
 import { checkAddressedCluster } from '../forward/owner.js';
 
-const targets = new WeakMap<IncomingMessage, RequestTarget>();
+const targets = new WeakMap<IncomingMessage, { url: string; target: RequestTarget }>();
 
 /**
  * What a request's path names, read as the apiserver's RequestInfo does (a bad path is a 400) and
  * with a `/clusters/<name>/` that names no member a 404: once per request, whatever route took it.
  */
 export function targetOf(req: IncomingMessage, fleet: FleetMembers): RequestTarget {
-  let target = targets.get(req);
-  if (!target) {
-    target = parseRequestPath(req.url ?? '/');
-    checkAddressedCluster(fleet, target);
-    targets.set(req, target);
-  }
+  const url = req.url ?? '/';
+  const known = targets.get(req);
+  // A tenant's request is read again once in the member's names (src/tenancy/request-names.ts).
+  if (known?.url === url) return known.target;
+  const target = parseRequestPath(url);
+  checkAddressedCluster(fleet, target);
+  targets.set(req, { url, target });
   return target;
 }
 

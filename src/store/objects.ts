@@ -24,6 +24,22 @@ function splitKey(key: string): { namespace: string; name: string; cluster: stri
  * dictionary copy per object (a fleet list of 100k pods spent about half its main-thread time in
  * the store's range loop).
  */
+/**
+ * A key range of one resource: one cluster's or all, one namespace's or all, and `prefix`, what
+ * the next key part starts with (a namespace's, or within `namespace` a name's): a tenant's
+ * namespaces `acme-…` are one range.
+ */
+export interface RangeOptions {
+  namespace?: string;
+  cluster?: string;
+  prefix?: string;
+}
+
+/** Ends the range of every key starting with `prefix`: its last character, one higher. */
+function rangeEnd(prefix: string): string {
+  return prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
+}
+
 function entryOf(key: string, bytes: Buffer): StoredEntry {
   const a = key.indexOf(SEP);
   const b = key.indexOf(SEP, a + 1);
@@ -168,7 +184,7 @@ export class Objects {
    * snapshot), or pass a snapshot. Without a cluster, the bytes are views of shared slabs: use
    * them, copy them, but do not keep them.
    */
-  *entries(resource: string, opts: { namespace?: string; cluster?: string; startKey?: string; snapshot?: Snapshot }): Generator<StoredEntry> {
+  *entries(resource: string, opts: RangeOptions & { startKey?: string; snapshot?: Snapshot }): Generator<StoredEntry> {
     if (opts.cluster !== undefined) {
       yield* this.clusterEntries(resource, opts.cluster, opts);
       return;
@@ -182,7 +198,7 @@ export class Objects {
    * One cluster's objects through its own index (same order: namespace, name), so a
    * `/clusters/<name>/` list of one member of a hundred reads that member's bytes only.
    */
-  private *clusterEntries(resource: string, cluster: string, opts: { namespace?: string; startKey?: string; snapshot?: Snapshot }): Generator<StoredEntry> {
+  private *clusterEntries(resource: string, cluster: string, opts: RangeOptions & { startKey?: string; snapshot?: Snapshot }): Generator<StoredEntry> {
     const range = this.clusterRange(resource, cluster, opts);
     // Namespace and name after the `resource · cluster ·` prefix, sliced (a split makes an array per object).
     const from = resource.length + cluster.length + 2 * SEP.length;
@@ -196,27 +212,27 @@ export class Objects {
     }
   }
 
-  /** The objects' keys of a resource (or one namespace), from `startKey` on. */
-  private objectRange(resource: string, opts: { namespace?: string; startKey?: string }): { start: string; end: string } {
-    const prefix = opts.namespace !== undefined ? `${resource}${SEP}${opts.namespace}${SEP}` : `${resource}${SEP}`;
+  /** The objects' keys of a resource (or one namespace, or names with a prefix), from `startKey` on. */
+  private objectRange(resource: string, opts: RangeOptions & { startKey?: string }): { start: string; end: string } {
+    const prefix = (opts.namespace !== undefined ? `${resource}${SEP}${opts.namespace}${SEP}` : `${resource}${SEP}`) + (opts.prefix ?? '');
     const start = opts.startKey !== undefined && opts.startKey > prefix ? opts.startKey : prefix;
-    return { start, end: prefix.slice(0, -1) + AFTER_SEP };
+    return { start, end: rangeEnd(prefix) };
   }
 
   /** The same for one cluster, in its own index; `startKey` is an objects key. */
-  private clusterRange(resource: string, cluster: string, opts: { namespace?: string; startKey?: string }): { start: string; end: string } {
-    const prefix = this.scopePrefix({ resource, cluster, namespace: opts.namespace });
+  private clusterRange(resource: string, cluster: string, opts: RangeOptions & { startKey?: string }): { start: string; end: string } {
+    const prefix = this.scopePrefix({ resource, cluster, namespace: opts.namespace }) + (opts.prefix ?? '');
     let start = prefix;
     if (opts.startKey !== undefined) {
       const k = splitKey(opts.startKey);
       const from = ownKey(resource, cluster, k.namespace, k.name);
       if (from > prefix) start = from;
     }
-    return { start, end: prefix.slice(0, -1) + AFTER_SEP };
+    return { start, end: rangeEnd(prefix) };
   }
 
   /** How many objects `entries` would yield from `startKey` on, counted by LMDB without reading them. */
-  countFrom(resource: string, opts: { namespace?: string; cluster?: string; startKey: string; snapshot?: Snapshot }): number {
+  countFrom(resource: string, opts: RangeOptions & { startKey: string; snapshot?: Snapshot }): number {
     if (opts.cluster !== undefined) return this.byCluster.getCount({ ...this.clusterRange(resource, opts.cluster, opts), transaction: opts.snapshot });
     return this.objects.getCount({ ...this.objectRange(resource, opts), transaction: opts.snapshot });
   }

@@ -3,7 +3,7 @@ import { EventLog } from './event-log.js';
 import { objectKey } from './keys.js';
 import { LabelIndex } from './label-index.js';
 import type { MetaRecord } from './meta-record.js';
-import { Objects } from './objects.js';
+import { Objects, type RangeOptions } from './objects.js';
 import { SyncState } from './sync-state.js';
 import { TransactionQueue } from './transaction-queue.js';
 import type { ResourceInfo } from '../api/resource-info.js';
@@ -294,13 +294,13 @@ export class Store {
    * snapshot), or pass a snapshot. Without a cluster, the bytes are views of shared slabs: use
    * them, copy them, but do not keep them.
    */
-  entries(resource: string, opts: { namespace?: string; cluster?: string; startKey?: string; snapshot?: Snapshot } = {}): Generator<StoredEntry> {
+  entries(resource: string, opts: RangeOptions & { startKey?: string; snapshot?: Snapshot } = {}): Generator<StoredEntry> {
     // The part's own generator, not one wrapping it: a list's loop resumes one generator per object.
     return this.objects.entries(resource, opts);
   }
 
   /** How many objects `entries` would yield from `startKey` on, counted by LMDB without reading them. */
-  countFrom(resource: string, opts: { namespace?: string; cluster?: string; startKey: string; snapshot?: Snapshot }): number {
+  countFrom(resource: string, opts: RangeOptions & { startKey: string; snapshot?: Snapshot }): number {
     return this.objects.countFrom(resource, opts);
   }
 

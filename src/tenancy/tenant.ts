@@ -9,8 +9,9 @@
  * on these (object-names.ts, request-names.ts).
  */
 
-/** How a tenant sees a cluster-scoped resource's objects. */
-export type ClusterScopedPolicy = 'owned' | 'shared' | 'hidden';
+import type { ClusterScopedPolicy, TenantSpec } from '../registry/config.js';
+
+export type { ClusterScopedPolicy, TenantSpec };
 
 /**
  * How a tenant sees a resource: `namespaced` (its namespaces' objects), `owned`, `shared`
@@ -18,14 +19,6 @@ export type ClusterScopedPolicy = 'owned' | 'shared' | 'hidden';
  * the tenant's own CRD group: every object is the tenant's, names as they are).
  */
 export type ResourcePolicy = 'namespaced' | ClusterScopedPolicy | 'group';
-
-export interface TenantSpec {
-  id: string;
-  users: readonly string[];
-  groups: readonly string[];
-  /** Per cluster-scoped resource as kubectl names it (`nodes`, `clusterroles.rbac.authorization.k8s.io`); unnamed ones take DEFAULT_CLUSTER_SCOPED, then `hidden`. */
-  clusterScoped: Readonly<Record<string, ClusterScopedPolicy>>;
-}
 
 export const CRDS = 'customresourcedefinitions.apiextensions.k8s.io';
 

@@ -39,7 +39,10 @@ export interface ObjectPredicate {
  */
 export interface Presentation {
   readonly name: string;
-  present(o: { cluster: string; name: string }, bytes: Buffer, meta: MetaRecord | undefined): { bytes: Buffer; meta: MetaRecord | undefined };
+  /** `meta` is read only when asked (a list of objects in JSON never needs it). */
+  present(o: { cluster: string; name: string }, bytes: Buffer, meta: () => MetaRecord | undefined): { bytes: Buffer; meta: () => MetaRecord | undefined };
+  /** A store key (a continue token's start) as the caller reads it, when the presentation renames. */
+  shownKey?(key: string): string;
 }
 
 export interface ReadViewParts {
@@ -58,6 +61,11 @@ export interface ReadViewParts {
   access?: ReadonlyMap<string, AccessSet>;
   /** How objects are shown, when not as stored. */
   presentation?: Presentation;
+  /**
+   * What every object shown starts its namespace with (a namespaced resource) or its name (a
+   * cluster-scoped one): a tenant's `acme-`. One key range, so pages still count right.
+   */
+  prefix?: { value: string; namespaced: boolean };
 }
 
 const GENERIC_FIELDS = new Set(['metadata.name', 'metadata.namespace']);
@@ -73,6 +81,7 @@ export class ReadView {
   readonly denied: readonly string[];
   readonly access: ReadonlyMap<string, AccessSet> | undefined;
   readonly presentation: Presentation | undefined;
+  readonly prefix: { value: string; namespaced: boolean } | undefined;
   /** Whether deciding on an object reads its meta record (decoded on demand otherwise never). */
   readonly needsMeta: boolean;
   /**
@@ -105,6 +114,7 @@ export class ReadView {
     this.denied = parts.denied ?? [];
     this.access = parts.access;
     this.presentation = parts.presentation;
+    this.prefix = parts.prefix;
     this.clusterSet = new Set(parts.clusters);
     this.namespaceSet = parts.namespaces ? new Set(parts.namespaces) : undefined;
     this.needsLabels = parts.labelSelector.length > 0;
@@ -112,7 +122,7 @@ export class ReadView {
     this.needsMeta = this.needsLabels || this.fieldsNeedMeta || parts.predicates.some((p) => p.needsMeta);
     this.narrows = this.needsLabels || parts.fieldSelector.length > 0 || parts.predicates.length > 0 || (!parts.allClusters && parts.clusters.length !== 1);
     this.lineKey = (parts.allClusters ? '' : parts.clusters.join(',')) + (parts.presentation ? `|${parts.presentation.name}` : '');
-    this.key = JSON.stringify([this.lineKey, parts.namespaces ?? null, parts.labelSelector, parts.fieldSelector, parts.predicates.map((p) => p.name)]);
+    this.key = JSON.stringify([this.lineKey, parts.namespaces ?? null, parts.labelSelector, parts.fieldSelector, parts.predicates.map((p) => p.name), parts.prefix ?? null]);
   }
 
   showsCluster(cluster: string): boolean {
@@ -120,7 +130,13 @@ export class ReadView {
   }
 
   showsNamespace(namespace: string): boolean {
+    if (this.prefix?.namespaced && !namespace.startsWith(this.prefix.value)) return false;
     return this.namespaceSet === undefined || this.namespaceSet.has(namespace);
+  }
+
+  /** Whether some namespaces are not shown (the rest need not be read). */
+  get narrowsNamespaces(): boolean {
+    return this.namespaceSet !== undefined || this.prefix?.namespaced === true;
   }
 
   /**
@@ -141,6 +157,7 @@ export class ReadView {
   admits(o: ViewedObject, meta: () => ViewedMeta): boolean {
     if (!this.clusterSet.has(o.cluster)) return false;
     if (this.namespaceSet !== undefined && !this.namespaceSet.has(o.namespace)) return false;
+    if (this.prefix !== undefined && !(this.prefix.namespaced ? o.namespace : o.name).startsWith(this.prefix.value)) return false;
     if (this.fieldSelector.length > 0) {
       const own = this.fieldsNeedMeta ? meta()?.fields : undefined;
       if (!matchesFields(this.fieldSelector, { ...own, 'metadata.name': o.name, 'metadata.namespace': o.namespace })) return false;

@@ -117,20 +117,22 @@ function needsAncestor(r: LabelSelector[number]): boolean {
 function treeLabels(trees: { tree(cluster: string): NamespaceTree }): Presentation {
   return {
     name: 'tree-labels',
-    present(o, bytes, meta) {
-      const span = meta?.metadataSpan;
+    present(o, bytes, metaOf) {
       const tree = trees.tree(o.cluster);
       // A namespace alone (no parent, no children) is shown as stored, as in a fleet without trees.
-      if (!span || !tree.has(o.name) || !tree.inTree(o.name)) return { bytes, meta };
+      if (!tree.has(o.name) || !tree.inTree(o.name)) return { bytes, meta: metaOf };
+      const meta = metaOf();
+      const span = meta?.metadataSpan;
+      if (!span) return { bytes, meta: metaOf };
       const md = JSON.parse(bytes.toString('utf8', span[0], span[0] + span[1])) as { labels?: Record<string, string> };
       const own = md.labels ?? {};
-      if (Object.keys(own).some(isTreeRequirement)) return { bytes, meta };
+      if (Object.keys(own).some(isTreeRequirement)) return { bytes, meta: metaOf };
       const labels = { ...own, ...tree.depthLabels(o.name) };
       md.labels = labels;
       const text = Buffer.from(JSON.stringify(md));
       return {
         bytes: Buffer.concat([bytes.subarray(0, span[0]), text, bytes.subarray(span[0] + span[1])]),
-        meta: { ...meta, labels, metadataSpan: [span[0], text.length] },
+        meta: () => ({ ...meta, labels, metadataSpan: [span[0], text.length] }),
       };
     },
   };

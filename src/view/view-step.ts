@@ -2,6 +2,7 @@ import type { LabelSelector } from '../api/label-selector.js';
 import type { FieldSelector } from '../api/field-selector.js';
 import type { AccessSet } from '../api/rbac.js';
 import type { NamespaceTree } from '../hierarchy/namespace-tree.js';
+import type { ObjectNaming } from '../tenancy/object-names.js';
 import { ReadView, type ObjectPredicate, type Presentation } from './read-view.js';
 
 /**
@@ -9,7 +10,7 @@ import { ReadView, type ObjectPredicate, type Presentation } from './read-view.j
  * namespaces away and add requirements, none can widen what an earlier step left.
  */
 export interface ViewRequest {
-  resource: { info: { group: string; kind: string; namespaced: boolean }; clusters: readonly string[] };
+  resource: { info: { group: string; resource: string; kind: string; namespaced: boolean }; clusters: readonly string[] };
   /** `/clusters/<name>/`: one member addressed. */
   cluster?: string;
   namespace?: string;
@@ -23,6 +24,8 @@ export interface ViewRequest {
    * (src/authz); undefined only where nobody calls (benchmarks and tests of other steps).
    */
   access?: ReadonlyMap<string, AccessSet>;
+  /** The caller's tenant and how its names are rewritten (src/tenancy); absent: the caller sees the fleet as it is. */
+  tenant?: ObjectNaming;
   /** Each member's namespace tree, for hierarchy selectors (step-hierarchy.ts); absent: none. */
   hierarchy?: { tree(cluster: string): NamespaceTree };
 }
@@ -42,6 +45,7 @@ export class ViewBuilder {
   private readonly predicates: ObjectPredicate[] = [];
   private readonly denied: string[] = [];
   private presentation?: Presentation;
+  private prefix?: { value: string; namespaced: boolean };
 
   constructor(cachedClusters: readonly string[]) {
     this.allOf = cachedClusters;
@@ -80,9 +84,25 @@ export class ViewBuilder {
     this.predicates.push(predicate);
   }
 
-  /** Shows objects otherwise than as stored (one presentation per view). */
+  /** Keeps only objects whose namespace (namespaced) or name (cluster-scoped) starts with `value`. */
+  keepPrefixed(value: string, namespaced: boolean): void {
+    this.prefix = { value, namespaced };
+  }
+
+  /**
+   * Shows objects otherwise than as stored. Presentations compose: the first step's has the last
+   * word (a tenant's names go over the tree labels, which are computed on the member's names).
+   */
   present(presentation: Presentation): void {
-    this.presentation = presentation;
+    const outer = this.presentation;
+    this.presentation = outer === undefined ? presentation : {
+      name: `${outer.name}+${presentation.name}`,
+      present: (o, bytes, meta) => {
+        const inner = presentation.present(o, bytes, meta);
+        return outer.present(o, inner.bytes, inner.meta);
+      },
+      ...(outer.shownKey ? { shownKey: (key: string) => outer.shownKey!(key) } : {}),
+    };
   }
 
   build(access?: ReadonlyMap<string, AccessSet>): ReadView {
@@ -90,12 +110,14 @@ export class ViewBuilder {
       access,
       clusters: this.clusters,
       allClusters: this.clusters.length === this.allOf.length,
-      namespaces: this.namespaces,
+      // Namespaces named one by one are exact ranges: those outside the prefix are not read at all.
+      namespaces: this.prefix?.namespaced && this.namespaces ? this.namespaces.filter((n) => n.startsWith(this.prefix!.value)) : this.namespaces,
       labelSelector: this.labelSelector,
       fieldSelector: this.fieldSelector,
       predicates: this.predicates,
       denied: this.denied,
       ...(this.presentation ? { presentation: this.presentation } : {}),
+      ...(this.prefix ? { prefix: this.prefix } : {}),
     });
   }
 }

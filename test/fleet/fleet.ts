@@ -216,6 +216,10 @@ export async function startFleet(opts: FleetOptions): Promise<Fleet> {
   const users: TestUser[] = [
     { name: 'alice', token: randomBytes(16).toString('hex'), groups: ['team-a'] },
     { name: 'bob', token: randomBytes(16).toString('hex'), groups: ['team-b'] },
+    // Tenant admins (flotilla's tenant views): their tenant is named by their group in the fleet file.
+    { name: 'admin@acme', token: randomBytes(16).toString('hex'), groups: ['acme-admins'] },
+    { name: 'admin@globex', token: randomBytes(16).toString('hex'), groups: ['globex-admins'] },
+    { name: 'dev@acme', token: randomBytes(16).toString('hex'), groups: ['acme-devs'] },
   ];
   const tokenFile = join(dir, 'tokens.csv');
   writeFileSync(

@@ -39,6 +39,8 @@ export interface FlotillaStart {
   options?: Record<string, unknown>;
   /** The `authentication` section (default: token review by the first member; null: none at all). */
   authentication?: Record<string, unknown> | null;
+  /** The `tenants` section (src/tenancy). */
+  tenants?: Record<string, unknown>[];
   /** 'fleet' (default): --tls-cert-file with the fleet's certificate; 'self-signed': no TLS flags. */
   tls?: 'fleet' | 'self-signed';
   /** More command-line flags (`--client-ca-file=…`). */
@@ -71,7 +73,7 @@ export async function freePort(): Promise<number> {
 }
 
 /** A fleet file; callers' bearer tokens are reviewed by the first member (the test fleet's members share their tokens). */
-export function writeFleetConfig(path: string, members: MemberInfo[], resources: ResourceRuleSpec[], options?: Record<string, unknown>, authentication?: Record<string, unknown> | null): void {
+export function writeFleetConfig(path: string, members: MemberInfo[], resources: ResourceRuleSpec[], options?: Record<string, unknown>, authentication?: Record<string, unknown> | null, tenants?: Record<string, unknown>[]): void {
   writeFileSync(
     path,
     toYaml({
@@ -79,6 +81,7 @@ export function writeFleetConfig(path: string, members: MemberInfo[], resources:
       resources,
       ...(options ? { options } : {}),
       ...(authentication === null ? {} : { authentication: authentication ?? { tokenReviewCluster: members[0]!.name } }),
+      ...(tenants ? { tenants } : {}),
     }),
   );
 }
@@ -101,7 +104,7 @@ export async function startFlotillaProcess(opts: FlotillaStart): Promise<Flotill
   const root = findProjectRoot();
   mkdirSync(opts.dir, { recursive: true });
   const configPath = join(opts.dir, 'fleet.yaml');
-  writeFleetConfig(configPath, opts.members ?? opts.fleet.members, opts.resources ?? DEFAULT_RESOURCES, opts.options, opts.authentication);
+  writeFleetConfig(configPath, opts.members ?? opts.fleet.members, opts.resources ?? DEFAULT_RESOURCES, opts.options, opts.authentication, opts.tenants);
   const dataDir = join(opts.dir, 'data');
   const port = opts.port ?? (await freePort());
   const proc = startProcess({

@@ -5,7 +5,7 @@ import type { MemberPolicies } from '../../src/authz/member-policies.js';
 import type { AccessReviews } from '../../src/members/access-reviews.js';
 import { buildReadView } from '../../src/view/steps.js';
 
-const resource = { info: { group: '', kind: 'Pod', namespaced: true }, clusters: ['east', 'west', 'north'] };
+const resource = { info: { group: '', resource: 'pods', kind: 'Pod', namespaced: true }, clusters: ['east', 'west', 'north'] };
 const o = (cluster: string, namespace: string) => ({ cluster, namespace, name: 'x' });
 const some = (...namespaces: string[]): AccessSet => ({ everywhere: false, namespaces: new Set(namespaces) });
 const access = (entries: Record<string, AccessSet>) => new Map(Object.entries(entries));

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { buildReadView, VIEW_STEPS } from '../../src/view/steps.js';
 import type { ViewStep } from '../../src/view/view-step.js';
 
-const resource = { info: { group: '', kind: 'Pod', namespaced: true }, clusters: ['east', 'west', 'north'] };
+const resource = { info: { group: '', resource: 'pods', kind: 'Pod', namespaced: true }, clusters: ['east', 'west', 'north'] };
 const o = (cluster: string, namespace = 'a', name = 'x') => ({ cluster, namespace, name });
 const blue = { labels: { team: 'blue' } };
 const red = { labels: { team: 'red' } };

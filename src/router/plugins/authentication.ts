@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
+import { parse as parseQuery } from 'node:querystring';
 import { badRequest, unauthorized } from '../../api/status.js';
 import type { Callers } from '../callers.js';
 
@@ -22,6 +23,11 @@ const authentication: FastifyPluginAsync<AuthenticationOptions> = async (app, { 
     // No shortcut for an unconfigured authenticator: without credentials a caller is system:anonymous
     // only where the fleet file says `authentication.anonymous: true`, else it is refused here.
     if (!(await callers.identify(req.raw))) throw unauthorized('Unauthorized: send a bearer token or a client certificate');
+    // A tenant's request goes on in the member's names; the parsed query follows its URL.
+    if (await callers.tenantOf(req.raw)) {
+      const url = req.raw.url ?? '/';
+      req.query = parseQuery(url.includes('?') ? url.slice(url.indexOf('?') + 1) : '');
+    }
   });
 };
 

@@ -1,8 +1,9 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import type { FleetMembers, ResourceCatalog } from '../../cacher/cache-manager.js';
+import type { FleetMembers } from '../../cacher/cache-manager.js';
 import { serviceUnavailable } from '../../api/status.js';
-import { servedLive, type LiveReadsConfig } from '../../forward/live-reads.js';
-import { aggregatedDiscovery, FleetDiscovery, group, groupList, legacyVersions, resourceList, wantsAggregated } from '../discovery.js';
+import type { IncomingMessage } from 'node:http';
+import type { Tenant } from '../../tenancy/tenant.js';
+import { aggregatedDiscovery, tenantDocuments, type FleetDiscovery, group, groupList, legacyVersions, resourceList, wantsAggregated } from '../discovery.js';
 import { CLUSTER_PREFIXES, targetOf } from '../target.js';
 import { notServed, one, sendAggregated, sendJson, type Query } from '../replies.js';
 
@@ -14,9 +15,9 @@ import { notServed, one, sendAggregated, sendJson, type Query } from '../replies
  */
 export interface DiscoveryOptions {
   fleet: FleetMembers;
-  catalog: ResourceCatalog;
-  /** Uncached resources read live (src/forward/live-reads.ts); absent: none, so only writes of them are advertised. */
-  live?: LiveReadsConfig;
+  discovery: FleetDiscovery;
+  /** The caller's tenant (src/tenancy), whose discovery and schema are its own names only. */
+  tenantOf(req: IncomingMessage): Tenant | undefined;
 }
 
 // The schema documents, the only paths (with /version) members are asked with flotilla's own identity.
@@ -43,14 +44,17 @@ function relayed(reply: FastifyReply, res: { status: number; headers: Record<str
   return reply.code(res.status).send(res.body);
 }
 
-export const discoveryPlugin: FastifyPluginAsync<DiscoveryOptions> = async (app, { fleet, catalog, live }) => {
+export const discoveryPlugin: FastifyPluginAsync<DiscoveryOptions> = async (app, { fleet, discovery, tenantOf }) => {
   let versionCache: { at: number; body: Buffer } | undefined;
-  const discovery = new FleetDiscovery(fleet, catalog, (group, resource) => live !== undefined && servedLive(live, group, resource));
 
   const documents = async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
     const target = targetOf(req.raw, fleet);
-    if (target.cluster !== undefined) return memberDocument(req, reply, target.cluster, target);
-    const docs = await discovery.documents();
+    const tenant = tenantOf(req.raw);
+    // A member's own documents name every tenant's groups: a tenant reads the fleet's, in its names.
+    if (target.cluster !== undefined && !tenant) return memberDocument(req, reply, target.cluster, target);
+    const fleetDocs = await discovery.documents();
+    const docs = tenant ? tenantDocuments(fleetDocs, tenant) : fleetDocs;
+    if (tenant && (target.type === 'group' || target.type === 'resources')) target.group = tenant.tenantGroup(target.group) ?? target.group;
     switch (target.type) {
       case 'legacyVersions':
         if (wantsAggregated(req.headers.accept)) return sendAggregated(reply, aggregatedDiscovery(docs, true));

@@ -17,13 +17,15 @@ import { targetOf } from '../target.js';
  */
 export interface ErrorsOptions {
   fleet: FleetMembers;
+  /** How a request's caller reads names (a tenant's, src/tenancy): every message is reworded so. */
+  reword?: (req: IncomingMessage) => ((text: string) => string) | undefined;
 }
 
 // How long an answer waits for a GET body still arriving: a body flotilla accepts arrives in far
 // less; a client that announces one it never sends gets its answer after this.
 const BODY_DRAIN_WAIT_MS = 2000;
 
-const errors: FastifyPluginAsync<ErrorsOptions> = async (app, { fleet }) => {
+const errors: FastifyPluginAsync<ErrorsOptions> = async (app, { fleet, reword }) => {
   app.server.on('connect', (_req: IncomingMessage, socket: Socket) => answerConnect(socket));
 
   // A GET's (or HEAD's) body means nothing to any route, and fastify does not read it; left unread
@@ -52,7 +54,10 @@ const errors: FastifyPluginAsync<ErrorsOptions> = async (app, { fleet }) => {
   });
 
   app.setErrorHandler((err: Error & { statusCode?: number }, req, reply) => {
-    if (err instanceof StatusError) return sendStatus(reply, err);
+    if (err instanceof StatusError) {
+      const words = reword?.(req.raw);
+      return sendStatus(reply, words ? err.reworded(words) : err);
+    }
     if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
       const reason = err.statusCode === 415 ? 'UnsupportedMediaType' : err.statusCode === 413 ? 'RequestEntityTooLarge' : 'BadRequest';
       return sendStatus(reply, new StatusError(err.statusCode, reason, err.message));

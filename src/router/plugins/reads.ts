@@ -24,6 +24,9 @@ import { liveRead, servedLive, type LiveReadsConfig } from '../../forward/live-r
 import type { Callers } from '../callers.js';
 import { CLUSTER_PREFIXES, targetOf } from '../target.js';
 import { MAX_TIMER_MS, int64Param, notServed, one, sendBytes, type Query } from '../replies.js';
+import type { Tenant } from '../../tenancy/tenant.js';
+import type { ObjectNaming } from '../../tenancy/object-names.js';
+import type { TenantNames } from '../../tenancy/answers.js';
 
 /**
  * Cached reads: get, list and watch of every cached resource, through the caller's read view
@@ -46,6 +49,8 @@ export interface ReadsOptions {
   /** Uncached resources, read live from the members (src/forward/live-reads.ts); absent: not served. */
   live?: LiveReadsConfig;
   watch?: { bookmarkIntervalMs?: number; maxBufferedBytes?: number; minTimeoutSeconds?: number; catchUpStallMs?: number };
+  /** How a tenant's names are rewritten (src/tenancy), for the callers that belong to one. */
+  naming?: (tenant: Tenant) => Promise<ObjectNaming>;
 }
 
 export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) => {
@@ -91,19 +96,25 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
         : `cluster ${s.cluster} is not reachable; serving its cached state${s.since ? ` as of ${s.since}` : ''} (${(s.error ?? '').slice(0, 200)})`));
   }
 
+  /** A tenant's names, for live reads (their answers are rewritten whole). */
+  async function liveTenant(req: FastifyRequest): Promise<{ tenant?: TenantNames }> {
+    const tenant = await opts.forward.tenant?.(req.raw);
+    return tenant ? { tenant } : {};
+  }
+
   async function read(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const target = targetOf(req.raw, fleet);
     if (target.type !== 'resource') throw notServed();
     const resource = catalog.resource(gvrKey(target));
     const live = opts.live;
     if (!resource) {
-      if (live) return liveRead(req, reply, { fleet, config: live, callerHeaders: opts.forward.callerHeaders }, target);
+      if (live) return liveRead(req, reply, { fleet, config: live, callerHeaders: opts.forward.callerHeaders, ...(await liveTenant(req)) }, target);
       throw notServed();
     }
     // What the cache does not hold of a resource it caches in part (some namespaces, some
     // clusters) is the member's to answer, as for a resource not cached at all.
     if (live && servedLive(live, target.group, target.resource) && outsideCache(resource, target)) {
-      return liveRead(req, reply, { fleet, config: live, callerHeaders: opts.forward.callerHeaders }, target, resource.clusters);
+      return liveRead(req, reply, { fleet, config: live, callerHeaders: opts.forward.callerHeaders, ...(await liveTenant(req)) }, target, resource.clusters);
     }
     if (target.namespace !== undefined && !resource.info.namespaced) throw notServed();
     if (target.subresource) {
@@ -132,6 +143,8 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
       fieldSelector: one(q, 'fieldSelector'),
       ...(opts.hierarchy ? { hierarchy: opts.hierarchy } : {}),
     };
+    const tenant = callers.tenantSeen(req.raw);
+    if (tenant && opts.naming) request.tenant = await opts.naming(tenant);
     // Authorization first, as in the apiserver: a caller refused everywhere gets 403 whatever
     // else is wrong with its request (a selector that does not parse, say).
     const caller = await callers.reader(req.raw);
@@ -170,7 +183,7 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
       warnings.push(...staleWarnings(gvrKey(resource.info), view));
       reply.hijack();
       // Written with the watch's own headers.
-      if (warnings.length) reply.raw.setHeader('warning', warnings);
+      if (warnings.length) reply.raw.setHeader('warning', tenant ? warnings.map((w) => tenant.tenantText(w)) : warnings);
       hub.open(reply.raw, {
         resource,
         view: opened,
@@ -194,6 +207,7 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
     }
     const key = gvrKey(resource.info);
     warnings.push(...staleWarnings(key, view));
+    if (tenant) warnings.forEach((w, i) => (warnings[i] = tenant.tenantText(w)));
     if (warnings.length) reply.header('warning', warnings);
     // Read-your-writes: a caller's read waits (briefly) for the cache to hold the caller's last write.
     const writer = callers.key(req.raw);

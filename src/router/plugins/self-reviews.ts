@@ -8,6 +8,7 @@ import type { Callers } from '../callers.js';
 import { CLUSTER_PREFIXES, targetOf } from '../target.js';
 import { notServed, sendJson } from '../replies.js';
 import { requirePlainObject } from '../../api/negotiate.js';
+import type { Tenant } from '../../tenancy/tenant.js';
 
 /**
  * Who am I and can I, answered by flotilla for the fleet (`kubectl auth whoami`, `auth can-i`,
@@ -36,6 +37,19 @@ interface RulesStatus {
   nonResourceRules?: unknown[];
   incomplete?: boolean;
   evaluationError?: string;
+}
+
+/** A tenant's rules review names its namespace: in the member's names (JSON only; another encoding is refused). */
+function rulesReviewToMember(body: Buffer, contentType: string, tenant: Tenant): Buffer {
+  if (!contentType.startsWith('application/json')) throw new StatusError(415, 'UnsupportedMediaType', `tenant ${tenant.id} sends reviews in JSON`);
+  let review: { spec?: { namespace?: unknown } };
+  try {
+    review = JSON.parse(body.toString('utf8')) as typeof review;
+  } catch {
+    throw badRequest('the request body must be a JSON object');
+  }
+  if (typeof review.spec?.namespace === 'string' && review.spec.namespace !== '') review.spec.namespace = tenant.memberNamespace(review.spec.namespace);
+  return Buffer.from(JSON.stringify(review));
 }
 
 export const selfReviewsPlugin: FastifyPluginAsync<SelfReviewsOptions> = async (app, { fleet, callers, authorizer }) => {
@@ -107,6 +121,14 @@ export const selfReviewsPlugin: FastifyPluginAsync<SelfReviewsOptions> = async (
       throw badRequest('SelfSubjectAccessReview: exactly one of spec.resourceAttributes and spec.nonResourceAttributes must be given');
     }
     const clusters = clustersOf(req);
+    // A tenant asks in its names; members decide on theirs.
+    const tenant = callers.tenantSeen(req.raw);
+    if (tenant && 'resource' in attrs) {
+      if (attrs.namespace !== undefined) attrs.namespace = tenant.memberNamespace(attrs.namespace);
+      if (attrs.name !== undefined && attrs.namespace === undefined) {
+        attrs.name = tenant.memberName(attrs.group, attrs.resource, attrs.name, tenant.policy(attrs.group, attrs.resource, false)) ?? attrs.name;
+      }
+    }
     const verdicts = await authorizer.verdicts(caller, clusters, attrs);
     const allowedIn = clusters.filter((c) => verdicts.get(c));
     const reason = allowedIn.length === 0 ? '' : clusters.length === 1 ? `allowed by cluster ${allowedIn[0]}` : `allowed by clusters ${allowedIn.join(', ')}${allowedIn.length < clusters.length ? `; not by ${clusters.filter((c) => !verdicts.get(c)).join(', ')}` : ''}`;
@@ -119,9 +141,11 @@ export const selfReviewsPlugin: FastifyPluginAsync<SelfReviewsOptions> = async (
   async function rules(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const headers = await callers.headersFor(req.raw);
     // Each member reads the review as it came (JSON or protobuf) and answers in JSON.
-    const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    const sent = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const contentType = req.headers['content-type'] ?? 'application/json';
     const clusters = clustersOf(req);
+    const tenant = callers.tenantSeen(req.raw);
+    const body = tenant ? rulesReviewToMember(sent, contentType, tenant) : sent;
     const answers = await Promise.all(clusters.map(async (cluster) => {
       const member = fleet.member(cluster);
       try {

@@ -1,0 +1,98 @@
+import { parse as parseYaml } from 'yaml';
+import { StatusError, badRequest } from '../api/status.js';
+import { objectToMember, objectToTenant, patchToMember, type ObjectNaming } from './object-names.js';
+
+/**
+ * What a tenant sends to members and gets back, as whole documents: write bodies into the
+ * member's names, answers (objects, lists, Tables, metadata, Status) into the tenant's, with
+ * anything not the tenant's left out. Cached reads do this in place instead (object-bytes.ts);
+ * these are the forwarded writes' and live reads' bodies, parsed anyway.
+ */
+
+/** A resource a tenant's request names, in the member's names. */
+export interface NamedResource {
+  group: string;
+  resource: string;
+  kind: string;
+  namespaced: boolean;
+}
+
+/** How one tenant's request is rewritten: its names, and the resources a path names. */
+export interface TenantNames {
+  naming: ObjectNaming;
+  resource(group: string, resource: string): NamedResource | undefined;
+}
+
+type Doc = Record<string, unknown>;
+
+function isObject(v: unknown): v is Doc {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * A write body in the member's names. JSON and YAML only: a tenant's protobuf body cannot be
+ * rewritten without a schema for every kind, so it is refused (415) and the client sends JSON.
+ */
+export function bodyToMember(body: Buffer | undefined, contentType: string | undefined, method: string, resource: NamedResource | undefined, naming: ObjectNaming): Buffer | undefined {
+  if (!body || body.length === 0) return body;
+  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type.includes('protobuf')) throw new StatusError(415, 'UnsupportedMediaType', `tenant ${naming.tenant.id} writes in JSON or YAML: a protobuf body cannot be put into the member's names`);
+  const isJson = type === 'application/json' || type.endsWith('+json');
+  const isYaml = type.endsWith('yaml');
+  if (!isJson && !isYaml) return body;
+  let doc: unknown;
+  try {
+    doc = isJson ? JSON.parse(body.toString('utf8')) : parseYaml(body.toString('utf8'));
+  } catch (e) {
+    throw badRequest(`the request body is not valid ${isJson ? 'JSON' : 'YAML'}: ${(e as Error).message}`);
+  }
+  const patching = method === 'PATCH';
+  const rewritten = patching && resource
+    ? patchToMember(doc, type, { group: resource.group, kind: resource.kind, namespaced: resource.namespaced }, naming)
+    : objectToMember(doc, naming);
+  // YAML is a superset of JSON: an apply patch goes on as JSON text, with the same meaning.
+  return Buffer.from(JSON.stringify(rewritten));
+}
+
+/**
+ * An answer in the tenant's names; undefined when it is not the tenant's to see (a single object
+ * of another tenant). Lists and Tables lose the items that are not the tenant's.
+ */
+export function answerToTenant(doc: unknown, naming: ObjectNaming, resource: NamedResource | undefined): unknown {
+  if (!isObject(doc)) return doc;
+  const kind = doc['kind'];
+  if (kind === 'Table') return tableToTenant(doc, naming, resource);
+  if (kind === 'PartialObjectMetadataList') {
+    const items = Array.isArray(doc['items']) ? doc['items'] : [];
+    return { ...doc, items: items.map((i) => metadataToTenant(i, naming, resource)).filter((i) => i !== undefined) };
+  }
+  if (kind === 'PartialObjectMetadata') return metadataToTenant(doc, naming, resource);
+  return objectToTenant(doc, naming);
+}
+
+function tableToTenant(table: Doc, naming: ObjectNaming, resource: NamedResource | undefined): Doc {
+  const rows = Array.isArray(table['rows']) ? table['rows'] : [];
+  const shown = rows.flatMap((row) => {
+    if (!isObject(row)) return [];
+    const object = row['object'];
+    let shownObject: unknown = object;
+    if (isObject(object)) {
+      shownObject = object['kind'] === 'PartialObjectMetadata' ? metadataToTenant(object, naming, resource) : objectToTenant(object, naming);
+      if (shownObject === undefined) return [];
+    }
+    const cells = Array.isArray(row['cells']) ? row['cells'].map((c) => (typeof c === 'string' ? naming.tenant.tenantText(c) : c)) : row['cells'];
+    return [{ ...row, cells, object: shownObject }];
+  });
+  return { ...table, rows: shown };
+}
+
+/**
+ * A PartialObjectMetadata carries no kind of its own: the resource read decides whether it is the
+ * tenant's (its namespace, or its owned name) and how its names are shown.
+ */
+function metadataToTenant(item: unknown, naming: ObjectNaming, resource: NamedResource | undefined): unknown {
+  if (!isObject(item) || !resource) return item;
+  const shown = objectToTenant({ ...item, apiVersion: resource.group ? `${resource.group}/v1` : 'v1', kind: resource.kind }, naming);
+  if (!isObject(shown)) return undefined;
+  return { ...item, metadata: shown['metadata'] };
+}

@@ -1,0 +1,166 @@
+import { formatFieldSelector, parseFieldSelector } from '../api/field-selector.js';
+import { formatLabelSelector, parseLabelSelector } from '../api/label-selector.js';
+import { decodeContinue, encodeContinue } from '../api/global-rv.js';
+import { forbidden, notFound, notServed } from '../api/status.js';
+import { TREE_LABEL_SUFFIX } from '../hierarchy/namespace-tree.js';
+import { KEY_SEP } from '../store/keys.js';
+import type { ResourcePolicy, Tenant } from './tenant.js';
+
+/**
+ * A tenant's request in the member's names: its path (API group, namespace, the name of an owned
+ * cluster-scoped object) and the query parts that name things (field and label selectors, the
+ * continue token). Everything after this reads member names, so no later part can forget to
+ * rewrite; the answers are rewritten back by the read view's presentation and the forwarders.
+ *
+ * What the tenant may not name is 404, worded as if it did not exist: a hidden resource, another
+ * tenant's CRD group. A write to a shared resource is 403 (the tenant reads those objects).
+ */
+export interface FleetNames {
+  /** Whether a member serves this API group (a tenant's `example.com` is `acme.example.com` when that exists). */
+  hasGroup(group: string): boolean;
+  /** Whether a resource is namespaced; undefined when no member serves it. */
+  namespaced(group: string, resource: string): boolean | undefined;
+}
+
+/** Reviews about the caller itself: cluster-scoped, create-only, and every tenant's to ask. */
+const SELF_REVIEWS = new Set(['selfsubjectaccessreviews', 'selfsubjectrulesreviews', 'selfsubjectreviews']);
+const NAMESPACE_OWN_SUBRESOURCES = new Set(['status', 'finalize']);
+const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** The member's request URL (path and query) for a tenant's request URL. */
+export function requestToMember(url: string, method: string, tenant: Tenant, fleet: FleetNames): string {
+  const q = url.indexOf('?');
+  const path = q >= 0 ? url.slice(0, q) : url;
+  const query = q >= 0 ? url.slice(q + 1) : '';
+  const rewritten = pathToMember(path, method, tenant, fleet);
+  return query ? `${rewritten.path}?${queryToMember(query, tenant, rewritten)}` : rewritten.path;
+}
+
+interface RewrittenPath {
+  path: string;
+  /** The resource the path names, in the member's names, when it names one. */
+  resource?: { group: string; resource: string; policy: ResourcePolicy };
+}
+
+function pathToMember(path: string, method: string, tenant: Tenant, fleet: FleetNames): RewrittenPath {
+  const trailing = path.endsWith('/') && path.length > 1 ? '/' : '';
+  const parts = path.split('/').filter((p) => p.length > 0);
+  let at = 0;
+  if (parts[0] === 'clusters' && parts.length >= 2) at = 2;
+  const root = parts[at];
+  if (root !== 'api' && root !== 'apis') return { path };
+  let group = '';
+  let rest = at + 2; // after `api/<version>`
+  if (root === 'apis') {
+    if (parts.length <= at + 1) return { path };
+    const named = decodeURIComponent(parts[at + 1]!);
+    group = memberGroupOf(named, tenant, fleet);
+    parts[at + 1] = encodeURIComponent(group);
+    rest = at + 3;
+  }
+  if (parts.length <= rest) return { path: rebuild(parts, trailing) };
+  let resourceAt = rest;
+  if (parts[rest] === 'namespaces' && parts.length > rest + 1) {
+    const ns = decodeURIComponent(parts[rest + 1]!);
+    parts[rest + 1] = encodeURIComponent(tenant.memberNamespace(ns));
+    // `/namespaces/<ns>` and its own subresources are the Namespace object; deeper is in it.
+    if (parts.length === rest + 2 || (parts.length === rest + 3 && NAMESPACE_OWN_SUBRESOURCES.has(parts[rest + 2]!))) {
+      return { path: rebuild(parts, trailing), resource: { group, resource: 'namespaces', policy: 'owned' } };
+    }
+    resourceAt = rest + 2;
+  }
+  const resource = decodeURIComponent(parts[resourceAt]!);
+  const namespaced = resourceAt > rest ? true : fleet.namespaced(group, resource);
+  // Not served anywhere: the member's 404 (or flotilla's) says so as for anyone.
+  if (namespaced === undefined) return { path: rebuild(parts, trailing) };
+  if (SELF_REVIEWS.has(resource)) return { path: rebuild(parts, trailing), resource: { group, resource, policy: 'shared' } };
+  const policy = tenant.policy(group, resource, namespaced);
+  const name = parts[resourceAt + 1] !== undefined ? decodeURIComponent(parts[resourceAt + 1]!) : undefined;
+  if (policy === 'hidden') throw name !== undefined ? notFound({ group: tenantGroupOf(group, tenant), resource }, name) : notServed();
+  if (policy === 'shared' && !READ_METHODS.has(method)) {
+    throw forbidden(`${resource}${group ? `.${tenantGroupOf(group, tenant)}` : ''}${name !== undefined ? ` "${name}"` : ''} is forbidden: tenant ${tenant.id} may only read ${resource}`, { ...(name !== undefined ? { name } : {}), kind: resource });
+  }
+  if (name !== undefined && resourceAt === rest) {
+    const member = tenant.memberName(group, resource, name, policy);
+    if (member === undefined) throw notFound({ group: tenantGroupOf(group, tenant), resource }, name);
+    parts[resourceAt + 1] = encodeURIComponent(member);
+  }
+  return { path: rebuild(parts, trailing), resource: { group, resource, policy } };
+}
+
+function rebuild(parts: string[], trailing: string): string {
+  return `/${parts.join('/')}${trailing}`;
+}
+
+/**
+ * A group the tenant names, in the member's names: its own CRD group where one exists. Naming a
+ * group that is the tenant's or another's in member form (`acme.example.com`) is naming nothing.
+ */
+function memberGroupOf(group: string, tenant: Tenant, fleet: FleetNames): string {
+  const member = tenant.memberGroup(group, (g) => fleet.hasGroup(g));
+  if (member === group && tenant.tenantGroup(group) !== group) throw notServed();
+  return member;
+}
+
+function tenantGroupOf(group: string, tenant: Tenant): string {
+  return tenant.tenantGroup(group) ?? group;
+}
+
+/** Field and label selectors and the continue token, in the member's names; other parameters as they came. */
+function queryToMember(query: string, tenant: Tenant, path: RewrittenPath): string {
+  const params = new URLSearchParams(query);
+  const out = new URLSearchParams();
+  for (const [key, value] of params) {
+    if (key === 'fieldSelector') out.append(key, fieldSelectorToMember(value, tenant, path));
+    else if (key === 'labelSelector') out.append(key, labelSelectorToMember(value, tenant));
+    else if (key === 'continue') out.append(key, continueToMember(value, tenant, path));
+    else out.append(key, value);
+  }
+  return out.toString();
+}
+
+// Fields that hold a namespace, whatever the resource; `metadata.name` holds one of Namespaces.
+const NAMESPACE_FIELDS = new Set(['metadata.namespace', 'involvedObject.namespace', 'regarding.namespace']);
+
+function fieldSelectorToMember(text: string, tenant: Tenant, path: RewrittenPath): string {
+  const sel = parseFieldSelector(text);
+  const r = path.resource;
+  for (const req of sel) {
+    if (NAMESPACE_FIELDS.has(req.field)) req.value = req.value === '' ? '' : tenant.memberNamespace(req.value);
+    else if (req.field === 'metadata.name' && r && r.policy !== 'namespaced' && req.value !== '') {
+      req.value = tenant.memberName(r.group, r.resource, req.value, r.policy) ?? req.value;
+    }
+  }
+  return formatFieldSelector(sel);
+}
+
+const NAME_LABEL = 'kubernetes.io/metadata.name';
+
+/** The namespace-tree labels (`web.tree.hnc.x-k8s.io/depth`) and a namespace's name label name tenant namespaces. */
+function labelSelectorToMember(text: string, tenant: Tenant): string {
+  const sel = parseLabelSelector(text);
+  for (const req of sel) {
+    if (req.key.endsWith(TREE_LABEL_SUFFIX)) req.key = tenant.memberNamespace(req.key.slice(0, -TREE_LABEL_SUFFIX.length)) + TREE_LABEL_SUFFIX;
+    else if (req.key === NAME_LABEL) req.values = req.values.map((v) => (v === '' ? v : tenant.memberNamespace(v)));
+  }
+  return formatLabelSelector(sel);
+}
+
+/** A continue token names where the next page starts, a store key: its namespace (and owned name) are the tenant's. */
+function continueToMember(text: string, tenant: Tenant, path: RewrittenPath): string {
+  const token = decodeContinue(text);
+  return encodeContinue({ ...token, start: storeKeyNames(token.start, path.resource?.policy, (ns) => tenant.memberNamespace(ns), (n) => (path.resource ? tenant.memberName(path.resource.group, path.resource.resource, n, path.resource.policy) ?? n : n)) });
+}
+
+/** A store key (resource · namespace · name · cluster) shown to a tenant: its names in the tenant's form. */
+export function storeKeyToTenant(key: string, tenant: Tenant, resource: { group: string; resource: string; policy: ResourcePolicy }): string {
+  return storeKeyNames(key, resource.policy, (ns) => tenant.tenantNamespace(ns) ?? ns, (n) => tenant.tenantName(resource.group, resource.resource, n, resource.policy) ?? n);
+}
+
+function storeKeyNames(key: string, policy: ResourcePolicy | undefined, namespace: (ns: string) => string, name: (n: string) => string): string {
+  const parts = key.split(KEY_SEP);
+  if (parts.length !== 4) return key;
+  if (parts[1] !== '') parts[1] = namespace(parts[1]!);
+  else if (policy === 'owned' && parts[2] !== '') parts[2] = name(parts[2]!);
+  return parts.join(KEY_SEP);
+}

@@ -1,0 +1,75 @@
+import type { MetaRecord } from '../store/meta-record.js';
+import { CRDS, resourceName, type ResourcePolicy } from '../tenancy/tenant.js';
+import { editsInPlace, namespaceCut, rewrittenForTenant, tenantCells } from '../tenancy/object-bytes.js';
+import type { ObjectNaming } from '../tenancy/object-names.js';
+import { storeKeyToTenant } from '../tenancy/request-names.js';
+import type { Presentation } from './read-view.js';
+import type { ViewStep } from './view-step.js';
+
+/**
+ * A tenant's view (src/tenancy): only its own objects, shown in its names. Its namespaces (or
+ * owned cluster-scoped names) are one key range of the store, `acme-…`, so a tenant's list reads
+ * only its objects and pages count right; a hidden resource shows nothing; a shared one shows
+ * every object as it is. The request already speaks the member's names (rewritten at the edge).
+ */
+export const tenantView: ViewStep = {
+  name: 'tenant',
+  apply(view, req) {
+    const naming = req.tenant;
+    if (!naming) return;
+    const { tenant } = naming;
+    const info = req.resource.info;
+    const policy = tenant.policy(info.group, info.resource, info.namespaced);
+    switch (policy) {
+      case 'hidden':
+        view.keepClusters(() => false);
+        return;
+      case 'shared':
+        return;
+      case 'namespaced':
+        view.keepPrefixed(tenant.prefix, true);
+        break;
+      case 'owned':
+        if (resourceName(info.group, info.resource) === CRDS) {
+          // A CRD's name holds its group (`widgets.acme.example.com`): not a prefix of the name.
+          view.require({ name: `tenant-crds:${tenant.id}`, needsMeta: false, test: (o) => tenant.tenantName(info.group, info.resource, o.name, 'owned') !== undefined });
+        } else {
+          view.keepPrefixed(tenant.prefix, false);
+        }
+        break;
+      case 'group':
+        break;
+    }
+    view.present(tenantNames(naming, info, policy));
+  },
+};
+
+/** Objects, Table cells and continue tokens in the tenant's names. */
+function tenantNames(naming: ObjectNaming, info: { group: string; resource: string; kind: string; namespaced: boolean }, policy: ResourcePolicy): Presentation {
+  const { tenant } = naming;
+  const inPlace = editsInPlace(tenant, info);
+  const withCells = (meta: MetaRecord | undefined, span: [number, number] | undefined): MetaRecord | undefined =>
+    meta && { ...meta, ...(span ? { metadataSpan: span } : {}), ...(meta.cells ? { cells: tenantCells(meta.cells, tenant) } : {}) };
+  return {
+    name: `tenant:${tenant.id}`,
+    present(_o, bytes, metaOf) {
+      if (inPlace) {
+        const cut = namespaceCut(bytes, tenant);
+        if (cut) {
+          return {
+            bytes: cut.bytes,
+            meta: () => {
+              const meta = metaOf();
+              return withCells(meta, meta ? [meta.metadataSpan[0], meta.metadataSpan[1] - cut.metadataShrunk] : undefined);
+            },
+          };
+        }
+      }
+      const rewritten = rewrittenForTenant(bytes, naming);
+      // Not the tenant's (the view's range keeps those out): shown as nothing of it, never as stored.
+      if (!rewritten) return { bytes: Buffer.from('{}'), meta: () => undefined };
+      return { bytes: rewritten.bytes, meta: () => withCells(metaOf(), rewritten.metadataSpan) };
+    },
+    shownKey: (key) => storeKeyToTenant(key, tenant, { group: info.group, resource: info.resource, policy }),
+  };
+}
