@@ -119,6 +119,11 @@ export class Tenant {
     return this.others.includes(first) ? first : undefined;
   }
 
+  /** The cluster-scoped resources (as kubectl names them) whose objects the tenant owns, its configuration's order. */
+  ownedResources(): string[] {
+    return Object.keys(this.policies).filter((r) => this.policies[r] === 'owned');
+  }
+
   /** The member's group of a group the tenant names: its own CRD group where it has one (`memberGroups` holds it), else the group itself. */
   memberGroup(group: string, memberGroups: (g: string) => boolean): string {
     if (group === '') return '';
