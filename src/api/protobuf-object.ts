@@ -16,6 +16,8 @@ const UNKNOWN_RAW = 2;
 const TYPE_META_KIND = 2;
 const OBJECT_METADATA = 1;
 const META_NAME = 1;
+const META_GENERATE_NAME = 2;
+const META_NAMESPACE = 3;
 const META_RESOURCE_VERSION = 6;
 const META_DELETION_TIMESTAMP = 9;
 const META_LABELS = 11;
@@ -44,7 +46,11 @@ export interface MetadataEdit {
   dropManagedFields?: boolean;
   /** Labels removed: those this says so of, given the object's kind. */
   dropLabel?: (key: string, kind: string) => boolean;
+  /** The object's own names (a tenant's into the member's): name, generateName, namespace. */
+  rename?: (field: 'name' | 'generateName' | 'namespace', value: string) => string;
 }
+
+const RENAMED: Readonly<Record<number, 'name' | 'generateName' | 'namespace'>> = { [META_NAME]: 'name', [META_GENERATE_NAME]: 'generateName', [META_NAMESPACE]: 'namespace' };
 
 /** What the body said, before the edit. */
 export interface ObjectFacts {
@@ -127,6 +133,13 @@ function editMetadata(meta: Uint8Array, kind: string, edit: MetadataEdit): { byt
   let annotationsAt = -1;
   for (const f of all) {
     if (f.no === META_MANAGED_FIELDS && edit.dropManagedFields) continue;
+    const renamed = RENAMED[f.no];
+    if (renamed !== undefined && f.type === WireType.LengthDelimited && edit.rename) {
+      const was = text(f.data)!;
+      const now = edit.rename(renamed, was);
+      parts.push(now === was ? f.whole : stringField(f.no, now));
+      continue;
+    }
     if (f.no === META_RESOURCE_VERSION && f.type === WireType.LengthDelimited && edit.resourceVersion) {
       const rv = edit.resourceVersion(text(f.data)!);
       parts.push(rv === facts.resourceVersion ? f.whole : stringField(META_RESOURCE_VERSION, rv));

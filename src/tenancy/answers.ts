@@ -1,5 +1,7 @@
 import { parse as parseYaml } from 'yaml';
 import { StatusError, badRequest } from '../api/status.js';
+import { editProtobufObject, isProtobuf } from '../api/protobuf-object.js';
+import { editsInPlace } from './object-bytes.js';
 import { objectToMember, objectToTenant, patchToMember, type ObjectNaming } from './object-names.js';
 
 /**
@@ -36,7 +38,7 @@ function isObject(v: unknown): v is Doc {
 export function bodyToMember(body: Buffer | undefined, contentType: string | undefined, method: string, resource: NamedResource | undefined, naming: ObjectNaming): Buffer | undefined {
   if (!body || body.length === 0) return body;
   const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
-  if (type.includes('protobuf')) throw new StatusError(415, 'UnsupportedMediaType', `tenant ${naming.tenant.id} writes in JSON or YAML: a protobuf body cannot be put into the member's names`);
+  if (isProtobuf(type)) return protobufToMember(body, resource, naming);
   const isJson = type === 'application/json' || type.endsWith('+json');
   const isYaml = type.endsWith('yaml');
   if (!isJson && !isYaml) return body;
@@ -52,6 +54,29 @@ export function bodyToMember(body: Buffer | undefined, contentType: string | und
     : objectToMember(doc, naming);
   // YAML is a superset of JSON: an apply patch goes on as JSON text, with the same meaning.
   return Buffer.from(JSON.stringify(rewritten));
+}
+
+/**
+ * A protobuf body (client-go's typed clients send built-in kinds so: `kubectl create namespace`,
+ * `create configmap`) names the tenant's names in its metadata only, for kinds edited in place
+ * (object-bytes.ts) and for a Namespace: those are edited in the wire format. A kind that names
+ * others in its body (a RoleBinding's subjects) cannot be read without its schema: 415, and the
+ * client sends JSON (`kubectl create … --dry-run=client -o yaml | kubectl apply -f -`).
+ */
+function protobufToMember(body: Buffer, resource: NamedResource | undefined, naming: ObjectNaming): Buffer {
+  const { tenant } = naming;
+  const refuse = () => new StatusError(415, 'UnsupportedMediaType', `tenant ${tenant.id}: a protobuf ${resource?.kind ?? 'object'} names other objects flotilla cannot put into the member's names; send it as JSON or YAML`);
+  const namespace = resource?.group === '' && resource.resource === 'namespaces';
+  const edited = editProtobufObject(body, {
+    rename: (field, value) => {
+      if (field === 'namespace') return value === '' ? value : tenant.memberNamespace(value);
+      return namespace && value !== '' ? tenant.memberNamespace(value) : value;
+    },
+  });
+  if (!edited) throw refuse();
+  // DeleteOptions name nothing; other kinds only in their metadata, when edited in place.
+  if (edited.facts.kind !== 'DeleteOptions' && !namespace && !(resource && editsInPlace(tenant, resource))) throw refuse();
+  return edited.body;
 }
 
 /**
