@@ -537,7 +537,9 @@ async function liveWatch(reply: FastifyReply, deps: LiveReadDeps, clusters: read
   const out = reply.raw;
   out.statusCode = 200;
   out.setHeader('content-type', 'application/json');
-  if (warnings.length) out.setHeader('warning', warnings);
+  // Past fastify's onSend, which rewords a tenant's other answers: reworded here.
+  const tenant = deps.tenant?.naming.tenant;
+  if (warnings.length) out.setHeader('warning', tenant ? warnings.map((w) => tenant.tenantText(w)) : warnings);
   out.flushHeaders();
   let ended = false;
   // Column definitions come from one member's stream, on the lines it sends them (a member sends

@@ -258,8 +258,7 @@ async function deleteCollection(req: FastifyRequest, reply: FastifyReply, deps: 
   const failed = answers.filter((a) => a.answer.status >= 300);
   const tenant = await deps.tenant?.(req.raw);
   if (failed.length) {
-    const said = (text: string) => (tenant ? tenant.naming.tenant.tenantText(text) : text);
-    reply.header('warning', failed.map((f) => warningHeader(said(`cluster ${f.cluster} answered ${f.answer.status}: ${f.answer.body.toString('utf8', 0, 200)}`))));
+    reply.header('warning', failed.map((f) => warningHeader(`cluster ${f.cluster} answered ${f.answer.status}: ${f.answer.body.toString('utf8', 0, 200)}`)));
   }
   const shown = (body: Buffer, contentType: string | undefined) => (tenant ? answerForTenant(body, contentType, tenant, target) : body);
   const jsonAnswers = ok.filter((a) => headerText(a.answer.headers['content-type'])?.startsWith('application/json'));

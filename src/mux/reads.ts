@@ -142,10 +142,12 @@ export function listResponse(store: Store, opts: ListOptions): ListBody {
   try {
     const frame = listFrame(store, opts, listMeta, snapshot);
     const parts: Buffer[] = [frame.head];
-    entries.forEach((e, i) => {
-      if (i > 0) parts.push(COMMA);
-      parts.push(frame.item(e));
-    });
+    for (const e of entries) {
+      const item = frame.item(e);
+      if (item.length === 0) continue;
+      if (parts.length > 1) parts.push(COMMA);
+      parts.push(item);
+    }
     parts.push(frame.tail);
     return Buffer.concat(parts);
   } finally {
@@ -228,9 +230,10 @@ function unpagedList(store: Store, opts: ListOptions): ListBody {
       const parts: Buffer[] = [];
       let size = 0;
       for (let r = entries.next(); !r.done; r = entries.next()) {
+        const item = frame.item(r.value);
+        if (item.length === 0) continue;
         if (!first) parts.push(COMMA);
         first = false;
-        const item = frame.item(r.value);
         parts.push(item);
         size += item.length + 1;
         if (size >= CHUNK_BYTES) return { chunk: Buffer.concat(parts), last: false };
@@ -270,8 +273,11 @@ const COMMA = Buffer.from(',');
 interface ListFrame {
   head: Buffer;
   tail: Buffer;
+  /** An item's bytes; empty when the view's presentation does not show it. */
   item(e: StoredEntry): Buffer;
 }
+
+const NOTHING = Buffer.alloc(0);
 
 /** What goes around and between a list's items, per response form. */
 function listFrame(store: Store, opts: Pick<ListOptions, 'resource' | 'form' | 'includeObject' | 'view'>, listMeta: string, snapshot: Snapshot | undefined): ListFrame {
@@ -284,7 +290,10 @@ function listFrame(store: Store, opts: Pick<ListOptions, 'resource' | 'form' | '
     return {
       head: Buffer.from(`{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{${listMeta}},"columnDefinitions":${JSON.stringify([CLUSTER_COLUMN, ...columns])},"rows":[`),
       tail: Buffer.from(']}'),
-      item: (e) => Buffer.from(row(e)),
+      item: (e) => {
+        const text = row(e);
+        return text === undefined ? NOTHING : Buffer.from(text);
+      },
     };
   }
   if (opts.form === 'metadata') {
@@ -292,20 +301,20 @@ function listFrame(store: Store, opts: Pick<ListOptions, 'resource' | 'form' | '
       head: Buffer.from(`{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{${listMeta}},"items":[`),
       tail: Buffer.from(']}'),
       item: (e) => {
-        const { bytes, meta } = shown(e);
-        return Buffer.from(partialMetadata(metadataJsonOf(bytes, meta())));
+        const seen = shown(e);
+        return seen ? Buffer.from(partialMetadata(metadataJsonOf(seen.bytes, seen.meta()))) : NOTHING;
       },
     };
   }
   return {
     head: Buffer.from(`{"kind":${JSON.stringify(info.kind + 'List')},"apiVersion":${JSON.stringify(groupVersion(info))},"metadata":{${listMeta}},"items":[`),
     tail: Buffer.from(']}'),
-    item: (e) => shown(e).bytes,
+    item: (e) => shown(e)?.bytes ?? NOTHING,
   };
 }
 
-/** An entry as the view shows it: its bytes, and its meta record when asked for. */
-type Shown = (e: StoredEntry) => { bytes: Buffer; meta: () => MetaRecord | undefined };
+/** An entry as the view shows it: its bytes, and its meta record when asked for; undefined: not shown. */
+type Shown = (e: StoredEntry) => { bytes: Buffer; meta: () => MetaRecord | undefined } | undefined;
 
 /** Entries as stored, or as the view's presentation shows them (which reads each meta record). */
 function presented(store: Store, key: string, presentation: Presentation | undefined, snapshot: Snapshot | undefined): Shown {
@@ -314,11 +323,13 @@ function presented(store: Store, key: string, presentation: Presentation | undef
 }
 
 /** Renders Table rows: the member's cells (relative times reprinted) behind a Cluster cell. */
-function tableRow(shown: Shown, columns: TableColumn[], includeObject: ListOptions['includeObject']): (e: StoredEntry) => string {
+function tableRow(shown: Shown, columns: TableColumn[], includeObject: ListOptions['includeObject']): (e: StoredEntry) => string | undefined {
   const ageIndex = ageColumnIndex(columns);
   const now = Date.now();
   return (e) => {
-    const { bytes, meta: metaOf } = shown(e);
+    const seen = shown(e);
+    if (!seen) return undefined;
+    const { bytes, meta: metaOf } = seen;
     const meta = metaOf();
     const cells = rowCells(meta, columns, ageIndex, e.name, now);
     // includeObject=None is an explicit null, as the apiserver writes an empty row object.
@@ -434,6 +445,7 @@ export function getResponse(store: Store, scope: ReadScope, namespace: string, n
   const alsoIn = others.map((o) => o.cluster);
   // A Table of one row, with no list metadata; a PartialObjectMetadata; the object.
   const frame = listFrame(store, { resource: scope.resource, form, includeObject, view: scope.view }, '', undefined);
+  if (frame.item(hit).length === 0) throw notFound({ group: info.group, resource: info.resource }, name);
   if (form === 'table') return { body: Buffer.concat([frame.head, frame.item(hit), frame.tail]), cluster: hit.cluster, alsoIn };
   return { body: frame.item(hit), cluster: hit.cluster, alsoIn };
 }

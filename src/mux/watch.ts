@@ -134,6 +134,8 @@ class BatchEncoding {
 }
 
 const LINE_END = Buffer.from('}\n');
+/** A line not written: the view's presentation does not show its object. */
+const NOTHING = Buffer.alloc(0);
 
 /** Watchers share a line when they agree on its form and on what their views change in it. */
 function lineKeyOf(opts: WatchOptions): string {
@@ -631,7 +633,10 @@ export class WatchHub {
 
   private encode(w: Watcher, type: string, cluster: string, name: string, stored: Buffer, storedMeta: () => MetaRecord | undefined, mark: string): Buffer {
     const { opts } = w;
-    const shown = opts.view.presentation?.present({ cluster, name }, stored, storedMeta);
+    const presentation = opts.view.presentation;
+    const shown = presentation?.present({ cluster, name }, stored, storedMeta);
+    // Not shown after all (a tenant's object naming another tenant's): nothing is written.
+    if (presentation && !shown) return NOTHING;
     const bytes = shown ? shown.bytes : stored;
     const meta = shown ? shown.meta : storedMeta;
     if (opts.form === 'object') return objectLine(type, withResourceVersion(bytes, mark));
@@ -686,12 +691,12 @@ export class WatchHub {
 
   /** Straight to the client, ahead of any live line; the bound does not count it. */
   private write(w: Watcher, line: Buffer): void {
-    if (!w.closed) w.res.write(line);
+    if (!w.closed && line.length > 0) w.res.write(line);
   }
 
   /** A live line: queued for the next flush; the bound on unsent bytes applies. */
   private enqueue(w: Watcher, line: Buffer): void {
-    if (w.closed) return;
+    if (w.closed || line.length === 0) return;
     w.queued.push(line);
     w.queuedBytes += line.length;
     this.liveLines++;

@@ -1,7 +1,9 @@
 import { parse as parseYaml } from 'yaml';
 import { StatusError, badRequest } from '../api/status.js';
 import { editProtobufObject, isProtobuf } from '../api/protobuf-object.js';
-import { editsInPlace } from './object-bytes.js';
+import { editsInPlace, tenantCells } from './object-bytes.js';
+import { sharedNameRefused } from './request-names.js';
+import { sharedName } from './tenant.js';
 import { objectToMember, objectToTenant, patchToMember, type ObjectNaming } from './object-names.js';
 
 /**
@@ -49,6 +51,9 @@ export function bodyToMember(body: Buffer | undefined, contentType: string | und
     throw badRequest(`the request body is not valid ${isJson ? 'JSON' : 'YAML'}: ${(e as Error).message}`);
   }
   const patching = method === 'PATCH';
+  // A create names its object in the body: one of the shared ClusterRoles is not the tenant's to make.
+  const named = (doc as { kind?: unknown; metadata?: { name?: unknown } } | null)?.metadata?.name;
+  if (!patching && resource && typeof named === 'string' && sharedName(resource.group, resource.resource, named)) throw sharedNameRefused(naming.tenant, resource.resource, named);
   const rewritten = patching && resource
     ? patchToMember(doc, type, { group: resource.group, kind: resource.kind, namespaced: resource.namespaced }, naming)
     : objectToMember(doc, naming);
@@ -101,14 +106,23 @@ function tableToTenant(table: Doc, naming: ObjectNaming, resource: NamedResource
     if (!isObject(row)) return [];
     const object = row['object'];
     let shownObject: unknown = object;
+    let renamed: { from: string; to: string } | undefined;
     if (isObject(object)) {
       shownObject = object['kind'] === 'PartialObjectMetadata' ? metadataToTenant(object, naming, resource) : objectToTenant(object, naming);
       if (shownObject === undefined) return [];
+      const from = nameOf(object);
+      const to = nameOf(shownObject);
+      if (from !== undefined && to !== undefined && from !== to) renamed = { from, to };
     }
-    const cells = Array.isArray(row['cells']) ? row['cells'].map((c) => (typeof c === 'string' ? naming.tenant.tenantText(c) : c)) : row['cells'];
+    const cells = Array.isArray(row['cells']) ? tenantCells(row['cells'], naming.tenant, renamed) : row['cells'];
     return [{ ...row, cells, object: shownObject }];
   });
   return { ...table, rows: shown };
+}
+
+function nameOf(o: unknown): string | undefined {
+  const md = isObject(o) ? o['metadata'] : undefined;
+  return isObject(md) && typeof md['name'] === 'string' ? md['name'] : undefined;
 }
 
 /**

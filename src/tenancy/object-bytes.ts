@@ -74,18 +74,31 @@ export interface RewrittenBytes {
   bytes: Buffer;
   /** Where the rewritten object's metadata lies, [offset, length]. */
   metadataSpan: [number, number] | undefined;
+  /** The object's name, when the tenant names it otherwise. */
+  renamed?: { from: string; to: string };
 }
 
 /** The object parsed, rewritten into the tenant's names and written again; undefined when it is not the tenant's. */
 export function rewrittenForTenant(bytes: Buffer, naming: ObjectNaming): RewrittenBytes | undefined {
-  const shown = objectToTenant(JSON.parse(bytes.toString('utf8')), naming);
+  const stored = JSON.parse(bytes.toString('utf8')) as { metadata?: { name?: unknown } };
+  const shown = objectToTenant(stored, naming) as { metadata?: { name?: unknown } } | undefined;
   if (shown === undefined) return undefined;
   const out = Buffer.from(JSON.stringify(shown));
   const metadata = objectMembers(out, 0)?.members.find((m) => m.key === 'metadata');
-  return { bytes: out, metadataSpan: metadata ? [metadata.start, metadata.end - metadata.start] : undefined };
+  const from = stored.metadata?.name;
+  const to = shown.metadata?.name;
+  return {
+    bytes: out,
+    metadataSpan: metadata ? [metadata.start, metadata.end - metadata.start] : undefined,
+    ...(typeof from === 'string' && typeof to === 'string' && from !== to ? { renamed: { from, to } } : {}),
+  };
 }
 
-/** Table cells as the tenant reads them: names in text (a namespace's Name, a binding's Role) without the prefix. */
-export function tenantCells(cells: readonly unknown[], tenant: Tenant): unknown[] {
-  return cells.map((c) => (typeof c === 'string' ? tenant.tenantText(c) : c));
+/**
+ * Table cells as the tenant reads them: the object's own name as the tenant names it (`renamed`:
+ * a CRD's `widgets.acme.example.com` is `widgets.example.com`), other names in text (a binding's
+ * `ClusterRole/acme-x`) without the prefix.
+ */
+export function tenantCells(cells: readonly unknown[], tenant: Tenant, renamed?: { from: string; to: string }): unknown[] {
+  return cells.map((c) => (typeof c !== 'string' ? c : renamed && c === renamed.from ? renamed.to : tenant.tenantText(c)));
 }

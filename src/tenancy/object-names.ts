@@ -140,11 +140,45 @@ interface Direction {
   userGroup(group: string): string | undefined;
   /** A Status message; member → tenant only (Status is an answer). */
   text(text: string): string;
+  /**
+   * The same direction for what an object refers to (subjects, roleRefs, owners, selectors):
+   * member → tenant, a name the tenant cannot write stays as the member has it, and the object is
+   * shown all the same. Only an object's own names decide whether the tenant sees it.
+   */
+  readonly references: Direction;
+  /** The same direction, strict, where a lenient one is given (a namespace's tree labels). */
+  readonly strict: Direction;
+}
+
+/**
+ * `d` with its renames falling back to the name itself (member → tenant) for references, unless
+ * the name is another tenant's: that still hides the object.
+ */
+function lenient(d: Omit<Direction, 'references' | 'strict'>): Omit<Direction, 'references' | 'strict'> {
+  const orSame = <A extends unknown[]>(f: (s: string, ...rest: A) => string | undefined) => (s: string, ...rest: A) => f(s, ...rest) ?? (d.tenant.namesAnother(s) ? undefined : s);
+  return {
+    ...d,
+    group: orSame(d.group),
+    namespace: orSame(d.namespace),
+    clusterName: (g, r, name, policy) => d.clusterName(g, r, name, policy) ?? (d.tenant.namesAnother(name) ? undefined : name),
+    crdGroup: orSame(d.crdGroup),
+    user: orSame(d.user),
+    userGroup: orSame(d.userGroup),
+  };
+}
+
+/** A direction with its reference and strict forms. */
+function direction(strict: Omit<Direction, 'references' | 'strict'>): Direction {
+  const self = strict as Direction;
+  const references = { ...lenient(strict) } as Direction;
+  Object.assign(self, { references, strict: self });
+  Object.assign(references, { references, strict: self });
+  return self;
 }
 
 function memberward(n: ObjectNaming): Direction {
   const t = n.tenant;
-  return {
+  return direction({
     tenantward: false,
     n,
     tenant: t,
@@ -157,12 +191,12 @@ function memberward(n: ObjectNaming): Direction {
     user: (u) => t.memberUser(u),
     userGroup: (g) => t.memberUserGroup(g),
     text: (s) => s,
-  };
+  });
 }
 
 function tenantward(n: ObjectNaming): Direction {
   const t = n.tenant;
-  return {
+  return direction({
     tenantward: true,
     n,
     tenant: t,
@@ -178,7 +212,7 @@ function tenantward(n: ObjectNaming): Direction {
     user: (u) => t.tenantUser(u),
     userGroup: (g) => t.tenantUserGroup(g),
     text: (s) => t.tenantText(s),
-  };
+  });
 }
 
 /** An object's type: the member's group and the kind; `namespaced` where the caller knows it (a patch's target). */
@@ -285,7 +319,7 @@ function rewriteMetadata(obj: Json, type: ObjectType, d: Direction): void {
     // A CRD's name is `<plural>.<group>`, never generated.
     if (resourceName(type.group, resource) !== CRDS) rename(meta, 'generateName', (name) => d.clusterName(type.group, resource, name, policy));
   }
-  for (const owner of objectsOf(meta.ownerReferences)) rewriteReference(owner, d);
+  for (const owner of objectsOf(meta.ownerReferences)) rewriteReference(owner, d.references);
 }
 
 /**
@@ -358,7 +392,8 @@ function rewriteNamespace(ns: Json, d: Direction): void {
     for (const [key, value] of Object.entries(labels)) {
       if (key === METADATA_NAME) renamed[key] = typeof value === 'string' && value !== '' ? seen(d.namespace(value)) : value;
       else if (key.endsWith(TREE_LABEL_SUFFIX)) {
-        const ancestor = d.namespace(key.slice(0, -TREE_LABEL_SUFFIX.length));
+        // Strict: an ancestor not the tenant's is not named to it at all.
+        const ancestor = d.strict.namespace(key.slice(0, -TREE_LABEL_SUFFIX.length));
         if (ancestor !== undefined) renamed[ancestor + TREE_LABEL_SUFFIX] = value;
       } else renamed[key] = value;
     }
@@ -405,13 +440,16 @@ const KIND_REFERENCES: Readonly<Record<string, (obj: Json, d: Direction) => void
   'rbac.authorization.k8s.io/Role': rewriteRules,
   'rbac.authorization.k8s.io/ClusterRole': rewriteRules,
   // The same stored Event as events.k8s.io's: involvedObject is its `regarding`, related its `related`.
+  // Its message is the member's words (`Successfully assigned acme-web/p to node-1`): the tenant's names in them.
   '/Event': (event, d) => {
     rewriteReferenceAt(event, d, 'involvedObject');
     rewriteReferenceAt(event, d, 'related');
+    rename(event, 'message', d.text);
   },
   'events.k8s.io/Event': (event, d) => {
     rewriteReferenceAt(event, d, 'regarding');
     rewriteReferenceAt(event, d, 'related');
+    rename(event, 'note', d.text);
   },
   '/Endpoints': (endpoints, d) => {
     for (const subset of objectsOf(endpoints.subsets)) {
@@ -447,7 +485,7 @@ function rewriteObject(obj: Json, d: Direction, fallback?: ObjectType): void {
   const namespaced = fallback !== undefined && fallback.group === group && fallback.kind === kind ? fallback.namespaced : undefined;
   const type: ObjectType = namespaced === undefined ? { group, kind } : { group, kind, namespaced };
   rewriteMetadata(obj, type, d);
-  KIND_REFERENCES[`${group}/${kind}`]?.(obj, d);
+  KIND_REFERENCES[`${group}/${kind}`]?.(obj, d.references);
 }
 
 /** A List's items: each renamed, typed by the List where it omits its type (built-in Lists do); member → tenant, hidden items dropped. */

@@ -4,7 +4,7 @@ import { decodeContinue, encodeContinue } from '../api/global-rv.js';
 import { forbidden, notFound, notServed } from '../api/status.js';
 import { TREE_LABEL_SUFFIX } from '../hierarchy/namespace-tree.js';
 import { KEY_SEP } from '../store/keys.js';
-import type { ResourcePolicy, Tenant } from './tenant.js';
+import { sharedName, type ResourcePolicy, type Tenant } from './tenant.js';
 
 /**
  * A tenant's request in the member's names: its path (API group, namespace, the name of an owned
@@ -48,6 +48,7 @@ function pathToMember(path: string, method: string, tenant: Tenant, fleet: Fleet
   let at = 0;
   if (parts[0] === 'clusters' && parts.length >= 2) at = 2;
   const root = parts[at];
+  if (root === 'openapi') return { path: schemaPathToMember(parts, at, tenant, fleet) };
   if (root !== 'api' && root !== 'apis') return { path };
   let group = '';
   let rest = at + 2; // after `api/<version>`
@@ -80,12 +81,28 @@ function pathToMember(path: string, method: string, tenant: Tenant, fleet: Fleet
   if (policy === 'shared' && !READ_METHODS.has(method)) {
     throw forbidden(`${resource}${group ? `.${tenantGroupOf(group, tenant)}` : ''}${name !== undefined ? ` "${name}"` : ''} is forbidden: tenant ${tenant.id} may only read ${resource}`, { ...(name !== undefined ? { name } : {}), kind: resource });
   }
+  if (name !== undefined && resourceAt === rest && sharedName(group, resource, name) && !READ_METHODS.has(method)) throw sharedNameRefused(tenant, resource, name);
   if (name !== undefined && resourceAt === rest) {
     const member = tenant.memberName(group, resource, name, policy);
     if (member === undefined) throw notFound({ group: tenantGroupOf(group, tenant), resource }, name);
     parts[resourceAt + 1] = encodeURIComponent(member);
   }
   return { path: rebuild(parts, trailing), resource: { group, resource, policy } };
+}
+
+/**
+ * A schema path names a group (`/openapi/v3/apis/example.com/v1`): the tenant's own. The whole
+ * v2 document names every tenant's groups at once: a tenant reads v3 only (kubectl does).
+ */
+function schemaPathToMember(parts: string[], at: number, tenant: Tenant, fleet: FleetNames): string {
+  if (parts[at + 1] === 'v2') throw notServed();
+  if (parts[at + 1] === 'v3' && parts[at + 2] === 'apis' && parts[at + 3] !== undefined) parts[at + 3] = memberGroupOf(decodeURIComponent(parts[at + 3]!), tenant, fleet);
+  return rebuild(parts, '');
+}
+
+/** A ClusterRole every tenant refers to (`edit`, `system:…`) is the fleet's: no tenant writes it. */
+export function sharedNameRefused(tenant: Tenant, resource: string, name: string): Error {
+  return forbidden(`${resource}.rbac.authorization.k8s.io "${name}" is forbidden: it is shared by every tenant; tenant ${tenant.id} may only refer to it`, { name, group: 'rbac.authorization.k8s.io', kind: resource });
 }
 
 function rebuild(parts: string[], trailing: string): string {

@@ -61,6 +61,17 @@ export function resourceName(group: string, resource: string): string {
   return group ? `${resource}.${group}` : resource;
 }
 
+/**
+ * ClusterRoles every tenant refers to by their own names, though ClusterRoles are owned: the
+ * built-in user-facing roles and the system's. A tenant's RoleBinding to `edit` binds the member's
+ * `edit`; the tenant cannot make or change a ClusterRole of these names (request-names.ts and answers.ts refuse it).
+ */
+const SHARED_CLUSTER_ROLES = new Set(['admin', 'edit', 'view', 'cluster-admin']);
+
+export function sharedName(group: string, resource: string, name: string): boolean {
+  return group === 'rbac.authorization.k8s.io' && resource === 'clusterroles' && (SHARED_CLUSTER_ROLES.has(name) || name.startsWith('system:'));
+}
+
 const SA_USER = 'system:serviceaccount:';
 const SA_GROUP = 'system:serviceaccounts:';
 
@@ -150,7 +161,7 @@ export class Tenant {
    */
   memberName(group: string, resource: string, name: string, policy: ResourcePolicy): string | undefined {
     if (policy === 'hidden') return undefined;
-    if (policy !== 'owned') return name;
+    if (policy !== 'owned' || sharedName(group, resource, name)) return name;
     if (resourceName(group, resource) === CRDS) {
       const dot = name.indexOf('.');
       return dot > 0 ? `${name.slice(0, dot + 1)}${this.ownGroup(name.slice(dot + 1))}` : this.prefix + name;
@@ -161,7 +172,7 @@ export class Tenant {
   /** The tenant's name of a member's cluster-scoped object, or undefined when the tenant does not see it. */
   tenantName(group: string, resource: string, name: string, policy: ResourcePolicy): string | undefined {
     if (policy === 'hidden') return undefined;
-    if (policy !== 'owned') return name;
+    if (policy !== 'owned' || sharedName(group, resource, name)) return name;
     if (resourceName(group, resource) === CRDS) {
       const dot = name.indexOf('.');
       if (dot <= 0) return undefined;
@@ -190,6 +201,18 @@ export class Tenant {
     if (colon <= 0) return user;
     const ns = this.tenantNamespace(rest.slice(0, colon));
     return ns ? `${SA_USER}${ns}${rest.slice(colon)}` : undefined;
+  }
+
+  /**
+   * Whether a member's name is another tenant's: its namespace or CRD group, a service account
+   * (user or group) of its namespaces. An object of this tenant's that names one is not shown
+   * (it would tell of the other); one that names a fleet-level name (`kube-system`) is.
+   */
+  namesAnother(name: string): boolean {
+    let subject = name;
+    if (name.startsWith(SA_USER)) subject = name.slice(SA_USER.length).split(':')[0] ?? '';
+    else if (name.startsWith(SA_GROUP)) subject = name.slice(SA_GROUP.length);
+    return this.others.some((o) => subject.startsWith(`${o}-`) || subject.startsWith(`${o}.`));
   }
 
   /** `system:serviceaccounts:<ns>` names a namespace; other groups are what they are. */

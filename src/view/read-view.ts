@@ -39,8 +39,12 @@ export interface ObjectPredicate {
  */
 export interface Presentation {
   readonly name: string;
-  /** `meta` is read only when asked (a list of objects in JSON never needs it). */
-  present(o: { cluster: string; name: string }, bytes: Buffer, meta: () => MetaRecord | undefined): { bytes: Buffer; meta: () => MetaRecord | undefined };
+  /**
+   * `meta` is read only when asked (a list of objects in JSON never needs it). Undefined: the
+   * object is not shown after all (a tenant's object that names another tenant's): lists leave
+   * it out, a get is 404, a watch sends nothing of it.
+   */
+  present(o: { cluster: string; name: string }, bytes: Buffer, meta: () => MetaRecord | undefined): { bytes: Buffer; meta: () => MetaRecord | undefined } | undefined;
   /** A store key (a continue token's start) as the caller reads it, when the presentation renames. */
   shownKey?(key: string): string;
 }

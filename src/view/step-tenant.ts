@@ -48,8 +48,8 @@ export const tenantView: ViewStep = {
 function tenantNames(naming: ObjectNaming, info: { group: string; resource: string; kind: string; namespaced: boolean }, policy: ResourcePolicy): Presentation {
   const { tenant } = naming;
   const inPlace = editsInPlace(tenant, info);
-  const withCells = (meta: MetaRecord | undefined, span: [number, number] | undefined): MetaRecord | undefined =>
-    meta && { ...meta, ...(span ? { metadataSpan: span } : {}), ...(meta.cells ? { cells: tenantCells(meta.cells, tenant) } : {}) };
+  const withCells = (meta: MetaRecord | undefined, span: [number, number] | undefined, renamed?: { from: string; to: string }): MetaRecord | undefined =>
+    meta && { ...meta, ...(span ? { metadataSpan: span } : {}), ...(meta.cells ? { cells: tenantCells(meta.cells, tenant, renamed) } : {}) };
   return {
     name: `tenant:${tenant.id}`,
     present(_o, bytes, metaOf) {
@@ -66,9 +66,9 @@ function tenantNames(naming: ObjectNaming, info: { group: string; resource: stri
         }
       }
       const rewritten = rewrittenForTenant(bytes, naming);
-      // Not the tenant's (the view's range keeps those out): shown as nothing of it, never as stored.
-      if (!rewritten) return { bytes: Buffer.from('{}'), meta: () => undefined };
-      return { bytes: rewritten.bytes, meta: () => withCells(metaOf(), rewritten.metadataSpan) };
+      // In the tenant's range but naming another tenant's: not shown.
+      if (!rewritten) return undefined;
+      return { bytes: rewritten.bytes, meta: () => withCells(metaOf(), rewritten.metadataSpan, rewritten.renamed) };
     },
     shownKey: (key) => storeKeyToTenant(key, tenant, { group: info.group, resource: info.resource, policy }),
   };

@@ -99,7 +99,7 @@ export class ViewBuilder {
       name: `${outer.name}+${presentation.name}`,
       present: (o, bytes, meta) => {
         const inner = presentation.present(o, bytes, meta);
-        return outer.present(o, inner.bytes, inner.meta);
+        return inner && outer.present(o, inner.bytes, inner.meta);
       },
       ...(outer.shownKey ? { shownKey: (key: string) => outer.shownKey!(key) } : {}),
     };

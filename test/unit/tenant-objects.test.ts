@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { objectToMember, objectToTenant, patchToMember, type KindLookup, type ObjectNaming, type PatchTarget } from '../../src/tenancy/object-names.js';
-import { ambiguousTenantIds, Tenants, type ClusterScopedPolicy, type Tenant } from '../../src/tenancy/tenant.js';
+import { ambiguousTenantIds, sharedName, Tenants, type ClusterScopedPolicy, type Tenant } from '../../src/tenancy/tenant.js';
 
 type Json = Record<string, unknown>;
 
@@ -94,16 +94,22 @@ describe('object names, by example (tenant acme, beside ab and abc)', () => {
     expect(toMember({ apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pvc-1' } })).toEqual({ apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pvc-1' } });
   });
 
-  it('hides an object that names what the tenant cannot name (it would read as the tenant’s own)', () => {
+  it('shows an object of its own whatever it refers to: fleet-level names as they are, another tenant’s hide it', () => {
     const binding = (namespace: string) => ({ apiVersion: `${RBAC}/v1`, kind: 'RoleBinding', metadata: { namespace: 'acme-web', name: 'b' }, subjects: [{ kind: 'ServiceAccount', name: 'sa', namespace }], roleRef: { apiGroup: RBAC, kind: 'Role', name: 'r' } });
-    expect(toTenant(binding('kube-system'))).toBeUndefined();
+    // An object in the tenant's namespace is the tenant's: a reference it cannot write stays as the member has it.
+    expect(toTenant(binding('kube-system'))).toMatchObject({ metadata: { namespace: 'web' }, subjects: [{ namespace: 'kube-system' }] });
+    // One naming another tenant's would tell of it: not shown.
     expect(toTenant(binding('ab-web'))).toBeUndefined();
     expect(toTenant(binding('acme-db'))).toMatchObject({ subjects: [{ namespace: 'db' }] });
+    // The shared ClusterRoles keep their names both ways (a binding to `edit` binds the member's edit).
+    both(
+      { apiVersion: `${RBAC}/v1`, kind: 'RoleBinding', metadata: { namespace: 'web', name: 'e' }, roleRef: { apiGroup: RBAC, kind: 'ClusterRole', name: 'edit' } },
+      { apiVersion: `${RBAC}/v1`, kind: 'RoleBinding', metadata: { namespace: 'acme-web', name: 'e' }, roleRef: { apiGroup: RBAC, kind: 'ClusterRole', name: 'edit' } },
+    );
     const owned = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'acme-web', name: 'c', ownerReferences: [{ apiVersion: `${RBAC}/v1`, kind: 'ClusterRole', name: 'edit', uid: 'u' }] } };
-    expect(toTenant(owned)).toBeUndefined();
-    // An admin's policy letting kube-system in: the tenant could not write it (its `kube-system` is acme-kube-system).
+    expect(toTenant(owned)).toMatchObject({ metadata: { namespace: 'web', ownerReferences: [{ name: 'edit' }] } });
     const allowDns = { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { namespace: 'acme-web', name: 'dns' }, spec: { egress: [{ to: [{ namespaceSelector: { matchLabels: { [METADATA_NAME]: 'kube-system' } } }] }] } };
-    expect(toTenant(allowDns)).toBeUndefined();
+    expect(toTenant(allowDns)).toMatchObject({ metadata: { namespace: 'web' } });
   });
 
   it('renames Lists’ items (typed by the List where they omit it) and drops the ones not the tenant’s', () => {
@@ -232,6 +238,7 @@ describe('object names, by example (tenant acme, beside ab and abc)', () => {
         ],
       },
     );
+    // A rule granting another tenant's group tells of it: not shown.
     expect(toTenant({ apiVersion: `${RBAC}/v1`, kind: 'Role', metadata: { namespace: 'acme-web', name: 'r' }, rules: [{ apiGroups: ['ab.example.com'], resources: ['widgets'], verbs: ['get'] }] })).toBeUndefined();
   });
 
@@ -549,7 +556,8 @@ function fields(v: unknown, s: Setting, itemKind?: string): Field[] {
     const o = r as Json;
     group(o.apiVersion, `${where}.apiVersion`);
     add('name', o.namespace, `${where}.namespace`);
-    if (ownedKinds.has(o.kind as string)) add('name', o.name, `${where}.name`);
+    // A shared ClusterRole (`edit`, `system:…`) is every tenant's to refer to, by its own name.
+    if (ownedKinds.has(o.kind as string) && !(o.kind === 'ClusterRole' && sharedName(RBAC, 'clusterroles', o.name as string))) add('name', o.name, `${where}.name`);
   };
   const list = (x: unknown) => (Array.isArray(x) ? (x as Json[]) : []);
   if (!v || typeof v !== 'object') return out;
@@ -597,7 +605,11 @@ function fields(v: unknown, s: Setting, itemKind?: string): Field[] {
         for (const g of groups) if (g !== '*') add('group', g, `rules.${i}.apiGroups`);
         const names = (g: string, res: string) => (groups.includes('*') || groups.includes(g)) && (resources.includes('*') || resources.includes(res));
         if (names('', 'namespaces') || names(RBAC, 'clusterroles') || names(RBAC, 'clusterrolebindings') || (s.volumes === 'owned' && names('', 'persistentvolumes'))) {
-          list(r.resourceNames).forEach((n, j) => add('name', n, `rules.${i}.resourceNames.${j}`));
+          // Names of ClusterRoles (the rule's first owned resource) that are shared keep their names.
+          const ofClusterRoles = firstOwned(s, groups, resources.filter((x): x is string => x !== undefined)) === `clusterroles.${RBAC}`;
+          list(r.resourceNames).forEach((n, j) => {
+            if (!(ofClusterRoles && sharedName(RBAC, 'clusterroles', n as unknown as string))) add('name', n, `rules.${i}.resourceNames.${j}`);
+          });
         }
       });
       break;
@@ -634,6 +646,22 @@ function fields(v: unknown, s: Setting, itemKind?: string): Field[] {
       break;
   }
   return out;
+}
+
+/** The owned resource a rule's resourceNames name: the first the rule grants, resources before groups. */
+function firstOwned(s: Setting, groups: readonly string[], resources: readonly string[]): string | undefined {
+  const owned = s.tenant.ownedResources();
+  for (const res of resources) {
+    for (const g of groups) {
+      const match = owned.find((o) => {
+        const dot = o.indexOf('.');
+        const [resource, group] = dot < 0 ? [o, ''] : [o.slice(0, dot), o.slice(dot + 1)];
+        return (g === '*' || g === group) && (res === '*' || res === resource);
+      });
+      if (match) return match;
+    }
+  }
+  return undefined;
 }
 
 /** Which tenants own a member name (the namespace rule: id plus separator). */

@@ -29,6 +29,15 @@ const authentication: FastifyPluginAsync<AuthenticationOptions> = async (app, { 
       req.query = parseQuery(url.includes('?') ? url.slice(url.indexOf('?') + 1) : '');
     }
   });
+  // A tenant reads every Warning in its names (member answers and flotilla's own alike).
+  app.addHook('onSend', async (req, reply, payload) => {
+    const tenant = callers.tenantSeen(req.raw);
+    const warning = tenant ? reply.getHeader('warning') : undefined;
+    if (tenant && warning !== undefined) {
+      reply.header('warning', (Array.isArray(warning) ? warning : [String(warning)]).map((w) => tenant.tenantText(String(w))));
+    }
+    return payload;
+  });
 };
 
 export const authenticationPlugin = fp(authentication, { name: 'flotilla-authentication', fastify: '5.x', dependencies: ['flotilla-errors'] });

@@ -44,6 +44,14 @@ function relayed(reply: FastifyReply, res: { status: number; headers: Record<str
   return reply.code(res.status).send(res.body);
 }
 
+/**
+ * A schema's words in a tenant's names: its groups (`"acme.example.com"` as a value, `apis/acme.…`
+ * in a path) without the tenant's id. A group's schema names no other tenant's groups.
+ */
+function schemaWords(text: string, tenant: Tenant): string {
+  return text.split(`"${tenant.id}.`).join('"').split(`apis/${tenant.id}.`).join('apis/');
+}
+
 export const discoveryPlugin: FastifyPluginAsync<DiscoveryOptions> = async (app, { fleet, discovery, tenantOf }) => {
   let versionCache: { at: number; body: Buffer } | undefined;
 
@@ -142,6 +150,8 @@ export const discoveryPlugin: FastifyPluginAsync<DiscoveryOptions> = async (app,
       const v = req.headers[h];
       if (typeof v === 'string') headers[h] = v;
     }
+    const tenant = tenantOf(req.raw);
+    if (tenant) return tenantSchema(req, reply, tenant, target.path, headers);
     if (target.cluster === undefined && target.path === '/openapi/v3') return sendJson(reply, await schemaIndex());
     const hash = one(req.query as Query, 'hash');
     const memberPath = target.path + (hash !== undefined ? `?${new URLSearchParams({ hash })}` : '');
@@ -155,6 +165,37 @@ export const discoveryPlugin: FastifyPluginAsync<DiscoveryOptions> = async (app,
       }
     }
     throw serviceUnavailable(`no member cluster answered ${target.path}`);
+  }
+
+  /**
+   * A tenant's schema: the fleet's v3 index without other tenants' groups, its own named without
+   * its id; a group version's document with the tenant's group names in its words (its
+   * group-version-kinds and paths). The path came rewritten into the member's group.
+   */
+  async function tenantSchema(req: FastifyRequest, reply: FastifyReply, tenant: Tenant, path: string, headers: Record<string, string>): Promise<FastifyReply> {
+    if (path === '/openapi/v3') {
+      const docs = tenantDocuments(await discovery.documents(), tenant);
+      const shown = new Set(docs.groups.flatMap((g) => g.versions.map((v) => `apis/${g.metadata.name ?? ''}/${v.version}`)));
+      const paths: Record<string, unknown> = {};
+      for (const [p, v] of Object.entries((await schemaIndex()).paths)) {
+        const named = p.startsWith('apis/') ? schemaWords(p, tenant) : p;
+        if (p.startsWith('apis/') && !shown.has(named)) continue;
+        paths[named] = JSON.parse(schemaWords(JSON.stringify(v), tenant)) as unknown;
+      }
+      return sendJson(reply, { paths });
+    }
+    const hash = one(req.query as Query, 'hash');
+    for (const name of await schemaOwners(path)) {
+      try {
+        const res = await fleet.member(name)!.fetch({ path: path + (hash !== undefined ? `?${new URLSearchParams({ hash })}` : ''), headers: { ...headers, accept: 'application/json' } });
+        if (res.status >= 500) continue;
+        if (res.status !== 200) return relayed(reply, res);
+        return reply.type('application/json').send(Buffer.from(schemaWords(res.body.toString('utf8'), tenant)));
+      } catch {
+        // ask the next member
+      }
+    }
+    throw serviceUnavailable(`no member cluster answered ${path}`);
   }
 
   /** Which member listed each openapi v3 path first in the last fleet-wide index (its hash is that member's). */

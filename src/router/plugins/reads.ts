@@ -183,6 +183,7 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
       warnings.push(...staleWarnings(gvrKey(resource.info), view));
       reply.hijack();
       // Written with the watch's own headers.
+      // Written past fastify's onSend (which rewords a tenant's other answers): reworded here.
       if (warnings.length) reply.raw.setHeader('warning', tenant ? warnings.map((w) => tenant.tenantText(w)) : warnings);
       hub.open(reply.raw, {
         resource,
@@ -207,7 +208,6 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
     }
     const key = gvrKey(resource.info);
     warnings.push(...staleWarnings(key, view));
-    if (tenant) warnings.forEach((w, i) => (warnings[i] = tenant.tenantText(w)));
     if (warnings.length) reply.header('warning', warnings);
     // Read-your-writes: a caller's read waits (briefly) for the cache to hold the caller's last write.
     const writer = callers.key(req.raw);
