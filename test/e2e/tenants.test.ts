@@ -204,6 +204,7 @@ afterAll(async () => {
     await clusterAdmins(m, 'DELETE');
     for (const t of TENANTS) {
       await memberRequest(m, 'DELETE', `/api/v1/namespaces/${t.id}-${NS}`);
+      await memberRequest(m, 'DELETE', `/api/v1/namespaces/${t.id}-tn-sub`);
       await memberRequest(m, 'DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.${t.id}.tenants.example.com`);
     }
   }
@@ -352,6 +353,27 @@ describe('two tenants, the same manifests', () => {
     expect(await ok('acme', ['explain', 'gadgets'])).toContain('GROUP:      tenants.example.com');
   });
 
+  it('hierarchy selectors in the tenant’s names select its own tree only', async () => {
+    const SUB = 'hnc.x-k8s.io/subnamespace-of';
+    const TREE = `${NS}.tree.hnc.x-k8s.io/depth`;
+    for (const t of TENANTS) {
+      await ok(t.id, [...onMember(t.id, east), 'apply', '-f', '-'], `apiVersion: v1\nkind: Namespace\nmetadata: {name: tn-sub, annotations: {${SUB}: ${NS}}}\n`);
+      const member = json<Obj>((await memberRequest(east, 'GET', `/api/v1/namespaces/${t.id}-tn-sub`)).body);
+      expect(member.metadata.annotations?.[SUB]).toBe(`${t.id}-${NS}`);
+    }
+    await until('acme’s tn-sub under tn-web', async () => (await as('acme', ['get', 'ns', '-l', `${TREE}=1`, '-o', 'name'])).stdout.trim() === 'namespace/tn-sub');
+    for (const t of TENANTS) {
+      const pods = json<List>(await ok(t.id, ['get', 'pods', '-A', '-l', TREE, '-o', 'json'])).items;
+      expect(pods.length).toBeGreaterThan(0);
+      expect(pods.every((p) => p.metadata.namespace === NS && p.metadata.labels?.['tenant'] === t.id)).toBe(true);
+      const sub = json<Obj>(await ok(t.id, ['get', 'ns', 'tn-sub', '-o', 'json']));
+      expect(sub.metadata.labels).toMatchObject({ [TREE]: '1', 'tn-sub.tree.hnc.x-k8s.io/depth': '0' });
+      expect(JSON.stringify(sub)).not.toContain(`${t.id}-`);
+    }
+    // A selector in another tenant's member names selects nothing.
+    expect((await ok('acme', ['get', 'pods', '-A', '-l', `globex-${TREE}`, '-o', 'name'])).trim()).toBe('');
+  });
+
   it('the member’s RBAC still decides within the tenant', async () => {
     const r = await kubectl(kubeconfigs['dev']!, ['get', 'pods', '-A', '-o', 'json']);
     expect(r.code).toBe(0);
@@ -373,6 +395,12 @@ describe('the differential harness, as a tenant', () => {
   function documented(doc: unknown, tenant: string): unknown {
     const text = JSON.stringify(doc);
     return JSON.parse(text.split(`"${tenant}-`).join('"'));
+  }
+  function withoutTreeLabels(doc: unknown): unknown {
+    return JSON.parse(JSON.stringify(doc, (k, v: unknown) => {
+      if (k !== 'labels' || typeof v !== 'object' || v === null) return v;
+      return Object.fromEntries(Object.entries(v).filter(([key]) => !key.endsWith('.tree.hnc.x-k8s.io/depth')));
+    }));
   }
   /** Flotilla drops managedFields from what it caches (by default; documented): so from the member's too. */
   function withoutManagedFields(doc: unknown): unknown {
@@ -398,7 +426,8 @@ describe('the differential harness, as a tenant', () => {
       ]);
       expect(through.status, `${tenantPath} ${accept}`).toBe(direct.status);
       const m = withoutManagedFields(documented(normalise(JSON.parse(direct.body), east.name, false), 'acme'));
-      const f = normalise(JSON.parse(through.body), east.name, true);
+      // A namespace in a tree carries flotilla's computed tree labels (hierarchy selectors; documented).
+      const f = withoutTreeLabels(normalise(JSON.parse(through.body), east.name, true));
       expect(f, `${tenantPath} ${accept}`).toEqual(m);
     }
   });
