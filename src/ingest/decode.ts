@@ -1,7 +1,7 @@
 import { encodeGlobalRV } from '../api/global-rv.js';
-import { selectableFieldValues } from './fields.js';
+import { ownersRenamedForTenants, selectableFieldValues } from './fields.js';
 import type { TableColumn } from '../api/table.js';
-import type { MetaRecord } from '../store/meta-record.js';
+import { RENAMED_OWNERS_FIELD, type MetaRecord } from '../store/meta-record.js';
 import { relativeCellsOf } from '../table/relative-cells.js';
 import { OPEN_BRACE, OPEN_BRACKET, forEachElement, forEachMember, memberRemoval, objectMembers, objectMembersTwoDeep, parseSpan, skipValue, type JsonMember } from '../util/json-members.js';
 import { bytesView, parsedView, type JsonView } from '../util/json-view.js';
@@ -141,6 +141,7 @@ function served(src: Buffer | undefined, md: FleetMetadata, rest: Piece[], view:
   }
   const fields = selectableFieldValues(group, ctx.kind, view);
   if (fields) meta.fields = fields;
+  if (ownersRenamedForTenants(view)) meta.fields = { ...meta.fields, [RENAMED_OWNERS_FIELD]: 'true' };
   return { namespace: md.namespace, name: md.name, bytes, meta };
 }
 

@@ -64,3 +64,17 @@ export function selectableFieldValues(group: string, kind: string, obj: JsonView
   for (const [field, get] of Object.entries(getters)) out[field] = get(obj);
   return out;
 }
+
+// Cluster-scoped kinds a tenant may own, by group and kind: their names are renamed for it.
+const RENAMED_OWNER_KINDS = new Set(['/Namespace', '/PersistentVolume', 'rbac.authorization.k8s.io/ClusterRole', 'rbac.authorization.k8s.io/ClusterRoleBinding', 'apiextensions.k8s.io/CustomResourceDefinition']);
+
+/** Whether an object's owner references name something a tenant reads renamed (meta-record.ts, RENAMED_OWNERS_FIELD). */
+export function ownersRenamedForTenants(obj: JsonView): boolean {
+  const owners = obj('metadata', 'ownerReferences');
+  if (!Array.isArray(owners)) return false;
+  return owners.some((o: unknown) => {
+    const { apiVersion, kind } = (o ?? {}) as { apiVersion?: unknown; kind?: unknown };
+    const group = typeof apiVersion === 'string' && apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '';
+    return group.includes('.') || RENAMED_OWNER_KINDS.has(`${group}/${String(kind)}`);
+  });
+}

@@ -10,7 +10,7 @@ import { ageCell } from '../table/human-duration.js';
 import { reprintRelativeCells } from '../table/relative-cells.js';
 import { StatusError, heldBySeveral, notFound } from '../api/status.js';
 import type { ResponseForm } from '../api/negotiate.js';
-import type { Presentation, ReadView } from '../view/read-view.js';
+import { joined, type CutBytes, type Presentation, type PresentedObject, type ReadView, type Shown as ShownObject } from '../view/read-view.js';
 
 /**
  * Answers reads from the store. A list is concatenation: the stored bytes of each object between
@@ -141,15 +141,18 @@ export function listResponse(store: Store, opts: ListOptions): ListBody {
   }
   try {
     const frame = listFrame(store, opts, listMeta, snapshot);
-    const parts: Buffer[] = [frame.head];
+    const parts = new ListBytes();
+    parts.push(frame.head);
+    let first = true;
     for (const e of entries) {
       const item = frame.item(e);
-      if (item.length === 0) continue;
-      if (parts.length > 1) parts.push(COMMA);
+      if (itemLength(item) === 0) continue;
+      if (!first) parts.push(COMMA);
+      first = false;
       parts.push(item);
     }
     parts.push(frame.tail);
-    return Buffer.concat(parts);
+    return parts.concat();
   } finally {
     // The last page's snapshot goes once the page is rendered (Table rows read meta from it).
     if (!next && snapshotId) opts.snapshots.release(snapshotId);
@@ -227,19 +230,17 @@ function unpagedList(store: Store, opts: ListOptions): ListBody {
     const entries = matchingEntries(store, opts, snapshot);
     let first = true;
     const nextChunk = (): { chunk: Buffer; last: boolean } => {
-      const parts: Buffer[] = [];
-      let size = 0;
+      const parts = new ListBytes();
       for (let r = entries.next(); !r.done; r = entries.next()) {
         const item = frame.item(r.value);
-        if (item.length === 0) continue;
+        if (itemLength(item) === 0) continue;
         if (!first) parts.push(COMMA);
         first = false;
         parts.push(item);
-        size += item.length + 1;
-        if (size >= CHUNK_BYTES) return { chunk: Buffer.concat(parts), last: false };
+        if (parts.length >= CHUNK_BYTES) return { chunk: parts.concat(), last: false };
       }
       parts.push(frame.tail);
-      return { chunk: Buffer.concat(parts), last: true };
+      return { chunk: parts.concat(), last: true };
     };
     const opening = nextChunk();
     if (opening.last) {
@@ -273,8 +274,60 @@ const COMMA = Buffer.from(',');
 interface ListFrame {
   head: Buffer;
   tail: Buffer;
-  /** An item's bytes; empty when the view's presentation does not show it. */
-  item(e: StoredEntry): Buffer;
+  /** An item's bytes, maybe in pieces; empty when the view's presentation does not show it. */
+  item(e: StoredEntry): Item;
+}
+
+/** A list item's bytes: a buffer, pieces of buffers, or a buffer with a range left out. */
+type Item = Buffer | readonly Buffer[] | CutBytes;
+
+/** A list's bytes as they are gathered, copied once into one buffer at the end. */
+class ListBytes {
+  private readonly parts: (Buffer | CutBytes)[] = [];
+  length = 0;
+
+  push(item: Item): void {
+    if (Buffer.isBuffer(item)) {
+      this.parts.push(item);
+      this.length += item.length;
+    } else if (Array.isArray(item)) {
+      for (const b of item as readonly Buffer[]) this.push(b);
+    } else {
+      const cut = item as CutBytes;
+      this.parts.push(cut);
+      this.length += cut.src.length - (cut.to - cut.from);
+    }
+  }
+
+  concat(): Buffer {
+    const out = Buffer.allocUnsafe(this.length);
+    let at = 0;
+    for (const p of this.parts) {
+      if (Buffer.isBuffer(p)) at += p.copy(out, at);
+      else {
+        at += p.src.copy(out, at, 0, p.from);
+        at += p.src.copy(out, at, p.to);
+      }
+    }
+    return out;
+  }
+}
+
+function itemLength(item: Item): number {
+  if (Buffer.isBuffer(item)) return item.length;
+  if (Array.isArray(item)) {
+    let n = 0;
+    for (const b of item as readonly Buffer[]) n += b.length;
+    return n;
+  }
+  const cut = item as CutBytes;
+  return cut.src.length - (cut.to - cut.from);
+}
+
+function itemBuffer(item: Item): Buffer {
+  if (Buffer.isBuffer(item) || Array.isArray(item)) return joined(item as Buffer | readonly Buffer[]);
+  const cut = item as CutBytes;
+  return Buffer.concat([cut.src.subarray(0, cut.from), cut.src.subarray(cut.to)]);
 }
 
 const NOTHING = Buffer.alloc(0);
@@ -283,7 +336,7 @@ const NOTHING = Buffer.alloc(0);
 function listFrame(store: Store, opts: Pick<ListOptions, 'resource' | 'form' | 'includeObject' | 'view'>, listMeta: string, snapshot: Snapshot | undefined): ListFrame {
   const info = opts.resource.info;
   const key = gvrKey(info);
-  const shown = presented(store, key, opts.view.presentation, snapshot);
+  const { shown, bytes: shownBytes } = presented(store, key, opts.view.presentation, snapshot, listMeta !== '');
   if (opts.form === 'table') {
     const columns = columnsOf(store, opts.resource, snapshot);
     const row = tableRow(shown, columns, opts.includeObject);
@@ -302,24 +355,36 @@ function listFrame(store: Store, opts: Pick<ListOptions, 'resource' | 'form' | '
       tail: Buffer.from(']}'),
       item: (e) => {
         const seen = shown(e);
-        return seen ? Buffer.from(partialMetadata(metadataJsonOf(seen.bytes, seen.meta()))) : NOTHING;
+        return seen ? Buffer.from(partialMetadata(metadataJsonOf(joined(seen.bytes), seen.meta()))) : NOTHING;
       },
     };
   }
   return {
     head: Buffer.from(`{"kind":${JSON.stringify(info.kind + 'List')},"apiVersion":${JSON.stringify(groupVersion(info))},"metadata":{${listMeta}},"items":[`),
     tail: Buffer.from(']}'),
-    item: (e) => shown(e)?.bytes ?? NOTHING,
+    item: shownBytes,
   };
 }
 
 /** An entry as the view shows it: its bytes, and its meta record when asked for; undefined: not shown. */
-type Shown = (e: StoredEntry) => { bytes: Buffer; meta: () => MetaRecord | undefined } | undefined;
+type Shown = (e: StoredEntry) => ShownObject | undefined;
 
-/** Entries as stored, or as the view's presentation shows them (which reads each meta record). */
-function presented(store: Store, key: string, presentation: Presentation | undefined, snapshot: Snapshot | undefined): Shown {
-  if (!presentation) return (e) => ({ bytes: e.bytes, meta: () => store.metaOf(key, e, snapshot) });
-  return (e) => presentation.present(e, e.bytes, () => store.metaOf(key, e, snapshot));
+/**
+ * Entries as stored, or as the view's presentation shows them. The objects its mark names are
+ * looked up once, in the label index, for the whole list (few objects carry one).
+ */
+function presented(store: Store, key: string, presentation: Presentation | undefined, snapshot: Snapshot | undefined, many: boolean): { shown: Shown; bytes: (e: StoredEntry) => Item } {
+  if (!presentation) return { shown: (e) => ({ bytes: e.bytes, meta: () => store.metaOf(key, e, snapshot) }), bytes: (e) => e.bytes };
+  // One object (a get): its own meta record tells.
+  const marks = many ? presentation.marks : undefined;
+  const marked = marks ? new Set(store.keysLabelled(key, marks.key, marks.value, snapshot)) : undefined;
+  const objectOf = (e: StoredEntry): PresentedObject => (marked ? { cluster: e.cluster, name: e.name, marked: marked.has(e.key) } : e);
+  const shown: Shown = (e) => presentation.present(objectOf(e), e.bytes, () => store.metaOf(key, e, snapshot));
+  const fast = presentation.presentBytes;
+  return {
+    shown,
+    bytes: fast ? (e) => fast.call(presentation, e, e.bytes, marked?.has(e.key)) ?? shown(e)?.bytes ?? NOTHING : (e) => shown(e)?.bytes ?? NOTHING,
+  };
 }
 
 /** Renders Table rows: the member's cells (relative times reprinted) behind a Cluster cell. */
@@ -329,7 +394,8 @@ function tableRow(shown: Shown, columns: TableColumn[], includeObject: ListOptio
   return (e) => {
     const seen = shown(e);
     if (!seen) return undefined;
-    const { bytes, meta: metaOf } = seen;
+    const bytes = joined(seen.bytes);
+    const metaOf = seen.meta;
     const meta = metaOf();
     const cells = rowCells(meta, columns, ageIndex, e.name, now);
     // includeObject=None is an explicit null, as the apiserver writes an empty row object.
@@ -445,9 +511,10 @@ export function getResponse(store: Store, scope: ReadScope, namespace: string, n
   const alsoIn = others.map((o) => o.cluster);
   // A Table of one row, with no list metadata; a PartialObjectMetadata; the object.
   const frame = listFrame(store, { resource: scope.resource, form, includeObject, view: scope.view }, '', undefined);
-  if (frame.item(hit).length === 0) throw notFound({ group: info.group, resource: info.resource }, name);
-  if (form === 'table') return { body: Buffer.concat([frame.head, frame.item(hit), frame.tail]), cluster: hit.cluster, alsoIn };
-  return { body: frame.item(hit), cluster: hit.cluster, alsoIn };
+  const item = itemBuffer(frame.item(hit));
+  if (item.length === 0) throw notFound({ group: info.group, resource: info.resource }, name);
+  if (form === 'table') return { body: Buffer.concat([frame.head, item, frame.tail]), cluster: hit.cluster, alsoIn };
+  return { body: item, cluster: hit.cluster, alsoIn };
 }
 
 /** The served object's `metadata` JSON, sliced from its stored bytes where its meta record says. */

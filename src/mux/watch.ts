@@ -7,7 +7,7 @@ import { gvrKey, groupVersion } from '../api/resource-info.js';
 import { compareMemberRV, encodeGlobalRV } from '../api/global-rv.js';
 import type { ResponseForm } from '../api/negotiate.js';
 import type { Snapshot, Store, StoreEvent, StoredEntry } from '../store/store.js';
-import type { ChangeKind, ReadView } from '../view/read-view.js';
+import { joined, type ChangeKind, type ReadView } from '../view/read-view.js';
 import { FlushPacer } from './flush-pacer.js';
 import type { WatchStats } from '../metrics/metrics.js';
 import { CLUSTER_COLUMN, ageColumnIndex, columnsOf, metadataJsonOf, partialMetadata, rowCells, viewRanges, viewRVs } from './reads.js';
@@ -637,7 +637,7 @@ export class WatchHub {
     const shown = presentation?.present({ cluster, name }, stored, storedMeta);
     // Not shown after all (a tenant's object naming another tenant's): nothing is written.
     if (presentation && !shown) return NOTHING;
-    const bytes = shown ? shown.bytes : stored;
+    const bytes = shown ? joined(shown.bytes) : stored;
     const meta = shown ? shown.meta : storedMeta;
     if (opts.form === 'object') return objectLine(type, withResourceVersion(bytes, mark));
     const m = meta();

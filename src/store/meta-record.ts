@@ -32,11 +32,19 @@ export function decodeMeta(bytes: Buffer | Uint8Array): MetaRecord {
 }
 
 /**
+ * Marks (value "true") an object whose owner references a tenant may read renamed: an owner of a
+ * cluster-scoped kind a tenant owns (Namespace, ClusterRole, …) or of a CRD group (any group with a
+ * dot: a tenant's are `<id>.<group>`). Not a selectable field: an index entry only, so a tenant's
+ * list finds the few objects its in-place edit would leave wrong (src/tenancy/object-bytes.ts).
+ */
+export const RENAMED_OWNERS_FIELD = 'metadata.ownerReferences.renamed';
+
+/**
  * Fields worth an index entry per object: values that pick out a few objects among many (the
  * pods of one node, the events of one object). Low-cardinality fields (status.phase, ...) would
  * cost an index write per object and still match most of them, so those are scanned.
  */
-export const INDEXED_FIELDS: ReadonlySet<string> = new Set(['spec.nodeName', 'status.podIP', 'involvedObject.uid', 'involvedObject.name']);
+export const INDEXED_FIELDS: ReadonlySet<string> = new Set(['spec.nodeName', 'status.podIP', 'involvedObject.uid', 'involvedObject.name', RENAMED_OWNERS_FIELD]);
 
 /**
  * How an indexed field's value is entered in the label index: after a mark no label key can

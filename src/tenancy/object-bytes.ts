@@ -1,4 +1,4 @@
-import { forEachMember, objectMembers, skipValue } from '../util/json-members.js';
+import { QUOTE, memberValueAt, objectMembers } from '../util/json-members.js';
 import type { Tenant } from './tenant.js';
 import { objectToTenant, type ObjectNaming } from './object-names.js';
 
@@ -25,50 +25,71 @@ export function editsInPlace(tenant: Tenant, info: { group: string; kind: string
 }
 
 export interface ShownBytes {
-  bytes: Buffer;
-  /** How many bytes shorter the metadata became (its offset is unchanged). */
-  metadataShrunk: number;
+  /** The stored bytes, and the range of the prefix to leave out of them. */
+  src: Buffer;
+  from: number;
+  to: number;
 }
-
-// An owner of a kind whose name the tenant sees otherwise (an owned cluster-scoped kind).
-const RENAMED_OWNER = /"kind":"(Namespace|ClusterRole|ClusterRoleBinding|CustomResourceDefinition)"/;
 
 /**
- * The object with the tenant's prefix cut from `metadata.namespace`; undefined when that is not
- * all it takes (an owner reference to a renamed kind or a tenant's group), or the bytes do not
- * read as expected: then the caller rewrites the parsed object.
+ * The object with the tenant's prefix cut from `metadata.namespace`, or undefined when the bytes
+ * do not read as expected (the caller then rewrites the parsed object). The walk stops at the
+ * namespace: the apiserver writes it third in the metadata (name, generateName, namespace), so a
+ * few keys are read. Whether the owner references need more is the caller's to know (the store
+ * marks those objects at ingest: RENAMED_OWNERS_FIELD).
  */
-export function namespaceCut(bytes: Buffer, tenant: Tenant): ShownBytes | undefined {
-  let namespaceAt = -1;
-  let owners: [number, number] | undefined;
-  let seen = false;
-  forEachMember(bytes, 0, (key, start) => {
-    if (key !== 'metadata') return undefined;
-    seen = true;
-    forEachMember(bytes, start, (inner, at) => {
-      if (inner === 'namespace') namespaceAt = at;
-      else if (inner === 'ownerReferences') {
-        const end = skipValue(bytes, at);
-        owners = [at, end];
-        return end;
-      }
-      return undefined;
-    });
-    // Nothing after the metadata matters: the walk stops here.
-    return -1;
-  });
-  if (!seen || namespaceAt < 0) return undefined;
-  const prefix = tenant.prefix;
-  if (bytes.toString('latin1', namespaceAt, namespaceAt + 1 + prefix.length) !== `"${prefix}`) return undefined;
-  if (owners) {
-    const text = bytes.toString('utf8', owners[0], owners[1]);
-    if (RENAMED_OWNER.test(text) || text.includes(`"apiVersion":"${tenant.id}.`)) return undefined;
+export function namespaceCut(bytes: Buffer, tenant: Tenant, metadataAt = -1, name?: string): ShownBytes | undefined {
+  const prefix = tenant.prefixBytes;
+  let at = metadataAt >= 0 ? typedNamespaceAt(bytes, metadataAt, name) : -1;
+  if (at < 0) {
+    const metadata = memberValueAt(bytes, 0, METADATA);
+    at = metadata < 0 ? -1 : memberValueAt(bytes, metadata, NAMESPACE);
   }
-  return {
-    bytes: Buffer.concat([bytes.subarray(0, namespaceAt + 1), bytes.subarray(namespaceAt + 1 + prefix.length)]),
-    metadataShrunk: prefix.length,
-  };
+  if (at < 0 || bytes[at] !== QUOTE) return undefined;
+  for (let k = 0; k < prefix.length; k++) if (bytes[at + 1 + k] !== prefix[k]) return undefined;
+  return { src: bytes, from: at + 1, to: at + 1 + prefix.length };
 }
+
+/**
+ * A built-in kind's namespace, read the way the apiserver writes its metadata (Go's field order:
+ * `{"name":…,"generateName":…,"namespace":…`) from the metadata's offset: the name is known (the
+ * store key's), so it is stepped over, not read; -1 when the bytes are laid out otherwise (then
+ * the members are walked).
+ */
+function typedNamespaceAt(bytes: Buffer, open: number, name: string | undefined): number {
+  let i = keyAt(bytes, open, NAME_KEY);
+  if (i < 0 || bytes[i] !== QUOTE) return -1;
+  // A name is a DNS name: ASCII, no escapes.
+  i = name !== undefined ? i + 1 + name.length : bytes.indexOf(QUOTE, i + 1);
+  if (bytes[i] !== QUOTE || bytes[i + 1] !== COMMA) return -1;
+  i += 2;
+  const generated = keyAt(bytes, i, GENERATE_NAME_KEY);
+  if (generated >= 0) {
+    i = bytes.indexOf(QUOTE, generated + 1);
+    if (i < 0 || bytes[i + 1] !== COMMA) return -1;
+    i += 2;
+  }
+  return keyAt(bytes, i, NAMESPACE_KEY);
+}
+
+/** Past `"<key>":` at `i` (the value's first byte), or -1 when another key is there. */
+function keyAt(bytes: Buffer, i: number, key: Buffer): number {
+  for (let k = 0; k < key.length; k++) if (bytes[i + k] !== key[k]) return -1;
+  return i + key.length;
+}
+
+const COMMA = 0x2c;
+const NAME_KEY = Buffer.from('{"name":');
+const GENERATE_NAME_KEY = Buffer.from('"generateName":');
+const NAMESPACE_KEY = Buffer.from('"namespace":');
+
+const METADATA = Buffer.from('metadata');
+
+/** Where a stored object's metadata starts: after `{"kind":…,"apiVersion":…,"metadata":` (src/ingest/decode.ts writes it so). */
+export function storedMetadataAt(kind: string, apiVersion: string): number {
+  return Buffer.byteLength(`{"kind":${JSON.stringify(kind)},"apiVersion":${JSON.stringify(apiVersion)},"metadata":`);
+}
+const NAMESPACE = Buffer.from('namespace');
 
 export interface RewrittenBytes {
   bytes: Buffer;

@@ -79,6 +79,8 @@ export class Tenant {
   readonly id: string;
   /** What starts every name of the tenant's on the member: id and separator. */
   readonly prefix: string;
+  /** The prefix's bytes, for edits in place. */
+  readonly prefixBytes: Buffer;
   private readonly groupPrefix: string;
   private readonly policies: Readonly<Record<string, ClusterScopedPolicy>>;
   // The id after something a name cannot contain, then its separator and a name character.
@@ -88,6 +90,7 @@ export class Tenant {
   constructor(readonly spec: TenantSpec, private readonly others: readonly string[] = []) {
     this.id = spec.id;
     this.prefix = `${spec.id}-`;
+    this.prefixBytes = Buffer.from(this.prefix);
     this.groupPrefix = `${spec.id}.`;
     this.policies = { ...DEFAULT_CLUSTER_SCOPED, ...spec.clusterScoped };
     this.textPattern = new RegExp(`(^|[^a-z0-9.-])${spec.id}[-.](?=[a-z0-9])`, 'g');

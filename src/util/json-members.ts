@@ -117,6 +117,34 @@ export function forEachMember(buf: Uint8Array, open: number, visit: (key: string
   }
 }
 
+/**
+ * Where the value of member `key` (ASCII) of the object whose `{` is at `open` starts, or -1 when
+ * it has none or the bytes do not follow. Keys are compared in place, byte by byte: no string is
+ * made of any, for the hot paths that look up one member of many objects (a tenant's namespace).
+ */
+export function memberValueAt(buf: Uint8Array, open: number, key: Uint8Array): number {
+  let i = skipSpace(buf, open);
+  if (buf[i] !== OPEN_BRACE) return -1;
+  i = skipSpace(buf, i + 1);
+  if (buf[i] === CLOSE_BRACE) return -1;
+  for (;;) {
+    if (buf[i] !== QUOTE) return -1;
+    const keyEnd = skipString(buf, i);
+    if (keyEnd < 0) return -1;
+    let same = keyEnd - i - 2 === key.length;
+    for (let k = 0; same && k < key.length; k++) same = buf[i + 1 + k] === key[k];
+    i = skipSpace(buf, keyEnd);
+    if (buf[i] !== COLON) return -1;
+    const start = skipSpace(buf, i + 1);
+    if (same) return start;
+    const end = skipValue(buf, start);
+    if (end < 0) return -1;
+    i = skipSpace(buf, end);
+    if (buf[i] !== COMMA) return -1;
+    i = skipSpace(buf, i + 1);
+  }
+}
+
 /** As forEachMember, for the elements of the array whose `[` is at `open`; returns the offset of its `]`. */
 export function forEachElement(buf: Uint8Array, open: number, visit: (start: number) => number | undefined): number | undefined {
   let i = skipSpace(buf, open);

@@ -42,11 +42,46 @@ export interface Presentation {
   /**
    * `meta` is read only when asked (a list of objects in JSON never needs it). Undefined: the
    * object is not shown after all (a tenant's object that names another tenant's): lists leave
-   * it out, a get is 404, a watch sends nothing of it.
+   * it out, a get is 404, a watch sends nothing of it. The bytes may come as pieces (a list
+   * writes them one after the other, without joining them first).
    */
-  present(o: { cluster: string; name: string }, bytes: Buffer, meta: () => MetaRecord | undefined): { bytes: Buffer; meta: () => MetaRecord | undefined } | undefined;
+  present(o: PresentedObject, bytes: Buffer, meta: () => MetaRecord | undefined): Shown | undefined;
+  /**
+   * The label-index entry (a field's index key and value) that marks the objects `present` needs
+   * to know about: a list looks them up once and tells `present` (`PresentedObject.marked`).
+   */
+  readonly marks?: { key: string; value: string };
+  /**
+   * The bytes alone, when they can be had without the meta record (a list of objects in JSON
+   * needs nothing else); undefined: ask `present`.
+   */
+  presentBytes?(o: { cluster: string; name: string }, bytes: Buffer, marked: boolean | undefined): Buffer | CutBytes | undefined;
   /** A store key (a continue token's start) as the caller reads it, when the presentation renames. */
   shownKey?(key: string): string;
+}
+
+export interface PresentedObject {
+  cluster: string;
+  name: string;
+  /** Whether the object carries the presentation's mark; undefined: not looked up (its meta record tells). */
+  marked?: boolean;
+}
+
+export interface Shown {
+  bytes: Buffer | readonly Buffer[];
+  meta: () => MetaRecord | undefined;
+}
+
+/** A buffer with one range left out (a tenant's prefix): copied once, into the list that sends it. */
+export interface CutBytes {
+  src: Buffer;
+  from: number;
+  to: number;
+}
+
+/** A shown object's bytes as one buffer. */
+export function joined(bytes: Buffer | readonly Buffer[]): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.concat(bytes as Buffer[]);
 }
 
 export interface ReadViewParts {

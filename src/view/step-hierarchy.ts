@@ -131,7 +131,7 @@ function treeLabels(trees: { tree(cluster: string): NamespaceTree }): Presentati
       md.labels = labels;
       const text = Buffer.from(JSON.stringify(md));
       return {
-        bytes: Buffer.concat([bytes.subarray(0, span[0]), text, bytes.subarray(span[0] + span[1])]),
+        bytes: [bytes.subarray(0, span[0]), text, bytes.subarray(span[0] + span[1])],
         meta: () => ({ ...meta, labels, metadataSpan: [span[0], text.length] }),
       };
     },

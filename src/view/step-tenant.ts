@@ -1,6 +1,6 @@
-import type { MetaRecord } from '../store/meta-record.js';
+import { RENAMED_OWNERS_FIELD, fieldIndexKey, type MetaRecord } from '../store/meta-record.js';
 import { CRDS, resourceName, type ResourcePolicy } from '../tenancy/tenant.js';
-import { editsInPlace, namespaceCut, rewrittenForTenant, tenantCells } from '../tenancy/object-bytes.js';
+import { storedMetadataAt, editsInPlace, namespaceCut, rewrittenForTenant, tenantCells } from '../tenancy/object-bytes.js';
 import type { ObjectNaming } from '../tenancy/object-names.js';
 import { storeKeyToTenant } from '../tenancy/request-names.js';
 import type { Presentation } from './read-view.js';
@@ -44,23 +44,33 @@ export const tenantView: ViewStep = {
   },
 };
 
+const OWNERS_RENAMED = { key: fieldIndexKey(RENAMED_OWNERS_FIELD), value: 'true' };
+
 /** Objects, Table cells and continue tokens in the tenant's names. */
-function tenantNames(naming: ObjectNaming, info: { group: string; resource: string; kind: string; namespaced: boolean }, policy: ResourcePolicy): Presentation {
+function tenantNames(naming: ObjectNaming, info: { group: string; version?: string; resource: string; kind: string; namespaced: boolean }, policy: ResourcePolicy): Presentation {
   const { tenant } = naming;
   const inPlace = editsInPlace(tenant, info);
+  // Where every stored object's metadata starts; a layout found otherwise is walked instead.
+  const metadataAt = info.version !== undefined ? storedMetadataAt(info.kind, info.group ? `${info.group}/${info.version}` : info.version) : -1;
   const withCells = (meta: MetaRecord | undefined, span: [number, number] | undefined, renamed?: { from: string; to: string }): MetaRecord | undefined =>
     meta && { ...meta, ...(span ? { metadataSpan: span } : {}), ...(meta.cells ? { cells: tenantCells(meta.cells, tenant, renamed) } : {}) };
   return {
     name: `tenant:${tenant.id}`,
-    present(_o, bytes, metaOf) {
-      if (inPlace) {
-        const cut = namespaceCut(bytes, tenant);
+    ...(inPlace ? { marks: OWNERS_RENAMED } : {}),
+    ...(inPlace ? {
+      // Objects no mark names (most): their namespace cut in place, nothing else read.
+      presentBytes: (o: { name: string }, bytes: Buffer, marked: boolean | undefined) => (marked === false ? namespaceCut(bytes, tenant, metadataAt, o.name) : undefined),
+    } : {}),
+    present(o, bytes, metaOf) {
+      // Marked at ingest: an owner reference the tenant reads renamed (the whole object is rewritten).
+      if (inPlace && !(o.marked ?? metaOf()?.fields?.[RENAMED_OWNERS_FIELD] === 'true')) {
+        const cut = namespaceCut(bytes, tenant, metadataAt, o.name);
         if (cut) {
           return {
-            bytes: cut.bytes,
+            bytes: [bytes.subarray(0, cut.from), bytes.subarray(cut.to)],
             meta: () => {
               const meta = metaOf();
-              return withCells(meta, meta ? [meta.metadataSpan[0], meta.metadataSpan[1] - cut.metadataShrunk] : undefined);
+              return withCells(meta, meta ? [meta.metadataSpan[0], meta.metadataSpan[1] - (cut.to - cut.from)] : undefined);
             },
           };
         }

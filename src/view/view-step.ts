@@ -3,14 +3,14 @@ import type { FieldSelector } from '../api/field-selector.js';
 import type { AccessSet } from '../api/rbac.js';
 import type { NamespaceTree } from '../hierarchy/namespace-tree.js';
 import type { ObjectNaming } from '../tenancy/object-names.js';
-import { ReadView, type ObjectPredicate, type Presentation } from './read-view.js';
+import { ReadView, joined, type ObjectPredicate, type Presentation } from './read-view.js';
 
 /**
  * One request's view under construction. Steps only narrow it: each can take clusters and
  * namespaces away and add requirements, none can widen what an earlier step left.
  */
 export interface ViewRequest {
-  resource: { info: { group: string; resource: string; kind: string; namespaced: boolean }; clusters: readonly string[] };
+  resource: { info: { group: string; version?: string; resource: string; kind: string; namespaced: boolean }; clusters: readonly string[] };
   /** `/clusters/<name>/`: one member addressed. */
   cluster?: string;
   namespace?: string;
@@ -99,9 +99,11 @@ export class ViewBuilder {
       name: `${outer.name}+${presentation.name}`,
       present: (o, bytes, meta) => {
         const inner = presentation.present(o, bytes, meta);
-        return inner && outer.present(o, inner.bytes, inner.meta);
+        return inner && outer.present(o, joined(inner.bytes), inner.meta);
       },
       ...(outer.shownKey ? { shownKey: (key: string) => outer.shownKey!(key) } : {}),
+      ...(outer.marks ? { marks: outer.marks } : {}),
+      // Composed, only `present` knows what both do.
     };
   }
 
