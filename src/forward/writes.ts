@@ -35,7 +35,6 @@ export interface ForwardDeps extends OwnerLookup {
   tenant?: (req: IncomingMessage) => Promise<TenantNames | undefined>;
 }
 
-
 const PASSED_RESPONSE_HEADERS = ['content-type', 'warning', 'retry-after', 'audit-id'];
 const MEMBER_TIMEOUT_MS = 60_000;
 

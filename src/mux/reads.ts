@@ -333,10 +333,10 @@ function itemBuffer(item: Item): Buffer {
 const NOTHING = Buffer.alloc(0);
 
 /** What goes around and between a list's items, per response form. */
-function listFrame(store: Store, opts: Pick<ListOptions, 'resource' | 'form' | 'includeObject' | 'view'>, listMeta: string, snapshot: Snapshot | undefined): ListFrame {
+function listFrame(store: Store, opts: Pick<ListOptions, 'resource' | 'form' | 'includeObject' | 'view'>, listMeta: string, snapshot: Snapshot | undefined, many = true): ListFrame {
   const info = opts.resource.info;
   const key = gvrKey(info);
-  const { shown, bytes: shownBytes } = presented(store, key, opts.view.presentation, snapshot, listMeta !== '');
+  const { shown, bytes: shownBytes } = presented(store, key, opts.view.presentation, snapshot, many);
   if (opts.form === 'table') {
     const columns = columnsOf(store, opts.resource, snapshot);
     const row = tableRow(shown, columns, opts.includeObject);
@@ -510,7 +510,7 @@ export function getResponse(store: Store, scope: ReadScope, namespace: string, n
   if (!hit) throw notFound({ group: info.group, resource: info.resource }, name);
   const alsoIn = others.map((o) => o.cluster);
   // A Table of one row, with no list metadata; a PartialObjectMetadata; the object.
-  const frame = listFrame(store, { resource: scope.resource, form, includeObject, view: scope.view }, '', undefined);
+  const frame = listFrame(store, { resource: scope.resource, form, includeObject, view: scope.view }, '', undefined, false);
   const item = itemBuffer(frame.item(hit));
   if (item.length === 0) throw notFound({ group: info.group, resource: info.resource }, name);
   if (form === 'table') return { body: Buffer.concat([frame.head, item, frame.tail]), cluster: hit.cluster, alsoIn };

@@ -1,5 +1,5 @@
 import type { CachedResource, FleetMembers, ResourceCatalog } from '../cacher/cache-manager.js';
-import type { FleetNames } from '../tenancy/request-names.js';
+import { SELF_REVIEWS, type FleetNames } from '../tenancy/request-names.js';
 import type { KindLookup } from '../tenancy/object-names.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import type { NamedResource } from '../tenancy/answers.js';
@@ -320,7 +320,8 @@ export function tenantDocuments(docs: FleetDocuments, tenant: Tenant): FleetDocu
     const versions = g.versions.map((v) => ({
       ...v,
       resources: v.resources.flatMap((r) => {
-        const policy = tenant.policy(member, r.resource, r.scope === 'Namespaced');
+        // Reviews of the caller itself are everyone's.
+        const policy = SELF_REVIEWS.has(r.resource) ? 'namespaced' : tenant.policy(member, r.resource, r.scope === 'Namespaced');
         if (policy === 'hidden') return [];
         const kind = r.responseKind ? { responseKind: { ...r.responseKind, group: shown } } : {};
         return [{ ...r, ...kind, ...(policy === 'shared' ? { verbs: r.verbs.filter((verb) => READ_VERBS.has(verb)) } : {}) }];

@@ -27,7 +27,7 @@ import { subresourcesPlugin } from './plugins/subresources.js';
 import { writesPlugin } from './plugins/writes.js';
 import { selfReviewsPlugin } from './plugins/self-reviews.js';
 import type { IncomingMessage } from 'node:http';
-import { FleetDiscovery, discoveryIndex } from './discovery.js';
+import { FleetDiscovery, discoveryIndex, type DiscoveryIndex } from './discovery.js';
 import { servedLive } from '../forward/live-reads.js';
 import { Tenants, type Tenant } from '../tenancy/tenant.js';
 import type { ObjectNaming } from '../tenancy/object-names.js';
@@ -97,16 +97,22 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
   const discovery = new FleetDiscovery(fleet, catalog, (group, resource) => live !== undefined && servedLive(live, group, resource));
   const noTenants = new Tenants([]);
   const tenants = opts.tenants ?? (() => noTenants);
-  const callers = new Callers(fleet, opts.authenticator, { tenants, names: async () => discoveryIndex(await discovery.documents()) });
-  // How a tenant's objects are rewritten: against the fleet's discovery as of this request.
+  // The fleet's names as discovery has them, indexed once a second at most (tenants' requests ask per request).
+  let indexed: { at: number; index: Promise<DiscoveryIndex> } | undefined;
+  const fleetIndex = (): Promise<DiscoveryIndex> => {
+    if (!indexed || Date.now() - indexed.at > 1000) indexed = { at: Date.now(), index: discovery.documents().then(discoveryIndex) };
+    return indexed.index;
+  };
+  const callers = new Callers(fleet, opts.authenticator, { tenants, names: fleetIndex });
+  // How a tenant's objects are rewritten: against the fleet's discovery.
   const naming = async (tenant: Tenant): Promise<ObjectNaming> => {
-    const index = discoveryIndex(await discovery.documents());
+    const index = await fleetIndex();
     return { tenant, kinds: index.kind, memberGroups: index.hasGroup };
   };
   const tenantNames = async (req: IncomingMessage): Promise<TenantNames | undefined> => {
     const tenant = callers.tenantSeen(req);
     if (!tenant) return undefined;
-    const index = discoveryIndex(await discovery.documents());
+    const index = await fleetIndex();
     return { naming: { tenant, kinds: index.kind, memberGroups: index.hasGroup }, resource: (g, r) => index.resource(g, r) };
   };
   const tenantOf = (req: IncomingMessage) => callers.tenantSeen(req);

@@ -23,7 +23,7 @@ export interface FleetNames {
 }
 
 /** Reviews about the caller itself: cluster-scoped, create-only, and every tenant's to ask. */
-const SELF_REVIEWS = new Set(['selfsubjectaccessreviews', 'selfsubjectrulesreviews', 'selfsubjectreviews']);
+export const SELF_REVIEWS: ReadonlySet<string> = new Set(['selfsubjectaccessreviews', 'selfsubjectrulesreviews', 'selfsubjectreviews']);
 const NAMESPACE_OWN_SUBRESOURCES = new Set(['status', 'finalize']);
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
