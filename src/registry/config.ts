@@ -435,16 +435,23 @@ function parseTenants(c: Checker, raw: unknown): TenantSpec[] {
       }
     }
     if (tenants.some((t) => t.id === id)) c.fail(`${p}.id`, `duplicate tenant id ${JSON.stringify(id)}`);
-    for (const t of tenants) {
-      const [short, long] = t.id.length <= id.length ? [t.id, id] : [id, t.id];
-      if (short !== long && long.startsWith(`${short}-`)) c.fail(`${p}.id`, `tenant ids ${JSON.stringify(short)} and ${JSON.stringify(long)} clash: names of the second start with the first's id and separator`);
-    }
+    const clash = clashingTenantIds([...tenants.map((t) => t.id), id]);
+    if (clash) c.fail(`${p}.id`, `tenant ids ${JSON.stringify(clash[0])} and ${JSON.stringify(clash[1])} clash: names of the second start with the first's id and separator`);
     tenants.push({ id, users, groups, clusterScoped });
   });
   return tenants;
 }
 
 const TENANT_ID = /^[a-z0-9]([-a-z0-9]{0,18}[a-z0-9])?$/;
+
+/**
+ * Two tenant ids whose names could not be told apart, or undefined: one is the other's id plus
+ * separator (`ab` and `ab-c`: the namespace `ab-c-x` would be both tenants').
+ */
+export function clashingTenantIds(ids: readonly string[]): [string, string] | undefined {
+  for (const a of ids) for (const b of ids) if (a !== b && b.startsWith(`${a}-`)) return [a, b];
+  return undefined;
+}
 
 export async function loadFleetConfig(path: string): Promise<FleetConfig> {
   let text: string;

@@ -272,17 +272,3 @@ export class Tenants {
     return this.all.find((t) => t.ownsNamespace(ns));
   }
 }
-
-/**
- * Why a set of tenant ids cannot be told apart, or undefined: an id that is another's id plus
- * separator (`ab` and `ab-c`: the namespace `ab-c-x` would be both tenants'), or plus a dot for
- * groups (`ab` and `ab.c`, impossible for DNS labels but checked all the same).
- */
-export function ambiguousTenantIds(ids: readonly string[]): string | undefined {
-  for (const a of ids) {
-    for (const b of ids) {
-      if (a !== b && (b.startsWith(`${a}-`) || b.startsWith(`${a}.`))) return `tenant id ${JSON.stringify(b)} starts with tenant id ${JSON.stringify(a)} and its separator: their names could not be told apart`;
-    }
-  }
-  return undefined;
-}

@@ -154,3 +154,36 @@ resources:
     expect(selectClusters(c.resources[0]!, c.clusters).map((x) => x.name)).toEqual(['b', 'a', 'c', 'd']);
   });
 });
+
+describe('tenants', () => {
+  const base = 'clusters: [{ name: east, kubeconfig: k }]\nresources: [{ version: v1, resource: pods }]\n';
+
+  it('reads ids, users, groups and cluster-scoped policies', () => {
+    const c = parseFleetConfig(`${base}tenants:\n  - { id: acme, users: [admin@acme], groups: [acme-devs], clusterScoped: { persistentvolumes: owned, nodes: hidden } }\n  - { id: globex, groups: [globex-admins] }\n`, '/x/fleet.yaml');
+    expect(c.tenants).toEqual([
+      { id: 'acme', users: ['admin@acme'], groups: ['acme-devs'], clusterScoped: { persistentvolumes: 'owned', nodes: 'hidden' } },
+      { id: 'globex', users: [], groups: ['globex-admins'], clusterScoped: {} },
+    ]);
+    expect(parseFleetConfig(base, '/x/fleet.yaml').tenants).toEqual([]);
+  });
+
+  it('refuses ids that cannot be told apart, bad ids, callers in two tenants, unknown policies', () => {
+    const problems = (tenants: string) => {
+      try {
+        parseFleetConfig(`${base}tenants:\n${tenants}`, '/x/fleet.yaml');
+        return '';
+      } catch (e) {
+        return (e as Error).message;
+      }
+    };
+    // `ab-c-x` would be both tenants' namespace; `ab` and `abc` are told apart by the separator.
+    expect(problems('  - { id: ab, users: [a] }\n  - { id: ab-c, users: [b] }\n')).toContain('tenant ids "ab" and "ab-c" clash');
+    expect(problems('  - { id: ab, users: [a] }\n  - { id: abc, users: [b] }\n')).toBe('');
+    expect(problems('  - { id: Acme, users: [a] }\n')).toContain('tenants[0].id: must be a DNS-1123 label of at most 20 characters');
+    expect(problems('  - { id: a-very-long-tenant-id-1, users: [a] }\n')).toContain('tenants[0].id');
+    expect(problems('  - { id: acme, users: [a] }\n  - { id: globex, users: [a] }\n')).toContain('user "a" is already in tenant "acme"');
+    expect(problems('  - { id: acme }\n')).toContain('names no users and no groups');
+    expect(problems('  - { id: acme, users: [a], clusterScoped: { nodes: writable } }\n')).toContain('tenants[0].clusterScoped.nodes: must be owned, shared or hidden');
+    expect(problems('  - { id: acme, users: [a] }\n  - { id: acme, users: [b] }\n')).toContain('duplicate tenant id "acme"');
+  });
+});

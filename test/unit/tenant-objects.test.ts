@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { objectToMember, objectToTenant, patchToMember, type KindLookup, type ObjectNaming, type PatchTarget } from '../../src/tenancy/object-names.js';
-import { ambiguousTenantIds, sharedName, Tenants, type ClusterScopedPolicy, type Tenant } from '../../src/tenancy/tenant.js';
+import { sharedName, Tenants, type ClusterScopedPolicy, type Tenant } from '../../src/tenancy/tenant.js';
+import { clashingTenantIds } from '../../src/registry/config.js';
 
 type Json = Record<string, unknown>;
 
@@ -510,7 +511,7 @@ interface Setting {
 
 /** Tenants with ids that share prefixes, the one under test, another, and how PersistentVolumes are seen. */
 const setting: fc.Arbitrary<Setting> = fc
-  .record({ ids: fc.shuffledSubarray(IDS, { minLength: 1 }).filter((ids) => ambiguousTenantIds(ids) === undefined), volumes: fc.constantFrom<ClusterScopedPolicy>('owned', 'shared', 'hidden') })
+  .record({ ids: fc.shuffledSubarray(IDS, { minLength: 1 }).filter((ids) => clashingTenantIds(ids) === undefined), volumes: fc.constantFrom<ClusterScopedPolicy>('owned', 'shared', 'hidden') })
   .map(({ ids, volumes }) => {
     const w = world(ids, { persistentvolumes: volumes });
     const tenant = w.tenants.all[0]!;
