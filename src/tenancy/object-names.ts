@@ -167,13 +167,14 @@ function lenient(d: Omit<Direction, 'references' | 'strict'>): Omit<Direction, '
   };
 }
 
-/** A direction with its reference and strict forms. */
-function direction(strict: Omit<Direction, 'references' | 'strict'>): Direction {
-  const self = strict as Direction;
-  const references = { ...lenient(strict) } as Direction;
-  Object.assign(self, { references, strict: self });
-  Object.assign(references, { references, strict: self });
-  return self;
+/** A direction with its reference and strict forms, each knowing the other. */
+function direction(renames: Omit<Direction, 'references' | 'strict'>): Direction {
+  const strict: { -readonly [K in keyof Direction]: Direction[K] } = { ...renames, references: undefined!, strict: undefined! };
+  const references: typeof strict = { ...lenient(renames), references: undefined!, strict };
+  strict.strict = strict;
+  strict.references = references;
+  references.references = references;
+  return strict;
 }
 
 function memberward(n: ObjectNaming): Direction {
