@@ -146,7 +146,7 @@ export function listResponse(store: Store, opts: ListOptions): ListBody {
     let first = true;
     for (const e of entries) {
       const item = frame.item(e);
-      if (itemLength(item) === 0) continue;
+      if (item === NOTHING) continue;
       if (!first) parts.push(COMMA);
       first = false;
       parts.push(item);
@@ -233,7 +233,7 @@ function unpagedList(store: Store, opts: ListOptions): ListBody {
       const parts = new ListBytes();
       for (let r = entries.next(); !r.done; r = entries.next()) {
         const item = frame.item(r.value);
-        if (itemLength(item) === 0) continue;
+        if (item === NOTHING) continue;
         if (!first) parts.push(COMMA);
         first = false;
         parts.push(item);
@@ -274,7 +274,7 @@ const COMMA = Buffer.from(',');
 interface ListFrame {
   head: Buffer;
   tail: Buffer;
-  /** An item's bytes, maybe in pieces; empty when the view's presentation does not show it. */
+  /** An item's bytes, maybe in pieces; NOTHING when the view's presentation does not show it. */
   item(e: StoredEntry): Item;
 }
 
@@ -285,6 +285,8 @@ type Item = Buffer | readonly Buffer[] | CutBytes;
 class ListBytes {
   private readonly parts: (Buffer | CutBytes)[] = [];
   length = 0;
+  /** The longest range left out: a cut item is copied whole, then its tail moved over the range. */
+  private slack = 0;
 
   push(item: Item): void {
     if (Buffer.isBuffer(item)) {
@@ -296,32 +298,27 @@ class ListBytes {
       const cut = item as CutBytes;
       this.parts.push(cut);
       this.length += cut.src.length - (cut.to - cut.from);
+      if (cut.to - cut.from > this.slack) this.slack = cut.to - cut.from;
     }
   }
 
+  /**
+   * One buffer. A cut item is copied whole and its tail moved over the range it leaves out
+   * (`copyWithin`): copying two parts of a buffer would make a view of each first.
+   */
   concat(): Buffer {
-    const out = Buffer.allocUnsafe(this.length);
+    const out = Buffer.allocUnsafe(this.length + this.slack);
     let at = 0;
     for (const p of this.parts) {
       if (Buffer.isBuffer(p)) at += p.copy(out, at);
       else {
-        at += p.src.copy(out, at, 0, p.from);
-        at += p.src.copy(out, at, p.to);
+        p.src.copy(out, at);
+        out.copyWithin(at + p.from, at + p.to, at + p.src.length);
+        at += p.src.length - (p.to - p.from);
       }
     }
-    return out;
+    return this.slack === 0 ? out : out.subarray(0, at);
   }
-}
-
-function itemLength(item: Item): number {
-  if (Buffer.isBuffer(item)) return item.length;
-  if (Array.isArray(item)) {
-    let n = 0;
-    for (const b of item as readonly Buffer[]) n += b.length;
-    return n;
-  }
-  const cut = item as CutBytes;
-  return cut.src.length - (cut.to - cut.from);
 }
 
 function itemBuffer(item: Item): Buffer {
