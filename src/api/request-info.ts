@@ -122,11 +122,11 @@ export function canonicalPath(t: RequestTarget): string {
 }
 
 /** RFC 3986 pchar: what a path segment may hold unencoded. */
-function encodePathSegment(s: string): string {
+export function encodePathSegment(s: string): string {
   return encodeURIComponent(s).replace(/%(3A|40|21|24|26|27|28|29|2A|2B|2C|3B|3D)/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)));
 }
 
-function decodeSegment(s: string): string {
+export function decodeSegment(s: string): string {
   try {
     return decodeURIComponent(s);
   } catch {

@@ -2,6 +2,7 @@ import { formatFieldSelector, parseFieldSelector } from '../api/field-selector.j
 import { formatLabelSelector, parseLabelSelector } from '../api/label-selector.js';
 import { decodeContinue, encodeContinue } from '../api/global-rv.js';
 import { forbidden, notFound, notServed } from '../api/status.js';
+import { decodeSegment, encodePathSegment } from '../api/request-info.js';
 import { TREE_LABEL_SUFFIX } from '../hierarchy/namespace-tree.js';
 import { KEY_SEP } from '../store/keys.js';
 import { sharedName, type ResourcePolicy, type Tenant } from './tenant.js';
@@ -54,29 +55,29 @@ function pathToMember(path: string, method: string, tenant: Tenant, fleet: Fleet
   let rest = at + 2; // after `api/<version>`
   if (root === 'apis') {
     if (parts.length <= at + 1) return { path };
-    const named = decodeURIComponent(parts[at + 1]!);
+    const named = decodeSegment(parts[at + 1]!);
     group = memberGroupOf(named, tenant, fleet);
-    parts[at + 1] = encodeURIComponent(group);
+    parts[at + 1] = encodePathSegment(group);
     rest = at + 3;
   }
   if (parts.length <= rest) return { path: rebuild(parts, trailing) };
   let resourceAt = rest;
   if (parts[rest] === 'namespaces' && parts.length > rest + 1) {
-    const ns = decodeURIComponent(parts[rest + 1]!);
-    parts[rest + 1] = encodeURIComponent(tenant.memberNamespace(ns));
+    const ns = decodeSegment(parts[rest + 1]!);
+    parts[rest + 1] = encodePathSegment(tenant.memberNamespace(ns));
     // `/namespaces/<ns>` and its own subresources are the Namespace object; deeper is in it.
     if (parts.length === rest + 2 || (parts.length === rest + 3 && NAMESPACE_OWN_SUBRESOURCES.has(parts[rest + 2]!))) {
       return { path: rebuild(parts, trailing), resource: { group, resource: 'namespaces', policy: 'owned' } };
     }
     resourceAt = rest + 2;
   }
-  const resource = decodeURIComponent(parts[resourceAt]!);
+  const resource = decodeSegment(parts[resourceAt]!);
   const namespaced = resourceAt > rest ? true : fleet.namespaced(group, resource);
   // Not served anywhere: the member's 404 (or flotilla's) says so as for anyone.
   if (namespaced === undefined) return { path: rebuild(parts, trailing) };
   if (SELF_REVIEWS.has(resource)) return { path: rebuild(parts, trailing), resource: { group, resource, policy: 'shared' } };
   const policy = tenant.policy(group, resource, namespaced);
-  const name = parts[resourceAt + 1] !== undefined ? decodeURIComponent(parts[resourceAt + 1]!) : undefined;
+  const name = parts[resourceAt + 1] !== undefined ? decodeSegment(parts[resourceAt + 1]!) : undefined;
   if (policy === 'hidden') throw name !== undefined ? notFound({ group: tenantGroupOf(group, tenant), resource }, name) : notServed();
   if (policy === 'shared' && !READ_METHODS.has(method)) {
     throw forbidden(`${resource}${group ? `.${tenantGroupOf(group, tenant)}` : ''}${name !== undefined ? ` "${name}"` : ''} is forbidden: tenant ${tenant.id} may only read ${resource}`, { ...(name !== undefined ? { name } : {}), kind: resource });
@@ -85,7 +86,7 @@ function pathToMember(path: string, method: string, tenant: Tenant, fleet: Fleet
   if (name !== undefined && resourceAt === rest) {
     const member = tenant.memberName(group, resource, name, policy);
     if (member === undefined) throw notFound({ group: tenantGroupOf(group, tenant), resource }, name);
-    parts[resourceAt + 1] = encodeURIComponent(member);
+    parts[resourceAt + 1] = encodePathSegment(member);
   }
   return { path: rebuild(parts, trailing), resource: { group, resource, policy } };
 }
@@ -96,7 +97,7 @@ function pathToMember(path: string, method: string, tenant: Tenant, fleet: Fleet
  */
 function schemaPathToMember(parts: string[], at: number, tenant: Tenant, fleet: FleetNames): string {
   if (parts[at + 1] === 'v2') throw notServed();
-  if (parts[at + 1] === 'v3' && parts[at + 2] === 'apis' && parts[at + 3] !== undefined) parts[at + 3] = memberGroupOf(decodeURIComponent(parts[at + 3]!), tenant, fleet);
+  if (parts[at + 1] === 'v3' && parts[at + 2] === 'apis' && parts[at + 3] !== undefined) parts[at + 3] = memberGroupOf(decodeSegment(parts[at + 3]!), tenant, fleet);
   return rebuild(parts, '');
 }
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { MemberInfo } from '../fleet/fleet.js';
 import { memberRequest, type MemberEndpoint } from '../fleet/http.js';
-import { startFlotillaProcess, writeProxyKubeconfig, type FlotillaProcess } from '../support/flotilla-process.js';
+import { startFlotillaProcess, writeFleetConfig, writeProxyKubeconfig, type FlotillaProcess } from '../support/flotilla-process.js';
 import { kubectl, kubectlOk, kubectlSession } from '../support/kubectl.js';
 import { until } from '../support/poll.js';
 import { ACCEPT, normalise } from '../support/differential.js';
@@ -25,6 +25,16 @@ const TENANTS = [
   { id: 'globex', groups: ['globex-admins'] },
 ];
 const NS = 'tn-web';
+const RESOURCES = [
+  { version: 'v1', resource: 'pods' },
+  { version: 'v1', resource: 'namespaces' },
+  { version: 'v1', resource: 'nodes' },
+  { version: 'v1', resource: 'configmaps' },
+  { version: 'v1', resource: 'services' },
+  { group: 'apps', version: 'v1', resource: 'deployments' },
+  // Cached, and its objects name others (subjects): rewritten whole when read from the cache.
+  { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'rolebindings' },
+];
 const CLUSTER = 'search.flotilla.io/cluster';
 let flotilla: FlotillaProcess;
 const kubeconfigs: Record<string, string> = {};
@@ -148,16 +158,7 @@ beforeAll(async () => {
   flotilla = await startFlotillaProcess({
     fleet,
     dir: join(fleet.dir, 'flotilla-tenants'),
-    resources: [
-      { version: 'v1', resource: 'pods' },
-      { version: 'v1', resource: 'namespaces' },
-      { version: 'v1', resource: 'nodes' },
-      { version: 'v1', resource: 'configmaps' },
-      { version: 'v1', resource: 'services' },
-      { group: 'apps', version: 'v1', resource: 'deployments' },
-      // Cached, and its objects name others (subjects): rewritten whole when read from the cache.
-      { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'rolebindings' },
-    ],
+    resources: RESOURCES,
     tenants: TENANTS,
   });
   work = mkdtempSync(join(tmpdir(), 'flotilla-tenants-'));
@@ -372,6 +373,27 @@ describe('two tenants, the same manifests', () => {
     }
     // A selector in another tenant's member names selects nothing.
     expect((await ok('acme', ['get', 'pods', '-A', '-l', `globex-${TREE}`, '-o', 'name'])).trim()).toBe('');
+  });
+
+  it('field selectors name the tenant’s namespaces', async () => {
+    const pods = json<List>(await ok('acme', ['get', 'pods', '-A', '--field-selector', `metadata.namespace=${NS}`, '-o', 'json'])).items;
+    expect(pods.length).toBeGreaterThan(0);
+    expect(pods.every((p) => p.metadata.namespace === NS && p.metadata.labels?.['tenant'] === 'acme')).toBe(true);
+    const ns = json<List>(await ok('acme', ['get', 'namespaces', '--field-selector', `metadata.name=${NS}`, '-o', 'json'])).items;
+    expect(ns.map((n) => n.metadata.name)).toEqual([NS, NS]);
+  });
+
+  it('a changed tenants section takes effect without a restart', async () => {
+    const devSees = async () => json<List>((await kubectl(kubeconfigs['dev']!, ['get', 'pods', '-A', '-o', 'json'])).stdout).items.map((p) => p.metadata.namespace);
+    expect(new Set(await devSees())).toEqual(new Set([NS]));
+    // acme-devs out of acme: dev@acme is nobody's tenant, and sees the member's names.
+    writeFleetConfig(flotilla.configPath, fleet.members, RESOURCES, undefined, undefined, [{ id: 'acme', groups: ['acme-admins'] }, TENANTS[1]!]);
+    try {
+      await until('dev@acme sees acme-tn-web', async () => (await devSees()).includes(`acme-${NS}`));
+    } finally {
+      writeFleetConfig(flotilla.configPath, fleet.members, RESOURCES, undefined, undefined, TENANTS);
+    }
+    await until('dev@acme back in acme', async () => new Set(await devSees()).has(NS) && !(await devSees()).includes(`acme-${NS}`));
   });
 
   it('the member’s RBAC still decides within the tenant', async () => {
