@@ -46,14 +46,46 @@ export interface LiveReadDeps {
   concurrency?: number;
   /** The caller's tenant's names (src/tenancy): answers are shown in them, with nothing of anyone else. */
   tenant?: TenantNames;
+  /**
+   * Hierarchy selection (src/view/step-hierarchy.ts) of a read whose label selector names the
+   * namespace tree: the members get the rest of the selector, and answers keep the objects whose
+   * (cluster, namespace) the tree selects.
+   */
+  treeSelection?: { rest: string; selects(cluster: string, namespace: string): boolean };
 }
 
 /**
- * A tenant's live answers, by reply: parsed and rewritten whole (object-names.ts), items not the
- * tenant's left out. A page can so hold fewer items than its limit; its continue token still
- * leads on (the members' own), so paging stays whole, as the API allows.
+ * Live answers edited after the members answered, by reply: items the namespace tree does not
+ * select left out (`selects`), and a tenant's answers rewritten whole into its names (`shown`,
+ * object-names.ts: items not the tenant's left out). A page can so hold fewer items than its
+ * limit; its continue token still leads on (the members' own), so paging stays whole, as the API
+ * allows.
  */
-const tenantAnswers = new WeakMap<FastifyReply, { shown: (doc: unknown) => unknown; target: ResourceTarget }>();
+interface AnswerEdits {
+  selects?: (cluster: string, namespace: string) => boolean;
+  shown?: (doc: unknown) => unknown;
+  target: ResourceTarget;
+}
+const answerEdits = new WeakMap<FastifyReply, AnswerEdits>();
+
+/** A list's items or a Table's rows that the tree selects (each item names its cluster). */
+function selectedItems(doc: unknown, selects: (cluster: string, namespace: string) => boolean, cluster?: string): unknown {
+  if (!isObject(doc)) return doc;
+  const namespaceOf = (o: unknown) => {
+    const md = isObject(o) ? o['metadata'] : undefined;
+    return isObject(md) && typeof md['namespace'] === 'string' ? md['namespace'] : '';
+  };
+  const clusterOf = (o: unknown) => {
+    const md = isObject(o) ? o['metadata'] : undefined;
+    const ann = isObject(md) ? md['annotations'] : undefined;
+    return cluster ?? (isObject(ann) && typeof ann[CLUSTER_ANNOTATION] === 'string' ? ann[CLUSTER_ANNOTATION] : '');
+  };
+  if (Array.isArray(doc['rows'])) {
+    return { ...doc, rows: doc['rows'].filter((r: unknown) => isObject(r) && selects(cluster ?? String((r['cells'] as unknown[] | undefined)?.[0] ?? ''), namespaceOf(r['object']))) };
+  }
+  if (Array.isArray(doc['items'])) return { ...doc, items: doc['items'].filter((i: unknown) => selects(clusterOf(i), namespaceOf(i))) };
+  return selects(clusterOf(doc), namespaceOf(doc)) ? doc : undefined;
+}
 
 /** Whether a resource (not cached) is read live from the members under this configuration. */
 export function servedLive(config: LiveReadsConfig, group: string, resource: string): boolean {
@@ -118,15 +150,25 @@ export async function liveRead(req: FastifyRequest, reply: FastifyReply, deps: L
   const headers: Record<string, string | string[]> = { ...identity, accept: accepted(form, list), 'user-agent': `${typeof ua === 'string' ? ua : 'unknown'} via flotilla` };
   const path = canonicalPath({ ...target, cluster: undefined });
   const ask = (cluster: string, query: URLSearchParams): Promise<MemberResult> => askMember(deps, cluster, path, query, headers);
-  // Hierarchy selectors are flotilla's (the namespace tree of cached namespaces): members read
-  // live match them against the objects' own labels, which never carry them. Said, not hidden.
-  const notes = (params.get('labelSelector') ?? '').includes(TREE_LABEL_SUFFIX)
-    ? [warning(`hierarchy selectors (*${TREE_LABEL_SUFFIX}) select by the namespace tree for resources flotilla caches; ${target.resource} is read live, so the members match them against the objects' own labels`)]
+  // Hierarchy selectors are flotilla's (the namespace tree of cached namespaces): the members get
+  // the rest of the selector, and what they answer is kept where the tree selects it. Without a
+  // tree (namespaces not cached), the members match them against the objects' labels: said.
+  const tree = deps.treeSelection;
+  if (tree && list) {
+    if (tree.rest) params.set('labelSelector', tree.rest);
+    else params.delete('labelSelector');
+  }
+  const notes = !tree && (params.get('labelSelector') ?? '').includes(TREE_LABEL_SUFFIX)
+    ? [warning(`hierarchy selectors (*${TREE_LABEL_SUFFIX}) select by the namespace tree of cached namespaces; flotilla caches none here, so the members match them against the objects' own labels`)]
     : [];
   const tenant = deps.tenant;
-  if (tenant) {
-    const resource = tenant.resource(target.group, target.resource);
-    tenantAnswers.set(reply, { shown: (doc) => answerToTenant(doc, tenant.naming, resource), target });
+  const resource = tenant?.resource(target.group, target.resource);
+  if (tenant || (tree && list)) {
+    answerEdits.set(reply, {
+      ...(tree && list ? { selects: (cluster: string, namespace: string) => tree.selects(cluster, namespace) } : {}),
+      ...(tenant ? { shown: (doc: unknown) => answerToTenant(doc, tenant.naming, resource) } : {}),
+      target,
+    });
   }
   if (watching) return liveWatch(reply, deps, clusters, params, path, { ...headers, accept: accepted(form, false) }, notes);
   if (!list) return liveGet(reply, deps, clusters, params, ask, target);
@@ -304,12 +346,14 @@ function send(reply: FastifyReply, doc: Doc, warnings: readonly string[]): Fasti
 }
 
 function sendBody(reply: FastifyReply, answer: Buffer, warnings: readonly string[]): FastifyReply {
-  const tenant = tenantAnswers.get(reply);
+  const edits = answerEdits.get(reply);
   let body = answer;
-  if (tenant) {
-    const shown = tenant.shown(JSON.parse(answer.toString('utf8')));
-    if (shown === undefined) throw notFound({ group: tenant.target.group, resource: tenant.target.resource }, tenant.target.name ?? '');
-    body = Buffer.from(JSON.stringify(shown));
+  if (edits) {
+    let doc: unknown = JSON.parse(answer.toString('utf8'));
+    if (edits.selects) doc = selectedItems(doc, edits.selects);
+    if (edits.shown && doc !== undefined) doc = edits.shown(doc);
+    if (doc === undefined) throw notFound({ group: edits.target.group, resource: edits.target.resource }, edits.target.name ?? '');
+    body = Buffer.from(JSON.stringify(doc));
   }
   const unique = [...new Set(warnings)];
   if (unique.length) reply.header('warning', unique);
@@ -580,8 +624,8 @@ async function liveWatch(reply: FastifyReply, deps: LiveReadDeps, clusters: read
         return;
       }
     }
-    const tenant = tenantAnswers.get(reply);
-    if (obj['kind'] !== 'Table' && !tenant) {
+    const edits = answerEdits.get(reply);
+    if (obj['kind'] !== 'Table' && !edits) {
       const edited = splicedWatchEvent(Buffer.from(line), cluster, e['type'] !== 'BOOKMARK', (rv) => {
         rvs[cluster] = rv;
         return encodeGlobalRV(rvs);
@@ -615,9 +659,10 @@ async function liveWatch(reply: FastifyReply, deps: LiveReadDeps, clusters: read
       }
       stamp(obj, false);
     } else stamp(obj, e['type'] !== 'BOOKMARK');
-    if (tenant && e['type'] !== 'BOOKMARK') {
-      const shown = tenant.shown(obj);
-      // Not the tenant's: its watch never hears of it.
+    if (edits && e['type'] !== 'BOOKMARK') {
+      let shown: unknown = edits.selects ? selectedItems(obj, edits.selects, cluster) : obj;
+      if (edits.shown && shown !== undefined) shown = edits.shown(shown);
+      // Not selected, or not the tenant's: the watch never hears of it.
       if (shown === undefined || (isObject(shown) && shown['kind'] === 'Table' && Array.isArray(shown['rows']) && shown['rows'].length === 0)) return;
       e['object'] = shown;
     }

@@ -306,16 +306,23 @@ describe('a HierarchyConfiguration', () => {
 });
 
 describe('a resource read live (not cached)', () => {
-  it('passes a hierarchy selector to the members, and a Warning says so', async () => {
+  // Every namespace has the member's kube-root-ca.crt ConfigMap; ConfigMaps are not cached here.
+  const rootCAs = (spec: Record<string, string[]>) => Object.entries(spec).flatMap(([cluster, nss]) => nss.map((ns) => `${cluster}/${ns}/kube-root-ca.crt`)).sort();
+  const SUBTREE_CAS = rootCAs({ [east.name]: SUBTREE, [west.name]: SUBTREE, [north.name]: ['hy-team-a'] });
+
+  it('is selected by the tree: the members get the rest of the selector, lists and watches keep what the tree selects', async () => {
     const path = `/api/v1/configmaps?labelSelector=${encodeURIComponent(TEAM)}`;
-    for (const p of [path, `${path}&watch=1&timeoutSeconds=1`]) {
-      const res = await memberRequest(flotilla.endpoint, 'GET', p, undefined, { timeoutMs: 20_000 });
-      expect(res.status, res.body).toBe(200);
-      expect(String(res.headers['warning'] ?? '')).toMatch(/configmaps is read live, so the members match them against the objects' own labels/);
-    }
-    // Without a tree requirement, no such Warning.
-    const plain = await memberRequest(flotilla.endpoint, 'GET', '/api/v1/configmaps?labelSelector=app%3Dweb');
-    expect(String(plain.headers['warning'] ?? '')).not.toMatch(/hierarchy selectors/);
+    const { list: l, warnings } = await list(path);
+    expect(l.items.map(keyOf).sort()).toEqual(SUBTREE_CAS);
+    expect(warnings.join('\n')).not.toMatch(/hierarchy selectors/);
+    // With an ordinary requirement beside it, the members apply that one.
+    expect((await list(`/api/v1/configmaps?labelSelector=${encodeURIComponent(`${TEAM},app=none`)}`)).list.items).toEqual([]);
+    expect((await list(`/api/v1/configmaps?labelSelector=${encodeURIComponent(`${TEAM}=2`)}`)).list.items.map(keyOf).sort()).toEqual(rootCAs({ [east.name]: ['hy-a-1-x'], [west.name]: ['hy-a-1-x'] }));
+    // A watch from now starts with the selected objects, as the members' watches do.
+    const res = await memberRequest(flotilla.endpoint, 'GET', `${path}&watch=1&timeoutSeconds=2`, undefined, { timeoutMs: 20_000 });
+    expect(res.status, res.body).toBe(200);
+    const added = res.body.trim().split('\n').map((line) => JSON.parse(line) as { type: string; object: Pod }).filter((e) => e.type === 'ADDED').map((e) => keyOf(e.object)).sort();
+    expect(added).toEqual(SUBTREE_CAS);
   });
 });
 

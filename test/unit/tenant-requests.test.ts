@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { requestToMember, type FleetNames } from '../../src/tenancy/request-names.js';
 import { Tenants } from '../../src/tenancy/tenant.js';
 import { decodeContinue, encodeContinue } from '../../src/api/global-rv.js';
-import { StatusError } from '../../src/api/status.js';
+import type { StatusError } from '../../src/api/status.js';
 
 /** A tenant's request URL in the member's names (the edge rewrite), and what it may not name. */
 const [acme] = new Tenants([

@@ -1,7 +1,10 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
 import type { NamespaceForest } from '../../hierarchy/namespace-forest.js';
-import { selectsByHierarchy } from '../../view/step-hierarchy.js';
+import { hierarchySelection, isTreeRequirement, selectsByHierarchy } from '../../view/step-hierarchy.js';
+import { NAMESPACES } from '../../hierarchy/namespace-forest.js';
+import { formatLabelSelector, parseLabelSelector } from '../../api/label-selector.js';
+import type { ResourceTarget } from '../../forward/owner.js';
 import { outsideCache, type CacheHealth, type CachedResource, type FleetMembers, type ResourceCatalog } from '../../cacher/cache-manager.js';
 import { getResponse, listResponse, type ListOptions } from '../../mux/reads.js';
 import type { WatchHub } from '../../mux/watch.js';
@@ -20,7 +23,7 @@ import type { ReadView } from '../../view/read-view.js';
 import { VIEW_STEPS, buildReadView } from '../../view/steps.js';
 import type { DeletedObject, WriteTracker } from '../../forward/read-your-writes.js';
 import { forwardRead, type ForwardDeps } from '../../forward/writes.js';
-import { liveRead, servedLive, type LiveReadsConfig } from '../../forward/live-reads.js';
+import { liveRead, servedLive, type LiveReadDeps, type LiveReadsConfig } from '../../forward/live-reads.js';
 import type { Callers } from '../callers.js';
 import { CLUSTER_PREFIXES, targetOf } from '../target.js';
 import { MAX_TIMER_MS, int64Param, notServed, one, sendBytes, type Query } from '../replies.js';
@@ -96,10 +99,31 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
         : `cluster ${s.cluster} is not reachable; serving its cached state${s.since ? ` as of ${s.since}` : ''} (${(s.error ?? '').slice(0, 200)})`));
   }
 
-  /** A tenant's names, for live reads (their answers are rewritten whole). */
-  async function liveTenant(req: FastifyRequest): Promise<{ tenant?: TenantNames }> {
+  /**
+   * What a live read's answers are edited by: a tenant's names, and a selection by the namespace
+   * tree (the members get the rest of the selector). The tree is the cached namespaces': without
+   * them, none.
+   */
+  async function liveEdits(req: FastifyRequest, target: ResourceTarget): Promise<{ tenant?: TenantNames; treeSelection?: LiveReadDeps['treeSelection'] }> {
     const tenant = await opts.forward.tenant?.(req.raw);
-    return tenant ? { tenant } : {};
+    const selector = one(req.query as Query, 'labelSelector');
+    const wanted = selector && opts.hierarchy && catalog.resource(NAMESPACES) ? parseLabelSelector(selector) : [];
+    const tree = wanted.filter((r) => isTreeRequirement(r.key));
+    let treeSelection: LiveReadDeps['treeSelection'];
+    if (tree.length > 0) {
+      const clusters = target.cluster !== undefined ? [target.cluster] : fleet.clusterNames();
+      const view = buildReadView({
+        resource: { info: { group: target.group, resource: target.resource, kind: '', namespaced: true }, clusters },
+        watching: false,
+        labelSelector: formatLabelSelector(tree),
+        hierarchy: opts.hierarchy!,
+      }, [hierarchySelection]);
+      treeSelection = {
+        rest: formatLabelSelector(wanted.filter((r) => !isTreeRequirement(r.key))),
+        selects: (cluster, namespace) => view.admits({ cluster, namespace, name: '' }, () => undefined),
+      };
+    }
+    return { ...(tenant ? { tenant } : {}), ...(treeSelection ? { treeSelection } : {}) };
   }
 
   async function read(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
@@ -108,13 +132,13 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
     const resource = catalog.resource(gvrKey(target));
     const live = opts.live;
     if (!resource) {
-      if (live) return liveRead(req, reply, { fleet, config: live, callerHeaders: opts.forward.callerHeaders, ...(await liveTenant(req)) }, target);
+      if (live) return liveRead(req, reply, { fleet, config: live, callerHeaders: opts.forward.callerHeaders, ...(await liveEdits(req, target)) }, target);
       throw notServed();
     }
     // What the cache does not hold of a resource it caches in part (some namespaces, some
     // clusters) is the member's to answer, as for a resource not cached at all.
     if (live && servedLive(live, target.group, target.resource) && outsideCache(resource, target)) {
-      return liveRead(req, reply, { fleet, config: live, callerHeaders: opts.forward.callerHeaders, ...(await liveTenant(req)) }, target, resource.clusters);
+      return liveRead(req, reply, { fleet, config: live, callerHeaders: opts.forward.callerHeaders, ...(await liveEdits(req, target)) }, target, resource.clusters);
     }
     if (target.namespace !== undefined && !resource.info.namespaced) throw notServed();
     if (target.subresource) {
