@@ -8,6 +8,8 @@ import { startFlotillaProcess, writeFleetConfig, writeProxyKubeconfig, type Flot
 import { kubectl, kubectlOk, kubectlSession } from '../support/kubectl.js';
 import { until } from '../support/poll.js';
 import { ACCEPT, normalise } from '../support/differential.js';
+import { clientsDir, startInformer } from '../support/informer.js';
+import { decodeGlobalRV } from '../../src/api/global-rv.js';
 
 /**
  * Tenant views on the real fleet. Two tenants, acme and globex, apply the same manifests through
@@ -98,7 +100,7 @@ spec: {size: 3}
 interface Obj {
   apiVersion?: string;
   kind?: string;
-  metadata: { name: string; namespace?: string; uid: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  metadata: { name: string; namespace?: string; uid: string; resourceVersion?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
   [k: string]: unknown;
 }
 interface List {
@@ -395,6 +397,25 @@ describe('two tenants, the same manifests', () => {
     }
     await until('dev@acme back in acme', async () => new Set(await devSees()).has(NS) && !(await devSees()).includes(`acme-${NS}`));
   });
+
+  it('a client-go informer as a tenant (list/watch and watch-list) converges on its own pods, with no relist', async () => {
+    for (const watchList of [false, true]) {
+      const run = startInformer({ bin: join(clientsDir(), 'informer'), kubeconfig: kubeconfigs['acme']!, mode: 'informer', watchList });
+      await run.synced;
+      // Both tenants' pods change; the informer must hear acme's only.
+      for (const t of TENANTS) await ok(t.id, [...onMember(t.id, east), 'scale', 'deployment', '-n', NS, 'web', `--replicas=${watchList ? 1 : 2}`]);
+      await until('acme’s pods scaled', async () => json<List>(await ok('acme', ['get', 'pods', '-n', NS, '-o', 'json'])).items.length === (watchList ? 1 : 2), 60_000);
+      const ep = await tenantEndpoint('acme');
+      const fresh = json<List>((await memberRequest(ep, 'GET', '/api/v1/pods')).body).items
+        .map((p) => `${p.metadata.namespace}/${p.metadata.name} ${p.metadata.uid} ${p.metadata.annotations![CLUSTER]}:${decodeGlobalRV(p.metadata.resourceVersion!)[p.metadata.annotations![CLUSTER]!]}`).sort();
+      await new Promise((r) => setTimeout(r, 500));
+      const { lines, lists, log } = await run.dump();
+      expect(lines, `watch-list ${watchList}`).toEqual(fresh);
+      expect(lines.every((l) => l.startsWith(`${NS}/`))).toBe(true);
+      expect(lists, `watch-list ${watchList}`).toBe(watchList ? 0 : 1);
+      expect(log).not.toMatch(/falling back|unable to decode|Failed to watch|failed to list|Unhandled Error/i);
+    }
+  }, 180_000);
 
   it('the member’s RBAC still decides within the tenant', async () => {
     const r = await kubectl(kubeconfigs['dev']!, ['get', 'pods', '-A', '-o', 'json']);
