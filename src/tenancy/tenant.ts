@@ -240,8 +240,10 @@ export class Tenant {
 }
 
 /**
- * Every tenant of the configuration, and which one a caller belongs to (its user name, else its
- * first group that a tenant lists). A caller of no tenant sees the fleet as it is.
+ * Every tenant of the configuration, and which one a caller belongs to: its user name, else its
+ * first group that a tenant lists, else (a service account, `system:serviceaccount:<ns>:<name>`)
+ * the tenant whose namespace holds it, so a tenant's workloads see the fleet as the tenant does.
+ * A caller of no tenant sees the fleet as it is.
  */
 export class Tenants {
   private readonly byUser = new Map<string, Tenant>();
@@ -264,11 +266,8 @@ export class Tenants {
       const t = this.byGroup.get(g);
       if (t) return t;
     }
-    return undefined;
-  }
-
-  /** The tenant whose namespace this member namespace is, if any. */
-  owningNamespace(ns: string): Tenant | undefined {
-    return this.all.find((t) => t.ownsNamespace(ns));
+    if (!caller.user.startsWith(SA_USER)) return undefined;
+    const namespace = caller.user.slice(SA_USER.length).split(':')[0] ?? '';
+    return this.all.find((t) => t.ownsNamespace(namespace));
   }
 }

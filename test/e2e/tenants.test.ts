@@ -417,6 +417,17 @@ describe('two tenants, the same manifests', () => {
     }
   }, 180_000);
 
+  it('a tenant’s service account (a pod’s own token) sees the tenant’s fleet', async () => {
+    // A token of acme's builder in tn-web, issued by east (which also reviews flotilla's tokens).
+    const token = (await ok('acme', [...onMember('acme', east), 'create', 'token', 'builder', '-n', NS])).trim();
+    const sa = join(work, 'kubeconfig-builder');
+    writeProxyKubeconfig(sa, flotilla.url, flotilla.endpoint.caFile, token, 'flotilla-builder');
+    const pods = json<List>(await kubectlOk(sa, ['get', 'pods', '-n', NS, '-o', 'json'])).items;
+    expect(pods.length).toBeGreaterThan(0);
+    expect(pods.every((p) => p.metadata.namespace === NS && p.metadata.labels?.['tenant'] === 'acme')).toBe(true);
+    expect((await kubectlOk(sa, ['auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}']))).toBe(`system:serviceaccount:acme-${NS}:builder`);
+  });
+
   it('the member’s RBAC still decides within the tenant', async () => {
     const r = await kubectl(kubeconfigs['dev']!, ['get', 'pods', '-A', '-o', 'json']);
     expect(r.code).toBe(0);

@@ -28,6 +28,21 @@ const code = (url: string, method = 'GET') => {
   }
 };
 
+describe('which tenant a caller belongs to', () => {
+  it('by user, else group, else the namespace of its service account (id plus separator)', () => {
+    const tenants = new Tenants([
+      { id: 'ab', users: ['u'], groups: ['ab-devs'], clusterScoped: {} },
+      { id: 'abc', users: [], groups: ['abc-devs'], clusterScoped: {} },
+    ]);
+    expect(tenants.of({ user: 'u', groups: ['abc-devs'] })?.id).toBe('ab');
+    expect(tenants.of({ user: 'v', groups: ['abc-devs'] })?.id).toBe('abc');
+    expect(tenants.of({ user: 'system:serviceaccount:abc-web:default', groups: [] })?.id).toBe('abc');
+    expect(tenants.of({ user: 'system:serviceaccount:ab-web:builder', groups: [] })?.id).toBe('ab');
+    expect(tenants.of({ user: 'system:serviceaccount:kube-system:default', groups: [] })).toBeUndefined();
+    expect(tenants.of({ user: 'w', groups: [] })).toBeUndefined();
+  });
+});
+
 describe('a tenant’s request in the member’s names', () => {
   it('renames namespaces, owned names and its CRD groups, under a member’s prefix too', () => {
     expect(member('/api/v1/namespaces/web/pods/p?watch=true')).toBe('/api/v1/namespaces/acme-web/pods/p?watch=true');
