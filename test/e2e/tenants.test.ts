@@ -354,6 +354,8 @@ describe('two tenants, the same manifests', () => {
     expect(schema).not.toContain('globex');
     expect((await as('acme', ['get', '--raw', '/openapi/v2'])).code).not.toBe(0);
     expect(await ok('acme', ['explain', 'gadgets'])).toContain('GROUP:      tenants.example.com');
+    // The fleet's own state (every tenant's names and counts) is not a tenant's, even an admin's.
+    for (const path of ['/status', '/metrics']) expect((await as('acme', ['get', '--raw', path])).stderr).toContain('Forbidden');
   });
 
   it('hierarchy selectors in the tenant’s names select its own tree only', async () => {

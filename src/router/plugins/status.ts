@@ -29,6 +29,8 @@ export const statusPlugin: FastifyPluginAsync<StatusOptions> = async (app, { hea
   app.addHook('onRequest', async (req) => {
     const path = req.url.split('?')[0]!;
     const caller = await callers.reader(req.raw);
+    // The fleet's own state names every tenant's: no tenant's to read, whatever its members allow.
+    if (callers.tenantSeen(req.raw)) throw forbidden(`forbidden: User "${caller.user}" cannot get path "${path}": it is the fleet's, not a tenant's`);
     if (!(await authorizer.mayGet(caller, fleet.clusterNames(), path))) {
       throw forbidden(`forbidden: User "${caller.user}" cannot get path "${path}"`);
     }
