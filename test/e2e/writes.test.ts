@@ -8,6 +8,8 @@ import { startFlotillaProcess, writeProxyKubeconfig, type FlotillaProcess, type 
 import { kubectl, kubectlOk } from '../support/kubectl.js';
 import { decodeGlobalRV, encodeGlobalRV } from '../../src/api/global-rv.js';
 import { openWatch } from '../support/watch-client.js';
+import { connect } from 'node:tls';
+import { readFileSync } from 'node:fs';
 
 /**
  * Writes through flotilla against the real fleet: each lands on the member that owns the object,
@@ -314,6 +316,10 @@ describe('the caller’s identity decides on the member', () => {
     expect(JSON.parse(missing.body)).toMatchObject({ reason: 'NotFound' });
     const huge = await memberRequest(flotilla.endpoint, 'POST', `/clusters/east/api/v1/namespaces/${NS}/configmaps`, configMap('huge', { a: 'x'.repeat(4 * 1024 * 1024) }));
     expect(huge.status).toBe(413);
+    // A client still sending a body too large when the 413 comes can finish sending and reads it
+    // (the body is read and dropped, not cut off: a reset costs the client the answer, kubectl an EPIPE).
+    const slow = await slowlySent(flotilla.endpoint, `/clusters/east/api/v1/namespaces/${NS}/configmaps`, 8 * 1024 * 1024);
+    expect(slow).toEqual({ writeError: undefined, status: 413 });
     const noCluster = await memberRequest(flotilla.endpoint, 'PUT', `/clusters/nowhere/api/v1/namespaces/${NS}/configmaps/x`, configMap('x'));
     expect(noCluster.status).toBe(404);
   });
@@ -348,3 +354,22 @@ describe('a controller patching pods fleet-wide', () => {
     }
   });
 });
+
+/** A POST whose body of `bytes` goes in 64 KiB chunks 4 ms apart: what its writes met, and the status that came back. */
+async function slowlySent(ep: { server: string; token: string; caFile: string }, path: string, bytes: number): Promise<{ writeError: string | undefined; status: number }> {
+  const { hostname, port } = new URL(ep.server);
+  const socket = connect({ host: hostname, port: Number(port), ca: readFileSync(ep.caFile), servername: 'localhost' });
+  let answer = '';
+  let writeError: string | undefined;
+  socket.on('data', (d: Buffer) => (answer += d.toString('latin1')));
+  socket.on('error', (e: Error & { code?: string }) => (writeError ??= e.code ?? e.message));
+  await new Promise<void>((resolve, reject) => socket.once('secureConnect', resolve).once('error', reject));
+  socket.write(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${ep.token}\r\nContent-Type: application/json\r\nContent-Length: ${bytes}\r\nConnection: close\r\n\r\n`);
+  const chunk = Buffer.alloc(64 * 1024, 0x20);
+  for (let sent = 0; sent < bytes && writeError === undefined && !socket.destroyed; sent += chunk.length) {
+    socket.write(chunk.subarray(0, Math.min(chunk.length, bytes - sent)));
+    await new Promise((r) => setTimeout(r, 4));
+  }
+  await new Promise<void>((resolve) => (socket.destroyed ? resolve() : socket.once('close', () => resolve())));
+  return { writeError, status: Number(/^HTTP\/1\.1 (\d+)/.exec(answer)?.[1] ?? 0) };
+}

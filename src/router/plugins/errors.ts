@@ -36,10 +36,13 @@ const errors: FastifyPluginAsync<ErrorsOptions> = async (app, { fleet, reword })
     if ((req.method === 'GET' || req.method === 'HEAD') && hasBody(req.headers)) req.raw.resume();
   });
   // And the answer waits (briefly) for the rest of that body: a connection closed while the client
-  // still sends is reset, and the reset cuts the answer short on the client's side.
-  app.addHook('onSend', async (req, _reply, payload) => {
+  // still sends is reset, and the reset cuts the answer short on the client's side (kubectl sees
+  // EPIPE, not the Status). So does a 413's, whose body nothing reads: it is read and dropped too.
+  app.addHook('onSend', async (req, reply, payload) => {
     const raw = req.raw;
-    if ((req.method === 'GET' || req.method === 'HEAD') && hasBody(req.headers) && !raw.readableEnded && !raw.destroyed) {
+    const unread = hasBody(req.headers) && !raw.readableEnded && !raw.destroyed;
+    if (unread && reply.statusCode === 413) raw.resume();
+    if (unread && (req.method === 'GET' || req.method === 'HEAD' || reply.statusCode === 413)) {
       await new Promise<void>((resolve) => {
         const done = () => {
           clearTimeout(timer);
