@@ -3,7 +3,9 @@
  * warnings), so that every answer words them alike.
  */
 export function warningHeader(text: string): string {
-  return `299 - ${JSON.stringify(`flotilla: ${text}`)}`;
+  // A header holds Latin-1 only (Node refuses more, and the answer would be a 500): what else the
+  // text names (a path segment's `．．`, a member's words) is percent-encoded.
+  return `299 - ${JSON.stringify(`flotilla: ${text}`).replace(/[^\x20-\x7e]/gu, (c) => encodeURIComponent(c))}`;
 }
 
 /**

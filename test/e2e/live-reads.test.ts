@@ -371,6 +371,13 @@ describe('as the caller', () => {
     // A get of west's object: west answers it, the others refuse.
     expect((await memberRequest(flotilla.endpoint, 'GET', `${path}/cm-${west.name}-0`, undefined, { token: alice.token })).status).toBe(200);
   });
+  it('a Warning naming what no header may hold (a member’s words of a fullwidth path) is encoded, never a 500', async () => {
+    // Found by the abuse suite (seed 371045834): the members' 404s name the path, and flotilla's
+    // Warning quoting them held characters a header cannot.
+    const res = await memberRequest(flotilla.endpoint, 'GET', '/api/v1/namespaces/%ef%bc%8e%ef%bc%8e/abuse-canary/pods?limit=1.5', undefined, { token: alice.token });
+    expect(res.status, res.body).toBeLessThan(500);
+    expect((JSON.parse(res.body) as { kind: string }).kind).toBe('Status');
+  });
   it('a caller every member refuses gets the member’s 403', async () => {
     const res = await memberRequest(flotilla.endpoint, 'GET', `/api/v1/namespaces/${NS}/configmaps`, undefined, { token: bob.token });
     expect(res.status).toBe(403);
