@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, onTestFinished } from 'vitest';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -403,6 +403,7 @@ describe('two tenants, the same manifests', () => {
   it('a client-go informer as a tenant (list/watch and watch-list) converges on its own pods, with no relist', async () => {
     for (const watchList of [false, true]) {
       const run = startInformer({ bin: join(clientsDir(), 'informer'), kubeconfig: kubeconfigs['acme']!, mode: 'informer', watchList });
+      onTestFinished(() => run.stop());
       await run.synced;
       // Both tenants' pods change; the informer must hear acme's only.
       for (const t of TENANTS) await ok(t.id, [...onMember(t.id, east), 'scale', 'deployment', '-n', NS, 'web', `--replicas=${watchList ? 1 : 2}`]);

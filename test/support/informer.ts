@@ -22,6 +22,8 @@ export interface InformerRun {
    * fallback there, and carries on).
    */
   dump(): Promise<{ lines: string[]; resyncs: number; lists: number; watches: number; log: string }>;
+  /** Stops it by its PID if it still runs (a test that failed before dump()). */
+  stop(): void;
 }
 
 /** The client-go program of test/clients/go, as a running informer of pods. */
@@ -52,6 +54,9 @@ export function startInformer(opts: { bin: string; kubeconfig: string; mode: Inf
   return {
     synced,
     output: () => out,
+    stop: () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    },
     async dump() {
       child.kill('SIGTERM');
       const code = await exited;
