@@ -1,10 +1,10 @@
-import { parse as parseYaml } from 'yaml';
 import { CLUSTER_ANNOTATION, clusterAnnotationEdit, clusterAnnotationEntry } from '../ingest/decode.js';
 import { editedPieces, joinPieces, type ByteEdit, type Piece } from '../util/byte-edits.js';
 import { decodeGlobalRV, encodeGlobalRV } from '../api/global-rv.js';
-import { badRequest, conflict } from '../api/status.js';
+import { conflict } from '../api/status.js';
 import { OPEN_BRACE, OPEN_BRACKET, QUOTE, forEachElement, forEachMember, memberRemoval, objectMembers, parseSpan, skipValue, type JsonMember } from '../util/json-members.js';
 import { editProtobufObject, isProtobuf, type ObjectFacts } from '../api/protobuf-object.js';
+import { bodyBytes, bodyFormat, parseBody } from '../api/write-body.js';
 import { TREE_LABEL_SUFFIX } from '../hierarchy/namespace-tree.js';
 
 /**
@@ -84,22 +84,12 @@ export function requestBodyForMember(body: Buffer | undefined, contentType: stri
     // client-go sends built-in kinds so: an update carries the global RV it read from flotilla.
     return editProtobufObject(body, { resourceVersion: (rv) => memberRV(rv, cluster), dropAnnotation: CLUSTER_ANNOTATION, dropLabel: isShownOnly })?.body ?? body;
   }
-  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
-  const isJson = type === 'application/json' || type.endsWith('+json');
-  const isYaml = type === 'application/apply-patch+yaml' || type === 'application/yaml';
-  if (!isJson && !isYaml) return body;
+  const format = bodyFormat(contentType);
+  if (!format) return body;
   const text = body.toString('utf8');
   // Cheap test first: most bodies (annotate, label, scale patches) carry neither.
   if (!text.includes('resourceVersion') && !text.includes(CLUSTER_ANNOTATION) && !text.includes(TREE_LABEL_SUFFIX)) return body;
-  // The YAML parser recurses per level and runs out of stack near 800; on a nearly exhausted
-  // stack V8 can even abort the process (a regex compiled there fails as out of memory).
-  if (isYaml && yamlTooDeep(text)) throw badRequest('the request body is nested too deeply');
-  let doc: unknown;
-  try {
-    doc = isJson ? JSON.parse(text) : parseYaml(text);
-  } catch (e) {
-    throw badRequest(`the request body is not valid ${isJson ? 'JSON' : 'YAML'}: ${(e as Error).message}`);
-  }
+  const doc = parseBody(text, format);
   let changed = false;
   if (Array.isArray(doc)) {
     // JSON patch: an operation may set or test metadata.resourceVersion.
@@ -125,49 +115,7 @@ export function requestBodyForMember(body: Buffer | undefined, contentType: stri
     }
     if (Array.isArray(doc['items'])) for (const item of doc['items']) if (isObject(item) && toMember(item, cluster)) changed = true;
   }
-  if (!changed) return body;
-  try {
-    return Buffer.from(JSON.stringify(doc));
-  } catch (e) {
-    // JSON.parse takes any depth; writing it back recurses, and a hostile body runs out of stack.
-    if (e instanceof RangeError) throw badRequest('the request body is nested too deeply');
-    throw e;
-  }
-}
-
-// Far beyond any manifest (CRD schemas nest a few dozen levels), far below the parser's limit.
-const MAX_YAML_FLOW_DEPTH = 200;
-const MAX_YAML_INDENT = 400;
-
-/** Flow nesting (brackets outside quotes) or block indentation past what flotilla parses. */
-export function yamlTooDeep(text: string): boolean {
-  let depth = 0;
-  let quote = '';
-  let indent = 0;
-  let lineStart = true;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i]!;
-    if (quote) {
-      if (ch === '\\' && quote === '"') i++;
-      else if (ch === quote) quote = '';
-      continue;
-    }
-    if (ch === '\n') {
-      lineStart = true;
-      indent = 0;
-      continue;
-    }
-    if (lineStart && ch === ' ') {
-      if (++indent > MAX_YAML_INDENT) return true;
-      continue;
-    }
-    lineStart = false;
-    if (ch === '"' || ch === "'") quote = ch;
-    else if (ch === '[' || ch === '{') {
-      if (++depth > MAX_YAML_FLOW_DEPTH) return true;
-    } else if ((ch === ']' || ch === '}') && depth > 0) depth--;
-  }
-  return false;
+  return changed ? bodyBytes(doc) : body;
 }
 
 /** A member's object as flotilla shows it: global RV, cluster annotation. Status bodies stay as they are. */

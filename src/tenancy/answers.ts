@@ -1,5 +1,5 @@
-import { parse as parseYaml } from 'yaml';
-import { StatusError, badRequest } from '../api/status.js';
+import { StatusError } from '../api/status.js';
+import { bodyBytes, bodyFormat, parseBody } from '../api/write-body.js';
 import { editProtobufObject, isProtobuf } from '../api/protobuf-object.js';
 import { editsInPlace, tenantCells } from './object-bytes.js';
 import { sharedNameRefused } from './request-names.js';
@@ -34,31 +34,24 @@ function isObject(v: unknown): v is Doc {
 }
 
 /**
- * A write body in the member's names. JSON and YAML only: a tenant's protobuf body cannot be
- * rewritten without a schema for every kind, so it is refused (415) and the client sends JSON.
+ * A write body in the member's names: JSON and YAML parsed and rewritten whole, protobuf edited in
+ * place where its metadata is all that names the tenant's names (else 415).
  */
 export function bodyToMember(body: Buffer | undefined, contentType: string | undefined, method: string, resource: NamedResource | undefined, naming: ObjectNaming): Buffer | undefined {
   if (!body || body.length === 0) return body;
-  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
-  if (isProtobuf(type)) return protobufToMember(body, resource, naming);
-  const isJson = type === 'application/json' || type.endsWith('+json');
-  const isYaml = type.endsWith('yaml');
-  if (!isJson && !isYaml) return body;
-  let doc: unknown;
-  try {
-    doc = isJson ? JSON.parse(body.toString('utf8')) : parseYaml(body.toString('utf8'));
-  } catch (e) {
-    throw badRequest(`the request body is not valid ${isJson ? 'JSON' : 'YAML'}: ${(e as Error).message}`);
-  }
+  if (isProtobuf(contentType)) return protobufToMember(body, resource, naming);
+  const format = bodyFormat(contentType);
+  if (!format) return body;
+  const doc = parseBody(body.toString('utf8'), format);
   const patching = method === 'PATCH';
   // A create names its object in the body: one of the shared ClusterRoles is not the tenant's to make.
   const named = (doc as { kind?: unknown; metadata?: { name?: unknown } } | null)?.metadata?.name;
   if (!patching && resource && typeof named === 'string' && sharedName(resource.group, resource.resource, named)) throw sharedNameRefused(naming.tenant, resource.resource, named);
   const rewritten = patching && resource
-    ? patchToMember(doc, type, { group: resource.group, kind: resource.kind, namespaced: resource.namespaced }, naming)
+    ? patchToMember(doc, (contentType ?? '').split(';')[0]!.trim().toLowerCase(), { group: resource.group, kind: resource.kind, namespaced: resource.namespaced }, naming)
     : objectToMember(doc, naming);
   // YAML is a superset of JSON: an apply patch goes on as JSON text, with the same meaning.
-  return Buffer.from(JSON.stringify(rewritten));
+  return bodyBytes(rewritten);
 }
 
 /**

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { mergeListAnswers, memberRV, requestBodyForMember, responseForClient, yamlTooDeep } from '../../src/forward/translate.js';
+import { mergeListAnswers, memberRV, requestBodyForMember, responseForClient } from '../../src/forward/translate.js';
+import { yamlTooDeep } from '../../src/api/write-body.js';
 import { anonymousIdentity, impersonationHeaders } from '../../src/auth/identity.js';
 import type { IncomingMessage } from 'node:http';
 import { Authenticator, parseTokenFile } from '../../src/auth/authenticator.js';

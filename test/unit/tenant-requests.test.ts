@@ -3,6 +3,7 @@ import { requestToMember, type FleetNames } from '../../src/tenancy/request-name
 import { Tenants } from '../../src/tenancy/tenant.js';
 import { decodeContinue, encodeContinue } from '../../src/api/global-rv.js';
 import type { StatusError } from '../../src/api/status.js';
+import { bodyToMember } from '../../src/tenancy/answers.js';
 
 /** A tenant's request URL in the member's names (the edge rewrite), and what it may not name. */
 const [acme] = new Tenants([
@@ -73,5 +74,24 @@ describe('a tenant’s request in the member’s names', () => {
     expect(code('/api/v1/namespaces/%zz/pods')).toBe(400);
     expect(code('/openapi/v2')).toBe(404);
     expect(code('/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', 'POST')).toBe(200);
+  });
+});
+
+describe('a tenant’s write body', () => {
+  it('nested deeper than flotilla parses is a 400, as anyone’s (YAML and JSON alike)', () => {
+    const naming = { tenant: acme!, kinds: () => undefined, memberGroups: () => false };
+    const configmaps = { group: '', resource: 'configmaps', kind: 'ConfigMap', namespaced: true };
+    const deepYaml = Buffer.from(`a: ${'['.repeat(5000)}${']'.repeat(5000)}`);
+    const deepJson = Buffer.from(`{"metadata":{"name":"x"},"data":${'['.repeat(20000)}${']'.repeat(20000)}}`);
+    const codeOf = (f: () => unknown) => {
+      try {
+        f();
+        return 200;
+      } catch (e) {
+        return (e as StatusError).code;
+      }
+    };
+    expect(codeOf(() => bodyToMember(deepYaml, 'application/apply-patch+yaml', 'PATCH', configmaps, naming))).toBe(400);
+    expect(codeOf(() => bodyToMember(deepJson, 'application/json', 'POST', configmaps, naming))).toBe(400);
   });
 });

@@ -9,6 +9,7 @@ import { CLUSTER_PREFIXES, targetOf } from '../target.js';
 import { notServed, sendJson } from '../replies.js';
 import { requirePlainObject } from '../../api/negotiate.js';
 import type { Tenant } from '../../tenancy/tenant.js';
+import { bodyBytes } from '../../api/write-body.js';
 
 /**
  * Who am I and can I, answered by flotilla for the fleet (`kubectl auth whoami`, `auth can-i`,
@@ -49,7 +50,7 @@ function rulesReviewToMember(body: Buffer, contentType: string, tenant: Tenant):
     throw badRequest('the request body must be a JSON object');
   }
   if (typeof review.spec?.namespace === 'string' && review.spec.namespace !== '') review.spec.namespace = tenant.memberNamespace(review.spec.namespace);
-  return Buffer.from(JSON.stringify(review));
+  return bodyBytes(review);
 }
 
 export const selfReviewsPlugin: FastifyPluginAsync<SelfReviewsOptions> = async (app, { fleet, callers, authorizer }) => {
