@@ -29,8 +29,7 @@ import { selfReviewsPlugin } from './plugins/self-reviews.js';
 import type { IncomingMessage } from 'node:http';
 import { FleetDiscovery, discoveryIndex, type DiscoveryIndex } from './discovery.js';
 import { servedLive } from '../forward/live-reads.js';
-import { Tenants, type Tenant } from '../tenancy/tenant.js';
-import type { ObjectNaming } from '../tenancy/object-names.js';
+import { Tenants } from '../tenancy/tenant.js';
 
 /**
  * The HTTP surface: Kubernetes URLs in, cached reads out, every error a `Status`. It is a set of
@@ -104,11 +103,7 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
     return indexed.index;
   };
   const callers = new Callers(fleet, opts.authenticator, { tenants, names: fleetIndex });
-  // How a tenant's objects are rewritten: against the fleet's discovery.
-  const naming = async (tenant: Tenant): Promise<ObjectNaming> => {
-    const index = await fleetIndex();
-    return { tenant, kinds: index.kind, memberGroups: index.hasGroup };
-  };
+  // How a tenant's names are rewritten, for writes, live and cached reads alike: against the fleet's discovery.
   const tenantNames = async (req: IncomingMessage): Promise<TenantNames | undefined> => {
     const tenant = callers.tenantSeen(req);
     if (!tenant) return undefined;
@@ -141,7 +136,7 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
   void app.register(healthPlugin, { health });
   void app.register(statusPlugin, { health, metrics, fleet, callers, authorizer: opts.authorizer, live: opts.liveReads, hierarchy });
   void app.register(discoveryPlugin, { fleet, discovery, tenantOf });
-  void app.register(readsPlugin, { fleet, catalog, health, store, hub, snapshots, writes, callers, authorizer: opts.authorizer, forward, hierarchy, live: opts.liveReads, watch: opts.watch, naming });
+  void app.register(readsPlugin, { fleet, catalog, health, store, hub, snapshots, writes, callers, authorizer: opts.authorizer, forward, hierarchy, live: opts.liveReads, watch: opts.watch });
   void app.register(subresourcesPlugin, { fleet, catalog, store, callerHeaders: forward.callerHeaders, enterTenant: (req) => callers.tenantOf(req), getAccess: forward.getAccess, recent: forward.recent, metrics });
   void app.register(selfReviewsPlugin, { fleet, callers, authorizer: opts.authorizer });
   void app.register(writesPlugin, { fleet, forward });

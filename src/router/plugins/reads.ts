@@ -27,8 +27,6 @@ import { liveRead, servedLive, type LiveReadDeps, type LiveReadsConfig } from '.
 import type { Callers } from '../callers.js';
 import { CLUSTER_PREFIXES, targetOf } from '../target.js';
 import { MAX_TIMER_MS, int64Param, notServed, one, sendBytes, type Query } from '../replies.js';
-import type { Tenant } from '../../tenancy/tenant.js';
-import type { ObjectNaming } from '../../tenancy/object-names.js';
 import type { TenantNames } from '../../tenancy/answers.js';
 
 /**
@@ -52,8 +50,6 @@ export interface ReadsOptions {
   /** Uncached resources, read live from the members (src/forward/live-reads.ts); absent: not served. */
   live?: LiveReadsConfig;
   watch?: { bookmarkIntervalMs?: number; maxBufferedBytes?: number; minTimeoutSeconds?: number; catchUpStallMs?: number };
-  /** How a tenant's names are rewritten (src/tenancy), for the callers that belong to one. */
-  naming?: (tenant: Tenant) => Promise<ObjectNaming>;
 }
 
 export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) => {
@@ -168,7 +164,8 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
       ...(opts.hierarchy ? { hierarchy: opts.hierarchy } : {}),
     };
     const tenant = callers.tenantSeen(req.raw);
-    if (tenant && opts.naming) request.tenant = await opts.naming(tenant);
+    const tenantNames = tenant ? await opts.forward.tenant?.(req.raw) : undefined;
+    if (tenantNames) request.tenant = tenantNames.naming;
     // Authorization first, as in the apiserver: a caller refused everywhere gets 403 whatever
     // else is wrong with its request (a selector that does not parse, say).
     const caller = await callers.reader(req.raw);
