@@ -150,15 +150,19 @@ export const discoveryPlugin: FastifyPluginAsync<DiscoveryOptions> = async (app,
       const v = req.headers[h];
       if (typeof v === 'string') headers[h] = v;
     }
+    // A tenant reads the fleet's schema in its names (the path came in the member's group): the
+    // documents whole, asked for in JSON, and never one member's own (it names every tenant's groups).
     const tenant = tenantOf(req.raw);
-    if (tenant) return tenantSchema(req, reply, tenant, target.path, headers);
-    if (target.cluster === undefined && target.path === '/openapi/v3') return sendJson(reply, await schemaIndex());
+    const cluster = tenant ? undefined : target.cluster;
+    if (cluster === undefined && target.path === '/openapi/v3') return sendJson(reply, tenant ? await tenantSchemaIndex(tenant) : await schemaIndex());
+    if (tenant) headers['accept'] = 'application/json';
     const hash = one(req.query as Query, 'hash');
     const memberPath = target.path + (hash !== undefined ? `?${new URLSearchParams({ hash })}` : '');
-    for (const name of target.cluster !== undefined ? [target.cluster] : await schemaOwners(target.path)) {
+    for (const name of cluster !== undefined ? [cluster] : await schemaOwners(target.path)) {
       try {
         const res = await fleet.member(name)!.fetch({ path: memberPath, headers });
-        if (res.status >= 500 && target.cluster === undefined) continue;
+        if (res.status >= 500 && cluster === undefined) continue;
+        if (tenant && res.status === 200) return reply.type('application/json').send(Buffer.from(schemaWords(res.body.toString('utf8'), tenant)));
         return relayed(reply, res);
       } catch {
         // ask the next member
@@ -167,35 +171,17 @@ export const discoveryPlugin: FastifyPluginAsync<DiscoveryOptions> = async (app,
     throw serviceUnavailable(`no member cluster answered ${target.path}`);
   }
 
-  /**
-   * A tenant's schema: the fleet's v3 index without other tenants' groups, its own named without
-   * its id; a group version's document with the tenant's group names in its words (its
-   * group-version-kinds and paths). The path came rewritten into the member's group.
-   */
-  async function tenantSchema(req: FastifyRequest, reply: FastifyReply, tenant: Tenant, path: string, headers: Record<string, string>): Promise<FastifyReply> {
-    if (path === '/openapi/v3') {
-      const docs = tenantDocuments(await discovery.documents(), tenant);
-      const shown = new Set(docs.groups.flatMap((g) => g.versions.map((v) => `apis/${g.metadata.name ?? ''}/${v.version}`)));
-      const paths: Record<string, unknown> = {};
-      for (const [p, v] of Object.entries((await schemaIndex()).paths)) {
-        const named = p.startsWith('apis/') ? schemaWords(p, tenant) : p;
-        if (p.startsWith('apis/') && !shown.has(named)) continue;
-        paths[named] = JSON.parse(schemaWords(JSON.stringify(v), tenant)) as unknown;
-      }
-      return sendJson(reply, { paths });
+  /** The fleet's v3 index as a tenant reads it: without other tenants' groups, its own named without its id. */
+  async function tenantSchemaIndex(tenant: Tenant): Promise<{ paths: Record<string, unknown> }> {
+    const docs = tenantDocuments(await discovery.documents(), tenant);
+    const shown = new Set(docs.groups.flatMap((g) => g.versions.map((v) => `apis/${g.metadata.name ?? ''}/${v.version}`)));
+    const paths: Record<string, unknown> = {};
+    for (const [p, v] of Object.entries((await schemaIndex()).paths)) {
+      const named = p.startsWith('apis/') ? schemaWords(p, tenant) : p;
+      if (p.startsWith('apis/') && !shown.has(named)) continue;
+      paths[named] = JSON.parse(schemaWords(JSON.stringify(v), tenant)) as unknown;
     }
-    const hash = one(req.query as Query, 'hash');
-    for (const name of await schemaOwners(path)) {
-      try {
-        const res = await fleet.member(name)!.fetch({ path: path + (hash !== undefined ? `?${new URLSearchParams({ hash })}` : ''), headers: { ...headers, accept: 'application/json' } });
-        if (res.status >= 500) continue;
-        if (res.status !== 200) return relayed(reply, res);
-        return reply.type('application/json').send(Buffer.from(schemaWords(res.body.toString('utf8'), tenant)));
-      } catch {
-        // ask the next member
-      }
-    }
-    throw serviceUnavailable(`no member cluster answered ${path}`);
+    return { paths };
   }
 
   /** Which member listed each openapi v3 path first in the last fleet-wide index (its hash is that member's). */
