@@ -1,4 +1,5 @@
 import { QUOTE, memberValueAt, objectMembers } from '../util/json-members.js';
+import type { CutBytes } from '../util/byte-edits.js';
 import type { Tenant } from './tenant.js';
 import { objectToTenant, type ObjectNaming } from './object-names.js';
 
@@ -24,12 +25,6 @@ export function editsInPlace(tenant: Tenant, info: { group: string; kind: string
   return info.namespaced && !REFERENCING_KINDS.has(`${info.group}/${info.kind}`) && tenant.tenantGroup(info.group) === info.group;
 }
 
-export interface ShownBytes {
-  /** The stored bytes, and the range of the prefix to leave out of them. */
-  src: Buffer;
-  from: number;
-  to: number;
-}
 
 /**
  * The object with the tenant's prefix cut from `metadata.namespace`, or undefined when the bytes
@@ -38,7 +33,7 @@ export interface ShownBytes {
  * few keys are read. Whether the owner references need more is the caller's to know (the store
  * marks those objects at ingest: RENAMED_OWNERS_FIELD).
  */
-export function namespaceCut(bytes: Buffer, tenant: Tenant, metadataAt = -1, name?: string): ShownBytes | undefined {
+export function namespaceCut(bytes: Buffer, tenant: Tenant, metadataAt = -1, name?: string): CutBytes | undefined {
   const prefix = tenant.prefixBytes;
   let at = metadataAt >= 0 ? typedNamespaceAt(bytes, metadataAt, name) : -1;
   if (at < 0) {
@@ -84,12 +79,12 @@ const GENERATE_NAME_KEY = Buffer.from('"generateName":');
 const NAMESPACE_KEY = Buffer.from('"namespace":');
 
 const METADATA = Buffer.from('metadata');
+const NAMESPACE = Buffer.from('namespace');
 
 /** Where a stored object's metadata starts: after `{"kind":…,"apiVersion":…,"metadata":` (src/ingest/decode.ts writes it so). */
 export function storedMetadataAt(kind: string, apiVersion: string): number {
   return Buffer.byteLength(`{"kind":${JSON.stringify(kind)},"apiVersion":${JSON.stringify(apiVersion)},"metadata":`);
 }
-const NAMESPACE = Buffer.from('namespace');
 
 export interface RewrittenBytes {
   bytes: Buffer;

@@ -43,3 +43,10 @@ export function joinPieces(pieces: Piece[], src: Buffer): Buffer {
   writePieces(out, 0, pieces, src);
   return out;
 }
+
+/** A buffer with one range left out (a tenant's prefix), copied once into whatever sends it. */
+export interface CutBytes {
+  src: Buffer;
+  from: number;
+  to: number;
+}

@@ -2,6 +2,7 @@ import { matchesLabels, type LabelSelector } from '../api/label-selector.js';
 import { matchesFields, type FieldSelector } from '../api/field-selector.js';
 import type { AccessSet } from '../api/rbac.js';
 import type { MetaRecord } from '../store/meta-record.js';
+import type { CutBytes } from '../util/byte-edits.js';
 
 /**
  * What one caller's read may see of one resource: built once per request by the view steps
@@ -72,12 +73,7 @@ export interface Shown {
   meta: () => MetaRecord | undefined;
 }
 
-/** A buffer with one range left out (a tenant's prefix): copied once, into the list that sends it. */
-export interface CutBytes {
-  src: Buffer;
-  from: number;
-  to: number;
-}
+export type { CutBytes };
 
 /** A shown object's bytes as one buffer. */
 export function joined(bytes: Buffer | readonly Buffer[]): Buffer {
