@@ -15,6 +15,7 @@ import { TREE_LABEL_SUFFIX } from '../hierarchy/namespace-tree.js';
 import { piecesLength, writePieces } from '../util/byte-edits.js';
 import { mapBounded } from '../util/map-bounded.js';
 import { answerToTenant, type TenantNames } from '../tenancy/answers.js';
+import { isJsonObject } from '../util/json-object.js';
 
 /**
  * Live reads: a get or list of a resource flotilla does not cache is asked of the members
@@ -70,18 +71,18 @@ const answerEdits = new WeakMap<FastifyReply, AnswerEdits>();
 
 /** A list's items or a Table's rows that the tree selects (each item names its cluster). */
 function selectedItems(doc: unknown, selects: (cluster: string, namespace: string) => boolean, cluster?: string): unknown {
-  if (!isObject(doc)) return doc;
+  if (!isJsonObject(doc)) return doc;
   const namespaceOf = (o: unknown) => {
-    const md = isObject(o) ? o['metadata'] : undefined;
-    return isObject(md) && typeof md['namespace'] === 'string' ? md['namespace'] : '';
+    const md = isJsonObject(o) ? o['metadata'] : undefined;
+    return isJsonObject(md) && typeof md['namespace'] === 'string' ? md['namespace'] : '';
   };
   const clusterOf = (o: unknown) => {
-    const md = isObject(o) ? o['metadata'] : undefined;
-    const ann = isObject(md) ? md['annotations'] : undefined;
-    return cluster ?? (isObject(ann) && typeof ann[CLUSTER_ANNOTATION] === 'string' ? ann[CLUSTER_ANNOTATION] : '');
+    const md = isJsonObject(o) ? o['metadata'] : undefined;
+    const ann = isJsonObject(md) ? md['annotations'] : undefined;
+    return cluster ?? (isJsonObject(ann) && typeof ann[CLUSTER_ANNOTATION] === 'string' ? ann[CLUSTER_ANNOTATION] : '');
   };
   if (Array.isArray(doc['rows'])) {
-    return { ...doc, rows: doc['rows'].filter((r: unknown) => isObject(r) && selects(cluster ?? String((r['cells'] as unknown[] | undefined)?.[0] ?? ''), namespaceOf(r['object']))) };
+    return { ...doc, rows: doc['rows'].filter((r: unknown) => isJsonObject(r) && selects(cluster ?? String((r['cells'] as unknown[] | undefined)?.[0] ?? ''), namespaceOf(r['object']))) };
   }
   if (Array.isArray(doc['items'])) return { ...doc, items: doc['items'].filter((i: unknown) => selects(clusterOf(i), namespaceOf(i))) };
   return selects(clusterOf(doc), namespaceOf(doc)) ? doc : undefined;
@@ -105,9 +106,6 @@ export function liveStatus(config: LiveReadsConfig): { enabled: boolean; served:
 
 type Doc = Record<string, unknown>;
 
-function isObject(v: unknown): v is Doc {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /**
  * Subresources read live like their object (a get asked of every member, the first copy shown):
@@ -247,7 +245,7 @@ function isStatusBody(r: MemberResult): boolean {
 
 /** A member's object as flotilla shows it (translate.ts: a global RV, its cluster annotation), with its kind. */
 function itemToFleet(o: unknown, cluster: string, kind?: { kind: string; apiVersion: string }): void {
-  if (!isObject(o)) return;
+  if (!isJsonObject(o)) return;
   if (kind && o['kind'] === undefined) {
     o['kind'] = kind.kind;
     o['apiVersion'] = kind.apiVersion;
@@ -272,7 +270,7 @@ function warningsOf(r: MemberResult): string[] {
 function parsed(r: MemberResult): Parsed | undefined {
   try {
     const doc = JSON.parse(r.body!.toString('utf8')) as unknown;
-    if (!isObject(doc)) return undefined;
+    if (!isJsonObject(doc)) return undefined;
     return { cluster: r.cluster, doc, warnings: warningsOf(r) };
   } catch {
     return undefined;
@@ -321,7 +319,7 @@ function merged(answers: readonly Parsed[], metadata: Doc): Doc {
     const rows: unknown[] = [];
     for (const a of answers) {
       for (const row of Array.isArray(a.doc['rows']) ? a.doc['rows'] : []) {
-        if (!isObject(row)) continue;
+        if (!isJsonObject(row)) continue;
         itemToFleet(row['object'], a.cluster);
         rows.push({ ...row, cells: [a.cluster, ...(Array.isArray(row['cells']) ? row['cells'] : [])] });
       }
@@ -388,7 +386,7 @@ async function liveGet(reply: FastifyReply, deps: LiveReadDeps, clusters: readon
   const { hit, warning: firstHit } = chooseLiveGet(hits, { resource: target.resource, group: target.group, name: target.name! });
   const warnings = [...hit.warnings, ...(firstHit ? [firstHit] : []), ...results.filter((r) => r.status !== 200).map((r) => leftOutWarning(r)).filter((w): w is string => w !== undefined)];
   if (hit.doc['kind'] === 'Table') {
-    const md = isObject(hit.doc['metadata']) ? hit.doc['metadata'] : {};
+    const md = isJsonObject(hit.doc['metadata']) ? hit.doc['metadata'] : {};
     return send(reply, merged([hit], { ...md, ...(typeof md['resourceVersion'] === 'string' && md['resourceVersion'] ? { resourceVersion: encodeGlobalRV({ [hit.cluster]: md['resourceVersion'] }) } : {}) }), warnings);
   }
   // The member's bytes edited, not re-serialized (an int64 beyond 2^53 stays exact).
@@ -424,7 +422,7 @@ export function decodeLiveContinue(token: string): LiveContinue {
   } catch {
     throw fail();
   }
-  if (!isObject(doc) || !isObject(doc['live']) || !isObject(doc['rv'])) throw fail();
+  if (!isJsonObject(doc) || !isJsonObject(doc['live']) || !isJsonObject(doc['rv'])) throw fail();
   const live: Record<string, string | null> = {};
   for (const [c, v] of Object.entries(doc['live'])) {
     if (!CLUSTER_NAME.test(c) || (v !== null && typeof v !== 'string')) throw fail();
@@ -502,7 +500,7 @@ async function liveList(reply: FastifyReply, deps: LiveReadDeps, clusters: reado
   // (a member not asked on this page, or one that counts nothing under a selector, leaves it unknown).
   let remaining: number | undefined = carried.length > 0 ? undefined : 0;
   for (const a of ok) {
-    const md = isObject(a.doc['metadata']) ? a.doc['metadata'] : {};
+    const md = isJsonObject(a.doc['metadata']) ? a.doc['metadata'] : {};
     if (rvs[a.cluster] === undefined && typeof md['resourceVersion'] === 'string' && md['resourceVersion']) rvs[a.cluster] = md['resourceVersion'];
     if (typeof md['continue'] === 'string' && md['continue']) {
       live[a.cluster] = md['continue'];
@@ -528,9 +526,9 @@ const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
 /** Whether a bookmark's object (or, in a Table, its row's object) ends the initial events. */
 function endsInitialEvents(obj: Doc): boolean {
   const md = obj['metadata'];
-  if (isObject(md) && isObject(md['annotations']) && md['annotations'][INITIAL_EVENTS_END] === 'true') return true;
+  if (isJsonObject(md) && isJsonObject(md['annotations']) && md['annotations'][INITIAL_EVENTS_END] === 'true') return true;
   const rows = obj['rows'];
-  return Array.isArray(rows) && rows.some((r) => isObject(r) && isObject(r['object']) && endsInitialEvents(r['object']));
+  return Array.isArray(rows) && rows.some((r) => isJsonObject(r) && isJsonObject(r['object']) && endsInitialEvents(r['object']));
 }
 
 /**
@@ -609,7 +607,7 @@ async function liveWatch(reply: FastifyReply, deps: LiveReadDeps, clusters: read
       return;
     }
     const obj = e['object'];
-    if (e['type'] === 'ERROR' || !isObject(obj)) {
+    if (e['type'] === 'ERROR' || !isJsonObject(obj)) {
       out.write(line + '\n');
       finish();
       return;
@@ -620,7 +618,7 @@ async function liveWatch(reply: FastifyReply, deps: LiveReadDeps, clusters: read
         const cols = obj['columnDefinitions'];
         if (headerCluster === undefined && Array.isArray(cols) && cols.length > 0) heldColumns = cols;
         const md = obj['metadata'];
-        if (isObject(md) && typeof md['resourceVersion'] === 'string' && md['resourceVersion'] !== '') rvs[cluster] = md['resourceVersion'];
+        if (isJsonObject(md) && typeof md['resourceVersion'] === 'string' && md['resourceVersion'] !== '') rvs[cluster] = md['resourceVersion'];
         return;
       }
     }
@@ -638,12 +636,12 @@ async function liveWatch(reply: FastifyReply, deps: LiveReadDeps, clusters: read
     }
     const stamp = (o: Doc, annotate: boolean) => {
       const md = o['metadata'];
-      if (!isObject(md)) return;
+      if (!isJsonObject(md)) return;
       if (typeof md['resourceVersion'] === 'string' && md['resourceVersion'] !== '') {
         rvs[cluster] = md['resourceVersion'];
         md['resourceVersion'] = encodeGlobalRV(rvs);
       }
-      if (annotate) md['annotations'] = { ...(isObject(md['annotations']) ? md['annotations'] : {}), [CLUSTER_ANNOTATION]: cluster };
+      if (annotate) md['annotations'] = { ...(isJsonObject(md['annotations']) ? md['annotations'] : {}), [CLUSTER_ANNOTATION]: cluster };
     };
     if (obj['kind'] === 'Table') {
       const own = obj['columnDefinitions'];
@@ -653,9 +651,9 @@ async function liveWatch(reply: FastifyReply, deps: LiveReadDeps, clusters: read
         headerCluster = cluster;
       } else obj['columnDefinitions'] = null;
       for (const row of Array.isArray(obj['rows']) ? obj['rows'] : []) {
-        if (!isObject(row)) continue;
+        if (!isJsonObject(row)) continue;
         row['cells'] = [cluster, ...(Array.isArray(row['cells']) ? row['cells'] : [])];
-        if (isObject(row['object'])) stamp(row['object'], e['type'] !== 'BOOKMARK');
+        if (isJsonObject(row['object'])) stamp(row['object'], e['type'] !== 'BOOKMARK');
       }
       stamp(obj, false);
     } else stamp(obj, e['type'] !== 'BOOKMARK');
@@ -663,7 +661,7 @@ async function liveWatch(reply: FastifyReply, deps: LiveReadDeps, clusters: read
       let shown: unknown = edits.selects ? selectedItems(obj, edits.selects, cluster) : obj;
       if (edits.shown && shown !== undefined) shown = edits.shown(shown);
       // Not selected, or not the tenant's: the watch never hears of it.
-      if (shown === undefined || (isObject(shown) && shown['kind'] === 'Table' && Array.isArray(shown['rows']) && shown['rows'].length === 0)) return;
+      if (shown === undefined || (isJsonObject(shown) && shown['kind'] === 'Table' && Array.isArray(shown['rows']) && shown['rows'].length === 0)) return;
       e['object'] = shown;
     }
     out.write(JSON.stringify(e) + '\n');

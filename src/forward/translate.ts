@@ -6,6 +6,7 @@ import { OPEN_BRACE, OPEN_BRACKET, QUOTE, forEachElement, forEachMember, memberR
 import { editProtobufObject, isProtobuf, type ObjectFacts } from '../api/protobuf-object.js';
 import { bodyBytes, bodyFormat, parseBody } from '../api/write-body.js';
 import { TREE_LABEL_SUFFIX } from '../hierarchy/namespace-tree.js';
+import { isJsonObject } from '../util/json-object.js';
 
 /**
  * What flotilla changes in bodies on the way to and from a member: the resourceVersion (global on
@@ -14,9 +15,6 @@ import { TREE_LABEL_SUFFIX } from '../hierarchy/namespace-tree.js';
  */
 type Doc = Record<string, unknown>;
 
-function isObject(v: unknown): v is Doc {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** A global RV as the member's own RV for `cluster`; a token that is not global passes as it is. */
 export function memberRV(rv: string, cluster: string): string {
@@ -38,7 +36,7 @@ export function memberRV(rv: string, cluster: string): string {
 /** The member's view of an object a client sends: member RV, no cluster annotation. */
 function toMember(o: Doc, cluster: string): boolean {
   const md = o['metadata'];
-  if (!isObject(md)) return false;
+  if (!isJsonObject(md)) return false;
   let changed = false;
   if (typeof md['resourceVersion'] === 'string') {
     const rv = memberRV(md['resourceVersion'], cluster);
@@ -48,13 +46,13 @@ function toMember(o: Doc, cluster: string): boolean {
     }
   }
   const ann = md['annotations'];
-  if (isObject(ann) && CLUSTER_ANNOTATION in ann) {
+  if (isJsonObject(ann) && CLUSTER_ANNOTATION in ann) {
     delete ann[CLUSTER_ANNOTATION];
     if (Object.keys(ann).length === 0) delete md['annotations'];
     changed = true;
   }
   const labels = md['labels'];
-  if (isObject(labels) && typeof o['kind'] === 'string') {
+  if (isJsonObject(labels) && typeof o['kind'] === 'string') {
     for (const key of Object.keys(labels)) {
       if (!isShownOnly(key, o['kind'])) continue;
       delete labels[key];
@@ -94,7 +92,7 @@ export function requestBodyForMember(body: Buffer | undefined, contentType: stri
   if (Array.isArray(doc)) {
     // JSON patch: an operation may set or test metadata.resourceVersion.
     for (const op of doc) {
-      if (isObject(op) && op['path'] === '/metadata/resourceVersion' && typeof op['value'] === 'string') {
+      if (isJsonObject(op) && op['path'] === '/metadata/resourceVersion' && typeof op['value'] === 'string') {
         const rv = memberRV(op['value'], cluster);
         if (rv !== op['value']) {
           op['value'] = rv;
@@ -102,18 +100,18 @@ export function requestBodyForMember(body: Buffer | undefined, contentType: stri
         }
       }
     }
-  } else if (isObject(doc)) {
+  } else if (isJsonObject(doc)) {
     changed = toMember(doc, cluster);
     // DeleteOptions: a resourceVersion precondition read from flotilla is a global RV too.
     const pre = doc['preconditions'];
-    if (isObject(pre) && typeof pre['resourceVersion'] === 'string') {
+    if (isJsonObject(pre) && typeof pre['resourceVersion'] === 'string') {
       const rv = memberRV(pre['resourceVersion'], cluster);
       if (rv !== pre['resourceVersion']) {
         pre['resourceVersion'] = rv;
         changed = true;
       }
     }
-    if (Array.isArray(doc['items'])) for (const item of doc['items']) if (isObject(item) && toMember(item, cluster)) changed = true;
+    if (Array.isArray(doc['items'])) for (const item of doc['items']) if (isJsonObject(item) && toMember(item, cluster)) changed = true;
   }
   return changed ? bodyBytes(doc) : body;
 }
@@ -121,12 +119,12 @@ export function requestBodyForMember(body: Buffer | undefined, contentType: stri
 /** A member's object as flotilla shows it: global RV, cluster annotation. Status bodies stay as they are. */
 export function toFleet(o: Doc, cluster: string): void {
   const md = o['metadata'];
-  if (!isObject(md)) return;
+  if (!isJsonObject(md)) return;
   if (typeof md['resourceVersion'] === 'string' && md['resourceVersion'] !== '') {
     md['resourceVersion'] = encodeGlobalRV({ [cluster]: md['resourceVersion'] });
   }
   if (o['kind'] !== 'Status' && typeof md['name'] === 'string') {
-    md['annotations'] = { ...(isObject(md['annotations']) ? md['annotations'] : {}), [CLUSTER_ANNOTATION]: cluster };
+    md['annotations'] = { ...(isJsonObject(md['annotations']) ? md['annotations'] : {}), [CLUSTER_ANNOTATION]: cluster };
   }
 }
 
@@ -175,15 +173,15 @@ export function parsedAnswer(body: Buffer, cluster: string, form: AnswerForm = {
   } catch {
     return { body };
   }
-  if (!isObject(doc) || doc['kind'] === 'Status') return { body };
+  if (!isJsonObject(doc) || doc['kind'] === 'Status') return { body };
   const md = doc['metadata'];
-  const rv = isObject(md) && typeof md['resourceVersion'] === 'string' ? md['resourceVersion'] : undefined;
+  const rv = isJsonObject(md) && typeof md['resourceVersion'] === 'string' ? md['resourceVersion'] : undefined;
   const show = (o: Doc) => {
     toFleet(o, cluster);
-    if (form.dropManagedFields && isObject(o['metadata'])) delete o['metadata']['managedFields'];
+    if (form.dropManagedFields && isJsonObject(o['metadata'])) delete o['metadata']['managedFields'];
   };
   show(doc);
-  if (Array.isArray(doc['items'])) for (const item of doc['items']) if (isObject(item)) show(item);
+  if (Array.isArray(doc['items'])) for (const item of doc['items']) if (isJsonObject(item)) show(item);
   return { body: Buffer.from(JSON.stringify(doc)), ...(rv ? { rv } : {}) };
 }
 
@@ -411,12 +409,12 @@ export function mergeListAnswers(answers: { cluster: string; body: Buffer }[], f
     if (doc['kind'] === 'Status') continue;
     head ??= doc;
     const md = doc['metadata'];
-    if (isObject(md) && typeof md['resourceVersion'] === 'string' && md['resourceVersion'] !== '') rvs[a.cluster] = md['resourceVersion'];
+    if (isJsonObject(md) && typeof md['resourceVersion'] === 'string' && md['resourceVersion'] !== '') rvs[a.cluster] = md['resourceVersion'];
     if (Array.isArray(doc['items'])) {
       for (const item of doc['items']) {
-        if (isObject(item)) {
+        if (isJsonObject(item)) {
           toFleet(item, a.cluster);
-          if (form.dropManagedFields && isObject(item['metadata'])) delete item['metadata']['managedFields'];
+          if (form.dropManagedFields && isJsonObject(item['metadata'])) delete item['metadata']['managedFields'];
         }
         items.push(item);
       }

@@ -5,6 +5,7 @@ import { editsInPlace, tenantCells } from './object-bytes.js';
 import { sharedNameRefused } from './request-names.js';
 import { sharedName } from './tenant.js';
 import { objectToMember, objectToTenant, patchToMember, type ObjectNaming } from './object-names.js';
+import { isJsonObject } from '../util/json-object.js';
 
 /**
  * What a tenant sends to members and gets back, as whole documents: write bodies into the
@@ -29,9 +30,6 @@ export interface TenantNames {
 
 type Doc = Record<string, unknown>;
 
-function isObject(v: unknown): v is Doc {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /**
  * A write body in the member's names: JSON and YAML parsed and rewritten whole, protobuf edited in
@@ -82,7 +80,7 @@ function protobufToMember(body: Buffer, resource: NamedResource | undefined, nam
  * of another tenant). Lists and Tables lose the items that are not the tenant's.
  */
 export function answerToTenant(doc: unknown, naming: ObjectNaming, resource: NamedResource | undefined): unknown {
-  if (!isObject(doc)) return doc;
+  if (!isJsonObject(doc)) return doc;
   const kind = doc['kind'];
   if (kind === 'Table') return tableToTenant(doc, naming, resource);
   if (kind === 'PartialObjectMetadataList') {
@@ -96,11 +94,11 @@ export function answerToTenant(doc: unknown, naming: ObjectNaming, resource: Nam
 function tableToTenant(table: Doc, naming: ObjectNaming, resource: NamedResource | undefined): Doc {
   const rows = Array.isArray(table['rows']) ? table['rows'] : [];
   const shown = rows.flatMap((row) => {
-    if (!isObject(row)) return [];
+    if (!isJsonObject(row)) return [];
     const object = row['object'];
     let shownObject: unknown = object;
     let renamed: { from: string; to: string } | undefined;
-    if (isObject(object)) {
+    if (isJsonObject(object)) {
       shownObject = object['kind'] === 'PartialObjectMetadata' ? metadataToTenant(object, naming, resource) : objectToTenant(object, naming);
       if (shownObject === undefined) return [];
       const from = nameOf(object);
@@ -114,8 +112,8 @@ function tableToTenant(table: Doc, naming: ObjectNaming, resource: NamedResource
 }
 
 function nameOf(o: unknown): string | undefined {
-  const md = isObject(o) ? o['metadata'] : undefined;
-  return isObject(md) && typeof md['name'] === 'string' ? md['name'] : undefined;
+  const md = isJsonObject(o) ? o['metadata'] : undefined;
+  return isJsonObject(md) && typeof md['name'] === 'string' ? md['name'] : undefined;
 }
 
 /**
@@ -123,8 +121,8 @@ function nameOf(o: unknown): string | undefined {
  * tenant's (its namespace, or its owned name) and how its names are shown.
  */
 function metadataToTenant(item: unknown, naming: ObjectNaming, resource: NamedResource | undefined): unknown {
-  if (!isObject(item) || !resource) return item;
+  if (!isJsonObject(item) || !resource) return item;
   const shown = objectToTenant({ ...item, apiVersion: resource.group ? `${resource.group}/v1` : 'v1', kind: resource.kind }, naming);
-  if (!isObject(shown)) return undefined;
+  if (!isJsonObject(shown)) return undefined;
   return { ...item, metadata: shown['metadata'] };
 }

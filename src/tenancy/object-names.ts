@@ -17,6 +17,7 @@
  */
 import { SUBNAMESPACE_OF, TREE_LABEL_SUFFIX } from '../hierarchy/namespace-tree.js';
 import { clusterScopedKind, CRDS, resourceName, type ResourcePolicy, type Tenant } from './tenant.js';
+import { isJsonObject } from '../util/json-object.js';
 
 /** How references resolve a kind they name: its resource and scope, or undefined if unknown. */
 export type KindLookup = (group: string, kind: string) => { resource: string; namespaced: boolean } | undefined;
@@ -73,26 +74,23 @@ export function patchToMember(body: unknown, contentType: string, target: PatchT
   const type: ObjectType = { group: target.group, kind: target.kind, namespaced: target.namespaced };
   const mediaType = contentType.split(';')[0]!.trim().toLowerCase();
   if (mediaType === 'application/json-patch+json') return Array.isArray(body) ? body.map((op) => jsonPatchOpToMember(op, d, type)) : body;
-  if (isObject(body)) rewriteObject(body, d, type);
+  if (isJsonObject(body)) rewriteObject(body, d, type);
   return body;
 }
 
 type Json = Record<string, unknown>;
 
-function isObject(v: unknown): v is Json {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** The objects of an array field (or none): a reference list's entries. */
 function objectsOf(v: unknown): Json[] {
-  return Array.isArray(v) ? v.filter(isObject) : [];
+  return Array.isArray(v) ? v.filter(isJsonObject) : [];
 }
 
 /** The object at a path of object fields, or undefined. */
 function at(obj: Json, ...path: string[]): Json | undefined {
   let v: unknown = obj;
-  for (const key of path) v = isObject(v) ? v[key] : undefined;
-  return isObject(v) ? v : undefined;
+  for (const key of path) v = isJsonObject(v) ? v[key] : undefined;
+  return isJsonObject(v) ? v : undefined;
 }
 
 /**
@@ -495,7 +493,7 @@ function rewriteList(list: Json & { items: unknown[] }, d: Direction): void {
   const kind = typeof list.kind === 'string' && list.kind !== 'List' ? list.kind.slice(0, -'List'.length) : undefined;
   const itemType = kind === undefined ? undefined : { group, kind };
   list.items = list.items.filter((item) => {
-    if (!isObject(item)) return true;
+    if (!isJsonObject(item)) return true;
     try {
       rewriteObject(item, d, itemType);
       return true;
@@ -525,11 +523,11 @@ function rewriteStatus(status: Json, d: Direction): void {
 
 /** A watch event's line, `{type, object}`, is not an object of a kind. */
 function isWatchEvent(v: Json): v is Json & { object: Json } {
-  return typeof v.type === 'string' && isObject(v.object) && v.apiVersion === undefined && (v.kind === undefined || v.kind === 'WatchEvent');
+  return typeof v.type === 'string' && isJsonObject(v.object) && v.apiVersion === undefined && (v.kind === undefined || v.kind === 'WatchEvent');
 }
 
 function rewriteAny(v: unknown, d: Direction): void {
-  if (!isObject(v)) return;
+  if (!isJsonObject(v)) return;
   if (isWatchEvent(v)) rewriteAny(v.object, d);
   else if (v.kind === 'Status') rewriteStatus(v, d);
   else if (typeof v.kind === 'string' && v.kind.endsWith('List') && Array.isArray(v.items)) rewriteList(v as Json & { items: unknown[] }, d);
@@ -559,7 +557,7 @@ function throughSkeleton(pointer: string, value: unknown, d: Direction, type: Ob
   // Not a pointer: the member refuses the patch as the tenant wrote it.
   if (tokens === undefined) return { pointer, value };
   if (tokens.length === 0) {
-    if (isObject(value)) rewriteObject(value, d, type);
+    if (isJsonObject(value)) rewriteObject(value, d, type);
     return { pointer, value };
   }
   const root: Json = {};
@@ -577,7 +575,7 @@ function throughSkeleton(pointer: string, value: unknown, d: Direction, type: Ob
     if (Array.isArray(here)) {
       renamed.push(token);
       here = here[0];
-    } else if (isObject(here)) {
+    } else if (isJsonObject(here)) {
       // The skeleton holds one key per level: the token, or what the rename made of it.
       const key = Object.keys(here)[0] ?? token;
       renamed.push(key);
@@ -588,7 +586,7 @@ function throughSkeleton(pointer: string, value: unknown, d: Direction, type: Ob
 }
 
 function jsonPatchOpToMember(op: unknown, d: Direction, type: ObjectType): unknown {
-  if (!isObject(op) || typeof op.path !== 'string') return op;
+  if (!isJsonObject(op) || typeof op.path !== 'string') return op;
   const out: Json = { ...op };
   const hasValue = 'value' in op;
   const renamed = throughSkeleton(op.path, hasValue ? structuredClone(op.value) : null, d, type);
