@@ -1,0 +1,164 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
+import { freePorts, kubeconfigYaml, waitFor, type FleetInfo } from './fleet.js';
+import { memberRequest, type MemberEndpoint } from './http.js';
+import { makeFleetPki } from './pki.js';
+import { reapStalePids, startProcess, stopProcess, type Supervised } from './processes.js';
+
+/**
+ * A hub (management) cluster beside a test fleet: one kube-apiserver on the fleet's etcd (a prefix
+ * of its own), with the aggregation layer's front proxy configured as a real control plane has it.
+ * The front proxy has a CA of its own, apart from the fleet's, so a client certificate of the
+ * fleet's CA can never pass for the front proxy. The hub knows the fleet's users by the same tokens.
+ */
+export interface Hub {
+  /** The hub's kube-apiserver as its admin (system:masters). */
+  apiserver: MemberEndpoint;
+  /** A kubeconfig for `apiserver`. */
+  kubeconfig: string;
+  /** The front proxy's CA and the client certificate the hub presents to extension apiservers. */
+  frontProxy: { caFile: string; caKey: string; clientCert: string; clientKey: string; allowedNames: string[] };
+  /** A client certificate of the front proxy's CA whose CN the hub does not allow (as a forger would hold). */
+  intruder: { cert: string; key: string };
+  dir: string;
+  process: Supervised;
+  /**
+   * Registers an extension apiserver listening on loopback `port` as the APIService of
+   * `version.group`: an ExternalName Service to `localhost` and the APIService, verified by `caBundle`.
+   */
+  registerAPIService(opts: { group: string; version: string; port: number; caBundle: Buffer; namespace?: string; service?: string }): Promise<void>;
+  /** Applies YAML documents to the hub (server side), as its admin. */
+  apply(yaml: string): string;
+  stop(): Promise<void>;
+}
+
+export const FRONT_PROXY_CLIENT = 'front-proxy-client';
+
+export async function startHub(opts: { fleet: FleetInfo; dir: string; log?: (line: string) => void; apiserverArgs?: string[] }): Promise<Hub> {
+  const log = opts.log ?? ((l: string) => process.stderr.write(`${l}\n`));
+  const dir = resolve(opts.dir);
+  reapStalePids(join(dir, 'pids'));
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const started = Date.now();
+  const pki = makeFleetPki(opts.fleet.dir);
+  const frontProxy = frontProxyPki(dir);
+  const pidFile = join(dir, 'pids');
+  const token = opts.fleet.members[0]?.token;
+  if (!token) throw new Error('hub: the fleet has no member');
+  const [port] = (await freePorts(1)) as [number];
+  const server = `https://127.0.0.1:${port}`;
+  const apiserver: MemberEndpoint = { server, token, caFile: pki.caCert };
+  const proc = startProcess({
+    name: 'hub/kube-apiserver',
+    command: join(opts.fleet.binDir, 'kube-apiserver'),
+    args: [
+      `--etcd-servers=${opts.fleet.etcdEndpoint}`,
+      // One etcd for the fleet and its hubs; a hub per directory keeps out of the others' way.
+      `--etcd-prefix=/registry-hub-${basename(dir)}-${Date.now()}`,
+      '--bind-address=127.0.0.1',
+      '--advertise-address=127.0.0.1',
+      `--secure-port=${port}`,
+      `--cert-dir=${dir}`,
+      `--tls-cert-file=${pki.servingCert}`,
+      `--tls-private-key-file=${pki.servingKey}`,
+      `--client-ca-file=${pki.caCert}`,
+      // The fleet's users, by the same tokens: a hub user is a member user.
+      `--token-auth-file=${join(opts.fleet.dir, 'tokens.csv')}`,
+      '--authorization-mode=RBAC',
+      `--service-account-key-file=${pki.saPub}`,
+      `--service-account-signing-key-file=${pki.saKey}`,
+      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+      '--service-cluster-ip-range=10.96.0.0/16',
+      `--requestheader-client-ca-file=${frontProxy.caFile}`,
+      `--requestheader-allowed-names=${frontProxy.allowedNames.join(',')}`,
+      '--requestheader-username-headers=X-Remote-User',
+      '--requestheader-group-headers=X-Remote-Group',
+      '--requestheader-extra-headers-prefix=X-Remote-Extra-',
+      `--proxy-client-cert-file=${frontProxy.clientCert}`,
+      `--proxy-client-key-file=${frontProxy.clientKey}`,
+      '--profiling=false',
+      '--enable-priority-and-fairness=false',
+      '--max-requests-inflight=2000',
+      '--request-timeout=10m',
+      '--v=1',
+      ...(opts.apiserverArgs ?? []),
+    ],
+    logPath: join(dir, 'kube-apiserver.log'),
+    pidFile,
+  });
+  const stop = () => stopProcess(proc);
+  try {
+    await waitFor('hub kube-apiserver /readyz', async () => (await memberRequest(apiserver, 'GET', '/readyz')).status === 200, 120_000, proc);
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  const kubeconfig = join(dir, 'kubeconfig');
+  writeFileSync(kubeconfig, kubeconfigYaml('hub', server, pki.caCert, token));
+  const apply = (yaml: string) =>
+    execFileSync('kubectl', ['--kubeconfig', kubeconfig, 'apply', '--server-side', '--force-conflicts', '-f', '-'], { input: yaml, encoding: 'utf8' });
+
+  const registerAPIService: Hub['registerAPIService'] = async (r) => {
+    const namespace = r.namespace ?? 'flotilla-system';
+    const service = r.service ?? 'flotilla';
+    const ok = async (p: Promise<{ status: number; body: string }>, what: string) => {
+      const res = await p;
+      if (![200, 201, 409].includes(res.status)) throw new Error(`hub: creating ${what}: ${res.status} ${res.body.slice(0, 300)}`);
+    };
+    await ok(memberRequest(apiserver, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }), `namespace ${namespace}`);
+    // The aggregator reaches an ExternalName Service at its external name and the Service's port.
+    await ok(memberRequest(apiserver, 'POST', `/api/v1/namespaces/${namespace}/services`, {
+      apiVersion: 'v1', kind: 'Service', metadata: { name: service, namespace },
+      spec: { type: 'ExternalName', externalName: 'localhost', ports: [{ port: r.port, protocol: 'TCP' }] },
+    }), `service ${service}`);
+    await ok(memberRequest(apiserver, 'POST', '/apis/apiregistration.k8s.io/v1/apiservices', {
+      apiVersion: 'apiregistration.k8s.io/v1', kind: 'APIService', metadata: { name: `${r.version}.${r.group}` },
+      spec: { group: r.group, version: r.version, service: { namespace, name: service, port: r.port }, caBundle: r.caBundle.toString('base64'), groupPriorityMinimum: 2000, versionPriority: 10 },
+    }), `apiservice ${r.version}.${r.group}`);
+    await waitFor(`APIService ${r.version}.${r.group} available`, async () => (await memberRequest(apiserver, 'GET', `/apis/${r.group}/${r.version}`)).status === 200, 60_000, proc);
+  };
+  log(`hub: kube-apiserver ready in ${((Date.now() - started) / 1000).toFixed(1)} s (${server})`);
+  return {
+    apiserver,
+    kubeconfig,
+    frontProxy,
+    intruder: issue(dir, frontProxy, 'intruder', '/CN=intruder'),
+    dir,
+    process: proc,
+    registerAPIService,
+    apply,
+    stop,
+  };
+}
+
+function openssl(args: string[], cwd: string): void {
+  execFileSync('openssl', args, { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
+}
+
+function frontProxyPki(dir: string): Hub['frontProxy'] {
+  openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'front-proxy-ca.key', '-out', 'front-proxy-ca.crt', '-days', '3650', '-subj', '/CN=flotilla-test-front-proxy-ca'], dir);
+  const ca = { caFile: join(dir, 'front-proxy-ca.crt'), caKey: join(dir, 'front-proxy-ca.key') };
+  const client = issue(dir, ca, FRONT_PROXY_CLIENT, `/CN=${FRONT_PROXY_CLIENT}`);
+  return { ...ca, clientCert: client.cert, clientKey: client.key, allowedNames: [FRONT_PROXY_CLIENT] };
+}
+
+/** A client certificate of the front proxy's CA. */
+function issue(dir: string, ca: { caFile: string; caKey: string }, name: string, subject: string): { cert: string; key: string } {
+  writeFileSync(join(dir, `${name}.ext`), 'extendedKeyUsage=clientAuth\n');
+  openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subject], dir);
+  openssl(['x509', '-req', '-in', `${name}.csr`, '-CA', ca.caFile, '-CAkey', ca.caKey, '-CAcreateserial', '-out', `${name}.crt`, '-days', '3650', '-extfile', `${name}.ext`], dir);
+  return { cert: join(dir, `${name}.crt`), key: join(dir, `${name}.key`) };
+}
+
+/** A serving pair from the fleet's CA for an extension apiserver reached as `<service>.<namespace>.svc`. */
+export function extensionServingPair(fleet: FleetInfo, dir: string, service = 'flotilla', namespace = 'flotilla-system'): { cert: string; key: string; ca: Buffer } {
+  const pki = makeFleetPki(fleet.dir);
+  mkdirSync(dir, { recursive: true });
+  const name = `${service}-serving`;
+  writeFileSync(join(dir, `${name}.ext`), `subjectAltName=DNS:${service}.${namespace}.svc,DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n`);
+  openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${service}.${namespace}.svc`], dir);
+  openssl(['x509', '-req', '-in', `${name}.csr`, '-CA', pki.caCert, '-CAkey', pki.caKey, '-CAcreateserial', '-out', `${name}.crt`, '-days', '3650', '-extfile', `${name}.ext`], dir);
+  return { cert: join(dir, `${name}.crt`), key: join(dir, `${name}.key`), ca: readFileSync(pki.caCert) };
+}
