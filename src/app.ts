@@ -7,7 +7,10 @@ import { ReadAuthorizer } from './authz/authorizer.js';
 import { MemberPolicies } from './authz/member-policies.js';
 import { AccessReviews } from './members/access-reviews.js';
 import { authenticationProblem } from './registry/authentication-required.js';
-import { ConfigError, type FleetConfig } from './registry/config.js';
+import { ConfigError, type ClusterConfig, type FleetConfig } from './registry/config.js';
+import { MemberClient } from './members/member-client.js';
+import { hubAuthentication, type HubAuthentication } from './auth/hub-authentication.js';
+import { RequestHeaderAuthenticator, certificatesOf, type RequestHeaderConfig } from './auth/request-header.js';
 import { watchFleetConfig } from './registry/watch.js';
 import { buildServer } from './router/server.js';
 import { Store } from './store/store.js';
@@ -30,6 +33,14 @@ export interface FlotillaOptions {
   https?: { key?: Buffer; cert?: Buffer; ca?: Buffer };
   logLevel?: string;
   log?: (line: string) => void;
+  /**
+   * The hub cluster of aggregated mode: it reviews bearer tokens (unless the fleet file names a
+   * member to), and its `extension-apiserver-authentication` ConfigMap says whose client
+   * certificates name users and which front proxy may name them in request headers.
+   */
+  hub?: ClusterConfig;
+  /** The front proxy's settings given by flags; they win over the hub's ConfigMap. */
+  requestHeader?: RequestHeaderConfig;
 }
 
 export interface Flotilla {
@@ -50,9 +61,23 @@ export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
   const log = opts.log ?? ((l: string) => console.log(l));
   // Before anything is opened or listened on: a flotilla nobody can authenticate to never serves.
   const configFile = opts.configPath ? basename(opts.configPath) : 'fleet configuration';
-  const credentials = { clientCertificates: opts.https?.ca !== undefined };
+  const hub = opts.hub ? await MemberClient.create(opts.hub) : undefined;
+  let hubAuth: HubAuthentication = {};
+  try {
+    hubAuth = hub ? await hubAuthentication(hub) : {};
+  } catch (e) {
+    hub?.close();
+    throw new ConfigError(`--hub-kubeconfig: ${(e as Error).message}`);
+  }
+  const requestHeaderConfig = opts.requestHeader ?? hubAuth.requestHeader;
+  // Client certificates name users when signed by our CA or the hub's; the front proxy's CA names none.
+  const userCAs = [opts.https?.ca, hubAuth.clientCA].filter((b): b is Buffer => b !== undefined);
+  const credentials = { clientCertificates: userCAs.length > 0, hub: hub !== undefined };
   const problem = authenticationProblem(opts.config, configFile, credentials);
-  if (problem) throw new ConfigError(problem);
+  if (problem) {
+    hub?.close();
+    throw new ConfigError(problem);
+  }
   if ((opts.https?.key === undefined) !== (opts.https?.cert === undefined)) throw new ConfigError('https: key and cert go together');
   mkdirSync(opts.dataDir, { recursive: true });
   const selfSigned = opts.https?.cert ? undefined : await selfSignedServingPair(join(opts.dataDir, 'tls'), servingNames(opts.host));
@@ -79,6 +104,7 @@ export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
     : undefined;
   // Read once at start: a reload does not change who may call (restart to rotate tokens).
   const auth = opts.config.authentication;
+  const requestHeader = requestHeaderConfig ? new RequestHeaderAuthenticator(requestHeaderConfig) : undefined;
   const authenticator = new Authenticator(
     {
       ...(auth.tokenReviewCluster ? { tokenReviewCluster: auth.tokenReviewCluster } : {}),
@@ -87,12 +113,17 @@ export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
       staleVerdictSeconds: auth.tokenReviewStaleSeconds,
       clientCertificates: credentials.clientCertificates,
       anonymous: auth.anonymous,
+      // The hub reviews tokens as it does for any extension apiserver, unless a member is named to.
+      ...(hub && !auth.tokenReviewCluster ? { hubReviewer: hub } : {}),
+      ...(requestHeader ? { requestHeader, clientCA: userCAs.flatMap((ca) => certificatesOf(ca)) } : {}),
     },
     (name) => manager.member(name),
     (name) => manager.isSilent(name),
   );
   const pair = selfSigned ?? { key: opts.https!.key!, cert: opts.https!.cert! };
-  const https = opts.https?.ca ? { ...pair, ca: opts.https.ca, requestCert: true, rejectUnauthorized: false } : pair;
+  // Every CA a client certificate may chain to is trusted by the TLS layer; the authenticator tells them apart.
+  const trusted = [...userCAs, ...(requestHeaderConfig ? [requestHeaderConfig.clientCA] : [])];
+  const https = trusted.length ? { ...pair, ca: Buffer.concat(trusted.flatMap((ca) => [ca, Buffer.from('\n')])), requestCert: true, rejectUnauthorized: false } : pair;
   const server = buildServer({
     fleet: manager,
     catalog: manager,
@@ -125,6 +156,7 @@ export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
       watcher?.close();
       await server.close();
       await manager.stop();
+      hub?.close();
       policies.close();
       await store.close();
     },

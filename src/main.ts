@@ -3,11 +3,41 @@ import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
 import { loadFleetConfig, ConfigError } from './registry/config.js';
 import { startFlotilla } from './app.js';
+import { DEFAULT_REQUEST_HEADERS } from './auth/request-header.js';
+import type { ClusterConfig } from './registry/config.js';
+
+/** The hub cluster as a client configuration: from a kubeconfig, or the pod's own service account. */
+function hubCluster(kubeconfig: string | undefined, inCluster: boolean): ClusterConfig | undefined {
+  const base = { name: 'hub', labels: {}, authorization: 'rbac' as const, priority: 0 };
+  if (kubeconfig) return { ...base, kubeconfig };
+  if (!inCluster) return undefined;
+  const host = process.env.KUBERNETES_SERVICE_HOST;
+  const port = process.env.KUBERNETES_SERVICE_PORT ?? '443';
+  if (!host) {
+    console.error('--hub-in-cluster: KUBERNETES_SERVICE_HOST is not set (not running in a pod?)');
+    process.exit(2);
+  }
+  const sa = '/var/run/secrets/kubernetes.io/serviceaccount';
+  return { ...base, server: `https://${host.includes(':') ? `[${host}]` : host}:${port}`, caFile: `${sa}/ca.crt`, tokenFile: `${sa}/token` };
+}
 
 const usage = `usage: flotilla --config FLEET.yaml [--data-dir DIR] [--port 8443] [--bind 127.0.0.1]
                 [--tls-cert-file CERT --tls-private-key-file KEY] [--client-ca-file CA] [--log-level warn]
+                [--hub-kubeconfig FILE | --hub-in-cluster]
+                [--requestheader-client-ca-file CA] [--requestheader-allowed-names N1,N2]
+                [--requestheader-username-headers H] [--requestheader-group-headers H]
+                [--requestheader-extra-headers-prefix P]
 
-Always HTTPS: without --tls-cert-file, a self-signed pair kept in DATA-DIR/tls/ (made at first start).`;
+Always HTTPS: without --tls-cert-file, a self-signed pair kept in DATA-DIR/tls/ (made at first start).
+With a hub (aggregated mode: flotilla registered as APIService v1alpha1.search.flotilla.io), the
+hub reviews bearer tokens and its kube-system/extension-apiserver-authentication ConfigMap says
+which front proxy may name callers in request headers; the --requestheader-* flags say it instead.
+The fleet API is served at the root and under /apis/search.flotilla.io/v1alpha1/fleet alike.`;
+
+/** Comma-separated flag values; several of one flag add up. */
+function listFlag(values: string[] | undefined): string[] | undefined {
+  return values?.flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
+}
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -19,6 +49,13 @@ async function main(): Promise<void> {
       'tls-cert-file': { type: 'string' },
       'tls-private-key-file': { type: 'string' },
       'client-ca-file': { type: 'string' },
+      'hub-kubeconfig': { type: 'string' },
+      'hub-in-cluster': { type: 'boolean' },
+      'requestheader-client-ca-file': { type: 'string' },
+      'requestheader-allowed-names': { type: 'string', multiple: true },
+      'requestheader-username-headers': { type: 'string', multiple: true },
+      'requestheader-group-headers': { type: 'string', multiple: true },
+      'requestheader-extra-headers-prefix': { type: 'string', multiple: true },
       'log-level': { type: 'string', default: 'warn' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -36,6 +73,21 @@ async function main(): Promise<void> {
     console.error('--tls-cert-file and --tls-private-key-file go together');
     process.exit(2);
   }
+  if (values['hub-kubeconfig'] && values['hub-in-cluster']) {
+    console.error('--hub-kubeconfig and --hub-in-cluster name the hub two ways: give one');
+    process.exit(2);
+  }
+  const hub = hubCluster(values['hub-kubeconfig'], values['hub-in-cluster'] === true);
+  const requestHeaderCA = values['requestheader-client-ca-file'];
+  const requestHeader = requestHeaderCA
+    ? {
+        clientCA: readFileSync(requestHeaderCA),
+        allowedNames: listFlag(values['requestheader-allowed-names']) ?? [],
+        usernameHeaders: listFlag(values['requestheader-username-headers']) ?? DEFAULT_REQUEST_HEADERS.usernameHeaders,
+        groupHeaders: listFlag(values['requestheader-group-headers']) ?? DEFAULT_REQUEST_HEADERS.groupHeaders,
+        extraHeaderPrefixes: listFlag(values['requestheader-extra-headers-prefix']) ?? DEFAULT_REQUEST_HEADERS.extraHeaderPrefixes,
+      }
+    : undefined;
   let config;
   try {
     config = await loadFleetConfig(values.config);
@@ -53,7 +105,11 @@ async function main(): Promise<void> {
   };
   let flotilla;
   try {
-    flotilla = await startFlotilla({ config, configPath: values.config, dataDir: values['data-dir'], port, host: values.bind, https, logLevel: values['log-level'] });
+    flotilla = await startFlotilla({
+      config, configPath: values.config, dataDir: values['data-dir'], port, host: values.bind, https, logLevel: values['log-level'],
+      ...(hub ? { hub } : {}),
+      ...(requestHeader ? { requestHeader } : {}),
+    });
   } catch (e) {
     if (e instanceof ConfigError) {
       console.error(e.message);

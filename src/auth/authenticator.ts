@@ -4,9 +4,12 @@ import type { TLSSocket } from 'node:tls';
 import type { MemberClient } from '../members/member-client.js';
 import { serviceUnavailable, unauthorized } from '../api/status.js';
 import { anonymousIdentity, type Identity } from './identity.js';
+import { chainsTo, type RequestHeaderAuthenticator } from './request-header.js';
+import type { X509Certificate } from 'node:crypto';
 
 /**
- * Who the caller is. In order: a client certificate the TLS layer verified against the client CA
+ * Who the caller is. In order: the user the aggregation layer's front proxy names in request
+ * headers (src/auth/request-header.ts), a client certificate the TLS layer verified against the client CA
  * (user = CN, groups = O), a bearer token from the static token file, a bearer token a member
  * cluster vouches for through a TokenReview. Verdicts on tokens are cached briefly, by hash: a
  * watch-heavy client must not cost a TokenReview per request.
@@ -19,6 +22,8 @@ import { anonymousIdentity, type Identity } from './identity.js';
 export interface AuthenticationConfig {
   /** The member that reviews bearer tokens (its authenticators decide). */
   tokenReviewCluster?: string;
+  /** The hub cluster, which reviews bearer tokens when no member is named to (aggregated mode). */
+  hubReviewer?: MemberClient;
   /** Static tokens, `token,user,uid,"group1,group2"` per line (kube-apiserver's format). */
   tokens?: Map<string, Identity>;
   /** How long a TokenReview verdict is reused. */
@@ -27,6 +32,13 @@ export interface AuthenticationConfig {
   staleVerdictSeconds?: number;
   /** Whether the TLS layer asks for client certificates (a client CA is configured). */
   clientCertificates?: boolean;
+  /**
+   * The CAs whose client certificates name users. Needed when the TLS layer trusts more CAs than
+   * these (the front proxy's): a certificate of those names no user by itself. Absent: any the TLS layer verified.
+   */
+  clientCA?: X509Certificate[];
+  /** The front proxy of a hub's aggregation layer, whose request headers name the caller. */
+  requestHeader?: RequestHeaderAuthenticator;
   /** A request without credentials is system:anonymous; otherwise it has no caller (a 401). */
   anonymous?: boolean;
 }
@@ -50,6 +62,8 @@ export class Authenticator {
   private readonly cache = new Map<string, Verdict>();
   /** Reviews under way, by token hash: concurrent requests with one token wait for one review. */
   private readonly reviewing = new Map<string, Promise<Verdict>>();
+  /** Requests whose caller the front proxy named. */
+  private readonly proxied = new WeakSet<IncomingMessage>();
 
   constructor(
     private readonly config: AuthenticationConfig,
@@ -60,7 +74,17 @@ export class Authenticator {
 
   /** Whether any way of presenting credentials is configured. */
   get enabled(): boolean {
-    return this.config.tokenReviewCluster !== undefined || (this.config.tokens?.size ?? 0) > 0 || this.config.clientCertificates === true;
+    return this.reviews || (this.config.tokens?.size ?? 0) > 0 || this.config.clientCertificates === true ||
+      this.config.requestHeader !== undefined;
+  }
+
+  private get reviews(): boolean {
+    return this.config.tokenReviewCluster !== undefined || this.config.hubReviewer !== undefined;
+  }
+
+  /** Whether the front proxy named this request's caller (authenticate() said so). */
+  frontProxied(req: IncomingMessage): boolean {
+    return this.proxied.has(req);
   }
 
   /**
@@ -68,7 +92,12 @@ export class Authenticator {
    * 401 for credentials that do not hold (never anonymous: the apiserver does not fall back either).
    */
   async authenticate(req: IncomingMessage): Promise<Identity | undefined> {
-    const fromCert = certificateIdentity(req);
+    const named = this.config.requestHeader?.authenticate(req);
+    if (named) {
+      this.proxied.add(req);
+      return named;
+    }
+    const fromCert = certificateIdentity(req, this.config.clientCA);
     if (fromCert) return fromCert;
     const auth = req.headers.authorization;
     // A client certificate the CA did not sign is failed credentials, not none (as kube-apiserver does).
@@ -78,7 +107,7 @@ export class Authenticator {
     const token = m[1]!;
     const fromFile = this.config.tokens?.get(token);
     if (fromFile) return fromFile;
-    if (this.config.tokenReviewCluster === undefined) throw unauthorized('Unauthorized');
+    if (!this.reviews) throw unauthorized('Unauthorized');
     const key = createHash('sha256').update(token).digest('base64url');
     const cached = this.cache.get(key);
     const now = Date.now();
@@ -87,7 +116,7 @@ export class Authenticator {
     const fallback = cached?.identity && now - cached.reviewedAt < staleMs ? cached : undefined;
     const reviewer = this.config.tokenReviewCluster;
     // A silent reviewer is not asked on behalf of a caller it vouched for a moment ago.
-    if (fallback && this.silent(reviewer)) return accepted(fallback);
+    if (fallback && reviewer !== undefined && this.silent(reviewer)) return accepted(fallback);
     let verdict: Verdict;
     try {
       verdict = await this.reviewOnce(key, token);
@@ -122,9 +151,10 @@ export class Authenticator {
   }
 
   private async review(token: string): Promise<{ identity?: Identity }> {
-    const cluster = this.config.tokenReviewCluster!;
-    const client = this.member(cluster);
+    const cluster = this.config.tokenReviewCluster;
+    const client = cluster !== undefined ? this.member(cluster) : this.config.hubReviewer;
     if (!client) throw unauthorized(`Unauthorized: the token reviewer, cluster ${cluster}, is not a member of the fleet`);
+    const who = cluster !== undefined ? `the token reviewer, cluster ${cluster},` : 'the hub';
     let res: Awaited<ReturnType<MemberClient['fetch']>>;
     try {
       res = await client.fetch({
@@ -136,13 +166,13 @@ export class Authenticator {
       });
     } catch (e) {
       const why = (e as Error).name === 'TimeoutError' || (e as Error).name === 'AbortError' ? `no answer within ${REVIEW_TIMEOUT_MS / 1000} s` : (e as Error).message;
-      throw new ReviewerUnavailable(`the token reviewer, cluster ${cluster}, could not review the token (${why})`);
+      throw new ReviewerUnavailable(`${who} could not review the token (${why})`);
     }
     if (res.status >= 500 || res.status === 429) {
-      throw new ReviewerUnavailable(`the token reviewer, cluster ${cluster}, could not review the token (HTTP ${res.status})`);
+      throw new ReviewerUnavailable(`${who} could not review the token (HTTP ${res.status})`);
     }
     if (res.status !== 201 && res.status !== 200) {
-      throw unauthorized(`Unauthorized: cluster ${cluster} could not review the token (HTTP ${res.status})`);
+      throw unauthorized(`Unauthorized: ${who.replace(/,$/, '')} could not review the token (HTTP ${res.status})`);
     }
     const review = JSON.parse(res.body.toString('utf8')) as {
       status?: { authenticated?: boolean; user?: { username?: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> } };
@@ -159,9 +189,10 @@ function accepted(verdict: Verdict): Identity {
   return verdict.identity;
 }
 
-function certificateIdentity(req: IncomingMessage): Identity | undefined {
+function certificateIdentity(req: IncomingMessage, clientCA: X509Certificate[] | undefined): Identity | undefined {
   const socket = req.socket as TLSSocket;
   if (!socket.encrypted || !socket.authorized) return undefined;
+  if (clientCA && !chainsTo(socket, clientCA)) return undefined;
   const cert = socket.getPeerCertificate();
   const cn = cert?.subject?.CN;
   if (!cn) return undefined;

@@ -31,6 +31,11 @@ export class Callers {
     this.impersonation = new ImpersonationChecker((name) => fleet.member(name));
   }
 
+  /** Whether a hub's front proxy named this request's caller (identify() ran). */
+  frontProxied(req: IncomingMessage): boolean {
+    return this.authenticator?.frontProxied(req) ?? false;
+  }
+
   get authenticates(): boolean {
     return this.authenticator?.enabled ?? false;
   }

@@ -30,6 +30,7 @@ import type { IncomingMessage } from 'node:http';
 import { FleetDiscovery, discoveryIndex, type DiscoveryIndex } from './discovery.js';
 import { servedLive } from '../forward/live-reads.js';
 import { Tenants } from '../tenancy/tenant.js';
+import { withoutFleetPath } from '../api/fleet-path.js';
 
 /**
  * The HTTP surface: Kubernetes URLs in, cached reads out, every error a `Status`. It is a set of
@@ -69,6 +70,8 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
     routerOptions: { maxParamLength: 2048, ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
     // Every failure is a Status, also those found before a route is: by the HTTP parser, the router.
     clientErrorHandler: answerClientError,
+    // Through a hub (aggregated mode) the fleet API lives under FLEET_PATH: one rewrite, before routing.
+    rewriteUrl: (req) => (req.url !== undefined ? withoutFleetPath(req.url) : undefined) ?? req.url ?? '/',
     frameworkErrors: (err, _req, reply) => void sendStatus(reply, frameworkErrorStatus(err)),
   }) as unknown as FastifyInstance;
   const { fleet, catalog, health, store } = opts;
@@ -135,7 +138,7 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
   void app.register(authenticationPlugin, { callers });
   void app.register(healthPlugin, { health });
   void app.register(statusPlugin, { health, metrics, fleet, callers, authorizer: opts.authorizer, live: opts.liveReads, hierarchy });
-  void app.register(discoveryPlugin, { fleet, discovery, tenantOf });
+  void app.register(discoveryPlugin, { fleet, discovery, tenantOf, frontProxied: (req) => callers.frontProxied(req) });
   void app.register(readsPlugin, { fleet, catalog, health, store, hub, snapshots, writes, callers, authorizer: opts.authorizer, forward, hierarchy, live: opts.liveReads, watch: opts.watch });
   void app.register(subresourcesPlugin, { fleet, catalog, store, callerHeaders: forward.callerHeaders, enterTenant: (req) => callers.tenantOf(req), getAccess: forward.getAccess, recent: forward.recent, metrics });
   void app.register(selfReviewsPlugin, { fleet, callers, authorizer: opts.authorizer });

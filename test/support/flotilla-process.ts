@@ -41,8 +41,11 @@ export interface FlotillaStart {
   authentication?: Record<string, unknown> | null;
   /** The `tenants` section (src/tenancy). */
   tenants?: Record<string, unknown>[];
-  /** 'fleet' (default): --tls-cert-file with the fleet's certificate; 'self-signed': no TLS flags. */
-  tls?: 'fleet' | 'self-signed';
+  /**
+   * 'fleet' (default): --tls-cert-file with the fleet's certificate; 'self-signed': no TLS flags;
+   * a pair of the fleet's CA: that one (a hub's APIService verifies flotilla as `<svc>.<ns>.svc`).
+   */
+  tls?: 'fleet' | 'self-signed' | { cert: string; key: string };
   /** More command-line flags (`--client-ca-file=…`). */
   args?: string[];
   port?: number;
@@ -115,7 +118,8 @@ export async function startFlotillaProcess(opts: FlotillaStart): Promise<Flotill
       `--config=${configPath}`,
       `--data-dir=${dataDir}`,
       `--port=${port}`,
-      ...(opts.tls === 'self-signed' ? [] : [`--tls-cert-file=${join(opts.fleet.dir, 'serving.crt')}`, `--tls-private-key-file=${join(opts.fleet.dir, 'serving.key')}`]),
+      ...(opts.tls === 'self-signed' ? [] : typeof opts.tls === 'object' ? [`--tls-cert-file=${opts.tls.cert}`, `--tls-private-key-file=${opts.tls.key}`]
+        : [`--tls-cert-file=${join(opts.fleet.dir, 'serving.crt')}`, `--tls-private-key-file=${join(opts.fleet.dir, 'serving.key')}`]),
       ...(opts.args ?? []),
     ],
     logPath: join(opts.dir, 'flotilla.log'),

@@ -6,6 +6,8 @@ import type { Tenant } from '../../tenancy/tenant.js';
 import { aggregatedDiscovery, tenantDocuments, type FleetDiscovery, group, groupList, legacyVersions, resourceList, wantsAggregated } from '../discovery.js';
 import { CLUSTER_PREFIXES, targetOf } from '../target.js';
 import { notServed, one, sendAggregated, sendJson, type Query } from '../replies.js';
+import type { FleetDocuments } from '../discovery.js';
+import { FLEET_GROUP, FLEET_VERSION, withoutFleetPath } from '../../api/fleet-path.js';
 
 /**
  * What the API serves: discovery (legacy and aggregated v2), the union of the members' own
@@ -18,6 +20,24 @@ export interface DiscoveryOptions {
   discovery: FleetDiscovery;
   /** The caller's tenant (src/tenancy), whose discovery and schema are its own names only. */
   tenantOf(req: IncomingMessage): Tenant | undefined;
+  /** Whether a hub's front proxy named the caller (src/auth/request-header.ts). */
+  frontProxied(req: IncomingMessage): boolean;
+}
+
+/**
+ * Flotilla's own group, as an extension apiserver of a hub: it lists no resource (the fleet API
+ * under FLEET_PATH is no resource of the hub's), so nothing in the hub's discovery can be
+ * mistaken for one (`kubectl get fleet` stays the hub's Fleet custom resource).
+ */
+const EXTENSION: FleetDocuments = {
+  legacy: [],
+  groups: [{ metadata: { name: FLEET_GROUP }, versions: [{ version: FLEET_VERSION, resources: [], freshness: 'Current' }] }],
+};
+
+/** A request that came in under FLEET_PATH (its URL has it taken off since). */
+function underFleetPath(req: IncomingMessage): boolean {
+  const original = (req as IncomingMessage & { originalUrl?: string }).originalUrl;
+  return original !== undefined && withoutFleetPath(original) !== undefined;
 }
 
 // The schema documents, the only paths (with /version) members are asked with flotilla's own identity.
@@ -52,11 +72,16 @@ function schemaWords(text: string, tenant: Tenant): string {
   return text.split(`"${tenant.id}.`).join('"').split(`apis/${tenant.id}.`).join('apis/');
 }
 
-export const discoveryPlugin: FastifyPluginAsync<DiscoveryOptions> = async (app, { fleet, discovery, tenantOf }) => {
+export const discoveryPlugin: FastifyPluginAsync<DiscoveryOptions> = async (app, { fleet, discovery, tenantOf, frontProxied }) => {
   let versionCache: { at: number; body: Buffer } | undefined;
 
   const documents = async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
     const target = targetOf(req.raw, fleet);
+    // The hub's aggregator asks an extension apiserver for its own groups at the root (`/apis`):
+    // the fleet's would be merged into the hub's discovery as the hub's own.
+    if (target.type === 'groups' && target.cluster === undefined && frontProxied(req.raw) && !underFleetPath(req.raw)) {
+      return wantsAggregated(req.headers.accept) ? sendAggregated(reply, aggregatedDiscovery(EXTENSION, false)) : sendJson(reply, groupList(EXTENSION));
+    }
     const tenant = tenantOf(req.raw);
     // A member's own documents name every tenant's groups: a tenant reads the fleet's, in its names.
     if (target.cluster !== undefined && !tenant) return memberDocument(req, reply, target.cluster, target);
@@ -145,6 +170,8 @@ export const discoveryPlugin: FastifyPluginAsync<DiscoveryOptions> = async (app,
   async function schema(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const target = targetOf(req.raw, fleet);
     if (target.type !== 'root' || !SCHEMA_PATH.test(target.path)) throw notServed();
+    // Nor is the fleet's schema the hub's: the aggregator merges what its extension apiservers serve here.
+    if (frontProxied(req.raw) && !underFleetPath(req.raw)) throw notServed();
     const headers: Record<string, string> = {};
     for (const h of ['accept', 'if-none-match', 'accept-encoding']) {
       const v = req.headers[h];
@@ -224,6 +251,10 @@ export const discoveryPlugin: FastifyPluginAsync<DiscoveryOptions> = async (app,
     const first = schemaOwner.get(path);
     return first !== undefined && names.includes(first) ? [first, ...names.filter((n) => n !== first)] : names;
   }
+
+  // The extension's own group and version, which the aggregator's availability check reads.
+  app.get(`/apis/${FLEET_GROUP}`, async (_req, reply) => sendJson(reply, group(EXTENSION, FLEET_GROUP)!));
+  app.get(`/apis/${FLEET_GROUP}/${FLEET_VERSION}`, async (_req, reply) => sendJson(reply, resourceList(EXTENSION, FLEET_GROUP, FLEET_VERSION)!));
 
   for (const p of CLUSTER_PREFIXES) {
     for (const path of ['/api', '/api/:version', '/apis', '/apis/:group', '/apis/:group/:version']) app.get(`${p}${path}`, documents);
