@@ -135,6 +135,17 @@ describe('flotilla as an APIService of a hub', () => {
     expect(one.stdout.trim()).toBe('pod/web-north');
   });
 
+  it('kubectl explain and apply through the hub read the fleet’s schema', async () => {
+    const explained = await kubectl(viaHub, ['explain', 'pods.spec.nodeName']);
+    expect(explained.stderr).toBe('');
+    expect(explained.stdout).toContain('nodeName');
+    const applied = await kubectl(viaHub, ['--server', `${hub.apiserver.server}${FLEET_PATH}/clusters/east`, 'apply', '-f', '-'], {
+      input: `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: applied-through-hub, namespace: ${NS}}\ndata: {a: b}\n`,
+    });
+    expect([applied.stderr, applied.stdout]).toEqual(['', 'configmap/applied-through-hub created\n']);
+    expect((await memberRequest(east, 'GET', `/api/v1/namespaces/${NS}/configmaps/applied-through-hub`)).status).toBe(200);
+  });
+
   it('kubectl through the hub watches and follows logs', async () => {
     const watch = kubectlSession(viaHub, ['get', 'pods', '-n', NS, '--watch', '-o', 'name']);
     try {
