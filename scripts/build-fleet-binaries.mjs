@@ -8,6 +8,7 @@
 //   node scripts/build-fleet-binaries.mjs --print-dir print the directory only (no build)
 //   node scripts/build-fleet-binaries.mjs --conformance build the conformance harness's binaries
 //   node scripts/build-fleet-binaries.mjs --karmada   karmada-search and karmada-aggregated-apiserver
+//   node scripts/build-fleet-binaries.mjs --helm      the Helm CLI (deploy/helm's lint and render tests)
 //
 // FLOTILLA_CACHE_DIR overrides the cache root (default: $XDG_CACHE_HOME/flotilla or ~/.cache/flotilla).
 import { createHash } from 'node:crypto';
@@ -202,9 +203,38 @@ export function ensureKarmadaBinaries() {
   });
 }
 
+// The Helm CLI the deploy tests lint and render the chart with (test/e2e/deploy.test.ts), from
+// Helm's published module through test/fleet/go/helm (a go.mod of ours naming helm's command as a
+// tool), cached like Karmada's: by version, our go.mod/go.sum and the toolchain.
+const HELM_VERSION = 'v3.22.0';
+const helmModDir = join(goDir, 'helm');
+
+export function helmBinDir() {
+  const h = createHash('sha256');
+  for (const f of ['go.mod', 'go.sum']) h.update(`${f}\n`).update(readFileSync(join(helmModDir, f)));
+  h.update(goVersion());
+  return join(cacheRoot(), 'helm-bin', `${HELM_VERSION}-${h.digest('hex').slice(0, 12)}`);
+}
+
+/** Builds the Helm CLI if its cache directory lacks it; returns the path of the `helm` binary. */
+export function ensureHelm() {
+  const dir = helmBinDir();
+  const binary = join(dir, 'helm');
+  if (existsSync(binary)) return binary;
+  buildInto(dir, HELM_VERSION, (tmp, env) => {
+    process.stderr.write('helm build: go build helm.sh/helm/v3/cmd/helm\n');
+    // Helm reports its version from these variables (`helm version`); the module build leaves them empty.
+    const ldflags = `-s -w -X helm.sh/helm/v3/internal/version.version=${HELM_VERSION}`;
+    execFileSync('go', ['build', '-trimpath', '-ldflags', ldflags, '-o', join(tmp, 'helm'), 'helm.sh/helm/v3/cmd/helm'], { cwd: helmModDir, env, stdio: ['ignore', 'inherit', 'inherit'] });
+  });
+  return binary;
+}
+
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   if (process.argv.includes('--karmada')) {
     console.log(ensureKarmadaBinaries());
+  } else if (process.argv.includes('--helm')) {
+    console.log(ensureHelm());
   } else if (process.argv.includes('--print-dir')) {
     console.log(fleetBinDir());
   } else if (process.argv.includes('--conformance')) {
