@@ -209,10 +209,20 @@ export function ensureKarmadaBinaries() {
 const HELM_VERSION = 'v3.22.0';
 const helmModDir = join(goDir, 'helm');
 
+// Helm's own build (its Makefile) sets its version and the Kubernetes version `helm template` and
+// `helm lint` assume (otherwise v1.20) from the client-go it is built with: 0.N is Kubernetes 1.N.
+function helmLdflags() {
+  const m = /^\s*k8s\.io\/client-go v0\.(\d+)\./m.exec(readFileSync(join(helmModDir, 'go.mod'), 'utf8'));
+  if (!m) throw new Error('test/fleet/go/helm/go.mod names no k8s.io/client-go v0.N');
+  const kube = ['pkg/lint/rules', 'pkg/chartutil'].flatMap((p) => [`-X helm.sh/helm/v3/${p}.k8sVersionMajor=1`, `-X helm.sh/helm/v3/${p}.k8sVersionMinor=${m[1]}`]);
+  return ['-s -w', `-X helm.sh/helm/v3/internal/version.version=${HELM_VERSION}`, ...kube].join(' ');
+}
+
 export function helmBinDir() {
   const h = createHash('sha256');
   for (const f of ['go.mod', 'go.sum']) h.update(`${f}\n`).update(readFileSync(join(helmModDir, f)));
   h.update(goVersion());
+  h.update(helmLdflags());
   return join(cacheRoot(), 'helm-bin', `${HELM_VERSION}-${h.digest('hex').slice(0, 12)}`);
 }
 
@@ -223,9 +233,7 @@ export function ensureHelm() {
   if (existsSync(binary)) return binary;
   buildInto(dir, HELM_VERSION, (tmp, env) => {
     process.stderr.write('helm build: go build helm.sh/helm/v3/cmd/helm\n');
-    // Helm reports its version from these variables (`helm version`); the module build leaves them empty.
-    const ldflags = `-s -w -X helm.sh/helm/v3/internal/version.version=${HELM_VERSION}`;
-    execFileSync('go', ['build', '-trimpath', '-ldflags', ldflags, '-o', join(tmp, 'helm'), 'helm.sh/helm/v3/cmd/helm'], { cwd: helmModDir, env, stdio: ['ignore', 'inherit', 'inherit'] });
+    execFileSync('go', ['build', '-trimpath', '-ldflags', helmLdflags(), '-o', join(tmp, 'helm'), 'helm.sh/helm/v3/cmd/helm'], { cwd: helmModDir, env, stdio: ['ignore', 'inherit', 'inherit'] });
   });
   return binary;
 }
