@@ -8,6 +8,7 @@
 //   node scripts/build-fleet-binaries.mjs --print-dir print the directory only (no build)
 //   node scripts/build-fleet-binaries.mjs --conformance build the conformance harness's binaries
 //   node scripts/build-fleet-binaries.mjs --karmada   karmada-search and karmada-aggregated-apiserver
+//   node scripts/build-fleet-binaries.mjs --helm      the Helm CLI (deploy/helm's lint and render tests)
 //
 // FLOTILLA_CACHE_DIR overrides the cache root (default: $XDG_CACHE_HOME/flotilla or ~/.cache/flotilla).
 import { createHash } from 'node:crypto';
@@ -202,9 +203,46 @@ export function ensureKarmadaBinaries() {
   });
 }
 
+// The Helm CLI the deploy tests lint and render the chart with (test/e2e/deploy.test.ts), from
+// Helm's published module through test/fleet/go/helm (a go.mod of ours naming helm's command as a
+// tool), cached like Karmada's: by version, our go.mod/go.sum and the toolchain.
+const HELM_VERSION = 'v3.22.0';
+const helmModDir = join(goDir, 'helm');
+
+// Helm's own build (its Makefile) sets its version and the Kubernetes version `helm template` and
+// `helm lint` assume (otherwise v1.20) from the client-go it is built with: 0.N is Kubernetes 1.N.
+function helmLdflags() {
+  const m = /^\s*k8s\.io\/client-go v0\.(\d+)\./m.exec(readFileSync(join(helmModDir, 'go.mod'), 'utf8'));
+  if (!m) throw new Error('test/fleet/go/helm/go.mod names no k8s.io/client-go v0.N');
+  const kube = ['pkg/lint/rules', 'pkg/chartutil'].flatMap((p) => [`-X helm.sh/helm/v3/${p}.k8sVersionMajor=1`, `-X helm.sh/helm/v3/${p}.k8sVersionMinor=${m[1]}`]);
+  return ['-s -w', `-X helm.sh/helm/v3/internal/version.version=${HELM_VERSION}`, ...kube].join(' ');
+}
+
+export function helmBinDir() {
+  const h = createHash('sha256');
+  for (const f of ['go.mod', 'go.sum']) h.update(`${f}\n`).update(readFileSync(join(helmModDir, f)));
+  h.update(goVersion());
+  h.update(helmLdflags());
+  return join(cacheRoot(), 'helm-bin', `${HELM_VERSION}-${h.digest('hex').slice(0, 12)}`);
+}
+
+/** Builds the Helm CLI if its cache directory lacks it; returns the path of the `helm` binary. */
+export function ensureHelm() {
+  const dir = helmBinDir();
+  const binary = join(dir, 'helm');
+  if (existsSync(binary)) return binary;
+  buildInto(dir, HELM_VERSION, (tmp, env) => {
+    process.stderr.write('helm build: go build helm.sh/helm/v3/cmd/helm\n');
+    execFileSync('go', ['build', '-trimpath', '-ldflags', helmLdflags(), '-o', join(tmp, 'helm'), 'helm.sh/helm/v3/cmd/helm'], { cwd: helmModDir, env, stdio: ['ignore', 'inherit', 'inherit'] });
+  });
+  return binary;
+}
+
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   if (process.argv.includes('--karmada')) {
     console.log(ensureKarmadaBinaries());
+  } else if (process.argv.includes('--helm')) {
+    console.log(ensureHelm());
   } else if (process.argv.includes('--print-dir')) {
     console.log(fleetBinDir());
   } else if (process.argv.includes('--conformance')) {

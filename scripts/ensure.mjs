@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Makes a fresh clone ready to run: the tools flotilla's build and test fleet need (openssl, Go),
 // node_modules (installed when missing or stale), the TypeScript build, and the test fleet's Go-built
-// binaries and karmada-search (cached by version, so only the first run pays for them), and a venv with the Python
+// binaries, karmada-search and the Helm CLI (cached by version, so only the first run pays for them), and a venv with the Python
 // Kubernetes client for its e2e test (likewise cached by version).
 //
 //   node scripts/ensure.mjs            everything
@@ -69,6 +69,8 @@ try {
     build(['--clients']);
     // karmada-search, the live peer of the bench's karmada scenario (and of its test in `npm test`).
     build(['--karmada']);
+    // The Helm CLI the deploy tests lint and render deploy/helm/flotilla with.
+    build(['--helm']);
     const python = ensurePythonClient();
     const secs = (Date.now() - started) / 1000;
     if (secs > 5) say(`fleet binaries and test clients built in ${secs.toFixed(0)} s: ${dir}, ${python}`);

@@ -80,7 +80,7 @@ export function kubectlSession(kubeconfig: string, args: string[], opts: { versi
   };
 }
 
-export async function kubectlOk(kubeconfig: string, args: string[], opts: { version?: string } = {}): Promise<string> {
+export async function kubectlOk(kubeconfig: string, args: string[], opts: { version?: string; input?: string } = {}): Promise<string> {
   const r = await kubectl(kubeconfig, args, opts);
   if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed (${r.code}): ${r.stderr}`);
   return r.stdout;

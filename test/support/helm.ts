@@ -1,0 +1,38 @@
+import { execFile, execFileSync } from 'node:child_process';
+import { resolve } from 'node:path';
+
+/** The cached Helm CLI (test/fleet/go/helm, built on first need by build-fleet-binaries.mjs --helm). */
+let binary: string | undefined;
+
+export function helmBinary(): string {
+  binary ??= execFileSync('node', [resolve(import.meta.dirname, '..', '..', 'scripts', 'build-fleet-binaries.mjs'), '--helm'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  }).trim();
+  return binary;
+}
+
+export interface HelmResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs helm with a home of its own under `home` (HELM_CACHE_HOME and the rest), so a run neither
+ * reads nor leaves a user's repositories or plugins.
+ */
+export function helm(args: string[], opts: { home: string; timeoutMs?: number }): Promise<HelmResult> {
+  const env = {
+    ...process.env,
+    HELM_CACHE_HOME: resolve(opts.home, 'cache'),
+    HELM_CONFIG_HOME: resolve(opts.home, 'config'),
+    HELM_DATA_HOME: resolve(opts.home, 'data'),
+  };
+  return new Promise((done) => {
+    execFile(helmBinary(), args, { env, timeout: opts.timeoutMs ?? 60_000, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
+      done({ code, stdout, stderr });
+    });
+  });
+}
