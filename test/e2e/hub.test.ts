@@ -2,18 +2,19 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { join } from 'node:path';
-import { appendPodLog, type MemberInfo } from '../fleet/fleet.js';
+import { appendPodLog, findProjectRoot, type MemberInfo } from '../fleet/fleet.js';
 import { memberJson, memberRequest } from '../fleet/http.js';
-import { extensionServingPair, startHub, type Hub } from '../fleet/hub.js';
-import { startFlotillaProcess, writeProxyKubeconfig, type FlotillaProcess } from '../support/flotilla-process.js';
+import { apiServiceAvailable, installChart, startHub, type Hub } from '../fleet/hub.js';
+import { freePort, startFlotillaProcess, writeProxyKubeconfig, type FlotillaProcess } from '../support/flotilla-process.js';
+import { helmBinary } from '../support/helm.js';
 import { kubectl, kubectlSession } from '../support/kubectl.js';
 import { until } from '../support/poll.js';
 import { FLEET_GROUP, FLEET_PATH, FLEET_VERSION } from '../../src/api/fleet-path.js';
 
 /**
  * Aggregated mode on the real fleet: a hub kube-apiserver with the aggregation layer's front
- * proxy, flotilla registered on it as APIService v1alpha1.search.flotilla.io (an ExternalName
- * Service to loopback, verified by a caBundle), and kubectl pointed at the hub with a server
+ * proxy, flotilla's Helm chart applied to it (APIService v1alpha1.search.flotilla.io, an
+ * ExternalName Service to loopback, the caBundle of the pair the chart made), and kubectl pointed at the hub with a server
  * ending in FLEET_PATH. The hub authenticates users and names them to flotilla in request headers
  * over its front-proxy client certificate; flotilla then authorizes each member's share as the
  * member would. Nobody else may name a user in those headers.
@@ -41,7 +42,7 @@ async function ok(m: { server: string; token: string; caFile: string }, method: 
 function direct(path: string, opts: { cert?: { cert: string; key: string }; headers?: Record<string, string | string[]> }): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request(new URL(path, flotilla.url), {
-      ca: readFileSync(fleet.caFile),
+      ca: readFileSync(flotilla.endpoint.caFile),
       ...(opts.cert ? { cert: readFileSync(opts.cert.cert), key: readFileSync(opts.cert.key) } : {}),
       headers: { accept: 'application/json', ...opts.headers },
     }, (res) => {
@@ -70,17 +71,15 @@ beforeAll(async () => {
   });
 
   hub = await startHub({ fleet, dir: join(dir, 'hub') });
-  const pair = extensionServingPair(fleet, join(dir, 'tls'));
+  // The chart, rendered and applied to the hub; its Service points at the flotilla started next.
+  const port = await freePort();
+  const chart = await installChart(hub, { helm: helmBinary(), chart: join(findProjectRoot(), 'deploy', 'helm', 'flotilla'), port, dir: join(dir, 'chart') });
   // No authentication in the fleet file: the hub reviews tokens, its front proxy names callers.
-  flotilla = await startFlotillaProcess({ fleet, dir: join(dir, 'flotilla'), tls: pair, authentication: null, args: [`--hub-kubeconfig=${hub.kubeconfig}`] });
-  await hub.registerAPIService({ group: FLEET_GROUP, version: FLEET_VERSION, port: Number(new URL(flotilla.url).port), caBundle: pair.ca });
-  // The hub lets alice reach the fleet API (its own RBAC, before any member's); bob is not let through.
-  // The hub reads …/fleet/api/v1/pods as resource fleet, name api, subresource v1: only '*' covers
-  // every such path (RBAC has no 'fleet/*').
-  await ok(hub.apiserver, 'POST', `${RBAC}/clusterroles`, {
-    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'flotilla-fleet-user' },
-    rules: [{ apiGroups: [FLEET_GROUP], resources: ['*'], verbs: ['get', 'list', 'create', 'update', 'patch', 'delete'] }],
-  });
+  // Flotilla reaches the hub as the chart's ServiceAccount: the chart's RBAC must be enough.
+  flotilla = await startFlotillaProcess({ fleet, dir: join(dir, 'flotilla'), port, tls: chart, authentication: null, args: [`--hub-kubeconfig=${chart.kubeconfig}`] });
+  await apiServiceAvailable(hub, FLEET_GROUP, FLEET_VERSION);
+  // The hub lets alice reach the fleet API (its own RBAC, before any member's) through the chart's
+  // ClusterRole; bob is not let through.
   await ok(hub.apiserver, 'POST', `${RBAC}/clusterrolebindings`, {
     apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'alice-fleet-user' },
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'flotilla-fleet-user' }, subjects: [{ kind: 'User', name: 'alice', apiGroup: 'rbac.authorization.k8s.io' }],
@@ -93,7 +92,7 @@ beforeAll(async () => {
   bobViaHub = join(dir, 'kubeconfig-hub-bob');
   writeProxyKubeconfig(bobViaHub, server, fleet.caFile, tokenOf('bob'), 'hub');
   aliceDirect = join(dir, 'kubeconfig-alice');
-  writeProxyKubeconfig(aliceDirect, flotilla.url, fleet.caFile, tokenOf('alice'));
+  writeProxyKubeconfig(aliceDirect, flotilla.url, flotilla.endpoint.caFile, tokenOf('alice'));
   await until('the pods running, as flotilla sees them', async () => {
     const list = await memberJson<{ items: { status?: { phase?: string } }[] }>(flotilla.endpoint, 'GET', `/api/v1/namespaces/${NS}/pods`);
     return list.items.filter((p) => p.status?.phase === 'Running').length === 3;

@@ -23,11 +23,6 @@ export interface Hub {
   intruder: { cert: string; key: string };
   dir: string;
   process: Supervised;
-  /**
-   * Registers an extension apiserver listening on loopback `port` as the APIService of
-   * `version.group`: an ExternalName Service to `localhost` and the APIService, verified by `caBundle`.
-   */
-  registerAPIService(opts: { group: string; version: string; port: number; caBundle: Buffer; namespace?: string; service?: string }): Promise<void>;
   /** Applies YAML documents to the hub (server side), as its admin. */
   apply(yaml: string): string;
   stop(): Promise<void>;
@@ -100,25 +95,6 @@ export async function startHub(opts: { fleet: FleetInfo; dir: string; log?: (lin
   const apply = (yaml: string) =>
     execFileSync('kubectl', ['--kubeconfig', kubeconfig, 'apply', '--server-side', '--force-conflicts', '-f', '-'], { input: yaml, encoding: 'utf8' });
 
-  const registerAPIService: Hub['registerAPIService'] = async (r) => {
-    const namespace = r.namespace ?? 'flotilla-system';
-    const service = r.service ?? 'flotilla';
-    const ok = async (p: Promise<{ status: number; body: string }>, what: string) => {
-      const res = await p;
-      if (![200, 201, 409].includes(res.status)) throw new Error(`hub: creating ${what}: ${res.status} ${res.body.slice(0, 300)}`);
-    };
-    await ok(memberRequest(apiserver, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }), `namespace ${namespace}`);
-    // The aggregator reaches an ExternalName Service at its external name and the Service's port.
-    await ok(memberRequest(apiserver, 'POST', `/api/v1/namespaces/${namespace}/services`, {
-      apiVersion: 'v1', kind: 'Service', metadata: { name: service, namespace },
-      spec: { type: 'ExternalName', externalName: 'localhost', ports: [{ port: r.port, protocol: 'TCP' }] },
-    }), `service ${service}`);
-    await ok(memberRequest(apiserver, 'POST', '/apis/apiregistration.k8s.io/v1/apiservices', {
-      apiVersion: 'apiregistration.k8s.io/v1', kind: 'APIService', metadata: { name: `${r.version}.${r.group}` },
-      spec: { group: r.group, version: r.version, service: { namespace, name: service, port: r.port }, caBundle: r.caBundle.toString('base64'), groupPriorityMinimum: 2000, versionPriority: 10 },
-    }), `apiservice ${r.version}.${r.group}`);
-    await waitFor(`APIService ${r.version}.${r.group} available`, async () => (await memberRequest(apiserver, 'GET', `/apis/${r.group}/${r.version}`)).status === 200, 60_000, proc);
-  };
   log(`hub: kube-apiserver ready in ${((Date.now() - started) / 1000).toFixed(1)} s (${server})`);
   return {
     apiserver,
@@ -127,7 +103,6 @@ export async function startHub(opts: { fleet: FleetInfo; dir: string; log?: (lin
     intruder: issue(dir, frontProxy, 'intruder', '/CN=intruder'),
     dir,
     process: proc,
-    registerAPIService,
     apply,
     stop,
   };
@@ -152,13 +127,49 @@ function issue(dir: string, ca: { caFile: string; caKey: string }, name: string,
   return { cert: join(dir, `${name}.crt`), key: join(dir, `${name}.key`) };
 }
 
-/** A serving pair from the fleet's CA for an extension apiserver reached as `<service>.<namespace>.svc`. */
-export function extensionServingPair(fleet: FleetInfo, dir: string, service = 'flotilla', namespace = 'flotilla-system'): { cert: string; key: string; ca: Buffer } {
-  const pki = makeFleetPki(fleet.dir);
-  mkdirSync(dir, { recursive: true });
-  const name = `${service}-serving`;
-  writeFileSync(join(dir, `${name}.ext`), `subjectAltName=DNS:${service}.${namespace}.svc,DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n`);
-  openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${service}.${namespace}.svc`], dir);
-  openssl(['x509', '-req', '-in', `${name}.csr`, '-CA', pki.caCert, '-CAkey', pki.caKey, '-CAcreateserial', '-out', `${name}.crt`, '-days', '3650', '-extfile', `${name}.ext`], dir);
-  return { cert: join(dir, `${name}.crt`), key: join(dir, `${name}.key`), ca: readFileSync(pki.caCert) };
+/** What installChart leaves for the flotilla process it expects on this machine. */
+export interface InstalledChart {
+  /** The serving pair the chart made (Secret flotilla-tls), as files, and the CA the APIService trusts. */
+  cert: string;
+  key: string;
+  ca: Buffer;
+  caFile: string;
+  /** A kubeconfig for the hub as the chart's ServiceAccount (a token requested for it): the chart's RBAC, nothing more. */
+  kubeconfig: string;
+}
+
+/**
+ * Flotilla's Helm chart (deploy/helm/flotilla) rendered with `helm template` and applied to the hub
+ * (server side: the hub validates every object), its Service an ExternalName to `localhost` at
+ * `port`, where the caller then runs flotilla with the pair and kubeconfig returned.
+ */
+export async function installChart(hub: Hub, opts: { helm: string; chart: string; port: number; dir: string; set?: string[] }): Promise<InstalledChart> {
+  const namespace = 'flotilla-system';
+  mkdirSync(opts.dir, { recursive: true });
+  const env = { ...process.env, HELM_CACHE_HOME: join(opts.dir, 'helm', 'cache'), HELM_CONFIG_HOME: join(opts.dir, 'helm', 'config'), HELM_DATA_HOME: join(opts.dir, 'helm', 'data') };
+  const set = ['service.externalName=localhost', `service.targetPort=${opts.port}`, ...(opts.set ?? [])];
+  const yaml = execFileSync(opts.helm, ['template', 'flotilla', opts.chart, '--namespace', namespace, '--include-crds', ...set.flatMap((x) => ['--set', x])], { env, encoding: 'utf8' });
+  const ns = await memberRequest(hub.apiserver, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+  if (ns.status !== 201 && ns.status !== 409) throw new Error(`hub: creating namespace ${namespace}: ${ns.status} ${ns.body.slice(0, 300)}`);
+  hub.apply(yaml);
+  const secret = await memberRequest(hub.apiserver, 'GET', `/api/v1/namespaces/${namespace}/secrets/flotilla-tls`);
+  if (secret.status !== 200) throw new Error(`hub: the chart's serving pair: ${secret.status} ${secret.body.slice(0, 300)}`);
+  const data = (JSON.parse(secret.body) as { data: Record<string, string> }).data;
+  const file = (name: string, key: string) => {
+    const path = join(opts.dir, name);
+    writeFileSync(path, Buffer.from(data[key]!, 'base64'), { mode: 0o600 });
+    return path;
+  };
+  const token = await memberRequest(hub.apiserver, 'POST', `/api/v1/namespaces/${namespace}/serviceaccounts/flotilla/token`, {
+    apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 86_400 },
+  });
+  if (token.status !== 201) throw new Error(`hub: a token for the chart's ServiceAccount: ${token.status} ${token.body.slice(0, 300)}`);
+  const kubeconfig = join(opts.dir, 'flotilla-on-hub.kubeconfig');
+  writeFileSync(kubeconfig, kubeconfigYaml('hub', hub.apiserver.server, hub.apiserver.caFile, (JSON.parse(token.body) as { status: { token: string } }).status.token));
+  return { cert: file('tls.crt', 'tls.crt'), key: file('tls.key', 'tls.key'), ca: Buffer.from(data['ca.crt']!, 'base64'), caFile: file('ca.crt', 'ca.crt'), kubeconfig };
+}
+
+/** Waits for the hub's aggregator to find an APIService available. */
+export async function apiServiceAvailable(hub: Hub, group: string, version: string): Promise<void> {
+  await waitFor(`APIService ${version}.${group} available`, async () => (await memberRequest(hub.apiserver, 'GET', `/apis/${group}/${version}`)).status === 200, 60_000, hub.process);
 }

@@ -43,9 +43,9 @@ export interface FlotillaStart {
   tenants?: Record<string, unknown>[];
   /**
    * 'fleet' (default): --tls-cert-file with the fleet's certificate; 'self-signed': no TLS flags;
-   * a pair of the fleet's CA: that one (a hub's APIService verifies flotilla as `<svc>.<ns>.svc`).
+   * a pair and the CA that signed it (a Helm release's, which a hub's APIService trusts).
    */
-  tls?: 'fleet' | 'self-signed' | { cert: string; key: string };
+  tls?: 'fleet' | 'self-signed' | { cert: string; key: string; caFile: string };
   /** More command-line flags (`--client-ca-file=…`). */
   args?: string[];
   port?: number;
@@ -126,10 +126,11 @@ export async function startFlotillaProcess(opts: FlotillaStart): Promise<Flotill
     pidFile: join(opts.fleet.dir, 'pids'),
   });
   opts.onSpawn?.(proc.pid);
-  const url = `https://127.0.0.1:${port}`;
+  // A Helm release's pair names localhost (and the Service), not the loopback address.
+  const url = `https://${typeof opts.tls === 'object' ? 'localhost' : '127.0.0.1'}:${port}`;
   const token = opts.token ?? opts.fleet.members[0]!.token;
   // The self-signed certificate is trusted as clients are told to: the file flotilla keeps it in.
-  const caFile = opts.tls === 'self-signed' ? join(dataDir, 'tls', 'serving.crt') : opts.fleet.caFile;
+  const caFile = opts.tls === 'self-signed' ? join(dataDir, 'tls', 'serving.crt') : typeof opts.tls === 'object' ? opts.tls.caFile : opts.fleet.caFile;
   const endpoint = { server: url, token, caFile };
   await waitReady(endpoint, proc, 60_000, opts.waitReady === false ? '/healthz' : '/readyz');
   const kubeconfig = join(opts.dir, 'kubeconfig');
