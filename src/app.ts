@@ -1,5 +1,5 @@
 import { mkdirSync, readFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import { Authenticator, parseTokenFile } from './auth/authenticator.js';
 import type { AddressInfo } from 'node:net';
 import { CacheManager } from './cacher/cache-manager.js';
@@ -8,7 +8,7 @@ import { MemberPolicies } from './authz/member-policies.js';
 import { AccessReviews } from './members/access-reviews.js';
 import { authenticationProblem } from './registry/authentication-required.js';
 import { ConfigError, type FleetConfig } from './registry/config.js';
-import { watchFleetConfig } from './registry/watch.js';
+import { fileConfigSource, type ConfigSource } from './registry/watch.js';
 import { buildServer } from './router/server.js';
 import { Store } from './store/store.js';
 import { Tenants } from './tenancy/tenant.js';
@@ -19,6 +19,8 @@ export interface FlotillaOptions {
   config: FleetConfig;
   /** When set, the file is watched and every valid change is applied without a restart. */
   configPath?: string;
+  /** A source of changes other than a file (a Fleet object on a hub, src/hub); replaces `configPath`. */
+  configSource?: ConfigSource;
   dataDir: string;
   port: number;
   host: string;
@@ -49,7 +51,8 @@ function cachedNamespaces(store: Store, catalog: CacheManager, cluster: string):
 export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
   const log = opts.log ?? ((l: string) => console.log(l));
   // Before anything is opened or listened on: a flotilla nobody can authenticate to never serves.
-  const configFile = opts.configPath ? basename(opts.configPath) : 'fleet configuration';
+  const source = opts.configSource ?? (opts.configPath ? fileConfigSource(opts.configPath) : undefined);
+  const configFile = source?.name ?? 'fleet configuration';
   const credentials = { clientCertificates: opts.https?.ca !== undefined };
   const problem = authenticationProblem(opts.config, configFile, credentials);
   if (problem) throw new ConfigError(problem);
@@ -62,8 +65,8 @@ export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
   await manager.apply(opts.config);
   // Tenants follow the configuration file: a reload changes who sees which fleet at once.
   let tenants = new Tenants(opts.config.tenants);
-  const watcher = opts.configPath
-    ? watchFleetConfig(opts.configPath, {
+  const watcher = source
+    ? source.watch({
         onConfig: async (config) => {
           const { started, stopped } = await manager.apply(config);
           tenants = new Tenants(config.tenants);
