@@ -3,16 +3,22 @@ import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
 import { loadFleetConfig, ConfigError } from './registry/config.js';
 import { startFlotilla } from './app.js';
+import { hubClient } from './hub/hub-client.js';
+import { FleetSource } from './hub/fleet-source.js';
 
-const usage = `usage: flotilla --config FLEET.yaml [--data-dir DIR] [--port 8443] [--bind 127.0.0.1]
+const usage = `usage: flotilla (--config FLEET.yaml | --fleet NAME (--hub-kubeconfig FILE | --hub-in-cluster)) [--data-dir DIR] [--port 8443] [--bind 127.0.0.1]
                 [--tls-cert-file CERT --tls-private-key-file KEY] [--client-ca-file CA] [--log-level warn]
 
+--fleet reads the configuration from the Fleet object NAME on the hub cluster (and watches it).
 Always HTTPS: without --tls-cert-file, a self-signed pair kept in DATA-DIR/tls/ (made at first start).`;
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       config: { type: 'string' },
+      fleet: { type: 'string' },
+      'hub-kubeconfig': { type: 'string' },
+      'hub-in-cluster': { type: 'boolean' },
       'data-dir': { type: 'string', default: './flotilla-data' },
       port: { type: 'string', default: '8443' },
       bind: { type: 'string', default: '127.0.0.1' },
@@ -23,7 +29,7 @@ async function main(): Promise<void> {
       help: { type: 'boolean', short: 'h' },
     },
   });
-  if (values.help || !values.config) {
+  if (values.help || Boolean(values.config) === Boolean(values.fleet)) {
     console.error(usage);
     process.exit(values.help ? 0 : 2);
   }
@@ -36,9 +42,19 @@ async function main(): Promise<void> {
     console.error('--tls-cert-file and --tls-private-key-file go together');
     process.exit(2);
   }
+  if (values.fleet && Boolean(values['hub-kubeconfig']) === Boolean(values['hub-in-cluster'])) {
+    console.error('--fleet needs the hub: exactly one of --hub-kubeconfig or --hub-in-cluster');
+    process.exit(2);
+  }
   let config;
+  let source: FleetSource | undefined;
   try {
-    config = await loadFleetConfig(values.config);
+    if (values.fleet) {
+      const hub = await hubClient({ kubeconfig: values['hub-kubeconfig'], inCluster: values['hub-in-cluster'] });
+      ({ source, config } = await FleetSource.open({ hub, name: values.fleet, dataDir: values['data-dir'] }));
+    } else {
+      config = await loadFleetConfig(values.config!);
+    }
   } catch (e) {
     if (e instanceof ConfigError) {
       console.error(e.message);
@@ -53,7 +69,7 @@ async function main(): Promise<void> {
   };
   let flotilla;
   try {
-    flotilla = await startFlotilla({ config, configPath: values.config, dataDir: values['data-dir'], port, host: values.bind, https, logLevel: values['log-level'] });
+    flotilla = await startFlotilla({ config, ...(source ? { configSource: source } : { configPath: values.config }), dataDir: values['data-dir'], port, host: values.bind, https, logLevel: values['log-level'] });
   } catch (e) {
     if (e instanceof ConfigError) {
       console.error(e.message);
@@ -61,6 +77,7 @@ async function main(): Promise<void> {
     }
     throw e;
   }
+  source?.reportStatus(flotilla.manager);
   console.log(`flotilla: serving ${flotilla.url} (${config.clusters.length} clusters, ${config.resources.length} resources)`);
   if (flotilla.selfSigned) {
     const { certFile, made } = flotilla.selfSigned;
