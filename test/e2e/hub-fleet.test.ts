@@ -115,11 +115,37 @@ describe('Fleet from the hub', () => {
     expect(flotilla.proc.pid).toBe(pid);
   };
 
-  it("serves both members' pods and says so in the Fleet's status", async () => {
+  it("serves both members' pods and says so in the Fleet's status, written only when it changes", async () => {
     expect(await podClusters()).toEqual(['east', 'west']);
     const s = await statusFor(1, 'east and west connected and synced, Ready', (st) => synced(st, ['east', 'west']) && condition(st, 'Ready')?.status === 'True');
     expect(s.members.map((m) => m.name)).toEqual(['east', 'west']);
     expect(condition(s, 'Accepted')).toMatchObject({ status: 'True', observedGeneration: 1 });
+    // Nothing changes, nothing is written: the object stays at its resourceVersion across status ticks (2 s).
+    const rv = async () => (await memberJson<{ metadata: { resourceVersion: string } }>(hub.apiserver, 'GET', FLEET_PATH)).metadata.resourceVersion;
+    const before = await rv();
+    await new Promise((r) => setTimeout(r, 5_000));
+    expect(await rv()).toBe(before);
+  }, 60_000);
+
+  it('does not start on a Fleet that is invalid, or that leaves callers unauthenticated (exit 2, the message named Fleet/<name>)', async () => {
+    const cases = [
+      { name: 'bad', spec: spec([member('east'), member('east')]), message: 'Fleet/bad: clusters[1].name: duplicate cluster name "east"' },
+      { name: 'no-auth', spec: { ...spec([member('east')]), authentication: undefined }, message: 'Fleet/no-auth: authentication: flotilla has no way to authenticate callers' },
+    ];
+    for (const c of cases) {
+      const created = await memberRequest(hub.apiserver, 'POST', '/apis/flotilla.io/v1alpha1/fleets', { apiVersion: 'flotilla.io/v1alpha1', kind: 'Fleet', metadata: { name: c.name }, spec: c.spec });
+      expect(created.status, created.body).toBe(201);
+      const dir = join(fleet.dir, `hub-fleet-${c.name}`);
+      const outcome = await startFlotillaProcess({ fleet, dir, hubFleet: { name: c.name, hubKubeconfig: hub.kubeconfig } }).then(
+        async (f) => (await f.stop(), 'started'),
+        (e: Error) => e.message,
+      );
+      expect(outcome, c.name).toMatch(/^flotilla exited with 2:/);
+      expect(readFileSync(join(dir, 'flotilla.log'), 'utf8')).toContain(c.message);
+    }
+    // The invalid one says why in its status too.
+    const bad = (await memberJson<{ status?: FleetStatus }>(hub.apiserver, 'GET', '/apis/flotilla.io/v1alpha1/fleets/bad')).status;
+    expect(condition(bad, 'Accepted')).toMatchObject({ status: 'False', reason: 'Invalid', message: cases[0]!.message });
   });
 
   it('adds a member when the Fleet is edited, without a restart', async () => {
