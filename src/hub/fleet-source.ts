@@ -56,7 +56,7 @@ export class FleetSource implements ConfigSource {
     this.name = fleetSource(opts.name);
     this.log = opts.log ?? ((l) => console.log(l));
     this.credentialsDir = join(opts.dataDir, 'hub');
-    this.fleetWatch = new HubWatch(opts.hub, FLEETS_PATH, { fieldSelector: `metadata.name=${opts.name}` }, () => this.schedule());
+    this.fleetWatch = new HubWatch(opts.hub, FLEETS_PATH, { fieldSelector: `metadata.name=${opts.name}` }, () => this.schedule(), (e) => this.log(`flotilla: ${this.name}: reading it from the hub: ${e} (retrying)`));
   }
 
   /** Reads the Fleet and its Secrets once: the configuration to start with, or a ConfigError saying why there is none. */
@@ -203,7 +203,7 @@ export class FleetSource implements ConfigSource {
     const fresh: HubWatch[] = [];
     for (const ns of namespaces) {
       if (this.secretWatches.has(ns)) continue;
-      const w = new HubWatch(this.opts.hub, `/api/v1/namespaces/${encodeURIComponent(ns)}/secrets`, {}, () => this.schedule());
+      const w = new HubWatch(this.opts.hub, `/api/v1/namespaces/${encodeURIComponent(ns)}/secrets`, {}, () => this.schedule(), (e) => this.log(`flotilla: ${this.name}: reading Secrets in namespace ${ns} from the hub: ${e} (retrying)`));
       this.secretWatches.set(ns, w);
       fresh.push(w);
     }

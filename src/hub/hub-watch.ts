@@ -39,6 +39,8 @@ export class HubWatch {
     /** Query parameters of both the list and the watch (a field selector). */
     private readonly query: Record<string, string>,
     private readonly onChange: () => void,
+    /** Told of a failure when it differs from the last one (a hub out for minutes is one line). */
+    private readonly onError: (message: string) => void = () => undefined,
     private readonly timeoutSeconds = 300,
   ) {
     this.firstAttempt = new Promise((resolve) => (this.settleFirst = resolve));
@@ -72,7 +74,9 @@ export class HubWatch {
           this.rv = undefined;
           continue;
         }
-        this.error = (e as Error).message;
+        const message = (e as Error).message;
+        if (message !== this.error) this.onError(message);
+        this.error = message;
         this.settleFirst();
         this.onChange();
         await sleep(this.backoff.next(), undefined, { signal }).catch(() => undefined);
