@@ -12,7 +12,7 @@ const LAYERS = [
   ['store'],
   ['ingest'],
   ['cacher'],
-  ['authz', 'hierarchy', 'tenancy'],
+  ['authz', 'hierarchy', 'tenancy', 'hub'],
   ['metrics'],
   ['view'],
   ['mux'],

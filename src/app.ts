@@ -1,5 +1,5 @@
 import { mkdirSync, readFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import { Authenticator, parseTokenFile } from './auth/authenticator.js';
 import type { AddressInfo } from 'node:net';
 import { CacheManager } from './cacher/cache-manager.js';
@@ -7,11 +7,11 @@ import { ReadAuthorizer } from './authz/authorizer.js';
 import { MemberPolicies } from './authz/member-policies.js';
 import { AccessReviews } from './members/access-reviews.js';
 import { authenticationProblem } from './registry/authentication-required.js';
-import { ConfigError, type ClusterConfig, type FleetConfig } from './registry/config.js';
-import { MemberClient } from './members/member-client.js';
+import { ConfigError, type FleetConfig } from './registry/config.js';
+import type { MemberClient } from './members/member-client.js';
 import { hubAuthentication, type HubAuthentication } from './auth/hub-authentication.js';
 import { RequestHeaderAuthenticator, certificatesOf, type RequestHeaderConfig } from './auth/request-header.js';
-import { watchFleetConfig } from './registry/watch.js';
+import { fileConfigSource, type ConfigSource } from './registry/watch.js';
 import { buildServer } from './router/server.js';
 import { Store } from './store/store.js';
 import { Tenants } from './tenancy/tenant.js';
@@ -22,6 +22,8 @@ export interface FlotillaOptions {
   config: FleetConfig;
   /** When set, the file is watched and every valid change is applied without a restart. */
   configPath?: string;
+  /** A source of changes other than a file (a Fleet object on a hub, src/hub); replaces `configPath`. */
+  configSource?: ConfigSource;
   dataDir: string;
   port: number;
   host: string;
@@ -38,7 +40,7 @@ export interface FlotillaOptions {
    * member to), and its `extension-apiserver-authentication` ConfigMap says whose client
    * certificates name users and which front proxy may name them in request headers.
    */
-  hub?: ClusterConfig;
+  hub?: MemberClient;
   /** The front proxy's settings given by flags; they win over the hub's ConfigMap. */
   requestHeader?: RequestHeaderConfig;
 }
@@ -60,24 +62,21 @@ function cachedNamespaces(store: Store, catalog: CacheManager, cluster: string):
 export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
   const log = opts.log ?? ((l: string) => console.log(l));
   // Before anything is opened or listened on: a flotilla nobody can authenticate to never serves.
-  const configFile = opts.configPath ? basename(opts.configPath) : 'fleet configuration';
-  const hub = opts.hub ? await MemberClient.create(opts.hub) : undefined;
+  const source = opts.configSource ?? (opts.configPath ? fileConfigSource(opts.configPath) : undefined);
+  const configFile = source?.name ?? 'fleet configuration';
+  const hub = opts.hub;
   let hubAuth: HubAuthentication = {};
   try {
     hubAuth = hub ? await hubAuthentication(hub) : {};
   } catch (e) {
-    hub?.close();
-    throw new ConfigError(`--hub-kubeconfig: ${(e as Error).message}`);
+    throw new ConfigError(`hub: ${(e as Error).message}`);
   }
   const requestHeaderConfig = opts.requestHeader ?? hubAuth.requestHeader;
   // Client certificates name users when signed by our CA or the hub's; the front proxy's CA names none.
   const userCAs = [opts.https?.ca, hubAuth.clientCA].filter((b): b is Buffer => b !== undefined);
   const credentials = { clientCertificates: userCAs.length > 0, hub: hub !== undefined };
   const problem = authenticationProblem(opts.config, configFile, credentials);
-  if (problem) {
-    hub?.close();
-    throw new ConfigError(problem);
-  }
+  if (problem) throw new ConfigError(problem);
   if ((opts.https?.key === undefined) !== (opts.https?.cert === undefined)) throw new ConfigError('https: key and cert go together');
   mkdirSync(opts.dataDir, { recursive: true });
   const selfSigned = opts.https?.cert ? undefined : await selfSignedServingPair(join(opts.dataDir, 'tls'), servingNames(opts.host));
@@ -87,8 +86,8 @@ export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
   await manager.apply(opts.config);
   // Tenants follow the configuration file: a reload changes who sees which fleet at once.
   let tenants = new Tenants(opts.config.tenants);
-  const watcher = opts.configPath
-    ? watchFleetConfig(opts.configPath, {
+  const watcher = source
+    ? source.watch({
         onConfig: async (config) => {
           const { started, stopped } = await manager.apply(config);
           tenants = new Tenants(config.tenants);
@@ -156,7 +155,6 @@ export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
       watcher?.close();
       await server.close();
       await manager.stop();
-      hub?.close();
       policies.close();
       await store.close();
     },

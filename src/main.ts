@@ -4,30 +4,17 @@ import { readFileSync } from 'node:fs';
 import { loadFleetConfig, ConfigError } from './registry/config.js';
 import { startFlotilla } from './app.js';
 import { DEFAULT_REQUEST_HEADERS } from './auth/request-header.js';
-import type { ClusterConfig } from './registry/config.js';
+import { hubClient } from './hub/hub-client.js';
+import { FleetSource } from './hub/fleet-source.js';
 
-/** The hub cluster as a client configuration: from a kubeconfig, or the pod's own service account. */
-function hubCluster(kubeconfig: string | undefined, inCluster: boolean): ClusterConfig | undefined {
-  const base = { name: 'hub', labels: {}, authorization: 'rbac' as const, priority: 0 };
-  if (kubeconfig) return { ...base, kubeconfig };
-  if (!inCluster) return undefined;
-  const host = process.env.KUBERNETES_SERVICE_HOST;
-  const port = process.env.KUBERNETES_SERVICE_PORT ?? '443';
-  if (!host) {
-    console.error('--hub-in-cluster: KUBERNETES_SERVICE_HOST is not set (not running in a pod?)');
-    process.exit(2);
-  }
-  const sa = '/var/run/secrets/kubernetes.io/serviceaccount';
-  return { ...base, server: `https://${host.includes(':') ? `[${host}]` : host}:${port}`, caFile: `${sa}/ca.crt`, tokenFile: `${sa}/token` };
-}
-
-const usage = `usage: flotilla --config FLEET.yaml [--data-dir DIR] [--port 8443] [--bind 127.0.0.1]
+const usage = `usage: flotilla (--config FLEET.yaml | --fleet NAME) [--hub-kubeconfig FILE | --hub-in-cluster]
+                [--data-dir DIR] [--port 8443] [--bind 127.0.0.1]
                 [--tls-cert-file CERT --tls-private-key-file KEY] [--client-ca-file CA] [--log-level warn]
-                [--hub-kubeconfig FILE | --hub-in-cluster]
                 [--requestheader-client-ca-file CA] [--requestheader-allowed-names N1,N2]
                 [--requestheader-username-headers H] [--requestheader-group-headers H]
                 [--requestheader-extra-headers-prefix P]
 
+--fleet reads the configuration from the Fleet object NAME on the hub cluster (and watches it).
 Always HTTPS: without --tls-cert-file, a self-signed pair kept in DATA-DIR/tls/ (made at first start).
 With a hub (aggregated mode: flotilla registered as APIService v1alpha1.search.flotilla.io), the
 hub reviews bearer tokens and its kube-system/extension-apiserver-authentication ConfigMap says
@@ -43,14 +30,15 @@ async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       config: { type: 'string' },
+      fleet: { type: 'string' },
+      'hub-kubeconfig': { type: 'string' },
+      'hub-in-cluster': { type: 'boolean' },
       'data-dir': { type: 'string', default: './flotilla-data' },
       port: { type: 'string', default: '8443' },
       bind: { type: 'string', default: '127.0.0.1' },
       'tls-cert-file': { type: 'string' },
       'tls-private-key-file': { type: 'string' },
       'client-ca-file': { type: 'string' },
-      'hub-kubeconfig': { type: 'string' },
-      'hub-in-cluster': { type: 'boolean' },
       'requestheader-client-ca-file': { type: 'string' },
       'requestheader-allowed-names': { type: 'string', multiple: true },
       'requestheader-username-headers': { type: 'string', multiple: true },
@@ -60,7 +48,7 @@ async function main(): Promise<void> {
       help: { type: 'boolean', short: 'h' },
     },
   });
-  if (values.help || !values.config) {
+  if (values.help || Boolean(values.config) === Boolean(values.fleet)) {
     console.error(usage);
     process.exit(values.help ? 0 : 2);
   }
@@ -77,7 +65,10 @@ async function main(): Promise<void> {
     console.error('--hub-kubeconfig and --hub-in-cluster name the hub two ways: give one');
     process.exit(2);
   }
-  const hub = hubCluster(values['hub-kubeconfig'], values['hub-in-cluster'] === true);
+  if (values.fleet && !values['hub-kubeconfig'] && !values['hub-in-cluster']) {
+    console.error('--fleet needs the hub: exactly one of --hub-kubeconfig or --hub-in-cluster');
+    process.exit(2);
+  }
   const requestHeaderCA = values['requestheader-client-ca-file'];
   const requestHeader = requestHeaderCA
     ? {
@@ -89,8 +80,16 @@ async function main(): Promise<void> {
       }
     : undefined;
   let config;
+  let source: FleetSource | undefined;
+  let hub;
   try {
-    config = await loadFleetConfig(values.config);
+    // One client of the hub for the Fleet it holds and for authentication (token reviews, front proxy).
+    if (values['hub-kubeconfig'] || values['hub-in-cluster']) hub = await hubClient({ kubeconfig: values['hub-kubeconfig'], inCluster: values['hub-in-cluster'] });
+    if (values.fleet) {
+      ({ source, config } = await FleetSource.open({ hub: hub!, name: values.fleet, dataDir: values['data-dir'] }));
+    } else {
+      config = await loadFleetConfig(values.config!);
+    }
   } catch (e) {
     if (e instanceof ConfigError) {
       console.error(e.message);
@@ -106,7 +105,7 @@ async function main(): Promise<void> {
   let flotilla;
   try {
     flotilla = await startFlotilla({
-      config, configPath: values.config, dataDir: values['data-dir'], port, host: values.bind, https, logLevel: values['log-level'],
+      config, ...(source ? { configSource: source } : { configPath: values.config }), dataDir: values['data-dir'], port, host: values.bind, https, logLevel: values['log-level'],
       ...(hub ? { hub } : {}),
       ...(requestHeader ? { requestHeader } : {}),
     });
@@ -117,6 +116,7 @@ async function main(): Promise<void> {
     }
     throw e;
   }
+  source?.reportStatus(flotilla.manager);
   console.log(`flotilla: serving ${flotilla.url} (${config.clusters.length} clusters, ${config.resources.length} resources)`);
   if (flotilla.selfSigned) {
     const { certFile, made } = flotilla.selfSigned;

@@ -2,6 +2,7 @@ import { Agent, request, type RequestOptions } from 'node:https';
 import { request as httpRequest, Agent as HttpAgent } from 'node:http';
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import type { Duplex, Readable } from 'node:stream';
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { ClusterConfig } from '../registry/config.js';
@@ -32,12 +33,21 @@ const STALE_SOCKET_ERRORS: ReadonlySet<string> = new Set(['ECONNRESET', 'EPIPE']
  */
 const RETRIED_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
 
+/**
+ * How long a token read from `tokenFile` is used before the file is read again, as client-go's
+ * file token source does: a projected service account token (in-cluster) is rotated in place.
+ */
+export const TOKEN_FILE_REREAD_MS = 60_000;
+
 export class MemberClient {
+  /** The token file (server + tokenFile configurations) and when it was last read. */
+  private tokenSource?: { file: string; readAt: number };
+
   private constructor(
     readonly cluster: string,
     readonly server: URL,
     private readonly tls: RequestOptions,
-    private readonly authHeaders: Record<string, string>,
+    private authHeaders: Record<string, string>,
     private readonly agent: Agent | HttpAgent,
     /**
      * One connection of its own for the heartbeat's probes: queued behind the pool's watches and
@@ -80,7 +90,24 @@ export class MemberClient {
     const agent = server.protocol === 'http:' ? new HttpAgent(agentOpts) : new Agent({ ...agentOpts, ...tls });
     const probeOpts = { keepAlive: true, maxSockets: 1 };
     const probeAgent = server.protocol === 'http:' ? new HttpAgent(probeOpts) : new Agent({ ...probeOpts, ...tls });
-    return new MemberClient(cfg.name, server, tls, headers, agent, probeAgent);
+    const client = new MemberClient(cfg.name, server, tls, headers, agent, probeAgent);
+    if (cfg.server && cfg.tokenFile) client.tokenSource = { file: cfg.tokenFile, readAt: Date.now() };
+    return client;
+  }
+
+  /** Re-reads the token file once its token is older than TOKEN_FILE_REREAD_MS (a failed read keeps the old token). */
+  private freshAuthHeaders(): Record<string, string> {
+    const src = this.tokenSource;
+    if (src && Date.now() - src.readAt >= TOKEN_FILE_REREAD_MS) {
+      src.readAt = Date.now();
+      try {
+        const token = readFileSync(src.file, 'utf8').trim();
+        if (token) this.authHeaders = { ...this.authHeaders, authorization: `Bearer ${token}` };
+      } catch {
+        // keep the token read last; the member's 401s will say why
+      }
+    }
+    return this.authHeaders;
   }
 
   /**
@@ -154,7 +181,7 @@ export class MemberClient {
         agent,
         ...this.tls,
         // The framing last: no caller header may set how the member reads the body.
-        headers: { ...withoutFraming({ ...this.authHeaders, 'user-agent': 'flotilla', ...req.headers }), ...MemberClient.framing(req.body) },
+        headers: { ...withoutFraming({ ...this.freshAuthHeaders(), 'user-agent': 'flotilla', ...req.headers }), ...MemberClient.framing(req.body) },
         signal: req.signal,
       },
       onResponse,

@@ -205,15 +205,28 @@ const DNS_LABEL_DESC = "a DNS-1123 label (lowercase letters, digits, '-')";
 
 export function parseFleetConfig(text: string, sourcePath: string): FleetConfig {
   const file = sourcePath.split('/').pop() ?? sourcePath;
-  const baseDir = dirname(resolve(sourcePath));
-  const abs = (p: string) => (isAbsolute(p) ? p : resolve(baseDir, p));
-  const c = new Checker(file);
   let doc: unknown;
   try {
     doc = parseYaml(text);
   } catch (e) {
     throw new ConfigError(`${file}: not valid YAML: ${(e as Error).message}`);
   }
+  return parseFleetDocument(doc, { source: file, baseDir: dirname(resolve(sourcePath)) });
+}
+
+/**
+ * Validates a fleet document already parsed (the YAML file's, or a Fleet object's `spec`): every
+ * problem is collected and named `<source>: <field path>: <what is wrong>`. Relative paths are
+ * resolved against `baseDir`; without one (a Fleet object has no directory) they are refused.
+ */
+export function parseFleetDocument(doc: unknown, where: { source: string; baseDir?: string }): FleetConfig {
+  const { baseDir } = where;
+  const c = new Checker(where.source);
+  const abs = (p: string, field: string) => {
+    if (isAbsolute(p)) return p;
+    if (baseDir === undefined) c.fail(field, `must be an absolute path (there is no file to be relative to), got ${JSON.stringify(p)}`);
+    return resolve(baseDir ?? '/', p);
+  };
   const root = c.object(doc ?? {}, '', ['clusters', 'resources', 'options', 'authentication', 'tenants']) ?? {};
 
   const clusters: ClusterConfig[] = [];
@@ -250,11 +263,11 @@ export function parseFleetConfig(text: string, sourcePath: string): FleetConfig 
       if (name === undefined) return;
       clusters.push({
         name,
-        ...(kubeconfig !== undefined ? { kubeconfig: abs(kubeconfig) } : {}),
+        ...(kubeconfig !== undefined ? { kubeconfig: abs(kubeconfig, `${p}.kubeconfig`) } : {}),
         ...(context !== undefined ? { context } : {}),
         ...(server !== undefined ? { server } : {}),
-        ...(caFile !== undefined ? { caFile: abs(caFile) } : {}),
-        ...(tokenFile !== undefined ? { tokenFile: abs(tokenFile) } : {}),
+        ...(caFile !== undefined ? { caFile: abs(caFile, `${p}.caFile`) } : {}),
+        ...(tokenFile !== undefined ? { tokenFile: abs(tokenFile, `${p}.tokenFile`) } : {}),
         ...(typeof o.insecureSkipTLSVerify === 'boolean' ? { insecureSkipTLSVerify: o.insecureSkipTLSVerify } : {}),
         labels: c.labels(o.labels, `${p}.labels`),
         authorization: authorization ?? 'rbac',
@@ -373,7 +386,7 @@ export function parseFleetConfig(text: string, sourcePath: string): FleetConfig 
       authentication.tokenReviewCluster = reviewer;
     }
     const tokenFile = c.string(o?.tokenFile, 'authentication.tokenFile');
-    if (tokenFile !== undefined) authentication.tokenFile = abs(tokenFile);
+    if (tokenFile !== undefined) authentication.tokenFile = abs(tokenFile, 'authentication.tokenFile');
     const ttl = o?.cacheTTLSeconds;
     if (ttl !== undefined) {
       if (typeof ttl !== 'number' || !Number.isInteger(ttl) || ttl < 0 || ttl > 3600) c.fail('authentication.cacheTTLSeconds', `must be an integer from 0 to 3600, got ${describe(ttl)}`);

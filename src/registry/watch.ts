@@ -64,3 +64,19 @@ export function watchFleetConfig(path: string, handlers: ConfigWatchHandlers, de
     },
   };
 }
+
+/**
+ * Where the running configuration's changes come from: the fleet file, or a Fleet object on a hub
+ * (src/hub). Every source hands changes to the same handlers, so a reload is one path whatever
+ * its source.
+ */
+export interface ConfigSource {
+  /** How messages name the source: the file's name, `Fleet/<name>`. */
+  readonly name: string;
+  /** Delivers each later change (the configuration flotilla started with is the baseline). */
+  watch(handlers: ConfigWatchHandlers): { close(): void };
+}
+
+export function fileConfigSource(path: string): ConfigSource {
+  return { name: basename(path), watch: (handlers) => watchFleetConfig(path, handlers) };
+}

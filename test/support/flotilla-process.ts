@@ -55,6 +55,11 @@ export interface FlotillaStart {
   token?: string;
   /** Called with the PID as soon as the process exists, before it has done any work. */
   onSpawn?: (pid: number) => void;
+  /**
+   * The configuration from a Fleet object on a hub (`--fleet`, `--hub-kubeconfig`) instead of a
+   * fleet file: no file is written and members, resources, options, authentication and tenants are ignored.
+   */
+  hubFleet?: { name: string; hubKubeconfig: string };
 }
 
 export const DEFAULT_RESOURCES: ResourceRuleSpec[] = [
@@ -107,7 +112,7 @@ export async function startFlotillaProcess(opts: FlotillaStart): Promise<Flotill
   const root = findProjectRoot();
   mkdirSync(opts.dir, { recursive: true });
   const configPath = join(opts.dir, 'fleet.yaml');
-  writeFleetConfig(configPath, opts.members ?? opts.fleet.members, opts.resources ?? DEFAULT_RESOURCES, opts.options, opts.authentication, opts.tenants);
+  if (!opts.hubFleet) writeFleetConfig(configPath, opts.members ?? opts.fleet.members, opts.resources ?? DEFAULT_RESOURCES, opts.options, opts.authentication, opts.tenants);
   const dataDir = join(opts.dir, 'data');
   const port = opts.port ?? (await freePort());
   const proc = startProcess({
@@ -115,7 +120,7 @@ export async function startFlotillaProcess(opts: FlotillaStart): Promise<Flotill
     command: process.execPath,
     args: [
       join(root, 'dist', 'src', 'main.js'),
-      `--config=${configPath}`,
+      ...(opts.hubFleet ? [`--fleet=${opts.hubFleet.name}`, `--hub-kubeconfig=${opts.hubFleet.hubKubeconfig}`] : [`--config=${configPath}`]),
       `--data-dir=${dataDir}`,
       `--port=${port}`,
       ...(opts.tls === 'self-signed' ? [] : typeof opts.tls === 'object' ? [`--tls-cert-file=${opts.tls.cert}`, `--tls-private-key-file=${opts.tls.key}`]
