@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { freePorts, kubeconfigYaml, waitFor, type FleetInfo } from './fleet.js';
 import { memberRequest, type MemberEndpoint } from './http.js';
