@@ -1,15 +1,20 @@
 #!/usr/bin/env node
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { startFleet, type MemberInfo } from '../test/fleet/fleet.js';
+import { findProjectRoot, startFleet, type MemberInfo } from '../test/fleet/fleet.js';
 import { memberRequest } from '../test/fleet/http.js';
 import { reapStalePids } from '../test/fleet/processes.js';
-import { startFlotillaProcess, writeProxyKubeconfig, type ResourceRuleSpec } from '../test/support/flotilla-process.js';
+import { freePort, startFlotillaProcess, writeProxyKubeconfig, type ResourceRuleSpec } from '../test/support/flotilla-process.js';
+import { apiServiceAvailable, installChart, startHub, type Hub } from '../test/fleet/hub.js';
+import { helmBinary } from '../test/support/helm.js';
+import { FLEET_GROUP, FLEET_PATH, FLEET_VERSION } from '../src/api/fleet-path.js';
 
 /**
  * `npm run demo`: a local demo fleet (east, west, north) with a few namespaces, deployments and
  * running pods, flotilla in front of it, and kubeconfigs to reach it: the fleet admin's, and those
- * of two users whose rights differ by member (alice, bob; see RBAC below). Ctrl-C stops everything.
+ * of two users whose rights differ by member (alice, bob; see RBAC below). A hub kube-apiserver
+ * beside them has flotilla's Helm chart applied, so flotilla is also its APIService
+ * (v1alpha1.search.flotilla.io) and the fleet is reached through the hub. Ctrl-C stops everything.
  */
 const dir = resolve(process.env.FLOTILLA_DEMO_DIR ?? join('.cache', 'demo'));
 const DEMO_RESOURCES: ResourceRuleSpec[] = [
@@ -192,12 +197,14 @@ async function main(): Promise<void> {
   console.log('demo: starting the member clusters east, west and north (real kube-apiservers with kwok nodes)…');
   const fleet = await startFleet({ names: ['east', 'west', 'north'], dir: join(dir, 'fleet'), log: (l) => console.log(`demo: ${l}`) });
   let flotilla: Awaited<ReturnType<typeof startFlotillaProcess>> | undefined;
+  let hub: Hub | undefined;
   let stopping = false;
   const stop = async (code: number) => {
     if (stopping) return;
     stopping = true;
     console.log('\ndemo: stopping flotilla and the fleet…');
     await flotilla?.stop();
+    await hub?.stop();
     await fleet.stop();
     process.exit(code);
   };
@@ -207,7 +214,21 @@ async function main(): Promise<void> {
     const expected = await Promise.all(fleet.info.members.map(seed));
     console.log('demo: waiting for the demo pods to run…');
     await Promise.all(fleet.info.members.map((m, i) => waitFor(async () => (await runningPods(m)) >= expected[i]!, 120_000)));
-    flotilla = await startFlotillaProcess({ fleet: fleet.info, dir: join(dir, 'flotilla'), resources: DEMO_RESOURCES, tenants: TENANTS, port: Number(process.env.FLOTILLA_DEMO_PORT ?? 0) || undefined });
+    // The hub, with flotilla's chart applied: its Service an ExternalName to this machine's flotilla.
+    console.log('demo: starting the hub (a kube-apiserver with the aggregation layer) and applying flotilla\'s Helm chart to it…');
+    hub = await startHub({ fleet: fleet.info, dir: join(dir, 'hub'), log: (l) => console.log(`demo: ${l}`) });
+    const port = Number(process.env.FLOTILLA_DEMO_PORT ?? 0) || (await freePort());
+    const chart = await installChart(hub, { helm: helmBinary(), chart: join(findProjectRoot(), 'deploy', 'helm', 'flotilla'), port, dir: join(dir, 'chart') });
+    flotilla = await startFlotillaProcess({
+      fleet: fleet.info, dir: join(dir, 'flotilla'), resources: DEMO_RESOURCES, tenants: TENANTS, port, tls: chart,
+      args: [`--hub-kubeconfig=${chart.kubeconfig}`],
+    });
+    await apiServiceAvailable(hub, FLEET_GROUP, FLEET_VERSION);
+    // Through the hub, alice needs the hub's leave too: the chart's ClusterRole for fleet users.
+    await memberRequest(hub.apiserver, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'alice-fleet-user' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'flotilla-fleet-user' }, subjects: [{ kind: 'User', name: 'alice', apiGroup: 'rbac.authorization.k8s.io' }],
+    });
   } catch (e) {
     console.error(`demo: failed: ${(e as Error).message}`);
     await stop(1);
@@ -229,6 +250,12 @@ async function main(): Promise<void> {
   };
   const [kcAcme, kcGlobex] = [tenantKubeconfig('acme'), tenantKubeconfig('globex')];
   const kcDev = userKubeconfig('dev@acme');
+  // The hub's admin (server: the hub itself), and alice through the hub (server: the fleet path on the hub).
+  const kcHub = join(dirname(kc), 'kubeconfig-hub');
+  writeProxyKubeconfig(kcHub, hub!.apiserver.server, hub!.apiserver.caFile, hub!.apiserver.token, 'hub');
+  const hubFleet = `${hub!.apiserver.server}${FLEET_PATH}`;
+  const kcHubAlice = join(dirname(kc), 'kubeconfig-hub-alice');
+  writeProxyKubeconfig(kcHubAlice, hubFleet, hub!.apiserver.caFile, fleet.info.users.find((u) => u.name === 'alice')!.token, 'hub-alice');
   console.log(`
 flotilla is serving the fleet at ${flotilla.url}  (data: ${flotilla.dataDir}, log: ${flotilla.proc.logPath})
 
@@ -284,7 +311,15 @@ As the tenants acme and globex (each sees a fleet of its own: its namespaces wit
   kubectl --kubeconfig ${kcAcme} logs -n web deploy/web        # logs and exec reach acme-web on its member
   kubectl --kubeconfig ${kcDev} get pods -A                    # dev@acme (edit in web on east): east's web only
 
-Ctrl-C stops flotilla and the fleet.
+Through the hub (${hub!.apiserver.server}), where flotilla's Helm chart registered it as APIService ${FLEET_VERSION}.${FLEET_GROUP}:
+  kubectl --kubeconfig ${kcHub} get apiservice ${FLEET_VERSION}.${FLEET_GROUP}    # Available: the hub reaches flotilla
+  kubectl --kubeconfig ${kcHub} --server ${hubFleet} get pods -A                # the fleet's pods, through the hub's aggregator
+  kubectl --kubeconfig ${kcHub} --server ${hubFleet}/clusters/west logs -n shop deploy/web   # one member, streamed through the hub
+  kubectl --kubeconfig ${kcHubAlice} get pods -A               # alice through the hub: the hub authenticates her, each member's RBAC decides
+  kubectl --kubeconfig ${kcHub} get fleets                     # the Fleet custom resource (run flotilla with --fleet NAME to read it)
+  curl -sk -H 'X-Remote-User: system:admin' -H 'X-Remote-Group: system:masters' ${flotilla.url}/api/v1/pods   # 401: only the hub's front proxy may name users
+
+Ctrl-C stops flotilla, the hub and the fleet.
 KUBECONFIG=${kc}`);
 }
 
