@@ -31,11 +31,13 @@ import { hierarchy } from './scenarios/hierarchy.js';
 import { tenants } from './scenarios/tenants.js';
 import { authz } from './scenarios/authz.js';
 import { karmada } from './scenarios/karmada.js';
+import { hub } from './scenarios/hub.js';
 
 // watchers adds pods to the member: after the scenarios that count the seeded ones. scaling and
 // memory-limit leave flotilla caching everything, as the scenarios after them would start it.
+// hub counts the seeded pods too (through a hub of its own, beside the fleet).
 // karmada runs last: it stops flotilla, starts its own, then a Karmada control plane beside the fleet.
-const SCENARIOS: Scenario[] = [ingest, decode, clientDecode, warmRestart, list, peers, live, scaling, memoryLimit, table, patch, watchers, logs, views, hierarchy, tenants, authz, karmada];
+const SCENARIOS: Scenario[] = [ingest, decode, clientDecode, warmRestart, list, peers, hub, live, scaling, memoryLimit, table, patch, watchers, logs, views, hierarchy, tenants, authz, karmada];
 
 const usage = `usage: npm run bench -- [${SCENARIOS.map((s) => s.name).join('|')} ...] [--quick] [--pods N] [--names K] [--watchers N] [--watch-rate R] [--watch-rate-light R] [--cpu-prof] [--results-dir D]`;
 
