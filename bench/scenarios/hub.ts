@@ -4,7 +4,7 @@ import { findProjectRoot } from '../../test/fleet/fleet.js';
 import { apiServiceAvailable, installChart, startHub } from '../../test/fleet/hub.js';
 import { freePort, startFlotillaProcess } from '../../test/support/flotilla-process.js';
 import { helmBinary } from '../../test/support/helm.js';
-import { PODS_RESOURCE, type BenchContext } from '../lib/context.js';
+import { PODS_RESOURCE } from '../lib/context.js';
 import { cpuSeconds } from '../lib/cpu-time.js';
 import { BenchClient, median, occurrenceCounter } from '../lib/http.js';
 import { LIST_TIMEOUT_MS, POD_ITEM, figureSink, ok, type Scenario } from '../lib/scenario.js';
