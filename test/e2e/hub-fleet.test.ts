@@ -3,9 +3,10 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify as toYaml } from 'yaml';
 import { findProjectRoot, type MemberInfo } from '../fleet/fleet.js';
-import { startHub, type Hub } from '../fleet/hub.js';
+import { installChart, startHub, type Hub, type InstalledChart } from '../fleet/hub.js';
 import { memberJson, memberRequest } from '../fleet/http.js';
-import { startFlotillaProcess, type FlotillaProcess } from '../support/flotilla-process.js';
+import { freePort, startFlotillaProcess, type FlotillaProcess } from '../support/flotilla-process.js';
+import { helmBinary } from '../support/helm.js';
 import { until } from '../support/poll.js';
 import { parseFleetConfig } from '../../src/registry/config.js';
 import type { FleetStatus } from '../../src/hub/fleet-status.js';
@@ -26,6 +27,8 @@ const FLEET_PATH = `/apis/flotilla.io/v1alpha1/fleets/${NAME}`;
 const CLUSTER = 'search.flotilla.io/cluster';
 let hub: Hub;
 let flotilla: FlotillaProcess;
+let chart: InstalledChart;
+let chartPort: number;
 
 /** A member's kubeconfig as a Secret would hold it: the CA embedded, nothing read from flotilla's disk. */
 function memberKubeconfig(m: MemberInfo): string {
@@ -81,7 +84,11 @@ describe('Fleet from the hub', () => {
 
   beforeAll(async () => {
     hub = await startHub({ fleet, dir: join(fleet.dir, 'hub-fleet') });
-    hub.apply(readFileSync(join(findProjectRoot(), 'deploy', 'crds', 'fleets.flotilla.io.yaml'), 'utf8'));
+    // The chart with the hub as the fleet's source (the CRD, flotilla's RBAC for Fleets and its
+    // namespace's Secrets): flotilla then runs as the chart's ServiceAccount, so that RBAC must do.
+    const port = await freePort();
+    chart = await installChart(hub, { helm: helmBinary(), chart: join(findProjectRoot(), 'deploy', 'helm', 'flotilla'), port, dir: join(fleet.dir, 'hub-fleet-chart'), set: ['fleet.source=hub', `fleet.name=${NAME}`] });
+    chartPort = port;
     await until('the Fleet CRD is served', async () => (await memberRequest(hub.apiserver, 'GET', '/apis/flotilla.io/v1alpha1/fleets')).status === 200, 30_000);
     hub.apply(
       [
@@ -101,7 +108,7 @@ describe('Fleet from the hub', () => {
       apiVersion: 'flotilla.io/v1alpha1', kind: 'Fleet', metadata: { name: NAME }, spec: spec([member('east'), member('west')]),
     });
     expect(created.status, created.body).toBe(201);
-    flotilla = await startFlotillaProcess({ fleet, dir: join(fleet.dir, 'hub-fleet-flotilla'), hubFleet: { name: NAME, hubKubeconfig: hub.kubeconfig } });
+    flotilla = await startFlotillaProcess({ fleet, dir: join(fleet.dir, 'hub-fleet-flotilla'), port: chartPort, tls: chart, hubFleet: { name: NAME, hubKubeconfig: chart.kubeconfig } });
     pid = flotilla.proc.pid;
   });
 
