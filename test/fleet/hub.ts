@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { freePorts, kubeconfigYaml, waitFor, type FleetInfo } from './fleet.js';
 import { memberRequest, type MemberEndpoint } from './http.js';
-import { makeFleetPki } from './pki.js';
-import { reapStalePids, startProcess, stopProcess, type Supervised } from './processes.js';
+import { makeFleetPki, type FleetPki } from './pki.js';
+import { freshProcessDir, startProcess, stopProcess, type Supervised } from './processes.js';
 
 /**
  * A hub (management) cluster beside a test fleet: one kube-apiserver on the fleet's etcd (a prefix
@@ -30,12 +30,55 @@ export interface Hub {
 
 export const FRONT_PROXY_CLIENT = 'front-proxy-client';
 
+/**
+ * A control plane's kube-apiserver on loopback (a hub, Karmada's plane): the fleet's serving pair
+ * and CA, tokens from a file, RBAC, and the aggregation layer's front proxy, which names users to
+ * extension apiservers over `frontProxy`'s client certificate and the X-Remote-* headers.
+ */
+export function controlPlaneArgs(o: {
+  etcdServers: string;
+  port: number;
+  certDir: string;
+  pki: FleetPki;
+  tokenFile: string;
+  frontProxy: { caFile: string; allowedNames: string[]; cert: string; key: string };
+  maxRequestsInflight: number;
+}): string[] {
+  return [
+    `--etcd-servers=${o.etcdServers}`,
+    '--bind-address=127.0.0.1',
+    '--advertise-address=127.0.0.1',
+    `--secure-port=${o.port}`,
+    `--cert-dir=${o.certDir}`,
+    `--tls-cert-file=${o.pki.servingCert}`,
+    `--tls-private-key-file=${o.pki.servingKey}`,
+    `--client-ca-file=${o.pki.caCert}`,
+    `--token-auth-file=${o.tokenFile}`,
+    '--authorization-mode=RBAC',
+    `--service-account-key-file=${o.pki.saPub}`,
+    `--service-account-signing-key-file=${o.pki.saKey}`,
+    '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+    '--service-cluster-ip-range=10.96.0.0/16',
+    `--requestheader-client-ca-file=${o.frontProxy.caFile}`,
+    `--requestheader-allowed-names=${o.frontProxy.allowedNames.join(',')}`,
+    '--requestheader-username-headers=X-Remote-User',
+    '--requestheader-group-headers=X-Remote-Group',
+    '--requestheader-extra-headers-prefix=X-Remote-Extra-',
+    `--proxy-client-cert-file=${o.frontProxy.cert}`,
+    `--proxy-client-key-file=${o.frontProxy.key}`,
+    '--profiling=false',
+    '--enable-priority-and-fairness=false',
+    `--max-requests-inflight=${o.maxRequestsInflight}`,
+    // A fleet-wide list of many pods through the aggregation layer takes minutes.
+    '--request-timeout=10m',
+    '--v=1',
+  ];
+}
+
 export async function startHub(opts: { fleet: FleetInfo; dir: string; log?: (line: string) => void; apiserverArgs?: string[] }): Promise<Hub> {
   const log = opts.log ?? ((l: string) => process.stderr.write(`${l}\n`));
   const dir = resolve(opts.dir);
-  reapStalePids(join(dir, 'pids'));
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
+  freshProcessDir(dir);
   const started = Date.now();
   const pki = makeFleetPki(opts.fleet.dir);
   const frontProxy = frontProxyPki(dir);
@@ -49,35 +92,18 @@ export async function startHub(opts: { fleet: FleetInfo; dir: string; log?: (lin
     name: 'hub/kube-apiserver',
     command: join(opts.fleet.binDir, 'kube-apiserver'),
     args: [
-      `--etcd-servers=${opts.fleet.etcdEndpoint}`,
+      ...controlPlaneArgs({
+        etcdServers: opts.fleet.etcdEndpoint,
+        port,
+        certDir: dir,
+        pki,
+        // The fleet's users, by the same tokens: a hub user is a member user.
+        tokenFile: join(opts.fleet.dir, 'tokens.csv'),
+        frontProxy: { caFile: frontProxy.caFile, allowedNames: frontProxy.allowedNames, cert: frontProxy.clientCert, key: frontProxy.clientKey },
+        maxRequestsInflight: 2000,
+      }),
       // One etcd for the fleet and its hubs; a hub per directory keeps out of the others' way.
       `--etcd-prefix=/registry-hub-${basename(dir)}-${Date.now()}`,
-      '--bind-address=127.0.0.1',
-      '--advertise-address=127.0.0.1',
-      `--secure-port=${port}`,
-      `--cert-dir=${dir}`,
-      `--tls-cert-file=${pki.servingCert}`,
-      `--tls-private-key-file=${pki.servingKey}`,
-      `--client-ca-file=${pki.caCert}`,
-      // The fleet's users, by the same tokens: a hub user is a member user.
-      `--token-auth-file=${join(opts.fleet.dir, 'tokens.csv')}`,
-      '--authorization-mode=RBAC',
-      `--service-account-key-file=${pki.saPub}`,
-      `--service-account-signing-key-file=${pki.saKey}`,
-      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-      '--service-cluster-ip-range=10.96.0.0/16',
-      `--requestheader-client-ca-file=${frontProxy.caFile}`,
-      `--requestheader-allowed-names=${frontProxy.allowedNames.join(',')}`,
-      '--requestheader-username-headers=X-Remote-User',
-      '--requestheader-group-headers=X-Remote-Group',
-      '--requestheader-extra-headers-prefix=X-Remote-Extra-',
-      `--proxy-client-cert-file=${frontProxy.clientCert}`,
-      `--proxy-client-key-file=${frontProxy.clientKey}`,
-      '--profiling=false',
-      '--enable-priority-and-fairness=false',
-      '--max-requests-inflight=2000',
-      '--request-timeout=10m',
-      '--v=1',
       ...(opts.apiserverArgs ?? []),
     ],
     logPath: join(dir, 'kube-apiserver.log'),

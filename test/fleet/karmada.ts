@@ -1,10 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { findProjectRoot, freePorts, kubeconfigYaml, waitFor, type FleetInfo } from './fleet.js';
 import { memberJson, memberRequest, type MemberEndpoint } from './http.js';
 import { issueClientCert, makeFleetPki } from './pki.js';
-import { reapStalePids, startProcess, stopProcess, type Supervised } from './processes.js';
+import { controlPlaneArgs } from './hub.js';
+import { freshProcessDir, startProcess, stopProcess, type Supervised } from './processes.js';
 
 /**
  * karmada-search beside a test fleet, as the live peer the bench measures flotilla against: a
@@ -58,9 +59,7 @@ export async function startKarmada(opts: { fleet: FleetInfo; dir: string; log?: 
   const log = opts.log ?? ((l: string) => process.stderr.write(`${l}\n`));
   const dir = resolve(opts.dir);
   // A fresh plane every time: what an earlier run left (its processes by PID, its etcd) goes first.
-  reapStalePids(join(dir, 'pids'));
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
+  freshProcessDir(dir);
   const started = Date.now();
   const karmadaBin = karmadaBinDir();
   const fleetBin = (b: string) => join(opts.fleet.binDir, b);
@@ -101,37 +100,17 @@ export async function startKarmada(opts: { fleet: FleetInfo; dir: string; log?: 
 
     const server = `https://127.0.0.1:${apiPort}`;
     const apiserver: MemberEndpoint = { server, token, caFile: pki.caCert };
-    const kube = start('kube-apiserver', fleetBin('kube-apiserver'), [
-      `--etcd-servers=${etcdEndpoint}`,
-      '--bind-address=127.0.0.1',
-      '--advertise-address=127.0.0.1',
-      `--secure-port=${apiPort}`,
-      `--cert-dir=${dir}`,
-      `--tls-cert-file=${pki.servingCert}`,
-      `--tls-private-key-file=${pki.servingKey}`,
-      `--client-ca-file=${pki.caCert}`,
-      `--token-auth-file=${tokenFile}`,
-      '--authorization-mode=RBAC',
-      `--service-account-key-file=${pki.saPub}`,
-      `--service-account-signing-key-file=${pki.saKey}`,
-      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-      '--service-cluster-ip-range=10.96.0.0/16',
-      // The aggregation layer: it tells karmada's servers who is asking with this client
-      // certificate and these headers, which they trust through the fleet's CA.
-      `--requestheader-client-ca-file=${pki.caCert}`,
-      '--requestheader-allowed-names=front-proxy-client',
-      '--requestheader-username-headers=X-Remote-User',
-      '--requestheader-group-headers=X-Remote-Group',
-      '--requestheader-extra-headers-prefix=X-Remote-Extra-',
-      `--proxy-client-cert-file=${frontProxy.cert}`,
-      `--proxy-client-key-file=${frontProxy.key}`,
-      '--profiling=false',
-      '--enable-priority-and-fairness=false',
-      '--max-requests-inflight=3000',
-      // A fleet-wide list of 1M pods through the aggregation layer takes minutes.
-      '--request-timeout=10m',
-      '--v=1',
-    ]);
+    // The aggregation layer tells karmada's servers who is asking with this client certificate
+    // and the X-Remote-* headers, which they trust through the fleet's CA.
+    const kube = start('kube-apiserver', fleetBin('kube-apiserver'), controlPlaneArgs({
+      etcdServers: etcdEndpoint,
+      port: apiPort,
+      certDir: dir,
+      pki,
+      tokenFile,
+      frontProxy: { caFile: pki.caCert, allowedNames: ['front-proxy-client'], cert: frontProxy.cert, key: frontProxy.key },
+      maxRequestsInflight: 3000,
+    }));
     await waitFor('karmada kube-apiserver /readyz', async () => (await memberRequest(apiserver, 'GET', '/readyz')).status === 200, 120_000, kube);
 
     const kubeconfig = join(dir, 'kubeconfig');

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { openSync, closeSync, readFileSync, writeFileSync, existsSync, appendFileSync } from 'node:fs';
+import { openSync, closeSync, readFileSync, writeFileSync, existsSync, appendFileSync, mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 
 /**
  * Every process the fleet starts goes through here, so that each one can be stopped by its PID:
@@ -122,6 +123,16 @@ export function reapStalePids(pidFile: string): number {
   for (const p of live) killQuietly(p.pid, 'SIGKILL');
   writeFileSync(pidFile, '');
   return live.length;
+}
+
+/**
+ * `dir` made empty for a fresh start: the processes an earlier run left there (its PID file) are
+ * stopped first, then whatever it held (data, certificates, logs) goes.
+ */
+export function freshProcessDir(dir: string): void {
+  reapStalePids(join(dir, 'pids'));
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
 }
 
 export function tailLog(path: string, lines = 30): string {
