@@ -224,10 +224,14 @@ async function main(): Promise<void> {
       args: [`--hub-kubeconfig=${chart.kubeconfig}`],
     });
     await apiServiceAvailable(hub, FLEET_GROUP, FLEET_VERSION);
-    // Through the hub, alice needs the hub's leave too: the chart's ClusterRole for fleet users.
+    // Through the hub, alice and the tenants' admins need the hub's leave too: the chart's ClusterRole for fleet users.
     await memberRequest(hub.apiserver, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
-      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'alice-fleet-user' },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'flotilla-fleet-user' }, subjects: [{ kind: 'User', name: 'alice', apiGroup: 'rbac.authorization.k8s.io' }],
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'demo-fleet-users' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'flotilla-fleet-user' },
+      subjects: [
+        { kind: 'User', name: 'alice', apiGroup: 'rbac.authorization.k8s.io' },
+        ...TENANTS.map((t) => ({ kind: 'Group', name: `${t.id}-admins`, apiGroup: 'rbac.authorization.k8s.io' })),
+      ],
     });
   } catch (e) {
     console.error(`demo: failed: ${(e as Error).message}`);
@@ -316,6 +320,7 @@ Through the hub (${hub!.apiserver.server}), where flotilla's Helm chart register
   kubectl --kubeconfig ${kcHub} --server ${hubFleet} get pods -A                # the fleet's pods, through the hub's aggregator
   kubectl --kubeconfig ${kcHub} --server ${hubFleet}/clusters/west logs -n shop deploy/web   # one member, streamed through the hub
   kubectl --kubeconfig ${kcHubAlice} get pods -A               # alice through the hub: the hub authenticates her, each member's RBAC decides
+  kubectl --kubeconfig ${kcHub} --server ${hubFleet} --as admin@acme --as-group acme-admins get ns   # the hub impersonates acme's admin: acme's own fleet
   kubectl --kubeconfig ${kcHub} get fleets                     # the Fleet custom resource (run flotilla with --fleet NAME to read it)
   curl -sk -H 'X-Remote-User: system:admin' -H 'X-Remote-Group: system:masters' ${flotilla.url}/api/v1/pods   # 401: only the hub's front proxy may name users
 

@@ -32,6 +32,8 @@ let viaHub: string;
 let aliceViaHub: string;
 let bobViaHub: string;
 let aliceDirect: string;
+let acmeViaHub: string;
+let acmeDirect: string;
 
 async function ok(m: { server: string; token: string; caFile: string }, method: string, path: string, body?: unknown): Promise<void> {
   const res = await memberRequest(m, method, path, body);
@@ -63,6 +65,12 @@ beforeAll(async () => {
     await until(`${m.name}: default ServiceAccount in ${NS}`, async () => (await memberRequest(m, 'GET', `/api/v1/namespaces/${NS}/serviceaccounts/default`)).status === 200, 30_000);
     await ok(m, 'POST', `/api/v1/namespaces/${NS}/pods`, { apiVersion: 'v1', kind: 'Pod', metadata: { name: `web-${m.name}` }, spec: { containers: [{ name: 'web', image: 'example.com/web:1' }] } });
   }));
+  // acme's namespace hub-e2e on east (acme-hub-e2e there), which acme's admin may view on east.
+  await ok(east, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: `acme-${NS}` } });
+  await ok(east, 'POST', `${RBAC}/clusterrolebindings`, {
+    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'hub-e2e-acme-view' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' }, subjects: [{ kind: 'Group', name: 'acme-admins', apiGroup: 'rbac.authorization.k8s.io' }],
+  });
   // alice reads pods (and their logs) in hub-e2e on east only.
   await ok(east, 'POST', `${RBAC}/namespaces/${NS}/roles`, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'reader' }, rules: [{ apiGroups: [''], resources: ['pods', 'pods/log'], verbs: ['get', 'list', 'watch'] }] });
   await ok(east, 'POST', `${RBAC}/namespaces/${NS}/rolebindings`, {
@@ -76,13 +84,17 @@ beforeAll(async () => {
   const chart = await installChart(hub, { helm: helmBinary(), chart: join(findProjectRoot(), 'deploy', 'helm', 'flotilla'), port, dir: join(dir, 'chart') });
   // No authentication in the fleet file: the hub reviews tokens, its front proxy names callers.
   // Flotilla reaches the hub as the chart's ServiceAccount: the chart's RBAC must be enough.
-  flotilla = await startFlotillaProcess({ fleet, dir: join(dir, 'flotilla'), port, tls: chart, authentication: null, args: [`--hub-kubeconfig=${chart.kubeconfig}`] });
+  flotilla = await startFlotillaProcess({
+    fleet, dir: join(dir, 'flotilla'), port, tls: chart, authentication: null, args: [`--hub-kubeconfig=${chart.kubeconfig}`],
+    tenants: [{ id: 'acme', groups: ['acme-admins'] }],
+  });
   await apiServiceAvailable(hub, FLEET_GROUP, FLEET_VERSION);
   // The hub lets alice reach the fleet API (its own RBAC, before any member's) through the chart's
   // ClusterRole; bob is not let through.
   await ok(hub.apiserver, 'POST', `${RBAC}/clusterrolebindings`, {
     apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'alice-fleet-user' },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'flotilla-fleet-user' }, subjects: [{ kind: 'User', name: 'alice', apiGroup: 'rbac.authorization.k8s.io' }],
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'flotilla-fleet-user' },
+    subjects: [{ kind: 'User', name: 'alice', apiGroup: 'rbac.authorization.k8s.io' }, { kind: 'Group', name: 'acme-admins', apiGroup: 'rbac.authorization.k8s.io' }],
   });
   const server = `${hub.apiserver.server}${FLEET_PATH}`;
   viaHub = join(dir, 'kubeconfig-hub');
@@ -91,6 +103,10 @@ beforeAll(async () => {
   writeProxyKubeconfig(aliceViaHub, server, fleet.caFile, tokenOf('alice'), 'hub');
   bobViaHub = join(dir, 'kubeconfig-hub-bob');
   writeProxyKubeconfig(bobViaHub, server, fleet.caFile, tokenOf('bob'), 'hub');
+  acmeViaHub = join(dir, 'kubeconfig-hub-acme');
+  writeProxyKubeconfig(acmeViaHub, server, fleet.caFile, tokenOf('admin@acme'), 'hub');
+  acmeDirect = join(dir, 'kubeconfig-acme');
+  writeProxyKubeconfig(acmeDirect, flotilla.url, flotilla.endpoint.caFile, tokenOf('admin@acme'));
   aliceDirect = join(dir, 'kubeconfig-alice');
   writeProxyKubeconfig(aliceDirect, flotilla.url, flotilla.endpoint.caFile, tokenOf('alice'));
   await until('the pods running, as flotilla sees them', async () => {
@@ -103,6 +119,8 @@ afterAll(async () => {
   await flotilla?.stop();
   await hub?.stop();
   await Promise.all(fleet.members.map((m) => memberRequest(m, 'DELETE', `/api/v1/namespaces/${NS}`)));
+  await memberRequest(east, 'DELETE', `/api/v1/namespaces/acme-${NS}`);
+  await memberRequest(east, 'DELETE', `${RBAC}/clusterrolebindings/hub-e2e-acme-view`);
 });
 
 describe('flotilla as an APIService of a hub', () => {
@@ -197,6 +215,13 @@ describe('flotilla as an APIService of a hub', () => {
     expect(bob.code).not.toBe(0);
     expect(bob.stderr).toMatch(/Forbidden/);
     expect(bob.stdout).toBe('');
+  });
+
+  it('a tenant through the hub sees its own fleet, in its names, as directly', async () => {
+    const viaHub = await kubectl(acmeViaHub, ['get', 'ns', '-o', 'name']);
+    const directly = await kubectl(acmeDirect, ['get', 'ns', '-o', 'name']);
+    expect(viaHub.stdout.trim()).toBe(`namespace/${NS}`);
+    expect([viaHub.stdout, viaHub.stderr]).toEqual([directly.stdout, directly.stderr]);
   });
 
   it('bearer tokens sent straight to flotilla are reviewed by the hub', async () => {
