@@ -59,6 +59,10 @@ export async function startRelayedFlotilla(fleet: FleetInfo, dir: string, resour
       `--port=${port}`,
       `--tls-cert-file=${join(fleet.dir, 'serving.crt')}`,
       `--tls-private-key-file=${join(fleet.dir, 'serving.key')}`,
+      // A front proxy trusted (aggregated mode's request headers): the suite's X-Remote-* forms then
+      // meet the code that reads them, from callers who are not that proxy.
+      `--requestheader-client-ca-file=${fleet.caFile}`,
+      '--requestheader-allowed-names=front-proxy-client',
     ],
     logPath,
     pidFile: join(fleet.dir, 'pids'),
