@@ -72,16 +72,6 @@ export class RequestHeaderAuthenticator {
     this.claimHeaders = [...this.userHeaders, ...this.groupHeaders, ...this.uidHeaders];
   }
 
-  /** The CA certificates, for the TLS layer to ask for and verify client certificates against. */
-  get clientCA(): X509Certificate[] {
-    return this.cas;
-  }
-
-  /** Whether a connection's certificate is the front proxy's (any CN): a user certificate is not. */
-  fromFrontProxyCA(req: IncomingMessage): boolean {
-    return chainsTo(req.socket as TLSSocket, this.cas);
-  }
-
   /**
    * The user the front proxy names; undefined when the request names nobody in these headers
    * (it authenticates otherwise). 401 for headers anyone but the front proxy sent.

@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { freePorts, kubeconfigYaml, waitFor, type FleetInfo } from './fleet.js';
 import { memberRequest, type MemberEndpoint } from './http.js';
-import { makeFleetPki, type FleetPki } from './pki.js';
+import { issueClientCert, makeCA, makeFleetPki, type FleetPki } from './pki.js';
 import { freshProcessDir, startProcess, stopProcess, type Supervised } from './processes.js';
 
 /**
@@ -126,7 +126,7 @@ export async function startHub(opts: { fleet: FleetInfo; dir: string; log?: (lin
     apiserver,
     kubeconfig,
     frontProxy,
-    intruder: issue(dir, frontProxy, 'intruder', '/CN=intruder'),
+    intruder: issueClientCert({ cert: frontProxy.caFile, key: frontProxy.caKey }, dir, 'intruder', '/CN=intruder'),
     dir,
     process: proc,
     apply,
@@ -134,23 +134,10 @@ export async function startHub(opts: { fleet: FleetInfo; dir: string; log?: (lin
   };
 }
 
-function openssl(args: string[], cwd: string): void {
-  execFileSync('openssl', args, { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
-}
-
 function frontProxyPki(dir: string): Hub['frontProxy'] {
-  openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'front-proxy-ca.key', '-out', 'front-proxy-ca.crt', '-days', '3650', '-subj', '/CN=flotilla-test-front-proxy-ca'], dir);
-  const ca = { caFile: join(dir, 'front-proxy-ca.crt'), caKey: join(dir, 'front-proxy-ca.key') };
-  const client = issue(dir, ca, FRONT_PROXY_CLIENT, `/CN=${FRONT_PROXY_CLIENT}`);
-  return { ...ca, clientCert: client.cert, clientKey: client.key, allowedNames: [FRONT_PROXY_CLIENT] };
-}
-
-/** A client certificate of the front proxy's CA. */
-function issue(dir: string, ca: { caFile: string; caKey: string }, name: string, subject: string): { cert: string; key: string } {
-  writeFileSync(join(dir, `${name}.ext`), 'extendedKeyUsage=clientAuth\n');
-  openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subject], dir);
-  openssl(['x509', '-req', '-in', `${name}.csr`, '-CA', ca.caFile, '-CAkey', ca.caKey, '-CAcreateserial', '-out', `${name}.crt`, '-days', '3650', '-extfile', `${name}.ext`], dir);
-  return { cert: join(dir, `${name}.crt`), key: join(dir, `${name}.key`) };
+  const ca = makeCA(dir, 'front-proxy-ca', '/CN=flotilla-test-front-proxy-ca');
+  const client = issueClientCert(ca, dir, FRONT_PROXY_CLIENT, `/CN=${FRONT_PROXY_CLIENT}`);
+  return { caFile: ca.cert, caKey: ca.key, clientCert: client.cert, clientKey: client.key, allowedNames: [FRONT_PROXY_CLIENT] };
 }
 
 /** What installChart leaves for the flotilla process it expects on this machine. */

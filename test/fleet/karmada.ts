@@ -65,7 +65,7 @@ export async function startKarmada(opts: { fleet: FleetInfo; dir: string; log?: 
   const fleetBin = (b: string) => join(opts.fleet.binDir, b);
   // The fleet's CA signs everything here too, so one CA file verifies members and plane alike.
   const pki = makeFleetPki(opts.fleet.dir);
-  const frontProxy = issueClientCert(pki, dir, 'front-proxy-client', '/CN=front-proxy-client');
+  const frontProxy = issueClientCert({ cert: pki.caCert, key: pki.caKey }, dir, 'front-proxy-client', '/CN=front-proxy-client');
   const pidFile = join(dir, 'pids');
   const procs: Supervised[] = [];
   const start = (name: string, command: string, args: string[]) => {

@@ -36,12 +36,18 @@ export function makeFleetPki(dir: string): FleetPki {
   };
   if (existsSync(pki.saPub)) return pki;
 
-  openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '3650', '-subj', '/CN=flotilla-test-fleet-ca'], dir);
+  makeCA(dir, 'ca', '/CN=flotilla-test-fleet-ca');
   issue(dir, 'serving', '/CN=flotilla-test-member', 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\n');
   issue(dir, 'kubelet-client', '/O=system:masters/CN=kube-apiserver-kubelet-client', 'extendedKeyUsage=clientAuth\n');
   openssl(['genrsa', '-out', 'sa.key', '2048'], dir);
   openssl(['rsa', '-in', 'sa.key', '-pubout', '-out', 'sa.pub'], dir);
   return pki;
+}
+
+/** A self-signed CA `<dir>/<name>.crt` (and `.key`); returns the two paths. */
+export function makeCA(dir: string, name: string, subject: string): { cert: string; key: string } {
+  openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.crt`, '-days', '3650', '-subj', subject], dir);
+  return { cert: join(dir, `${name}.crt`), key: join(dir, `${name}.key`) };
 }
 
 function issue(dir: string, name: string, subject: string, extensions: string, ca = { cert: 'ca.crt', key: 'ca.key' }): void {
@@ -51,10 +57,10 @@ function issue(dir: string, name: string, subject: string, extensions: string, c
 }
 
 /**
- * A client certificate `<dir>/<name>.crt` (and `.key`) from the fleet's CA, for a process beside
- * the fleet (the Karmada control plane's front-proxy client); returns the two paths.
+ * A client certificate `<dir>/<name>.crt` (and `.key`) from `ca` (the fleet's, or a front proxy's),
+ * for a process beside the fleet (a control plane's front-proxy client); returns the two paths.
  */
-export function issueClientCert(pki: FleetPki, dir: string, name: string, subject: string): { cert: string; key: string } {
-  issue(dir, name, subject, 'extendedKeyUsage=clientAuth\n', { cert: pki.caCert, key: pki.caKey });
+export function issueClientCert(ca: { cert: string; key: string }, dir: string, name: string, subject: string): { cert: string; key: string } {
+  issue(dir, name, subject, 'extendedKeyUsage=clientAuth\n', ca);
   return { cert: join(dir, `${name}.crt`), key: join(dir, `${name}.key`) };
 }

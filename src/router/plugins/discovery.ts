@@ -3,10 +3,9 @@ import type { FleetMembers } from '../../cacher/cache-manager.js';
 import { serviceUnavailable } from '../../api/status.js';
 import type { IncomingMessage } from 'node:http';
 import type { Tenant } from '../../tenancy/tenant.js';
-import { aggregatedDiscovery, tenantDocuments, type FleetDiscovery, group, groupList, legacyVersions, resourceList, wantsAggregated } from '../discovery.js';
+import { aggregatedDiscovery, tenantDocuments, type FleetDiscovery, type FleetDocuments, group, groupList, legacyVersions, resourceList, wantsAggregated } from '../discovery.js';
 import { CLUSTER_PREFIXES, targetOf } from '../target.js';
 import { notServed, one, sendAggregated, sendJson, type Query } from '../replies.js';
-import type { FleetDocuments } from '../discovery.js';
 import { FLEET_GROUP, FLEET_VERSION, withoutFleetPath } from '../../api/fleet-path.js';
 
 /**
@@ -74,12 +73,14 @@ function schemaWords(text: string, tenant: Tenant): string {
 
 export const discoveryPlugin: FastifyPluginAsync<DiscoveryOptions> = async (app, { fleet, discovery, tenantOf, frontProxied }) => {
   let versionCache: { at: number; body: Buffer } | undefined;
+  /** The hub's aggregator asking for itself: at flotilla's root, not under FLEET_PATH. */
+  const hubAsksForItself = (req: IncomingMessage) => frontProxied(req) && !underFleetPath(req);
 
   const documents = async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
     const target = targetOf(req.raw, fleet);
     // The hub's aggregator asks an extension apiserver for its own groups at the root (`/apis`):
     // the fleet's would be merged into the hub's discovery as the hub's own.
-    if (target.type === 'groups' && target.cluster === undefined && frontProxied(req.raw) && !underFleetPath(req.raw)) {
+    if (target.type === 'groups' && target.cluster === undefined && hubAsksForItself(req.raw)) {
       return wantsAggregated(req.headers.accept) ? sendAggregated(reply, aggregatedDiscovery(EXTENSION, false)) : sendJson(reply, groupList(EXTENSION));
     }
     const tenant = tenantOf(req.raw);
@@ -171,7 +172,7 @@ export const discoveryPlugin: FastifyPluginAsync<DiscoveryOptions> = async (app,
     const target = targetOf(req.raw, fleet);
     if (target.type !== 'root' || !SCHEMA_PATH.test(target.path)) throw notServed();
     // Nor is the fleet's schema the hub's: the aggregator merges what its extension apiservers serve here.
-    if (frontProxied(req.raw) && !underFleetPath(req.raw)) throw notServed();
+    if (hubAsksForItself(req.raw)) throw notServed();
     const headers: Record<string, string> = {};
     for (const h of ['accept', 'if-none-match', 'accept-encoding']) {
       const v = req.headers[h];
