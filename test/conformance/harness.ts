@@ -1,7 +1,6 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { findProjectRoot } from '../fleet/fleet.js';
+import { builtTool } from '../fleet/fleet.js';
 import { startProcess, stopProcess, tailLog } from '../fleet/processes.js';
 import type { ResourceRuleSpec } from '../support/flotilla-process.js';
 
@@ -34,10 +33,7 @@ export const CONFORMANCE_RESOURCES: ResourceRuleSpec[] = [
 
 /** The cached test binary, kubectl and ginkgo CLI (built on first use; see scripts/build-fleet-binaries.mjs). */
 export function conformanceBinDir(): string {
-  return execFileSync('node', [join(findProjectRoot(), 'scripts', 'build-fleet-binaries.mjs'), '--conformance'], {
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'inherit'],
-  }).trim();
+  return builtTool('--conformance');
 }
 
 export interface SpecResult {

@@ -87,11 +87,19 @@ export function findProjectRoot(): string {
   return dir;
 }
 
-export function fleetBinDir(): string {
-  return execFileSync('node', [join(projectRoot, 'scripts', 'build-fleet-binaries.mjs')], {
+/**
+ * What scripts/build-fleet-binaries.mjs prints for `mode` (none: the fleet's binaries; `--karmada`,
+ * `--conformance`: their directories; `--helm`: the Helm CLI), built on first need and cached.
+ */
+export function builtTool(mode?: '--karmada' | '--conformance' | '--helm'): string {
+  return execFileSync('node', [join(projectRoot, 'scripts', 'build-fleet-binaries.mjs'), ...(mode ? [mode] : [])], {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
   }).trim();
+}
+
+export function fleetBinDir(): string {
+  return builtTool();
 }
 
 export async function freePorts(n: number): Promise<number[]> {

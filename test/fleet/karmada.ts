@@ -1,7 +1,6 @@
-import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { findProjectRoot, freePorts, kubeconfigYaml, waitFor, type FleetInfo } from './fleet.js';
+import { builtTool, freePorts, kubeconfigYaml, waitFor, type FleetInfo } from './fleet.js';
 import { memberJson, memberRequest, type MemberEndpoint } from './http.js';
 import { issueClientCert, makeFleetPki } from './pki.js';
 import { controlPlaneArgs } from './hub.js';
@@ -49,10 +48,7 @@ const CLUSTER_NAMESPACE = 'karmada-cluster';
 
 /** The cached build of karmada-search and karmada-aggregated-apiserver (built on first need). */
 export function karmadaBinDir(): string {
-  return execFileSync('node', [join(findProjectRoot(), 'scripts', 'build-fleet-binaries.mjs'), '--karmada'], {
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'inherit'],
-  }).trim();
+  return builtTool('--karmada');
 }
 
 export async function startKarmada(opts: { fleet: FleetInfo; dir: string; log?: (line: string) => void; searchArgs?: string[] }): Promise<KarmadaPlane> {

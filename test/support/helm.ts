@@ -1,16 +1,12 @@
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
-import { findProjectRoot } from '../fleet/fleet.js';
+import { builtTool } from '../fleet/fleet.js';
 
 /** The cached Helm CLI (test/fleet/go/helm, built on first need by build-fleet-binaries.mjs --helm). */
 let binary: string | undefined;
 
 export function helmBinary(): string {
-  // From test/support and from dist/test/support (the demo) alike: the checkout's scripts/.
-  binary ??= execFileSync('node', [resolve(findProjectRoot(), 'scripts', 'build-fleet-binaries.mjs'), '--helm'], {
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'inherit'],
-  }).trim();
+  binary ??= builtTool('--helm');
   return binary;
 }
 
