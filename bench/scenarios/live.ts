@@ -1,10 +1,16 @@
 import { performance } from 'node:perf_hooks';
 import { memberRequest, type MemberEndpoint } from '../../test/fleet/http.js';
-import { cpuSeconds } from '../lib/cpu-time.js';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { cpuSeconds, memberPids, totalCpuSeconds } from '../lib/cpu-time.js';
 import { flotillaStatus } from '../lib/flotilla.js';
 import { BenchClient, median, occurrenceCounter, type RequestOpts, type TimedResponse } from '../lib/http.js';
 import { LIST_TIMEOUT_MS, MB, figureSink, ok, type Scenario } from '../lib/scenario.js';
 import type { BenchContext } from '../lib/context.js';
+import { forkServer } from '../lib/forked-server.js';
+import type { RelayServerSpec } from '../lib/relay-server.js';
+
+const RELAY_SERVER = fileURLToPath(new URL('../lib/relay-server.js', import.meta.url));
 
 /** The issue's share of each member: 1k ConfigMaps, so 10k over the full profile's 10 members. */
 const CONFIGMAPS = 1000;
@@ -120,6 +126,14 @@ export const live: Scenario = {
     const flotilla = ctx.flotilla!;
     const seeded = await seedConfigMaps(ctx.member, ctx.log);
     const direct = new BenchClient(ctx.member);
+    const members = memberPids(join(ctx.dir, 'fleet'));
+    const fleetDir = ctx.fleet!.info.dir;
+    const relaySpec: RelayServerSpec = { cert: join(fleetDir, 'serving.crt'), key: join(fleetDir, 'serving.key'), member: ctx.member, names };
+    const relay = await forkServer(ctx, RELAY_SERVER, relaySpec);
+    const relayProc = relay.proc;
+    const relayUrl = new URL(ctx.member.server);
+    relayUrl.port = String(relay.port);
+    const relayClient = new BenchClient({ ...ctx.member, server: relayUrl.origin });
     const { figures, add } = figureSink('live', emit);
     const notes: string[] = [];
     try {
@@ -138,47 +152,83 @@ export const live: Scenario = {
       await assertServedLive(ctx, via, allNamespaces, names);
       notes.push(`served live: /status lists no configmaps cacher and live reads enabled; one fleet list made the member answer ${names} configmap lists`);
 
-      /** Warm-up and counts (outside the timed rounds), then alternating rounds. */
-      const measure = async (what: string, path: string, opts: RequestOpts, needle: string) => {
+      /**
+       * Warm-up and counts (outside the timed rounds), then rounds in which the sides take turns
+       * going first. With `relay`, the relay floor is a third side of the fleet list.
+       */
+      const measure = async (what: string, path: string, opts: RequestOpts, needle: string, relay?: BenchClient) => {
         const viaCount = occurrenceCounter(needle);
         const warm = ok(await via.get(path, { timeoutMs: LIST_TIMEOUT_MS, ...opts, onChunk: viaCount.onChunk }), `flotilla ${what}`);
         const warmDirect = await fanOut(path, opts, needle);
         if (warmDirect.count !== expected) throw new Error(`${what}: the direct lists held ${warmDirect.count} objects of ${NAMESPACE}, expected ${expected}`);
+        if (relay) ok(await relay.get(path, { timeoutMs: LIST_TIMEOUT_MS, ...opts }), `relay ${what}`);
         const viaMs: number[] = [];
         const directMs: number[] = [];
+        const relayMs: number[] = [];
         const ratios: number[] = [];
+        const relayRatios: number[] = [];
+        const overRelay: number[] = [];
         let cpu = 0;
+        let relayCpu = 0;
+        let memberCpuVia = 0;
+        let memberCpuDirect = 0;
+        const flotillaSide = async () => {
+          const cpu0 = cpuSeconds(flotilla.proc.pid);
+          const member0 = totalCpuSeconds(members);
+          const r = ok(await via.get(path, { timeoutMs: LIST_TIMEOUT_MS, ...opts }), `flotilla ${what}`).ms;
+          cpu += cpuSeconds(flotilla.proc.pid) - cpu0;
+          memberCpuVia += totalCpuSeconds(members) - member0;
+          viaMs.push(r);
+        };
+        const directSide = async () => {
+          const member0 = totalCpuSeconds(members);
+          directMs.push((await fanOut(path, opts)).ms);
+          memberCpuDirect += totalCpuSeconds(members) - member0;
+        };
+        const relaySide = async () => {
+          const cpu0 = cpuSeconds(relayProc!.pid!);
+          relayMs.push(ok(await relay!.get(path, { timeoutMs: LIST_TIMEOUT_MS, ...opts }), `relay ${what}`).ms);
+          relayCpu += cpuSeconds(relayProc!.pid!) - cpu0;
+        };
+        const sides = relay ? [directSide, flotillaSide, relaySide] : [directSide, flotillaSide];
         for (let round = 0; round < ROUNDS; round++) {
-          const flotillaSide = async () => {
-            const cpu0 = cpuSeconds(flotilla.proc.pid);
-            const r = ok(await via.get(path, { timeoutMs: LIST_TIMEOUT_MS, ...opts }), `flotilla ${what}`).ms;
-            cpu += cpuSeconds(flotilla.proc.pid) - cpu0;
-            return r;
-          };
-          let f: number;
-          let d: number;
-          if (round % 2) {
-            f = await flotillaSide();
-            d = (await fanOut(path, opts)).ms;
-          } else {
-            d = (await fanOut(path, opts)).ms;
-            f = await flotillaSide();
+          for (let k = 0; k < sides.length; k++) await sides[(round + k) % sides.length]!();
+          ratios.push(viaMs[round]! / directMs[round]!);
+          if (relay) {
+            relayRatios.push(relayMs[round]! / directMs[round]!);
+            overRelay.push(viaMs[round]! / relayMs[round]!);
           }
-          viaMs.push(f);
-          directMs.push(d);
-          ratios.push(f / d);
         }
-        ctx.log(`live: ${what}: flotilla ${median(viaMs).toFixed(0)} ms (${(warm.bytes / MB).toFixed(1)} MB), slowest of ${names} direct ${median(directMs).toFixed(0)} ms (${(warmDirect.bytes / MB).toFixed(1)} MB)`);
-        return { objects: viaCount.count(), bytes: warm.bytes, directBytes: warmDirect.bytes, viaMs: median(viaMs), directMs: median(directMs), ratio: median(ratios), cpuMsPerList: (cpu * 1000) / ROUNDS };
+        ctx.log(`live: ${what}: flotilla ${median(viaMs).toFixed(0)} ms (${(warm.bytes / MB).toFixed(1)} MB), slowest of ${names} direct ${median(directMs).toFixed(0)} ms (${(warmDirect.bytes / MB).toFixed(1)} MB)${relay ? `, relay floor ${median(relayMs).toFixed(0)} ms` : ''}`);
+        return {
+          objects: viaCount.count(),
+          bytes: warm.bytes,
+          directBytes: warmDirect.bytes,
+          viaMs: median(viaMs),
+          directMs: median(directMs),
+          ratio: median(ratios),
+          cpuMsPerList: (cpu * 1000) / ROUNDS,
+          memberCpuMsVia: (memberCpuVia * 1000) / ROUNDS,
+          memberCpuMsDirect: (memberCpuDirect * 1000) / ROUNDS,
+          ...(relay ? { relayMs: median(relayMs), relayRatio: median(relayRatios), overRelay: median(overRelay), relayCpuMsPerList: (relayCpu * 1000) / ROUNDS } : {}),
+        };
       };
 
-      const fleet = await measure('fleet list', allNamespaces, {}, ITEM_NEEDLE);
+      const fleet = await measure('fleet list', allNamespaces, {}, ITEM_NEEDLE, relayClient);
       add('objects', fleet.objects, 'objects');
       if (fleet.objects !== expected) notes.push(`flotilla's fleet list held ${fleet.objects} configmaps of ${NAMESPACE}, expected ${expected}`);
       add('flotilla_ms', fleet.viaMs, 'ms');
       add('slowest_member_ms', fleet.directMs, 'ms');
       add('fleet_list_vs_slowest_member', fleet.objects === expected ? fleet.ratio : NaN, 'x', { op: '<=', value: 1.2 });
       add('flotilla_cpu_ms_per_list', fleet.cpuMsPerList, 'ms');
+      // The one member's CPU (apiserver and etcd) for the same lists: the two CPUs the sides share.
+      add('member_cpu_ms_per_flotilla_list', fleet.memberCpuMsVia, 'ms');
+      add('member_cpu_ms_per_direct_fan_out', fleet.memberCpuMsDirect, 'ms');
+      // The relay floor: the same fan-out through a Node relay that edits nothing (lib/relay-server.ts).
+      add('relay_floor_ms', fleet.relayMs ?? NaN, 'ms');
+      add('relay_floor_vs_slowest_member', fleet.relayRatio ?? NaN, 'x');
+      add('fleet_list_vs_relay_floor', fleet.overRelay ?? NaN, 'x');
+      add('relay_cpu_ms_per_list', fleet.relayCpuMsPerList ?? NaN, 'ms');
 
       const namespaced = await measure('namespaced list', `/api/v1/namespaces/${NAMESPACE}/configmaps`, {}, ITEM_NEEDLE);
       if (namespaced.objects !== expected) notes.push(`flotilla's namespaced list held ${namespaced.objects} configmaps, expected ${expected}`);
@@ -200,6 +250,8 @@ export const live: Scenario = {
       return { figures, facts: { objects: expected, objectBytes: Math.round(namespaced.bytes / Math.max(1, namespaced.objects)), objectBytesAre: 'as flotilla serves it in a list: cluster annotation added, managedFields kept', notes } };
     } finally {
       direct.close();
+      relayClient.close();
+      await relay.stop();
     }
   },
 };

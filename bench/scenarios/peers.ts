@@ -1,4 +1,3 @@
-import { fork } from 'node:child_process';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -6,6 +5,7 @@ import type { BenchContext } from '../lib/context.js';
 import type { BytesServerSpec } from '../lib/bytes-server.js';
 import type { MemberEndpoint } from '../../test/fleet/http.js';
 import { procMemory } from '../lib/flotilla.js';
+import { forkServer } from '../lib/forked-server.js';
 import { BenchClient, median, occurrenceCounter } from '../lib/http.js';
 import { podName, selectorNear } from '../lib/pods.js';
 import { LIST_TIMEOUT_MS, POD_ITEM, figureSink, fleetLists, ok, type Scenario } from '../lib/scenario.js';
@@ -30,18 +30,8 @@ const BYTES_SERVER = fileURLToPath(new URL('../lib/bytes-server.js', import.meta
 async function bytesServedFloor(ctx: BenchContext, like: MemberEndpoint, bytes: number, rounds: number): Promise<number> {
   const dir = ctx.fleet!.info.dir;
   const spec: BytesServerSpec = { cert: join(dir, 'serving.crt'), key: join(dir, 'serving.key'), bytes };
-  const proc = fork(BYTES_SERVER, [JSON.stringify(spec)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const exited = new Promise((r) => proc.once('exit', r));
-  const stop = async () => {
-    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
-    await exited;
-  };
-  ctx.adopt(stop);
+  const { port, stop } = await forkServer(ctx, BYTES_SERVER, spec);
   try {
-    const port = await new Promise<number>((resolve, reject) => {
-      proc.once('message', (m: { port: number }) => resolve(m.port));
-      proc.once('exit', (code) => reject(new Error(`bytes-server exited (${code}) before it listened`)));
-    });
     const url = new URL(like.server);
     url.port = String(port);
     const client = new BenchClient({ ...like, server: url.origin });

@@ -1,0 +1,52 @@
+import { readFileSync } from 'node:fs';
+import { Agent, createServer, request } from 'node:https';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A relay process (forked by bench live) that answers each GET by asking the member for the same
+ * path `names` times at once, as flotilla asks each member of a fleet (keep-alive TLS, the
+ * member's bearer token, bodies read to the end), and writes the answers back one after the other
+ * without looking at them. No JSON is read or edited: the time is what a fleet list costs any
+ * Node relay on this machine (the members' lists, their bytes in over TLS and out again), the
+ * floor under flotilla's live list.
+ */
+export interface RelayServerSpec {
+  cert: string;
+  key: string;
+  member: { server: string; token: string; caFile: string };
+  names: number;
+}
+
+const spec = JSON.parse(process.argv[2]!) as RelayServerSpec;
+const member = new URL(spec.member.server);
+const agent = new Agent({ keepAlive: true, maxSockets: 64, ca: readFileSync(spec.member.caFile) });
+
+function ask(path: string, accept: string): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const r = request({ host: member.hostname, port: member.port, path, agent, headers: { authorization: `Bearer ${spec.member.token}`, accept } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.once('end', () => (res.statusCode === 200 ? resolve(Buffer.concat(chunks)) : reject(new Error(`member answered ${res.statusCode}`))));
+      res.once('error', reject);
+    });
+    r.once('error', reject);
+    r.end();
+  });
+}
+
+const server = createServer({ cert: readFileSync(spec.cert), key: readFileSync(spec.key) }, (req, res) => {
+  const accept = typeof req.headers.accept === 'string' ? req.headers.accept : 'application/json';
+  Promise.all(Array.from({ length: spec.names }, () => ask(req.url ?? '/', accept))).then(
+    (bodies) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(Buffer.concat(bodies));
+    },
+    (e: Error) => {
+      res.writeHead(502, { 'content-type': 'text/plain' });
+      res.end(e.message);
+    },
+  );
+});
+server.listen(0, '127.0.0.1', () => process.send!({ port: (server.address() as AddressInfo).port }));
+// Stopped by its PID (SIGKILL) from the bench; if the bench dies first, the IPC channel closes.
+process.on('disconnect', () => process.exit(0));
