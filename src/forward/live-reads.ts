@@ -468,7 +468,8 @@ async function liveList(reply: FastifyReply, deps: LiveReadDeps, clusters: reado
   for (;;) {
     const shares = limit > 0 && pending.length > 0 ? shareLimit(limit, pending) : undefined;
     const asked = pending.filter((c) => !shares || shares.get(c)! > 0);
-    const answers = await mapBounded(asked, deps.concurrency ?? 8, (c) => {
+    // Each answer is read as it arrives, while the slower members are still answering.
+    const read = await mapBounded(asked, deps.concurrency ?? 8, async (c) => {
       const q = new URLSearchParams(query);
       const own = token?.live[c];
       if (own) q.set('continue', own);
@@ -476,13 +477,15 @@ async function liveList(reply: FastifyReply, deps: LiveReadDeps, clusters: reado
       else if (since?.[c] !== undefined) q.set('resourceVersion', since[c]!);
       if (rvMatch && q.has('resourceVersion')) q.set('resourceVersionMatch', rvMatch);
       if (shares) q.set('limit', String(shares.get(c)));
-      return ask(c, q);
+      const answer = await ask(c, q);
+      return { answer, list: answer.status === 200 ? parsedList(answer) : undefined };
     });
+    const answers = read.map((r) => r.answer);
     results.push(...answers);
     // A member's continue that expired expires the whole list: the client lists again.
     const gone = answers.find((r) => r.status === 410 && token?.live[r.cluster]);
     if (gone) throw expired(`cluster ${gone.cluster}: ${bodyText(gone)}`);
-    ok = answers.filter((r) => r.status === 200).map(parsedList).filter((p): p is Parsed => p !== undefined);
+    ok = read.map((r) => r.list).filter((p): p is Parsed => p !== undefined);
     // Members this page did not ask (their share of the limit was 0) keep their place in the token.
     carried = pending.filter((c) => !asked.includes(c));
     // None of those asked answered (refused, failed): the page is the next members' rather than

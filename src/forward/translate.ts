@@ -7,6 +7,7 @@ import { editProtobufObject, isProtobuf, type ObjectFacts } from '../api/protobu
 import { bodyBytes, bodyFormat, parseBody } from '../api/write-body.js';
 import { TREE_LABEL_SUFFIX } from '../hierarchy/namespace-tree.js';
 import { isJsonObject } from '../util/json-object.js';
+import { ItemFacts } from './list-item-facts.js';
 
 /**
  * What flotilla changes in bodies on the way to and from a member: the resourceVersion (global on
@@ -266,6 +267,9 @@ export interface SplicedList {
   count: number;
 }
 
+const MEMBER_RV_DIGITS = /^[0-9]+$/;
+const STATUS = Buffer.from('Status');
+
 /** A string value's text: its bytes as they are unless they hold an escape. */
 function stringAt(body: Buffer, start: number, end: number): string {
   const raw = body.toString('utf8', start + 1, end - 1);
@@ -286,6 +290,10 @@ export function splicedList(body: Buffer, cluster: string): SplicedList | undefi
   let count = 0;
   let copied = -1;
   const annotationEntry = clusterAnnotationEntry(cluster);
+  // An item's global RV names its cluster alone: the JSON before the member's RV is the same for
+  // every item. Member RVs are digits; anything else takes the general encoding.
+  const rvJsonPrefix = `{${JSON.stringify(cluster)}:"`;
+  const itemRV = (rv: string) => (MEMBER_RV_DIGITS.test(rv) ? Buffer.from(`${rvJsonPrefix}${rv}"}`).toString('base64url') : encodeGlobalRV({ [cluster]: rv }));
   // Built-in lists come with kind before items; custom resources' (written from unstructured
   // maps, keys sorted) with items first: those are read once the list's kind is known.
   let itemsLater: number | undefined;
@@ -323,62 +331,28 @@ export function splicedList(body: Buffer, cluster: string): SplicedList | undefi
     const prefix = itemKind !== undefined ? `"kind":${JSON.stringify(itemKind)},"apiVersion":${JSON.stringify(String(head['apiVersion'] ?? ''))}` : undefined;
     copied = start + 1;
     const edits: ByteEdit[] = [];
+    const facts = new ItemFacts();
+    const itemIsStatus = itemKind === 'Status';
     const end = forEachElement(body, start, (at) => {
       count++;
       if (body[at] !== OPEN_BRACE) return undefined;
-      let members = 0;
-      let kind: string | undefined;
-      let hasKind = false;
-      let hasApiVersion = false;
-      let md: { close: number; members: number } | undefined;
-      let rvAt: JsonMember | undefined;
-      let annAt: JsonMember | undefined;
-      let named = false;
-      const itemClose = forEachMember(body, at, (k, s) => {
-        members++;
-        if (k.includes('\\')) return -1;
-        if (k === 'kind') {
-          hasKind = true;
-          const e = skipValue(body, s);
-          kind = e > s && body[s] === QUOTE ? stringAt(body, s, e) : undefined;
-          return e;
-        }
-        if (k === 'apiVersion') hasApiVersion = true;
-        if (k !== 'metadata') return undefined;
-        let mdMembers = 0;
-        rvAt = annAt = undefined;
-        named = false;
-        const mdClose = forEachMember(body, s, (mk, ms, mks) => {
-          mdMembers++;
-          if (mk.includes('\\')) return -1;
-          if (mk === 'name') named = body[ms] === QUOTE;
-          else if (mk === 'resourceVersion' || mk === 'annotations') {
-            const me = skipValue(body, ms);
-            const m = { key: mk, keyStart: mks, start: ms, end: me };
-            if (mk === 'resourceVersion') rvAt = m;
-            else annAt = m;
-            return me;
-          }
-          return undefined;
-        });
-        if (mdClose === undefined) return -1;
-        md = { close: mdClose, members: mdMembers };
-        return mdClose + 1;
-      });
-      if (itemClose === undefined) return -1;
+      if (!facts.read(body, at)) return -1;
       edits.length = 0;
-      if (!hasKind && prefix !== undefined) {
-        if (hasApiVersion) return -1;
-        edits.push({ start: at + 1, end: at + 1, text: members > 0 ? `${prefix},` : prefix });
-        kind = itemKind;
+      let isStatus: boolean;
+      if (!facts.hasKind && prefix !== undefined) {
+        if (facts.hasApiVersion) return -1;
+        edits.push({ start: at + 1, end: at + 1, text: facts.members > 0 ? `${prefix},` : prefix });
+        isStatus = itemIsStatus;
+      } else {
+        isStatus = facts.kindIs(body, STATUS);
       }
-      if (md) {
-        const rv = rvAt && body[rvAt.start] === QUOTE ? stringAt(body, rvAt.start, rvAt.end) : undefined;
-        if (rv) edits.push({ start: rvAt!.start, end: rvAt!.end, text: JSON.stringify(encodeGlobalRV({ [cluster]: rv })) });
-        if (named && kind !== 'Status') {
-          if (!annAt) edits.push({ start: md.close, end: md.close, text: `${md.members > 0 ? ',' : ''}"annotations":{${annotationEntry}}` });
+      if (facts.mdClose >= 0) {
+        const rv = facts.rvStart >= 0 && body[facts.rvStart] === QUOTE ? stringAt(body, facts.rvStart, facts.rvEnd) : undefined;
+        if (rv) edits.push({ start: facts.rvStart, end: facts.rvEnd, text: `"${itemRV(rv)}"` });
+        if (facts.named && !isStatus) {
+          if (facts.annStart < 0) edits.push({ start: facts.mdClose, end: facts.mdClose, text: `${facts.mdMembers > 0 ? ',' : ''}"annotations":{${annotationEntry}}` });
           else {
-            const edit = clusterAnnotationEdit(body, annAt, cluster);
+            const edit = clusterAnnotationEdit(body, { key: 'annotations', keyStart: facts.annKey, start: facts.annStart, end: facts.annEnd }, cluster);
             if (!edit) return -1;
             edits.push(edit);
           }
@@ -391,7 +365,7 @@ export function splicedList(body: Buffer, cluster: string): SplicedList | undefi
         if (e.text) pieces.push(e.text);
         copied = e.end;
       }
-      return itemClose + 1;
+      return facts.close + 1;
     });
     if (end === undefined) return -1;
     if (end > copied) pieces.push([copied, end]);

@@ -191,8 +191,15 @@ export class MemberClient {
   /** Sends a request and buffers the whole body. */
   async fetch(req: MemberRequest): Promise<{ status: number; headers: IncomingMessage['headers']; body: Buffer }> {
     const res = await this.send(req);
+    // 'data' events, not an async iterator: a member writes its lists in ~2 KB chunks, and a
+    // promise per chunk was a measurable part of reading a large list.
     const chunks: Buffer[] = [];
-    for await (const chunk of res) chunks.push(chunk as Buffer);
+    await new Promise<void>((resolve, reject) => {
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.once('end', resolve);
+      res.once('error', reject);
+      res.once('aborted', () => reject(new Error(`${this.cluster}: the answer was cut off`)));
+    });
     return { status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) };
   }
 

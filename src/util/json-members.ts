@@ -20,10 +20,10 @@ export interface JsonMember {
 
 export const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-const COLON = 0x3a;
+export const COMMA = 0x2c;
+export const COLON = 0x3a;
 export const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
+export const CLOSE_BRACE = 0x7d;
 export const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;
 
@@ -31,13 +31,13 @@ function isSpace(b: number): boolean {
   return b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
 }
 
-function skipSpace(buf: Uint8Array, i: number): number {
+export function skipSpace(buf: Uint8Array, i: number): number {
   while (i < buf.length && isSpace(buf[i]!)) i++;
   return i;
 }
 
 /** Past the closing quote of the string whose opening quote is at `i`; -1 when unterminated. */
-function skipString(buf: Uint8Array, i: number): number {
+export function skipString(buf: Uint8Array, i: number): number {
   for (;;) {
     // indexOf runs natively; a quote is the string's end unless an odd run of backslashes escapes it.
     const q = buf.indexOf(QUOTE, i + 1);
@@ -72,6 +72,22 @@ export function skipValue(buf: Uint8Array, i: number): number {
   const from = i;
   while (i < buf.length && buf[i] !== COMMA && buf[i] !== CLOSE_BRACE && buf[i] !== CLOSE_BRACKET && !isSpace(buf[i]!)) i++;
   return i > from ? i : -1;
+}
+
+/**
+ * Whether the key whose opening quote is at `quote` and which ends before `past` (just past its
+ * closing quote) is `name` (ASCII bytes), compared in place: no string is made of it.
+ */
+export function keyIs(buf: Uint8Array, quote: number, past: number, name: Uint8Array): boolean {
+  if (past - quote - 2 !== name.length) return false;
+  for (let k = 0; k < name.length; k++) if (buf[quote + 1 + k] !== name[k]) return false;
+  return true;
+}
+
+/** Whether the bytes from `from` to `to` hold a backslash (a key written with an escape). */
+export function hasEscape(buf: Uint8Array, from: number, to: number): boolean {
+  for (let k = from; k < to; k++) if (buf[k] === BACKSLASH) return true;
+  return false;
 }
 
 /** The JSON value in `buf` from `start` to `end`, parsed. */

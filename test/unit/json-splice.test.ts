@@ -153,6 +153,10 @@ describe('list answers spliced in place', () => {
       '{"kind":"ConfigMapList","apiVersion":"v1","metadata":{},"items":[{"apiVersion":"v1","metadata":{"name":"a"}}]}',
       '{"kind":"ConfigMapList","apiVersion":"v1","metadata":{},"items":[{"metadata":{"name":"a","resourceVersio\\u006e":"1"}}]}',
       '{"kind":"ConfigMapList","apiVersion":"v1","metadata":{},"items":[{"metadata":"x"}]}',
+      // Keys that parse as the ones it looks for, spelled with escapes, at each level.
+      '{"kind":"ConfigMapList","apiVersion":"v1","metadata":{},"items":[{"met\\u0061data":{"name":"a","resourceVersion":"1"}}]}',
+      '{"kind":"ConfigMapList","apiVersion":"v1","metadata":{},"items":[{"k\\u0069nd":"Status","metadata":{"name":"a"}}]}',
+      '{"kind":"ConfigMapList","apiVersion":"v1","metadata":{},"items":[{"metadata":{"name":"a","\\u0061nnotations":{"x":"y"}}}]}',
     ]) {
       expect(splicedList(Buffer.from(bad), 'west'), bad).toBeUndefined();
     }

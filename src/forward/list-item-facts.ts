@@ -1,0 +1,135 @@
+import { CLOSE_BRACE, COLON, COMMA, OPEN_BRACE, QUOTE, hasEscape, keyIs, skipSpace, skipString, skipValue } from '../util/json-members.js';
+
+const KIND = Buffer.from('kind');
+const API_VERSION = Buffer.from('apiVersion');
+const METADATA = Buffer.from('metadata');
+const NAME = Buffer.from('name');
+const RESOURCE_VERSION = Buffer.from('resourceVersion');
+const ANNOTATIONS = Buffer.from('annotations');
+
+/**
+ * What splicing one item of a member's list needs to know of it (translate.ts splicedList), read
+ * in one pass over its bytes as offsets: no key is made a string and no closure or record is
+ * made per item, for lists of many thousand items read live. One instance is reused item after
+ * item. Offsets are -1 where the item has no such member.
+ */
+export class ItemFacts {
+  /** Offset of the item's closing `}`. */
+  close = -1;
+  members = 0;
+  hasKind = false;
+  /** The value of `kind` (of the last one, as a parser keeps it). */
+  kindStart = -1;
+  kindEnd = -1;
+  hasApiVersion = false;
+  /** Offset of the `}` of `metadata`; -1 when the item has none. */
+  mdClose = -1;
+  mdMembers = 0;
+  /** Whether `metadata.name` is a string. */
+  named = false;
+  rvStart = -1;
+  rvEnd = -1;
+  /** `metadata.annotations`: its key's opening quote and its value. */
+  annKey = -1;
+  annStart = -1;
+  annEnd = -1;
+
+  /**
+   * Reads the object whose `{` is at `open`. False when the bytes do not follow (a key among
+   * those it looks at written with escapes, metadata that is not an object): the caller parses.
+   */
+  read(buf: Uint8Array, open: number): boolean {
+    this.close = this.kindStart = this.kindEnd = this.mdClose = -1;
+    this.members = 0;
+    this.hasKind = this.hasApiVersion = false;
+    this.resetMetadata();
+    let i = skipSpace(buf, open + 1);
+    if (buf[i] === CLOSE_BRACE) {
+      this.close = i;
+      return true;
+    }
+    for (;;) {
+      if (buf[i] !== QUOTE) return false;
+      const key = i;
+      const pastKey = skipString(buf, i);
+      if (pastKey < 0 || hasEscape(buf, key + 1, pastKey - 1)) return false;
+      i = skipSpace(buf, pastKey);
+      if (buf[i] !== COLON) return false;
+      const start = skipSpace(buf, i + 1);
+      this.members++;
+      let end: number;
+      if (keyIs(buf, key, pastKey, METADATA)) {
+        end = this.readMetadata(buf, start);
+      } else {
+        end = skipValue(buf, start);
+        if (keyIs(buf, key, pastKey, KIND)) {
+          this.hasKind = true;
+          this.kindStart = start;
+          this.kindEnd = end;
+        } else if (keyIs(buf, key, pastKey, API_VERSION)) {
+          this.hasApiVersion = true;
+        }
+      }
+      if (end < 0) return false;
+      i = skipSpace(buf, end);
+      if (buf[i] === CLOSE_BRACE) {
+        this.close = i;
+        return true;
+      }
+      if (buf[i] !== COMMA) return false;
+      i = skipSpace(buf, i + 1);
+    }
+  }
+
+  /** Whether `kind` is the string `name` (ASCII, written without escapes). */
+  kindIs(buf: Uint8Array, name: Uint8Array): boolean {
+    return this.kindStart >= 0 && buf[this.kindStart] === QUOTE && keyIs(buf, this.kindStart, this.kindEnd, name);
+  }
+
+  private resetMetadata(): void {
+    this.mdMembers = 0;
+    this.named = false;
+    this.rvStart = this.rvEnd = this.annKey = this.annStart = this.annEnd = -1;
+  }
+
+  /** Reads `metadata` (its `{` at `open`); the offset past its `}`, or -1. */
+  private readMetadata(buf: Uint8Array, open: number): number {
+    if (buf[open] !== OPEN_BRACE) return -1;
+    // A second metadata member replaces the first, as it would in a parse.
+    this.resetMetadata();
+    let i = skipSpace(buf, open + 1);
+    if (buf[i] === CLOSE_BRACE) {
+      this.mdClose = i;
+      return i + 1;
+    }
+    for (;;) {
+      if (buf[i] !== QUOTE) return -1;
+      const key = i;
+      const pastKey = skipString(buf, i);
+      if (pastKey < 0 || hasEscape(buf, key + 1, pastKey - 1)) return -1;
+      i = skipSpace(buf, pastKey);
+      if (buf[i] !== COLON) return -1;
+      const start = skipSpace(buf, i + 1);
+      this.mdMembers++;
+      const end = skipValue(buf, start);
+      if (end < 0) return -1;
+      if (keyIs(buf, key, pastKey, NAME)) {
+        this.named = buf[start] === QUOTE;
+      } else if (keyIs(buf, key, pastKey, RESOURCE_VERSION)) {
+        this.rvStart = start;
+        this.rvEnd = end;
+      } else if (keyIs(buf, key, pastKey, ANNOTATIONS)) {
+        this.annKey = key;
+        this.annStart = start;
+        this.annEnd = end;
+      }
+      i = skipSpace(buf, end);
+      if (buf[i] === CLOSE_BRACE) {
+        this.mdClose = i;
+        return i + 1;
+      }
+      if (buf[i] !== COMMA) return -1;
+      i = skipSpace(buf, i + 1);
+    }
+  }
+}
