@@ -293,12 +293,15 @@ function unspliced(a: Parsed): Parsed | undefined {
 
 /**
  * Spliced lists as one, in the members' order: the first's kind and apiVersion, `metadata`, and
- * every member's item bytes, as merged() makes them (JSON.stringify of the same values).
+ * every member's item bytes, as merged() makes them (JSON.stringify of the same values). Tables
+ * likewise: the first's columns after the Cluster column, and every member's rows.
  */
 function splicedMerged(answers: readonly Parsed[], metadata: Doc): Buffer {
   const first = answers[0]!.doc;
-  const open = JSON.stringify({ kind: first['kind'], apiVersion: first['apiVersion'], metadata });
-  const head = `${open.slice(0, -1)},"items":[`;
+  const table = answers[0]!.spliced!.list.table === true;
+  const columns = Array.isArray(first['columnDefinitions']) ? first['columnDefinitions'] : [];
+  const open = JSON.stringify({ kind: first['kind'], apiVersion: first['apiVersion'], metadata, ...(table ? { columnDefinitions: [CLUSTER_COLUMN, ...columns] } : {}) });
+  const head = `${open.slice(0, -1)},${table ? '"rows"' : '"items"'}:[`;
   const parts = answers.filter((a) => a.spliced!.list.count > 0);
   let length = Buffer.byteLength(head) + Math.max(0, parts.length - 1) + 2;
   for (const a of parts) length += piecesLength(a.spliced!.list.items);
@@ -520,7 +523,8 @@ async function liveList(reply: FastifyReply, deps: LiveReadDeps, clusters: reado
     const empty = token!.kind === 'Table' ? { columnDefinitions: [CLUSTER_COLUMN], rows: [] } : { items: [] };
     return send(reply, { kind: token!.kind, apiVersion: token!.apiVersion, metadata, ...empty }, warnings);
   }
-  if (ok.every((a) => a.spliced)) return sendBody(reply, splicedMerged(ok, metadata), warnings);
+  const spliced = ok.every((a) => a.spliced && (a.spliced.list.table === true) === (ok[0]!.spliced!.list.table === true));
+  if (spliced) return sendBody(reply, splicedMerged(ok, metadata), warnings);
   return send(reply, merged(ok.map(unspliced).filter((p): p is Parsed => p !== undefined), metadata), warnings);
 }
 

@@ -2,7 +2,7 @@ import { CLUSTER_ANNOTATION, clusterAnnotationEdit, clusterAnnotationEntry } fro
 import { editedPieces, joinPieces, type ByteEdit, type Piece } from '../util/byte-edits.js';
 import { decodeGlobalRV, encodeGlobalRV } from '../api/global-rv.js';
 import { conflict } from '../api/status.js';
-import { OPEN_BRACE, OPEN_BRACKET, QUOTE, forEachElement, forEachMember, memberRemoval, objectMembers, parseSpan, skipValue, type JsonMember } from '../util/json-members.js';
+import { CLOSE_BRACKET, OPEN_BRACE, OPEN_BRACKET, QUOTE, forEachElement, skipSpace, forEachMember, memberRemoval, objectMembers, parseSpan, skipValue, type JsonMember } from '../util/json-members.js';
 import { editProtobufObject, isProtobuf, type ObjectFacts } from '../api/protobuf-object.js';
 import { bodyBytes, bodyFormat, parseBody } from '../api/write-body.js';
 import { TREE_LABEL_SUFFIX } from '../hierarchy/namespace-tree.js';
@@ -260,11 +260,16 @@ function fleetEdits(body: Buffer, members: JsonMember[], cluster: string, annota
 
 /** A member's JSON list read in place: its own members but items, parsed, and its items' bytes as flotilla shows them. */
 export interface SplicedList {
-  /** The list's members other than `items` (kind, apiVersion, metadata: a few hundred bytes). */
+  /** The list's members other than `items` or `rows` (kind, apiVersion, metadata, a Table's columnDefinitions). */
   head: Record<string, unknown>;
-  /** The items' bytes between the list's `[` and `]`, edited as toFleet edits each item, with its kind added where it lacks one. */
+  /**
+   * The items' bytes between the list's `[` and `]`, edited as toFleet edits each item, with its
+   * kind added where it lacks one; of a Table, its rows', each with the cluster as its first cell.
+   */
   items: Piece[];
   count: number;
+  /** The answer is a Table: `items` are its rows. */
+  table?: true;
 }
 
 const MEMBER_RV_DIGITS = /^[0-9]+$/;
@@ -280,96 +285,138 @@ function stringAt(body: Buffer, start: number, end: number): string {
  * A member's list with each item shown as flotilla shows it (toFleet, and the item's kind and
  * apiVersion where the member left them out, as it does in lists of built-in kinds), without
  * parsing the items: each item's bytes are walked once, its metadata in the same pass, and only
- * the few edits are new bytes. Undefined for a Table (its rows take a column too), an item with
- * an apiVersion but no kind, or bytes it does not follow (keys written with escapes, metadata
- * that is not an object): the caller parses.
+ * the few edits are new bytes. A Table likewise: each row's cells start with the cluster, and its
+ * object is shown as an item is (its `columnDefinitions` are in `head`, without the Cluster
+ * column). Undefined for an item with an apiVersion but no kind, a row that is not an object or
+ * has no cells, or bytes it does not follow (keys written with escapes, metadata that is not an
+ * object): the caller parses.
  */
 export function splicedList(body: Buffer, cluster: string): SplicedList | undefined {
   const head: Doc = {};
   const pieces: Piece[] = [];
   let count = 0;
   let copied = -1;
+  const edits: ByteEdit[] = [];
+  const facts = new ItemFacts();
   const annotationEntry = clusterAnnotationEntry(cluster);
+  const clusterCell = JSON.stringify(cluster);
   // An item's global RV names its cluster alone: the JSON before the member's RV is the same for
   // every item. Member RVs are digits; anything else takes the general encoding.
-  const rvJsonPrefix = `{${JSON.stringify(cluster)}:"`;
+  const rvJsonPrefix = `{${clusterCell}:"`;
   const itemRV = (rv: string) => (MEMBER_RV_DIGITS.test(rv) ? Buffer.from(`${rvJsonPrefix}${rv}"}`).toString('base64url') : encodeGlobalRV({ [cluster]: rv }));
   // Built-in lists come with kind before items; custom resources' (written from unstructured
   // maps, keys sorted) with items first: those are read once the list's kind is known.
-  let itemsLater: number | undefined;
+  let itemsLater: { start: number; key: string } | undefined;
+  let table = false;
   const close = forEachMember(body, 0, (key, start) => {
     if (key.includes('\\')) return -1;
-    if (key !== 'items') {
+    if (key !== 'items' && key !== 'rows') {
       const end = skipValue(body, start);
       if (end < 0) return end;
       head[key] = parseSpan(body, start, end);
-      // A Table is left to parsing at once, before its rows are read here for nothing.
-      return key === 'kind' && head[key] === 'Table' ? -1 : end;
+      return end;
     }
     if (body[start] !== OPEN_BRACKET) return undefined;
     if (head['kind'] === undefined) {
-      itemsLater = start;
+      itemsLater = { start, key };
       return skipValue(body, start);
     }
-    return readItems(start);
+    return readElements(start, key);
   });
-  if (close === undefined || head['kind'] === 'Table') return undefined;
+  if (close === undefined) return undefined;
   if (itemsLater !== undefined) {
-    const end = readItems(itemsLater);
+    const end = readElements(itemsLater.start, itemsLater.key);
     if (end === undefined || end < 0) return undefined;
   }
+  // A Table without rows, or a list read as one: left to parsing.
+  if ((head['kind'] === 'Table') !== table) return undefined;
   // Anything after the list but whitespace: not a member's answer as expected.
   if (body.subarray(close + 1).toString('latin1').trim() !== '') return undefined;
-  return { head, items: copied < 0 ? [] : pieces, count };
+  return { head, items: copied < 0 ? [] : pieces, count, ...(table ? { table } : {}) };
 
-  /** The items array at `start` read into `pieces`; the offset past it, or -1 when the caller must parse. */
-  function readItems(start: number): number | undefined {
+  /** The items (or a Table's rows) at `start` read into `pieces`; the offset past them, or -1 when the caller must parse. */
+  function readElements(start: number, key: string): number | undefined {
     const listKind = head['kind'];
+    if (typeof listKind !== 'string') return -1;
+    if ((listKind === 'Table') !== (key === 'rows')) return key === 'rows' ? undefined : -1;
+    table = key === 'rows';
     // An item's kind is added from the list's.
-    if (typeof listKind !== 'string' || listKind === 'Table') return -1;
-    const itemKind = listKind.endsWith('List') ? listKind.slice(0, -'List'.length) : undefined;
+    const itemKind = !table && listKind.endsWith('List') ? listKind.slice(0, -'List'.length) : undefined;
     const prefix = itemKind !== undefined ? `"kind":${JSON.stringify(itemKind)},"apiVersion":${JSON.stringify(String(head['apiVersion'] ?? ''))}` : undefined;
-    copied = start + 1;
-    const edits: ByteEdit[] = [];
-    const facts = new ItemFacts();
     const itemIsStatus = itemKind === 'Status';
+    copied = start + 1;
     const end = forEachElement(body, start, (at) => {
       count++;
-      if (body[at] !== OPEN_BRACE) return undefined;
-      if (!facts.read(body, at)) return -1;
       edits.length = 0;
-      let isStatus: boolean;
-      if (!facts.hasKind && prefix !== undefined) {
-        if (facts.hasApiVersion) return -1;
-        edits.push({ start: at + 1, end: at + 1, text: facts.members > 0 ? `${prefix},` : prefix });
-        isStatus = itemIsStatus;
-      } else {
-        isStatus = facts.kindIs(body, STATUS);
+      if (table) {
+        const rowClose = rowEdits(at);
+        if (rowClose < 0) return -1;
+        take();
+        return rowClose + 1;
       }
-      if (facts.mdClose >= 0) {
-        const rv = facts.rvStart >= 0 && body[facts.rvStart] === QUOTE ? stringAt(body, facts.rvStart, facts.rvEnd) : undefined;
-        if (rv) edits.push({ start: facts.rvStart, end: facts.rvEnd, text: `"${itemRV(rv)}"` });
-        if (facts.named && !isStatus) {
-          if (facts.annStart < 0) edits.push({ start: facts.mdClose, end: facts.mdClose, text: `${facts.mdMembers > 0 ? ',' : ''}"annotations":{${annotationEntry}}` });
-          else {
-            const edit = clusterAnnotationEdit(body, { key: 'annotations', keyStart: facts.annKey, start: facts.annStart, end: facts.annEnd }, cluster);
-            if (!edit) return -1;
-            edits.push(edit);
-          }
-        }
-      }
-      // An item's few edits in byte order (its annotations may come before its resourceVersion).
-      if (edits.length > 1) edits.sort((x, y) => x.start - y.start);
-      for (const e of edits) {
-        if (e.start > copied) pieces.push([copied, e.start]);
-        if (e.text) pieces.push(e.text);
-        copied = e.end;
-      }
+      if (body[at] !== OPEN_BRACE) return undefined;
+      if (!objectEdits(at, prefix, itemIsStatus)) return -1;
+      take();
       return facts.close + 1;
     });
     if (end === undefined) return -1;
     if (end > copied) pieces.push([copied, end]);
     return end + 1;
+  }
+
+  /** The edits showing the object at `at` as flotilla shows it, with `prefix` where it has no kind; false when the caller must parse. */
+  function objectEdits(at: number, prefix: string | undefined, prefixedIsStatus: boolean): boolean {
+    if (!facts.read(body, at)) return false;
+    let isStatus: boolean;
+    if (!facts.hasKind && prefix !== undefined) {
+      if (facts.hasApiVersion) return false;
+      edits.push({ start: at + 1, end: at + 1, text: facts.members > 0 ? `${prefix},` : prefix });
+      isStatus = prefixedIsStatus;
+    } else {
+      isStatus = facts.kindIs(body, STATUS);
+    }
+    if (facts.mdClose < 0) return true;
+    const rv = facts.rvStart >= 0 && body[facts.rvStart] === QUOTE ? stringAt(body, facts.rvStart, facts.rvEnd) : undefined;
+    if (rv) edits.push({ start: facts.rvStart, end: facts.rvEnd, text: `"${itemRV(rv)}"` });
+    if (facts.named && !isStatus) {
+      if (facts.annStart < 0) edits.push({ start: facts.mdClose, end: facts.mdClose, text: `${facts.mdMembers > 0 ? ',' : ''}"annotations":{${annotationEntry}}` });
+      else {
+        const edit = clusterAnnotationEdit(body, { key: 'annotations', keyStart: facts.annKey, start: facts.annStart, end: facts.annEnd }, cluster);
+        if (!edit) return false;
+        edits.push(edit);
+      }
+    }
+    return true;
+  }
+
+  /** A Table row's edits: the cluster first in its cells, its object shown as an item is. The offset of its `}`, or -1. */
+  function rowEdits(at: number): number {
+    if (body[at] !== OPEN_BRACE) return -1;
+    let cells = false;
+    const rowClose = forEachMember(body, at, (key, start) => {
+      if (key.includes('\\')) return -1;
+      if (key === 'cells') {
+        if (body[start] !== OPEN_BRACKET) return -1;
+        const empty = body[skipSpace(body, start + 1)] === CLOSE_BRACKET;
+        edits.push({ start: start + 1, end: start + 1, text: empty ? clusterCell : `${clusterCell},` });
+        cells = true;
+        return undefined;
+      }
+      if (key !== 'object' || body[start] !== OPEN_BRACE) return undefined;
+      if (!objectEdits(start, undefined, false)) return -1;
+      return facts.close + 1;
+    });
+    return rowClose === undefined || !cells ? -1 : rowClose;
+  }
+
+  /** The item's edits into `pieces`, in byte order (its annotations may come before its resourceVersion). */
+  function take(): void {
+    if (edits.length > 1) edits.sort((x, y) => x.start - y.start);
+    for (const e of edits) {
+      if (e.start > copied) pieces.push([copied, e.start]);
+      if (e.text) pieces.push(e.text);
+      copied = e.end;
+    }
   }
 }
 

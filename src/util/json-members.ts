@@ -25,7 +25,7 @@ export const COLON = 0x3a;
 export const OPEN_BRACE = 0x7b;
 export const CLOSE_BRACE = 0x7d;
 export const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
+export const CLOSE_BRACKET = 0x5d;
 
 function isSpace(b: number): boolean {
   return b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;

@@ -157,8 +157,17 @@ describe('a fleet-wide list of an uncached resource', () => {
     const path = `/api/v1/namespaces/${NS}/configmaps`;
     const t = JSON.parse((await ok(flotilla.endpoint, path, { accept: TABLE })).body) as { kind: string; columnDefinitions: { name: string }[]; rows: { cells: unknown[]; object: Obj }[]; metadata: { resourceVersion: string } };
     expect(t.kind).toBe('Table');
-    const own = JSON.parse((await ok(east, path, { accept: TABLE })).body) as { columnDefinitions: { name: string }[] };
+    const own = JSON.parse((await ok(east, path, { accept: TABLE })).body) as { columnDefinitions: { name: string }[]; rows: { cells: unknown[]; object: Obj }[] };
     expect(t.columnDefinitions.map((c) => c.name)).toEqual(['Cluster', ...own.columnDefinitions.map((c) => c.name)]);
+    // East's rows are east's own, cell for cell, after the Cluster cell; their objects too, but
+    // for the global resourceVersion and the cluster annotation.
+    // Age is printed at each answer's own time (a second apart may read "9s" and "10s").
+    const age = own.columnDefinitions.findIndex((c) => c.name === 'Age');
+    const cells = (row: unknown[]) => row.filter((_, i) => i !== age);
+    const eastRows = t.rows.filter((r) => r.cells[0] === east.name);
+    expect(eastRows.map((r) => cells(r.cells.slice(1)))).toEqual(own.rows.map((r) => cells(r.cells)));
+    expect(eastRows.map((r) => body(r.object))).toEqual(own.rows.map((r) => body(r.object)));
+    expect(eastRows.map((r) => decodeGlobalRV(r.object.metadata.resourceVersion!)[east.name])).toEqual(own.rows.map((r) => r.object.metadata.resourceVersion));
     const rows = t.rows.map((r) => `${String(r.cells[0])}/${String(r.cells[1])}`).sort();
     const want = [...(await membersMerged(path)).keys()].map((k) => k.replace(`/${NS}/`, '/')).sort();
     expect(rows).toEqual(want);
