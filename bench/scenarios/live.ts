@@ -18,6 +18,7 @@ const NAMESPACE = 'bench-live';
 const SEED_CONCURRENCY = 16;
 /** Lists of ~1 MB per member are quick: more rounds than the pod list's, for a steadier median. */
 const ROUNDS = 11;
+const IDLE_SAMPLE_MS = 3000;
 const TABLE_ACCEPT = 'application/json;as=Table;v=v1;g=meta.k8s.io';
 /** Once in each ConfigMap of the namespace as flotilla and the member serialize it, and nowhere else. */
 const ITEM_NEEDLE = `"namespace":"${NAMESPACE}"`;
@@ -172,6 +173,7 @@ export const live: Scenario = {
         let relayCpu = 0;
         let memberCpuVia = 0;
         let memberCpuDirect = 0;
+        let memberCpuRelay = 0;
         const flotillaSide = async () => {
           const cpu0 = cpuSeconds(flotilla.proc.pid);
           const member0 = totalCpuSeconds(members);
@@ -187,8 +189,10 @@ export const live: Scenario = {
         };
         const relaySide = async () => {
           const cpu0 = cpuSeconds(relayProc!.pid!);
+          const member0 = totalCpuSeconds(members);
           relayMs.push(ok(await relay!.get(path, { timeoutMs: LIST_TIMEOUT_MS, ...opts }), `relay ${what}`).ms);
           relayCpu += cpuSeconds(relayProc!.pid!) - cpu0;
+          memberCpuRelay += totalCpuSeconds(members) - member0;
         };
         const sides = relay ? [directSide, flotillaSide, relaySide] : [directSide, flotillaSide];
         for (let round = 0; round < ROUNDS; round++) {
@@ -210,10 +214,14 @@ export const live: Scenario = {
           cpuMsPerList: (cpu * 1000) / ROUNDS,
           memberCpuMsVia: (memberCpuVia * 1000) / ROUNDS,
           memberCpuMsDirect: (memberCpuDirect * 1000) / ROUNDS,
-          ...(relay ? { relayMs: median(relayMs), relayRatio: median(relayRatios), overRelay: median(overRelay), relayCpuMsPerList: (relayCpu * 1000) / ROUNDS } : {}),
+          ...(relay ? { relayMs: median(relayMs), relayRatio: median(relayRatios), overRelay: median(overRelay), relayCpuMsPerList: (relayCpu * 1000) / ROUNDS, memberCpuMsRelay: (memberCpuRelay * 1000) / ROUNDS } : {}),
         };
       };
 
+      // The member's CPU when nobody lists (its watches, leases, etcd): part of every side's figure, by its time.
+      const idle0 = totalCpuSeconds(members);
+      await new Promise((r) => setTimeout(r, IDLE_SAMPLE_MS));
+      const memberIdleCpuMsPerS = ((totalCpuSeconds(members) - idle0) * 1000) / (IDLE_SAMPLE_MS / 1000);
       const fleet = await measure('fleet list', allNamespaces, {}, ITEM_NEEDLE, relayClient);
       add('objects', fleet.objects, 'objects');
       if (fleet.objects !== expected) notes.push(`flotilla's fleet list held ${fleet.objects} configmaps of ${NAMESPACE}, expected ${expected}`);
@@ -229,6 +237,8 @@ export const live: Scenario = {
       add('relay_floor_vs_slowest_member', fleet.relayRatio ?? NaN, 'x');
       add('fleet_list_vs_relay_floor', fleet.overRelay ?? NaN, 'x');
       add('relay_cpu_ms_per_list', fleet.relayCpuMsPerList ?? NaN, 'ms');
+      add('member_cpu_ms_per_relay_list', fleet.memberCpuMsRelay ?? NaN, 'ms');
+      add('member_idle_cpu_ms_per_s', memberIdleCpuMsPerS, 'ms');
 
       const namespaced = await measure('namespaced list', `/api/v1/namespaces/${NAMESPACE}/configmaps`, {}, ITEM_NEEDLE);
       if (namespaced.objects !== expected) notes.push(`flotilla's namespaced list held ${namespaced.objects} configmaps, expected ${expected}`);
