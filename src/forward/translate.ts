@@ -306,7 +306,7 @@ export function splicedList(body: Buffer, cluster: string): SplicedList | undefi
   const itemRV = (rv: string) => (MEMBER_RV_DIGITS.test(rv) ? Buffer.from(`${rvJsonPrefix}${rv}"}`).toString('base64url') : encodeGlobalRV({ [cluster]: rv }));
   // Built-in lists come with kind before items; custom resources' (written from unstructured
   // maps, keys sorted) with items first: those are read once the list's kind is known.
-  let itemsLater: { start: number; key: string } | undefined;
+  const later: { start: number; key: string }[] = [];
   let table = false;
   const close = forEachMember(body, 0, (key, start) => {
     if (key.includes('\\')) return -1;
@@ -318,15 +318,15 @@ export function splicedList(body: Buffer, cluster: string): SplicedList | undefi
     }
     if (body[start] !== OPEN_BRACKET) return undefined;
     if (head['kind'] === undefined) {
-      itemsLater = { start, key };
+      later.push({ start, key });
       return skipValue(body, start);
     }
     return readElements(start, key);
   });
   if (close === undefined) return undefined;
-  if (itemsLater !== undefined) {
-    const end = readElements(itemsLater.start, itemsLater.key);
-    if (end === undefined || end < 0) return undefined;
+  for (const { start, key } of later) {
+    const end = readElements(start, key);
+    if (end !== undefined && end < 0) return undefined;
   }
   // A Table without rows, or a list read as one: left to parsing.
   if ((head['kind'] === 'Table') !== table) return undefined;
@@ -339,6 +339,8 @@ export function splicedList(body: Buffer, cluster: string): SplicedList | undefi
     const listKind = head['kind'];
     if (typeof listKind !== 'string') return -1;
     if ((listKind === 'Table') !== (key === 'rows')) return key === 'rows' ? undefined : -1;
+    // A second items (or rows) member: a parser keeps the last; left to parsing.
+    if (copied >= 0) return -1;
     table = key === 'rows';
     // An item's kind is added from the list's.
     const itemKind = !table && listKind.endsWith('List') ? listKind.slice(0, -'List'.length) : undefined;

@@ -186,6 +186,8 @@ describe('list answers spliced in place', () => {
       '{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{},"columnDefinitions":[],"rows":[{"object":{}}]}',
       '{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{},"columnDefinitions":[],"rows":[{"cells":{}}]}',
       '{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{},"columnDefinitions":[]}',
+      '{"kind":"ConfigMapList","apiVersion":"v1","metadata":{},"items":[{"metadata":{"name":"a"}}],"items":[]}',
+      '{"apiVersion":"v1","items":[{"metadata":{"name":"a"}}],"rows":[],"items":[],"kind":"ConfigMapList"}',
       '{"kind":"ConfigMapList","apiVersion":"v1","metadata":{},"items":[{"apiVersion":"v1","metadata":{"name":"a"}}]}',
       '{"kind":"ConfigMapList","apiVersion":"v1","metadata":{},"items":[{"metadata":{"name":"a","resourceVersio\\u006e":"1"}}]}',
       '{"kind":"ConfigMapList","apiVersion":"v1","metadata":{},"items":[{"metadata":"x"}]}',
