@@ -1,4 +1,4 @@
-import { CLUSTER_ANNOTATION, clusterAnnotationEdit, clusterAnnotationEntry } from '../ingest/decode.js';
+import { CLUSTER_ANNOTATION, clusterAnnotationEntry, clusterAnnotationInMetadata } from '../ingest/decode.js';
 import { editedPieces, joinPieces, type ByteEdit, type Piece } from '../util/byte-edits.js';
 import { decodeGlobalRV, encodeGlobalRV } from '../api/global-rv.js';
 import { conflict } from '../api/status.js';
@@ -247,13 +247,9 @@ function fleetEdits(body: Buffer, members: JsonMember[], cluster: string, annota
   if (managedAt >= 0) edits.push(memberRemoval(md.members, managedAt));
   const kept = md.members.length - (managedAt >= 0 ? 1 : 0);
   if (named && annotate) {
-    if (!annAt) {
-      edits.push({ start: md.close, end: md.close, text: `${kept > 0 ? ',' : ''}"annotations":{${clusterAnnotationEntry(cluster)}}` });
-    } else {
-      const edit = clusterAnnotationEdit(body, annAt, cluster);
-      if (!edit) return undefined;
-      edits.push(edit);
-    }
+    const edit = clusterAnnotationInMetadata(body, annAt, md.close, kept, cluster);
+    if (!edit) return undefined;
+    edits.push(edit);
   }
   return { edits, ...(rv ? { rv } : {}) };
 }
@@ -381,12 +377,10 @@ export function splicedList(body: Buffer, cluster: string): SplicedList | undefi
     const rv = facts.rvStart >= 0 && body[facts.rvStart] === QUOTE ? stringAt(body, facts.rvStart, facts.rvEnd) : undefined;
     if (rv) edits.push({ start: facts.rvStart, end: facts.rvEnd, text: `"${itemRV(rv)}"` });
     if (facts.named && !isStatus) {
-      if (facts.annStart < 0) edits.push({ start: facts.mdClose, end: facts.mdClose, text: `${facts.mdMembers > 0 ? ',' : ''}"annotations":{${annotationEntry}}` });
-      else {
-        const edit = clusterAnnotationEdit(body, { key: 'annotations', keyStart: facts.annKey, start: facts.annStart, end: facts.annEnd }, cluster);
-        if (!edit) return false;
-        edits.push(edit);
-      }
+      const annotations = facts.annStart < 0 ? undefined : { key: 'annotations', keyStart: facts.annKey, start: facts.annStart, end: facts.annEnd };
+      const edit = clusterAnnotationInMetadata(body, annotations, facts.mdClose, facts.mdMembers, cluster, annotationEntry);
+      if (!edit) return false;
+      edits.push(edit);
     }
     return true;
   }

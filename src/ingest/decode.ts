@@ -40,6 +40,17 @@ export function clusterAnnotationEdit(buf: Buffer, at: JsonMember, cluster: stri
   return { start: ann.close, end: ann.close, text: `${ann.members.length > 0 ? ',' : ''}${clusterAnnotationEntry(cluster)}` };
 }
 
+/**
+ * The edit that gives the metadata object whose `}` is at `close` the cluster annotation: set in
+ * its `annotations` value (`at`, clusterAnnotationEdit) when it has one, else a new `annotations`
+ * member, after a comma when `members` (the metadata's members kept) come before it. `entry`:
+ * clusterAnnotationEntry(cluster), made once by a caller editing many objects.
+ */
+export function clusterAnnotationInMetadata(buf: Buffer, at: JsonMember | undefined, close: number, members: number, cluster: string, entry = clusterAnnotationEntry(cluster)): ByteEdit | undefined {
+  if (!at) return { start: close, end: close, text: `${members > 0 ? ',' : ''}"annotations":{${entry}}` };
+  return clusterAnnotationEdit(buf, at, cluster);
+}
+
 export interface IngestContext {
   cluster: string;
   apiVersion: string;
