@@ -37,6 +37,8 @@ interface Member {
   namespaces: Map<string, OwnFacts>;
   /** HierarchyConfiguration parents, by namespace. */
   configured: Map<string, string>;
+  /** How many namespaces name each parent (by annotation or configuration), present or not. */
+  parentNames: Map<string, number>;
   tree?: NamespaceTree;
   /** Trees replaced by moves, oldest first, each with the RV it stopped holding at. */
   past: { tree: NamespaceTree; until: bigint }[];
@@ -55,25 +57,29 @@ export class NamespaceForest {
   private readonly members = new Map<string, Member>();
   private readonly listeners = new Set<ForestListener>();
   private readonly unsubscribe: (() => void)[];
-  /** The trees before the changes gathered for the listeners, per member. */
-  private before = new Map<string, NamespaceTree>();
+  /**
+   * Per member, the namespaces relabelled by the changes gathered for the listeners. Found batch
+   * by batch, not by comparing the trees at the ends of the gathering: a move and its reversal
+   * cancel out there, yet a watch opened between them saw only the second.
+   */
+  private relabelled = new Map<string, Set<string>>();
   private settle?: NodeJS.Timeout;
 
   constructor(store: Store) {
     for (const e of store.entries(HIERARCHY_CONFIGURATIONS)) {
       const parent = e.name === 'hierarchy' ? configuredParent(e.bytes) : undefined;
-      if (parent !== undefined) this.member(e.cluster).configured.set(e.namespace, parent);
+      if (parent !== undefined) setConfigured(this.member(e.cluster), e.namespace, parent);
     }
-    for (const e of store.entries(NAMESPACES)) this.member(e.cluster).namespaces.set(e.name, ownFacts(e.bytes));
+    for (const e of store.entries(NAMESPACES)) setOwnFacts(this.member(e.cluster), e.name, ownFacts(e.bytes));
     this.unsubscribe = [
       store.subscribe(NAMESPACES, (events) => this.apply(events, (m, e) => {
-        if (e.type === 'DELETED') m.namespaces.delete(e.name);
-        else m.namespaces.set(e.name, ownFacts(e.bytes));
+        const was = m.namespaces.get(e.name);
+        const now = e.type === 'DELETED' ? undefined : ownFacts(e.bytes);
+        return { mayMove: namespaceMayMove(m, e.name, was, now), change: () => setOwnFacts(m, e.name, now) };
       }, movesNamespaces)),
       store.subscribe(HIERARCHY_CONFIGURATIONS, (events) => this.apply(events, (m, e) => {
         const parent = e.type !== 'DELETED' && e.name === 'hierarchy' ? configuredParent(e.bytes) : undefined;
-        if (parent === undefined) m.configured.delete(e.namespace);
-        else m.configured.set(e.namespace, parent);
+        return { mayMove: m.configured.get(e.namespace) !== parent, change: () => setConfigured(m, e.namespace, parent) };
       }, () => true)),
     ];
   }
@@ -126,14 +132,20 @@ export class NamespaceForest {
 
   private member(cluster: string): Member {
     let m = this.members.get(cluster);
-    if (!m) this.members.set(cluster, (m = { namespaces: new Map(), configured: new Map(), past: [], forgot: false }));
+    if (!m) this.members.set(cluster, (m = { namespaces: new Map(), configured: new Map(), parentNames: new Map(), past: [], forgot: false }));
     return m;
   }
 
-  private apply(events: readonly StoreEvent[], change: (m: Member, e: StoreEvent) => void, moves: (e: StoreEvent) => boolean): void {
+  /**
+   * Applies one committed batch (one member's). `plan` says, before the change is made, whether
+   * it can move a namespace; a batch with such a change is followed by finding what it relabelled.
+   */
+  private apply(events: readonly StoreEvent[], plan: (m: Member, e: StoreEvent) => { mayMove: boolean; change: () => void }, moves: (e: StoreEvent) => boolean): void {
+    const before = new Map<string, NamespaceTree>();
     for (const e of events) {
       const m = this.member(e.cluster);
-      if (!this.before.has(e.cluster)) this.before.set(e.cluster, this.tree(e.cluster));
+      const { mayMove, change } = plan(m, e);
+      if (mayMove && !before.has(e.cluster)) before.set(e.cluster, this.tree(e.cluster));
       if (moves(e) && /^[0-9]+$/.test(e.rv)) {
         m.past.push({ tree: this.tree(e.cluster), until: BigInt(e.rv) });
         if (m.past.length > HISTORY) {
@@ -141,20 +153,23 @@ export class NamespaceForest {
           m.forgot = true;
         }
       }
-      change(m, e);
+      change();
       m.tree = undefined;
+    }
+    if (before.size === 0) return;
+    for (const [cluster, old] of before) {
+      const now = this.tree(cluster);
+      // Its chain changed, or it joined or left a tree (shown with labels, or alone without).
+      const moved = [...old.namespaces()].filter((ns) => now.has(ns) && (!sameChain(old.ancestors(ns), now.ancestors(ns)) || old.inTree(ns) !== now.inTree(ns)));
+      if (moved.length === 0) continue;
+      let names = this.relabelled.get(cluster);
+      if (!names) this.relabelled.set(cluster, (names = new Set()));
+      for (const ns of moved) names.add(ns);
     }
     this.settle ??= setTimeout(() => {
       this.settle = undefined;
-      const before = this.before;
-      this.before = new Map();
-      const relabelled = new Map<string, string[]>();
-      for (const [cluster, old] of before) {
-        const now = this.tree(cluster);
-        // Its chain changed, or it joined or left a tree (shown with labels, or alone without).
-        const moved = [...old.namespaces()].filter((ns) => now.has(ns) && (!sameChain(old.ancestors(ns), now.ancestors(ns)) || old.inTree(ns) !== now.inTree(ns)));
-        if (moved.length) relabelled.set(cluster, moved);
-      }
+      const relabelled = new Map([...this.relabelled].map(([cluster, names]) => [cluster, [...names]]));
+      this.relabelled = new Map();
       for (const l of this.listeners) l(relabelled);
     }, SETTLE_MS);
   }
@@ -177,6 +192,39 @@ function sameFacts(a: OwnFacts, b: OwnFacts): boolean {
   const x = [...(a.hncDepths ?? [])].sort().join();
   const y = [...(b.hncDepths ?? [])].sort().join();
   return x === y;
+}
+
+/**
+ * Whether a namespace's change can change any namespace's place: what it says of its parent
+ * changed, or it came or went while it had a parent, HNC's labels, a configured parent, or a child
+ * naming it (a namespace alone comes and goes without moving another).
+ */
+function namespaceMayMove(m: Member, name: string, was: OwnFacts | undefined, now: OwnFacts | undefined): boolean {
+  if (was && now) return !sameFacts(was, now);
+  const facts = was ?? now;
+  if (!facts) return false;
+  return facts.annotated !== undefined || facts.hncDepths !== undefined || m.configured.has(name) || m.parentNames.has(name);
+}
+
+function countParent(m: Member, parent: string | undefined, by: 1 | -1): void {
+  if (parent === undefined) return;
+  const n = (m.parentNames.get(parent) ?? 0) + by;
+  if (n > 0) m.parentNames.set(parent, n);
+  else m.parentNames.delete(parent);
+}
+
+function setOwnFacts(m: Member, name: string, facts: OwnFacts | undefined): void {
+  countParent(m, m.namespaces.get(name)?.annotated, -1);
+  countParent(m, facts?.annotated, 1);
+  if (facts) m.namespaces.set(name, facts);
+  else m.namespaces.delete(name);
+}
+
+function setConfigured(m: Member, namespace: string, parent: string | undefined): void {
+  countParent(m, m.configured.get(namespace), -1);
+  countParent(m, parent, 1);
+  if (parent !== undefined) m.configured.set(namespace, parent);
+  else m.configured.delete(namespace);
 }
 
 /**

@@ -271,12 +271,28 @@ describe('namespaces as flotilla shows them', () => {
   });
 
   it('a namespace whose parent moves is MODIFIED with its new labels on a namespace watch', async () => {
-    const listed = (await list('/api/v1/namespaces')).list;
-    const w = await openWatch(flotilla.endpoint, `/clusters/${east.name}/api/v1/namespaces?watch=1&resourceVersion=${listed.metadata.resourceVersion}&timeoutSeconds=60`);
+    const watchFromNow = async () => openWatch(flotilla.endpoint, `/clusters/${east.name}/api/v1/namespaces?watch=1&resourceVersion=${(await list('/api/v1/namespaces')).list.metadata.resourceVersion}&timeoutSeconds=60`);
+    const labelled = (name: string, ancestor: string) => (es: WatchEvent[]) =>
+      es.some((e) => e.type === 'MODIFIED' && e.object.metadata?.name === name && (e.object.metadata as { labels?: Record<string, string> }).labels?.[depth(ancestor)] !== undefined);
+    // Away, and once flotilla has told its watchers (it gathers moves for 100 ms), back: the watch
+    // below opens as soon as flotilla shows that, among moves flotilla gathers together whose
+    // trees before and after are the same, and must hear all its own move relabelled.
+    await reparent(east, 'hy-a-1', 'hy-other');
+    await until('east hy-a-1-x under hy-other', async () => {
+      const res = await memberRequest(flotilla.endpoint, 'GET', `/clusters/${east.name}/api/v1/namespaces/hy-a-1-x`);
+      return res.status === 200 && (JSON.parse(res.body) as { metadata: { labels?: Record<string, string> } }).metadata.labels?.[depth('hy-other')] === '2';
+    });
+    await new Promise((r) => setTimeout(r, 500));
+    const back = await watchFromNow();
+    try {
+      await reparent(east, 'hy-a-1', 'hy-team-a');
+      await back.until(labelled('hy-a-1', 'hy-team-a'));
+    } finally {
+      back.close();
+    }
+    const w = await watchFromNow();
     try {
       await reparent(east, 'hy-a-1', 'hy-other');
-      const labelled = (name: string, ancestor: string) => (es: WatchEvent[]) =>
-        es.some((e) => e.type === 'MODIFIED' && e.object.metadata?.name === name && (e.object.metadata as { labels?: Record<string, string> }).labels?.[depth(ancestor)] !== undefined);
       // hy-a-1's own event, hy-a-1-x's, which nothing on the member changed, and hy-other's: alone
       // before (shown without tree labels), the root of a tree now.
       await w.until((es) => labelled('hy-a-1', 'hy-other')(es) && labelled('hy-a-1-x', 'hy-other')(es) && labelled('hy-other', 'hy-other')(es));
