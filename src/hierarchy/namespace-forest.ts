@@ -75,12 +75,12 @@ export class NamespaceForest {
       store.subscribe(NAMESPACES, (events) => this.apply(events, (m, e) => {
         const was = m.namespaces.get(e.name);
         const now = e.type === 'DELETED' ? undefined : ownFacts(e.bytes);
-        return { mayMove: namespaceMayMove(m, e.name, was, now), change: () => setOwnFacts(m, e.name, now) };
-      }, movesNamespaces)),
+        return { mayMove: namespaceMayMove(m, e.name, was, now), movesHolders: movesHolders(m, e, was, now), change: () => setOwnFacts(m, e.name, now) };
+      })),
       store.subscribe(HIERARCHY_CONFIGURATIONS, (events) => this.apply(events, (m, e) => {
         const parent = e.type !== 'DELETED' && e.name === 'hierarchy' ? configuredParent(e.bytes) : undefined;
-        return { mayMove: m.configured.get(e.namespace) !== parent, change: () => setConfigured(m, e.namespace, parent) };
-      }, () => true)),
+        return { mayMove: m.configured.get(e.namespace) !== parent, movesHolders: true, change: () => setConfigured(m, e.namespace, parent) };
+      })),
     ];
   }
 
@@ -138,15 +138,16 @@ export class NamespaceForest {
 
   /**
    * Applies one committed batch (one member's). `plan` says, before the change is made, whether
-   * it can move a namespace; a batch with such a change is followed by finding what it relabelled.
+   * it can move a namespace, and one that may already hold objects (then the tree it replaces is
+   * kept); a batch with such a change is followed by finding what it relabelled.
    */
-  private apply(events: readonly StoreEvent[], plan: (m: Member, e: StoreEvent) => { mayMove: boolean; change: () => void }, moves: (e: StoreEvent) => boolean): void {
+  private apply(events: readonly StoreEvent[], plan: (m: Member, e: StoreEvent) => { mayMove: boolean; movesHolders: boolean; change: () => void }): void {
     const before = new Map<string, NamespaceTree>();
     for (const e of events) {
       const m = this.member(e.cluster);
-      const { mayMove, change } = plan(m, e);
+      const { mayMove, movesHolders, change } = plan(m, e);
       if (mayMove && !before.has(e.cluster)) before.set(e.cluster, this.tree(e.cluster));
-      if (moves(e) && /^[0-9]+$/.test(e.rv)) {
+      if (movesHolders && /^[0-9]+$/.test(e.rv)) {
         m.past.push({ tree: this.tree(e.cluster), until: BigInt(e.rv) });
         if (m.past.length > HISTORY) {
           m.past.shift();
@@ -229,13 +230,13 @@ function setConfigured(m: Member, namespace: string, parent: string | undefined)
 
 /**
  * Whether a namespace change can move namespaces that may already hold objects: a new namespace
- * cannot (its objects come after it, and the event log has them), a deleted one can (its
- * children lose their parent), a modified one when what it says of its parent changed.
+ * only when a child named it (missing until now, the child was a root; the new one's own objects
+ * come after it, and the event log has them), a deleted one can (its children lose their parent),
+ * a modified one when what it says of its parent changed.
  */
-function movesNamespaces(e: StoreEvent): boolean {
-  if (e.type === 'ADDED') return false;
-  if (e.type === 'DELETED' || e.prevBytes === undefined) return true;
-  return !sameFacts(ownFacts(e.prevBytes), ownFacts(e.bytes));
+function movesHolders(m: Member, e: StoreEvent, was: OwnFacts | undefined, now: OwnFacts | undefined): boolean {
+  if (e.type === 'ADDED') return m.parentNames.has(e.name);
+  return !was || !now || !sameFacts(was, now);
 }
 
 function sameChain(a: readonly string[], b: readonly string[]): boolean {

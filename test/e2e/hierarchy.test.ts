@@ -23,7 +23,7 @@ const SUB = 'hnc.x-k8s.io/subnamespace-of';
 const TEAM = 'hy-team-a.tree.hnc.x-k8s.io/depth';
 const TREE: Record<string, string | undefined> = { 'hy-team-a': undefined, 'hy-a-1': 'hy-team-a', 'hy-a-1-x': 'hy-a-1', 'hy-a-2': 'hy-team-a', 'hy-other': undefined };
 /** Every namespace the test makes somewhere. */
-const EXTRA = [...Object.keys(TREE), 'hy-c1', 'hy-c2', 'hy-hc'];
+const EXTRA = [...Object.keys(TREE), 'hy-c1', 'hy-c2', 'hy-hc', 'hy-orphan', 'hy-late'];
 let flotilla: FlotillaProcess;
 const HC_CRD = {
   apiVersion: 'apiextensions.k8s.io/v1',
@@ -195,6 +195,26 @@ describe('a hierarchy selector on a watch', () => {
       expect(decodeGlobalRV(last.object.metadata!.resourceVersion!)[east.name]).toMatch(/^[0-9]+$/);
     } finally {
       w.close();
+    }
+  });
+
+  it('a parent that comes after its child: a watch resumed from before it came is told the child entered', async () => {
+    const LATE = 'hy-late.tree.hnc.x-k8s.io/depth';
+    await must(west, 'POST', '/api/v1/namespaces', namespace('hy-orphan', 'hy-late'));
+    await until('west: hy-orphan default service account', async () => (await memberRequest(west, 'GET', '/api/v1/namespaces/hy-orphan/serviceaccounts/default')).status === 200);
+    await must(west, 'POST', '/api/v1/namespaces/hy-orphan/pods', pod(`p-hy-orphan-${west.name}`));
+    const path = `/api/v1/pods?labelSelector=${encodeURIComponent(LATE)}`;
+    await until('hy-orphan pod cached', async () => (await selected('hy-orphan.tree.hnc.x-k8s.io/depth')).length === 1);
+    // Its parent is missing: hy-orphan is a root, and nothing is under hy-late.
+    const before = (await list(path)).list;
+    expect(before.items).toEqual([]);
+    await must(west, 'POST', '/api/v1/namespaces', namespace('hy-late'));
+    await until('hy-orphan under hy-late', async () => (await selected(LATE)).length === 1);
+    const resumed = await openWatch(flotilla.endpoint, `${path}&watch=1&resourceVersion=${before.metadata.resourceVersion}&timeoutSeconds=60`);
+    try {
+      await resumed.until((es) => moved(es, 'ADDED', west.name, 'hy-orphan'));
+    } finally {
+      resumed.close();
     }
   });
 

@@ -10,6 +10,9 @@ import type { Store, StoreEvent, StoreListener } from '../../src/store/store.js'
 class Batches {
   private readonly listeners = new Map<string, StoreListener>();
   private rv = 100;
+  get lastRV(): number {
+    return this.rv;
+  }
   readonly store = {
     entries: () => [],
     subscribe: (resource: string, l: StoreListener) => {
@@ -71,5 +74,10 @@ describe('NamespaceForest', () => {
     vi.advanceTimersByTime(1000);
     expect(heard.at(-1)).toEqual({ east: ['child'] });
     expect(forest.tree('east').ancestors('child')).toEqual(['child', 'later']);
+    // A watch resumed from before the parent came is replayed with the tree of its time, where
+    // child (whose objects it may have listed) was a root.
+    const parentCame = batches.lastRV;
+    expect(forest.treeAt('east', String(parentCame - 1))?.ancestors('child')).toEqual(['child']);
+    expect(forest.treeAt('east', String(parentCame))?.ancestors('child')).toEqual(['child', 'later']);
   });
 });
