@@ -513,6 +513,11 @@ function jsonValues(text: string): unknown[] {
 
 /** The issue's memory target, flotilla ÷ karmada-search. */
 const MEMORY_TARGET = 0.1;
+/**
+ * Below this a limit measures Node's own footprint, not a cache (a small fleet's tenth is a few
+ * MB): not run. The quick profile's 20k pods give 148 MB.
+ */
+const MIN_LIMIT_BYTES = 128 * MB;
 
 interface LimitedRun {
   limitBytes: number;
@@ -530,6 +535,7 @@ interface LimitedRun {
  */
 async function withinLimit(ctx: BenchContext, names: number, plan: ReadPlan, limitBytes: number): Promise<LimitedRun | { failure: string }> {
   if (!Number.isFinite(limitBytes) || limitBytes <= 0) return { failure: 'karmada-search\'s VmRSS was not measured' };
+  if (limitBytes < MIN_LIMIT_BYTES) return { failure: `a tenth of karmada-search's VmRSS, ${(limitBytes / MB).toFixed(0)} MB, is less than the ${MIN_LIMIT_BYTES / MB} MB this bench runs flotilla in at least` };
   await ctx.stopFlotilla();
   let group;
   try {
