@@ -39,46 +39,12 @@ export class ItemFacts {
    * those it looks at written with escapes, metadata that is not an object): the caller parses.
    */
   read(buf: Uint8Array, open: number): boolean {
-    this.close = this.kindStart = this.kindEnd = this.mdClose = -1;
+    this.kindStart = this.kindEnd = this.mdClose = -1;
     this.members = 0;
     this.hasKind = this.hasApiVersion = false;
     this.resetMetadata();
-    let i = skipSpace(buf, open + 1);
-    if (buf[i] === CLOSE_BRACE) {
-      this.close = i;
-      return true;
-    }
-    for (;;) {
-      if (buf[i] !== QUOTE) return false;
-      const key = i;
-      const pastKey = skipString(buf, i);
-      if (pastKey < 0 || hasEscape(buf, key + 1, pastKey - 1)) return false;
-      i = skipSpace(buf, pastKey);
-      if (buf[i] !== COLON) return false;
-      const start = skipSpace(buf, i + 1);
-      this.members++;
-      let end: number;
-      if (keyIs(buf, key, pastKey, METADATA)) {
-        end = this.readMetadata(buf, start);
-      } else {
-        end = skipValue(buf, start);
-        if (keyIs(buf, key, pastKey, KIND)) {
-          this.hasKind = true;
-          this.kindStart = start;
-          this.kindEnd = end;
-        } else if (keyIs(buf, key, pastKey, API_VERSION)) {
-          this.hasApiVersion = true;
-        }
-      }
-      if (end < 0) return false;
-      i = skipSpace(buf, end);
-      if (buf[i] === CLOSE_BRACE) {
-        this.close = i;
-        return true;
-      }
-      if (buf[i] !== COMMA) return false;
-      i = skipSpace(buf, i + 1);
-    }
+    this.close = this.walk(buf, open, this.itemMember);
+    return this.close >= 0;
   }
 
   /** Whether `kind` is the string `name` (ASCII, written without escapes). */
@@ -92,16 +58,52 @@ export class ItemFacts {
     this.rvStart = this.rvEnd = this.annKey = this.annStart = this.annEnd = -1;
   }
 
-  /** Reads `metadata` (its `{` at `open`); the offset past its `}`, or -1. */
-  private readMetadata(buf: Uint8Array, open: number): number {
-    if (buf[open] !== OPEN_BRACE) return -1;
-    // A second metadata member replaces the first, as it would in a parse.
-    this.resetMetadata();
-    let i = skipSpace(buf, open + 1);
-    if (buf[i] === CLOSE_BRACE) {
-      this.mdClose = i;
-      return i + 1;
+  /** One member of the item: its key's quote, past its key, its value's start; past its value, or -1. */
+  private readonly itemMember = (buf: Uint8Array, key: number, pastKey: number, start: number): number => {
+    this.members++;
+    if (keyIs(buf, key, pastKey, METADATA)) {
+      if (buf[start] !== OPEN_BRACE) return -1;
+      // A second metadata member replaces the first, as it would in a parse.
+      this.resetMetadata();
+      this.mdClose = this.walk(buf, start, this.metadataMember);
+      return this.mdClose < 0 ? -1 : this.mdClose + 1;
     }
+    const end = skipValue(buf, start);
+    if (keyIs(buf, key, pastKey, KIND)) {
+      this.hasKind = true;
+      this.kindStart = start;
+      this.kindEnd = end;
+    } else if (keyIs(buf, key, pastKey, API_VERSION)) {
+      this.hasApiVersion = true;
+    }
+    return end;
+  };
+
+  /** One member of the item's metadata, as itemMember. */
+  private readonly metadataMember = (buf: Uint8Array, key: number, pastKey: number, start: number): number => {
+    this.mdMembers++;
+    const end = skipValue(buf, start);
+    if (keyIs(buf, key, pastKey, NAME)) {
+      this.named = buf[start] === QUOTE;
+    } else if (keyIs(buf, key, pastKey, RESOURCE_VERSION)) {
+      this.rvStart = start;
+      this.rvEnd = end;
+    } else if (keyIs(buf, key, pastKey, ANNOTATIONS)) {
+      this.annKey = key;
+      this.annStart = start;
+      this.annEnd = end;
+    }
+    return end;
+  };
+
+  /**
+   * Walks the members of the object whose `{` is at `open`, each key compared in place by
+   * `member` (bound once: nothing is made per object). The offset of its `}`, or -1 when the
+   * bytes do not follow or a key holds an escape.
+   */
+  private walk(buf: Uint8Array, open: number, member: (buf: Uint8Array, key: number, pastKey: number, start: number) => number): number {
+    let i = skipSpace(buf, open + 1);
+    if (buf[i] === CLOSE_BRACE) return i;
     for (;;) {
       if (buf[i] !== QUOTE) return -1;
       const key = i;
@@ -109,25 +111,10 @@ export class ItemFacts {
       if (pastKey < 0 || hasEscape(buf, key + 1, pastKey - 1)) return -1;
       i = skipSpace(buf, pastKey);
       if (buf[i] !== COLON) return -1;
-      const start = skipSpace(buf, i + 1);
-      this.mdMembers++;
-      const end = skipValue(buf, start);
+      const end = member(buf, key, pastKey, skipSpace(buf, i + 1));
       if (end < 0) return -1;
-      if (keyIs(buf, key, pastKey, NAME)) {
-        this.named = buf[start] === QUOTE;
-      } else if (keyIs(buf, key, pastKey, RESOURCE_VERSION)) {
-        this.rvStart = start;
-        this.rvEnd = end;
-      } else if (keyIs(buf, key, pastKey, ANNOTATIONS)) {
-        this.annKey = key;
-        this.annStart = start;
-        this.annEnd = end;
-      }
       i = skipSpace(buf, end);
-      if (buf[i] === CLOSE_BRACE) {
-        this.mdClose = i;
-        return i + 1;
-      }
+      if (buf[i] === CLOSE_BRACE) return i;
       if (buf[i] !== COMMA) return -1;
       i = skipSpace(buf, i + 1);
     }

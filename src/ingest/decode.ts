@@ -30,14 +30,15 @@ export function clusterAnnotationEntry(cluster: string): string {
  * The edit that sets the cluster annotation in the `annotations` value at `at`: its entry
  * replaced or added when the value is an object, the value replaced by a new object otherwise.
  * Undefined when the object's keys are written with escapes (one could spell the annotation).
+ * `entry`: clusterAnnotationEntry(cluster), made once by a caller editing many objects.
  */
-export function clusterAnnotationEdit(buf: Buffer, at: JsonMember, cluster: string): ByteEdit | undefined {
-  if (buf[at.start] !== OPEN_BRACE) return { start: at.start, end: at.end, text: `{${clusterAnnotationEntry(cluster)}}` };
+export function clusterAnnotationEdit(buf: Buffer, at: JsonMember, cluster: string, entry = clusterAnnotationEntry(cluster)): ByteEdit | undefined {
+  if (buf[at.start] !== OPEN_BRACE) return { start: at.start, end: at.end, text: `{${entry}}` };
   const ann = objectMembers(buf, at.start);
   if (!ann || ann.members.some((m) => m.key.includes('\\'))) return undefined;
   const ours = ann.members.find((m) => m.key === CLUSTER_ANNOTATION);
   if (ours) return { start: ours.start, end: ours.end, text: JSON.stringify(cluster) };
-  return { start: ann.close, end: ann.close, text: `${ann.members.length > 0 ? ',' : ''}${clusterAnnotationEntry(cluster)}` };
+  return { start: ann.close, end: ann.close, text: `${ann.members.length > 0 ? ',' : ''}${entry}` };
 }
 
 /**
@@ -48,7 +49,7 @@ export function clusterAnnotationEdit(buf: Buffer, at: JsonMember, cluster: stri
  */
 export function clusterAnnotationInMetadata(buf: Buffer, at: JsonMember | undefined, close: number, members: number, cluster: string, entry = clusterAnnotationEntry(cluster)): ByteEdit | undefined {
   if (!at) return { start: close, end: close, text: `${members > 0 ? ',' : ''}"annotations":{${entry}}` };
-  return clusterAnnotationEdit(buf, at, cluster);
+  return clusterAnnotationEdit(buf, at, cluster, entry);
 }
 
 export interface IngestContext {
