@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { BenchContext } from './context.js';
 
 /**
  * A memory cgroup, as a Kubernetes container memory limit is: its limit counts the process's own
@@ -60,4 +61,27 @@ export function createMemoryCgroup(name: string, limitBytes: number): MemoryCgro
 function statField(file: string, field: string): number {
   const m = new RegExp(`^${field} (\\d+)$`, 'm').exec(readFileSync(file, 'utf8'));
   return m ? Number(m[1]) : 0;
+}
+
+/**
+ * A memory cgroup for the flotilla a scenario starts next (`onSpawn: (pid) => group.add(pid)`).
+ * `remove` stops flotilla (only an empty group can go) and removes the group, once: when the
+ * scenario is done, or when the bench is stopped before that (adopted by the context), so later
+ * scenarios never get a flotilla that still runs under the limit.
+ */
+export function flotillaCgroup(ctx: BenchContext, name: string, limitBytes: number): { group: MemoryCgroup; remove: () => Promise<void> } {
+  const group = createMemoryCgroup(name, limitBytes);
+  let removed = false;
+  const remove = async () => {
+    if (removed) return;
+    removed = true;
+    await ctx.stopFlotilla();
+    try {
+      group.remove();
+    } catch (e) {
+      ctx.log(`could not remove ${group.path}: ${(e as Error).message}`);
+    }
+  };
+  ctx.adopt(remove);
+  return { group, remove };
 }

@@ -7,7 +7,7 @@ import { livePids } from '../../test/fleet/processes.js';
 import type { BenchContext } from '../lib/context.js';
 import { cpuSeconds } from '../lib/cpu-time.js';
 import { procMemory, sleep } from '../lib/flotilla.js';
-import { createMemoryCgroup } from '../lib/memory-cgroup.js';
+import { flotillaCgroup } from '../lib/memory-cgroup.js';
 import { POD_KIND, measureReads, type ReadPlan, type ReadResult } from '../lib/fleet-reads.js';
 import { countedSelectors, podName, selectorNear } from '../lib/pods.js';
 import { LIST_TIMEOUT_MS, MB, figureSink, ok, type Scenario } from '../lib/scenario.js';
@@ -537,12 +537,13 @@ async function withinLimit(ctx: BenchContext, names: number, plan: ReadPlan, lim
   if (!Number.isFinite(limitBytes) || limitBytes <= 0) return { failure: 'karmada-search\'s VmRSS was not measured' };
   if (limitBytes < MIN_LIMIT_BYTES) return { failure: `a tenth of karmada-search's VmRSS, ${(limitBytes / MB).toFixed(0)} MB, is less than the ${MIN_LIMIT_BYTES / MB} MB this bench runs flotilla in at least` };
   await ctx.stopFlotilla();
-  let group;
+  let cgroup;
   try {
-    group = createMemoryCgroup(`flotilla-bench-tenth-${process.pid}`, limitBytes);
+    cgroup = flotillaCgroup(ctx, `flotilla-bench-tenth-${process.pid}`, limitBytes);
   } catch (e) {
     return { failure: `no memory cgroup here: ${(e as Error).message}` };
   }
+  const { group } = cgroup;
   try {
     ctx.log(`karmada: flotilla inside ${(limitBytes / MB).toFixed(0)} MB (${group.path})`);
     const start = await ctx.startFlotilla({ reuseData: false, names, onSpawn: (pid) => group.add(pid) });
@@ -552,13 +553,7 @@ async function withinLimit(ctx: BenchContext, names: number, plan: ReadPlan, lim
   } catch (e) {
     return { failure: `${(e as Error).message}; OOM kills in the group: ${group.oomKills()}` };
   } finally {
-    // Only an empty group can go: flotilla first, and later scenarios get one outside it.
-    await ctx.stopFlotilla();
-    try {
-      group.remove();
-    } catch (e) {
-      ctx.log(`karmada: could not remove ${group.path}: ${(e as Error).message}`);
-    }
+    await cgroup.remove();
   }
 }
 

@@ -188,10 +188,10 @@ export const live: Scenario = {
           memberCpuDirect += totalCpuSeconds(members) - member0;
         };
         const relaySide = async () => {
-          const cpu0 = cpuSeconds(relayProc!.pid!);
+          const cpu0 = cpuSeconds(relayProc.pid!);
           const member0 = totalCpuSeconds(members);
           relayMs.push(ok(await relay!.get(path, { timeoutMs: LIST_TIMEOUT_MS, ...opts }), `relay ${what}`).ms);
-          relayCpu += cpuSeconds(relayProc!.pid!) - cpu0;
+          relayCpu += cpuSeconds(relayProc.pid!) - cpu0;
           memberCpuRelay += totalCpuSeconds(members) - member0;
         };
         const sides = relay ? [directSide, flotillaSide, relaySide] : [directSide, flotillaSide];

@@ -1,6 +1,6 @@
 import type { BenchContext } from '../lib/context.js';
 import { procMemory } from '../lib/flotilla.js';
-import { createMemoryCgroup, type MemoryCgroup } from '../lib/memory-cgroup.js';
+import { flotillaCgroup, type MemoryCgroup } from '../lib/memory-cgroup.js';
 import { MB, figureSink, fleetLists, type Scenario } from '../lib/scenario.js';
 
 const LIMIT_BYTES = 1.5 * 1024 ** 3;
@@ -23,27 +23,15 @@ export const memoryLimit: Scenario = {
     const notes: string[] = [];
     const facts = () => ({ objects: seed.pods * ctx.profile.names, objectBytes: seed.memberBytesAvg, objectBytesAre: 'as the member stores it, managedFields included', notes });
     await ctx.stopFlotilla();
-    let group: MemoryCgroup;
+    let cgroup: ReturnType<typeof flotillaCgroup>;
     try {
-      group = createMemoryCgroup(`flotilla-bench-${process.pid}`, LIMIT_BYTES);
+      cgroup = flotillaCgroup(ctx, `flotilla-bench-${process.pid}`, LIMIT_BYTES);
     } catch (e) {
       notes.push(`not measured: this machine cannot make a memory cgroup (${(e as Error).message}); it needs root and a cgroup memory controller`);
       add('oom_kills', NaN, 'kills', { op: '=', value: 0 });
       return { figures, facts: facts() };
     }
-    let removed = false;
-    const removeGroup = async () => {
-      if (removed) return;
-      removed = true;
-      // Only an empty group can go: flotilla first.
-      await ctx.stopFlotilla();
-      try {
-        group.remove();
-      } catch (e) {
-        ctx.log(`memory-limit: could not remove ${group.path}: ${(e as Error).message}`);
-      }
-    };
-    ctx.adopt(removeGroup);
+    const { group, remove: removeGroup } = cgroup;
     try {
       await measure(ctx, group, removeGroup, add, notes);
       return { figures, facts: facts() };
