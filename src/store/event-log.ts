@@ -21,7 +21,7 @@ function numericRV(rv: string): number | undefined {
 export class EventLog {
   private readonly events: Database<LoggedRecord, [string, number]>;
   private readonly eventRVs: Database<boolean, [string, string, number, number]>;
-  private readonly logs: Database<LogState | { seq: number } | { format: number }, string>;
+  private readonly logs: Database<LogState | { seq: number } | { format: number; dictionary: string }, string>;
   /** Log states written in the transaction being built, which LMDB reads do not show yet. */
   private readonly batchLogs = new Map<string, LogState>();
   private readonly listeners = new Map<string, Set<StoreListener>>();
