@@ -168,7 +168,10 @@ export class CacheManager implements FleetMembers, ResourceCatalog, CacheHealth 
       if (!this.members.has(c.name)) {
         const client = await MemberClient.create(c);
         this.members.set(c.name, { config: c, client, listSlots: new Semaphore(config.options.maxInflightListsPerMember) });
-        if (!this.abort.signal.aborted) this.heartbeat.track(c.name, (signal) => client.probe(HEARTBEAT_PATH, signal));
+        if (!this.abort.signal.aborted) {
+          client.onAnswer = () => this.heartbeat.heard(c.name);
+          this.heartbeat.track(c.name, (signal) => client.probe(HEARTBEAT_PATH, signal));
+        }
       }
     }
 

@@ -8,6 +8,12 @@
  * One probe in flight per member at most: a member that does not answer is not sent a queue of
  * them. A probe outstanding for PROBE_TIMEOUT_INTERVALS intervals (at least MIN_PROBE_TIMEOUT_MS)
  * is abandoned, so a connection that will never answer is replaced by a new one.
+ *
+ * Any other answer from the member but a 5xx (`heard`: a list page, a get) is as good as a probe's: no probe
+ * is sent while the member answered within the interval, and the next one goes an interval after
+ * that answer, so a member that stops is still found silent within two intervals. A fleet's
+ * initial sync thus costs no probes: at 100 members and 500 ms they were 200 requests a second,
+ * about 5% of the main thread's work in a 1M-object sync and as many answers from the members.
  */
 
 /** Sends one probe; resolves on a 2xx answer, rejects (with why) otherwise. */
@@ -45,6 +51,8 @@ interface Tracked {
   lastAnswerAt?: number;
   /** Set while the last probe that finished failed. */
   lastError?: string;
+  /** The member's last answer to anything (heard). */
+  heardAt?: number;
 }
 
 export class Heartbeat {
@@ -63,6 +71,18 @@ export class Heartbeat {
     const m: Tracked = { probe };
     this.members.set(cluster, m);
     this.tick(cluster, m);
+  }
+
+  /** The member answered a request: as good as a probe's answer, unless a probe is outstanding. */
+  heard(cluster: string): void {
+    const m = this.members.get(cluster);
+    if (!m) return;
+    const now = this.now();
+    m.heardAt = now;
+    if (m.inFlight) return;
+    m.unansweredSince = undefined;
+    m.lastError = undefined;
+    m.lastAnswerAt = now;
   }
 
   /** Stops probing a member: removed from the configuration. */
@@ -117,11 +137,19 @@ export class Heartbeat {
     for (const cluster of [...this.members.keys()]) this.untrack(cluster);
   }
 
-  /** Sends a probe unless one is in flight, and comes back after an interval. */
+  /**
+   * Sends a probe unless one is in flight or the member answered something within the interval,
+   * and comes back after an interval (or an interval after that answer).
+   */
   private tick(cluster: string, m: Tracked): void {
     if (this.members.get(cluster) !== m) return;
-    if (!m.inFlight) this.send(cluster, m);
-    m.timer = setTimeout(() => this.tick(cluster, m), this.intervalMs);
+    let next = this.intervalMs;
+    if (!m.inFlight) {
+      const quietFor = m.heardAt === undefined ? Infinity : this.now() - m.heardAt;
+      if (quietFor < this.intervalMs) next = this.intervalMs - quietFor;
+      else this.send(cluster, m);
+    }
+    m.timer = setTimeout(() => this.tick(cluster, m), next);
     m.timer.unref();
   }
 

@@ -42,6 +42,8 @@ export const TOKEN_FILE_REREAD_MS = 60_000;
 export class MemberClient {
   /** The token file (server + tokenFile configurations) and when it was last read. */
   private tokenSource?: { file: string; readAt: number };
+  /** Called as each answer's head arrives, unless a 5xx: the member is answering (the heartbeat's `heard`). */
+  onAnswer?: () => void;
 
   private constructor(
     readonly cluster: string,
@@ -121,6 +123,7 @@ export class MemberClient {
       let answered = false;
       const r = this.open(req, this.agent, (res) => {
         answered = true;
+        if ((res.statusCode ?? 0) < 500) this.onAnswer?.();
         resolve(res);
       });
       if (req.idleTimeoutMs) r.setTimeout(req.idleTimeoutMs, () => r.destroy(new Error(`no data from ${this.cluster} for ${req.idleTimeoutMs} ms`)));

@@ -80,6 +80,46 @@ describe('member heartbeat', () => {
     expect(m.probes).toHaveLength(2);
   });
 
+  it('sends no probe while the member answers other requests, and still finds it silent within two intervals once it stops', async () => {
+    const m = handMember();
+    heartbeat.track('east', m.probe);
+    m.probes[0]!.answer();
+    // A sync: list pages answered every 200 ms for 3 s.
+    for (let t = 0; t < 3000; t += 200) {
+      heartbeat.heard('east');
+      await vi.advanceTimersByTimeAsync(200);
+    }
+    expect(m.probes, 'no probe while it answers').toHaveLength(1);
+    expect(heartbeat.silence('east')).toBeUndefined();
+    // It stops answering just after its last answer: a probe goes an interval after that answer,
+    // and the member is silent an interval later.
+    heartbeat.heard('east');
+    await vi.advanceTimersByTimeAsync(499);
+    expect(m.probes).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(m.probes).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(500);
+    expect(heartbeat.silence('east')).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(heartbeat.silence('east')).toEqual({ cluster: 'east', forMs: 501 });
+    // Answers to other requests while a probe is outstanding do not end the silence: the probe does.
+    heartbeat.heard('east');
+    expect(heartbeat.silence('east')).toBeDefined();
+    m.probes[1]!.answer();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(heartbeat.silence('east')).toBeUndefined();
+  });
+
+  it('ends a failed probe\'s silence on the next answer to any request', async () => {
+    const m = handMember();
+    heartbeat.track('east', m.probe);
+    m.probes[0]!.fail(new Error('/readyz: HTTP 500: etcd failed'));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(heartbeat.silence('east')?.error).toBe('/readyz: HTTP 500: etcd failed');
+    heartbeat.heard('east');
+    expect(heartbeat.silence('east')).toBeUndefined();
+  });
+
   it('follows a new interval, stops probing a member no longer tracked, and leaves no timer behind', async () => {
     const m = handMember();
     const other = handMember();
