@@ -9,11 +9,12 @@
  * them. A probe outstanding for PROBE_TIMEOUT_INTERVALS intervals (at least MIN_PROBE_TIMEOUT_MS)
  * is abandoned, so a connection that will never answer is replaced by a new one.
  *
- * Any other answer from the member but a 5xx (`heard`: a list page, a get) is as good as a probe's: no probe
- * is sent while the member answered within the interval, and the next one goes an interval after
- * that answer, so a member that stops is still found silent within two intervals. A fleet's
- * initial sync thus costs no probes: at 100 members and 500 ms they were 200 requests a second,
- * about 5% of the main thread's work in a 1M-object sync and as many answers from the members.
+ * Any other answer from the member but a 5xx (`heard`: a list page, a get) is as good as a
+ * probe's: no probe is sent while the member answered within the interval, and the next one goes
+ * an interval after that answer, so a member that stops is still found silent within two
+ * intervals. A fleet's initial sync thus costs no probes: at 100 members and 500 ms they were 200
+ * requests a second, about 5% of the main thread's work in a 1M-object sync and as many answers
+ * from the members.
  */
 
 /** Sends one probe; resolves on a 2xx answer, rejects (with why) otherwise. */
@@ -77,12 +78,15 @@ export class Heartbeat {
   heard(cluster: string): void {
     const m = this.members.get(cluster);
     if (!m) return;
-    const now = this.now();
-    m.heardAt = now;
-    if (m.inFlight) return;
+    m.heardAt = this.now();
+    if (!m.inFlight) this.answered(m, m.heardAt);
+  }
+
+  /** A good answer (a probe's, or heard with none outstanding) ends any silence. */
+  private answered(m: Tracked, at: number): void {
     m.unansweredSince = undefined;
     m.lastError = undefined;
-    m.lastAnswerAt = now;
+    m.lastAnswerAt = at;
   }
 
   /** Stops probing a member: removed from the configuration. */
@@ -172,9 +176,7 @@ export class Heartbeat {
       () => {
         if (m.inFlight !== inFlight) return;
         m.inFlight = undefined;
-        m.unansweredSince = undefined;
-        m.lastError = undefined;
-        m.lastAnswerAt = this.now();
+        this.answered(m, this.now());
       },
       (e: unknown) => {
         if (m.inFlight !== inFlight) return;

@@ -14,9 +14,10 @@ import { createHash } from 'node:crypto';
  * kinds share its metadata and condition vocabulary.
  *
  * Small on purpose: lmdb-js loads the dictionary into LZ4 for every value it compresses, which
- * costs about 2 µs per KB of dictionary (a 16 KB one of nine kinds did no better on pods). Measured on bench pods (2.5 KB served, 100k of
- * them, inserted as ten clusters' lists interleave): file per object 4.11 KB uncompressed,
- * 2.07 KB with lmdb-js's own dictionary, 1.24 KB with this one.
+ * costs about 2 µs per KB of dictionary (a 16 KB one of nine kinds did no better on pods).
+ * Measured on bench pods (2.5 KB served, 100k of them, inserted as ten clusters' lists
+ * interleave): file per object 4.11 KB uncompressed, 2.07 KB with lmdb-js's own dictionary,
+ * 1.24 KB with this one.
  *
  * The stored bytes can only be read with the dictionary they were written with: the store keeps
  * DICTIONARY_DIGEST beside its format and empties itself when either differs.
