@@ -2,16 +2,18 @@ import { pack } from 'msgpackr';
 import type { DecodedObject } from './decode.js';
 import type { TableColumn } from '../api/table.js';
 import { indexEntries } from '../store/meta-record.js';
+import { compressObject } from '../store/object-compression.js';
 
 /**
  * How decoded objects cross from an ingest worker to the main thread without the main thread
- * parsing anything: every object's served bytes and msgpack meta record, back to back in one
- * ArrayBuffer that is transferred (not copied), with offsets. The main thread hands Buffer views
- * of it straight to LMDB.
+ * parsing anything: every object's served bytes, its msgpack meta record and its bytes as the
+ * store keeps them (compressed: compressObject), back to back in one ArrayBuffer that is
+ * transferred (not copied), with offsets. The main thread hands Buffer views of it straight to
+ * LMDB.
  */
 export interface EncodedObjects {
   buffer: ArrayBuffer;
-  /** Per object: bytes start, bytes length, meta start, meta length. */
+  /** Per object (OFFSETS_PER_OBJECT): bytes start and length, meta start and length, stored start and length (0: as served). */
   offsets: Uint32Array;
   /** Per object: namespace, name (alternating). */
   refs: string[];
@@ -33,28 +35,35 @@ export interface IngestedObject {
   bytes: Buffer;
   /** The msgpack-encoded MetaRecord. */
   meta: Buffer;
+  /** The bytes as the store keeps them (compressObject), or undefined: kept as served. */
+  stored: Buffer | undefined;
 }
+
+const OFFSETS_PER_OBJECT = 6;
 
 export function encodeObjects(objects: readonly DecodedObject[]): EncodedObjects {
   const metas = objects.map((o) => pack(o.meta));
+  const stored = objects.map((o) => compressObject(o.bytes));
   let total = 0;
-  for (let i = 0; i < objects.length; i++) total += objects[i]!.bytes.length + metas[i]!.length;
+  for (let i = 0; i < objects.length; i++) total += objects[i]!.bytes.length + metas[i]!.length + (stored[i]?.length ?? 0);
   const buffer = new ArrayBuffer(total);
   const out = new Uint8Array(buffer);
-  const offsets = new Uint32Array(objects.length * 4);
+  const offsets = new Uint32Array(objects.length * OFFSETS_PER_OBJECT);
   const refs: string[] = new Array<string>(objects.length * 2);
   const labels: string[] = objects.map((o) => indexEntries(o.meta));
   let at = 0;
+  const put = (bytes: Uint8Array, slot: number) => {
+    offsets[slot] = at;
+    offsets[slot + 1] = bytes.length;
+    out.set(bytes, at);
+    at += bytes.length;
+  };
   objects.forEach((o, i) => {
-    offsets[i * 4] = at;
-    offsets[i * 4 + 1] = o.bytes.length;
-    out.set(o.bytes, at);
-    at += o.bytes.length;
-    const meta = metas[i]!;
-    offsets[i * 4 + 2] = at;
-    offsets[i * 4 + 3] = meta.length;
-    out.set(meta, at);
-    at += meta.length;
+    const slot = i * OFFSETS_PER_OBJECT;
+    put(o.bytes, slot);
+    put(metas[i]!, slot + 2);
+    const s = stored[i];
+    if (s) put(s, slot + 4);
     refs[i * 2] = o.namespace;
     refs[i * 2 + 1] = o.name;
   });
@@ -62,15 +71,18 @@ export function encodeObjects(objects: readonly DecodedObject[]): EncodedObjects
 }
 
 export function viewObjects(enc: EncodedObjects): IngestedObject[] {
-  const n = enc.offsets.length / 4;
+  const n = enc.offsets.length / OFFSETS_PER_OBJECT;
   const out: IngestedObject[] = new Array<IngestedObject>(n);
+  const view = (slot: number) => Buffer.from(enc.buffer, enc.offsets[slot]!, enc.offsets[slot + 1]!);
   for (let i = 0; i < n; i++) {
+    const slot = i * OFFSETS_PER_OBJECT;
     out[i] = {
       namespace: enc.refs[i * 2]!,
       name: enc.refs[i * 2 + 1]!,
       labels: enc.labels[i]!,
-      bytes: Buffer.from(enc.buffer, enc.offsets[i * 4]!, enc.offsets[i * 4 + 1]!),
-      meta: Buffer.from(enc.buffer, enc.offsets[i * 4 + 2]!, enc.offsets[i * 4 + 3]!),
+      bytes: view(slot),
+      meta: view(slot + 2),
+      stored: enc.offsets[slot + 5]! > 0 ? view(slot + 4) : undefined,
     };
   }
   return out;

@@ -2,7 +2,8 @@ import { statfsSync } from 'node:fs';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { ResourceInfo } from '../api/resource-info.js';
 import { FORMAT, FORMAT_KEY } from './keys.js';
-import { DICTIONARY_DIGEST, OBJECT_DICTIONARY } from './object-dictionary.js';
+import { OBJECT_COMPRESSION } from './object-compression.js';
+import { DICTIONARY_DIGEST } from './object-dictionary.js';
 import { slabValues } from './slab-values.js';
 import type { ChangeType, SyncRecord } from './types.js';
 
@@ -62,6 +63,11 @@ export interface Databases {
   objects: Database<Buffer, string>;
   /** The same database for `entries`' range reads: values as views of shared slabs (slab-values.ts). */
   objectsInSlabs: Database<Buffer, string>;
+  /**
+   * The same database as it is kept, not decompressed: what writes of already compressed objects
+   * (compressObject) go through. Reading a compressed value through it gives the compressed bytes.
+   */
+  objectsAsStored: Database<Buffer, string>;
   // Meta records arrive msgpack-encoded from the ingest workers and are stored as those bytes.
   meta: Database<Buffer, string>;
   /**
@@ -87,19 +93,17 @@ export interface Databases {
 }
 
 /**
- * The objects are LZ4-compressed with a dictionary of the API's vocabulary (object-dictionary.ts):
- * lmdb-js compresses on libuv's pool as it writes, and decompresses as it reads, before any of
- * our code sees the bytes. Bench pods (2.5 KB served) take 1.3 KB of file instead of 4.1 KB, which
- * is most of flotilla's memory at rest; a range read of them costs about 0.5 ms per MB more. The
- * main thread pays for queueing each compression on the pool: about 5 µs per object alone, 17 µs
- * in a 1M-object sync on 2 CPUs. Objects below the threshold are stored as they are: a few
- * hundred bytes save little.
+ * The objects are LZ4-compressed with a dictionary of the API's vocabulary (object-dictionary.ts).
+ * The ingest workers compress them (object-compression.ts) and the store writes them through
+ * `objectsAsStored`, which does not compress; lmdb-js decompresses as it reads through the other
+ * handles, before any of our code sees the bytes. Bench pods (2.5 KB served) take 1.3 KB of file
+ * instead of 4.1 KB, which is most of flotilla's memory at rest; a range read of them costs about
+ * 0.5 ms per MB more. Objects below the threshold are stored as they are.
  */
-const OBJECT_COMPRESSION = { dictionary: OBJECT_DICTIONARY, threshold: 512 };
-
 function openDatabases(root: RootDatabase): Databases {
   return {
     objects: root.openDB<Buffer, string>({ name: 'objects', encoding: 'binary', compression: OBJECT_COMPRESSION }),
+    objectsAsStored: root.openDB<Buffer, string>({ name: 'objects', encoding: 'binary' }),
     // `encoder` is lmdb-js's option for a custom value encoder; its types list it for the root only.
     objectsInSlabs: root.openDB<Buffer, string>({ name: 'objects', encoder: slabValues(), compression: OBJECT_COMPRESSION } as { name: string }),
     meta: root.openDB<Buffer, string>({ name: 'meta', encoding: 'binary' }),

@@ -50,6 +50,7 @@ function entryOf(key: string, bytes: Buffer): StoredEntry {
 export class Objects {
   private readonly objects: Database<Buffer, string>;
   private readonly objectsInSlabs: Database<Buffer, string>;
+  private readonly objectsAsStored: Database<Buffer, string>;
   private readonly meta: Database<Buffer, string>;
   private readonly byCluster: Database<Buffer, string>;
   /**
@@ -66,9 +67,10 @@ export class Objects {
    */
   prevBytes: Buffer | undefined;
 
-  constructor(dbs: Pick<Databases, 'objects' | 'objectsInSlabs' | 'meta' | 'byCluster'>) {
+  constructor(dbs: Pick<Databases, 'objects' | 'objectsInSlabs' | 'objectsAsStored' | 'meta' | 'byCluster'>) {
     this.objects = dbs.objects;
     this.objectsInSlabs = dbs.objectsInSlabs;
+    this.objectsAsStored = dbs.objectsAsStored;
     this.meta = dbs.meta;
     this.byCluster = dbs.byCluster;
   }
@@ -99,7 +101,8 @@ export class Objects {
       this.meta.remove(key);
       this.byCluster.remove(own);
     } else {
-      this.objects.put(key, c.bytes);
+      if (c.stored) this.objectsAsStored.put(key, c.stored);
+      else this.objects.put(key, c.bytes);
       this.meta.put(key, c.meta);
       this.byCluster.put(own, PRESENT);
     }

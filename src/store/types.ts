@@ -51,6 +51,11 @@ export interface Change {
   /** The member RV of the change (for a reconcile's DELETED, the list RV that noticed it). */
   rv: string;
   bytes: Buffer;
+  /**
+   * The bytes as the objects database keeps them (compressObject), when the ingest worker made
+   * them; otherwise the store has `bytes` compressed as they are written.
+   */
+  stored?: Buffer | undefined;
   meta: Buffer;
 }
 
