@@ -137,6 +137,11 @@ export class ResourceCacher {
     return { ...this.status };
   }
 
+  /** getStatus().synced without the copy: /readyz asks it of every cacher. */
+  isSynced(): boolean {
+    return this.status.synced;
+  }
+
   /** Resolves once the cache holds a complete list of this member's objects. */
   whenSynced(): Promise<void> {
     if (this.status.synced) return Promise.resolve();
