@@ -338,7 +338,7 @@ export function parseFleetDocument(doc: unknown, where: { source: string; baseDi
     });
   }
 
-  const options: FleetOptions = { dropManagedFields: true, listPageSize: 500, maxInflightListsPerMember: 4, maxInflightListPages: 8, watchBookmarkIntervalSeconds: 30, minWatchTimeoutSeconds: 1800, watchCatchUpStallSeconds: 60, maxWatchBufferMiB: 16, eventLogSize: 100_000, liveReads: { enabled: true, exclude: [] }, memberHeartbeatMilliseconds: 500 };
+  const options: FleetOptions = { dropManagedFields: true, listPageSize: 500, maxInflightListsPerMember: 4, maxInflightListPages: 8, watchBookmarkIntervalSeconds: 30, minWatchTimeoutSeconds: 1800, watchCatchUpStallSeconds: 60, maxWatchBufferMiB: 16, eventLogSize: 100_000, liveReads: { enabled: true, exclude: [] }, memberHeartbeatMilliseconds: 2000 };
   if (root.options !== undefined) {
     const o = c.object(root.options, 'options', ['dropManagedFields', 'listPageSize', 'maxInflightListsPerMember', 'maxInflightListPages', 'watchBookmarkIntervalSeconds', 'minWatchTimeoutSeconds', 'watchCatchUpStallSeconds', 'maxWatchBufferMiB', 'eventLogSize', 'liveReads', 'memberHeartbeatMilliseconds']);
     if (o?.dropManagedFields !== undefined) {

@@ -133,7 +133,7 @@ describe('member heartbeat', () => {
   const base = 'clusters: [{ name: east, kubeconfig: k }]\nresources: [{ version: v1, resource: pods }]\n';
 
   it('probes every 500 ms unless the options say otherwise, from 50 ms to a minute', () => {
-    expect(parse(base).options.memberHeartbeatMilliseconds).toBe(500);
+    expect(parse(base).options.memberHeartbeatMilliseconds).toBe(2000);
     expect(parse(`${base}options: { memberHeartbeatMilliseconds: 200 }`).options.memberHeartbeatMilliseconds).toBe(200);
     expect(() => parse(`${base}options: { memberHeartbeatMilliseconds: 10 }`)).toThrow('fleet.yaml: options.memberHeartbeatMilliseconds: must be an integer from 50 to 60000, got number 10');
     expect(() => parse(`${base}options: { memberHeartbeatMilliseconds: 1.5 }`)).toThrow(/memberHeartbeatMilliseconds: must be an integer/);
