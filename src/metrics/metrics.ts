@@ -1,12 +1,13 @@
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { CacherStatus } from '../cacher/cacher.js';
+import { CacherSeries } from './cacher-series.js';
 import { trackEventLoopDelay } from './event-loop-delay.js';
 
 /**
  * Prometheus metrics at /metrics: the process's own (memory, heap, event-loop lag) and one series
- * per cacher, read from the cachers' status at scrape time so the hot paths pay nothing for them.
+ * per cacher (cacher-series.ts), read from the cachers' status at scrape time so the hot paths pay
+ * nothing for them.
  */
-const PHASES = ['pending', 'listing', 'watching', 'backoff', 'stopped'] as const;
 
 export interface WatchStats {
   /** Watches open now. */
@@ -20,8 +21,15 @@ export interface WatchStats {
   flushPauseMs: number;
 }
 
-/** The registry, and what stops its sampling when the server closes. */
+/** What /metrics serves: prom-client's registry, then the per-cacher series. */
+export interface Exposition {
+  contentType: string;
+  metrics(): Promise<string>;
+}
+
+/** The exposition, the registry (for tests), and what stops its sampling when the server closes. */
 export interface Metrics {
+  exposition: Exposition;
   registry: Registry;
   stop: () => void;
 }
@@ -30,42 +38,6 @@ export function createMetrics(statuses: () => CacherStatus[], watches?: () => Wa
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const stop = trackEventLoopDelay(registry);
-  const labelNames = ['cluster', 'resource', 'namespace'] as const;
-  const labels = (s: CacherStatus) => ({ cluster: s.cluster, resource: s.resource, namespace: s.namespace ?? '' });
-
-  const gauge = (name: string, help: string, value: (s: CacherStatus) => number | undefined) =>
-    new Gauge({
-      name,
-      help,
-      labelNames,
-      registers: [registry],
-      collect() {
-        this.reset();
-        for (const s of statuses()) {
-          const v = value(s);
-          if (v !== undefined) this.set(labels(s), v);
-        }
-      },
-    });
-
-  gauge('flotilla_cacher_objects', 'Objects cached for this cluster and resource.', (s) => s.objects);
-  gauge('flotilla_cacher_synced', '1 once the cacher has listed its member at least once.', (s) => (s.synced ? 1 : 0));
-  gauge('flotilla_cacher_relists_total', 'Full lists done (the first one, then one per expired watch).', (s) => s.relists);
-  gauge('flotilla_cacher_resource_version', "The member's last resourceVersion the cache is complete up to.", (s) => (s.rv ? Number(s.rv) : undefined));
-  gauge('flotilla_cacher_seconds_since_last_event', 'Seconds since the last watch event or bookmark.', (s) =>
-    s.lastEventAt ? (Date.now() - Date.parse(s.lastEventAt)) / 1000 : undefined,
-  );
-  gauge('flotilla_cacher_errored', '1 when the last attempt failed (see /status for the error).', (s) => (s.lastError ? 1 : 0));
-  new Gauge({
-    name: 'flotilla_cacher_phase',
-    help: 'The phase each cacher is in (1 for the current one).',
-    labelNames: [...labelNames, 'phase'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const s of statuses()) for (const phase of PHASES) this.set({ ...labels(s), phase }, s.phase === phase ? 1 : 0);
-    },
-  });
   if (watches) {
     new Gauge({ name: 'flotilla_watches', help: 'Client watches open now.', registers: [registry], collect() { this.set(watches().open); } });
     new Counter({
@@ -88,5 +60,7 @@ export function createMetrics(statuses: () => CacherStatus[], watches?: () => Wa
       collect() { this.set(watches().flushPauseMs / 1000); },
     });
   }
-  return { registry, stop };
+  const cachers = new CacherSeries(statuses);
+  const exposition: Exposition = { contentType: registry.contentType, metrics: async () => (await registry.metrics()) + cachers.text() };
+  return { exposition, registry, stop };
 }

@@ -76,7 +76,7 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
   }) as unknown as FastifyInstance;
   const { fleet, catalog, health, store } = opts;
   const hub = new WatchHub(store);
-  const { registry: metrics, stop: stopMetrics } = createMetrics(() => health.status(), () => hub.stats());
+  const { registry: metrics, exposition, stop: stopMetrics } = createMetrics(() => health.status(), () => hub.stats());
   const snapshots = new SnapshotRegistry(store);
   const stopRevising = opts.policies.onChange(() => hub.reviseViews());
   const hierarchy = new NamespaceForest(store);
@@ -137,7 +137,7 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
   });
   void app.register(authenticationPlugin, { callers });
   void app.register(healthPlugin, { health });
-  void app.register(statusPlugin, { health, metrics, fleet, callers, authorizer: opts.authorizer, live: opts.liveReads, hierarchy });
+  void app.register(statusPlugin, { health, metrics: exposition, fleet, callers, authorizer: opts.authorizer, live: opts.liveReads, hierarchy });
   void app.register(discoveryPlugin, { fleet, discovery, tenantOf, frontProxied: (req) => callers.frontProxied(req) });
   void app.register(readsPlugin, { fleet, catalog, health, store, hub, snapshots, writes, callers, authorizer: opts.authorizer, forward, hierarchy, live: opts.liveReads, watch: opts.watch });
   void app.register(subresourcesPlugin, { fleet, catalog, store, callerHeaders: forward.callerHeaders, enterTenant: (req) => callers.tenantOf(req), getAccess: forward.getAccess, recent: forward.recent, metrics });

@@ -1,5 +1,4 @@
 import type { FastifyPluginAsync } from 'fastify';
-import type { Registry } from 'prom-client';
 import type { CacheHealth, FleetMembers } from '../../cacher/cache-manager.js';
 import type { ReadAuthorizer } from '../../authz/authorizer.js';
 import { forbidden } from '../../api/status.js';
@@ -7,6 +6,7 @@ import type { Callers } from '../callers.js';
 import { sendJson } from '../replies.js';
 import { liveStatus, type LiveReadsConfig } from '../../forward/live-reads.js';
 import type { NamespaceForest } from '../../hierarchy/namespace-forest.js';
+import type { Exposition } from '../../metrics/metrics.js';
 
 /**
  * Each member's heartbeat and each cacher's state at /status, and every series at /metrics (Prometheus). Both name and count
@@ -15,7 +15,7 @@ import type { NamespaceForest } from '../../hierarchy/namespace-forest.js';
  */
 export interface StatusOptions {
   health: CacheHealth;
-  metrics: Registry;
+  metrics: Exposition;
   fleet: FleetMembers;
   callers: Callers;
   authorizer: ReadAuthorizer;
