@@ -2,12 +2,12 @@ import { pack } from 'msgpackr';
 import type { DecodedObject } from './decode.js';
 import type { TableColumn } from '../api/table.js';
 import { indexEntries } from '../store/meta-record.js';
-import { compressObject } from '../store/object-compression.js';
+import { StoredForms } from '../store/object-compression.js';
 
 /**
  * How decoded objects cross from an ingest worker to the main thread without the main thread
  * parsing anything: every object's served bytes, its msgpack meta record and its bytes as the
- * store keeps them (compressed: compressObject), back to back in one ArrayBuffer that is
+ * store keeps them (compressed: StoredForms), back to back in one ArrayBuffer that is
  * transferred (not copied), with offsets. The main thread hands Buffer views of it straight to
  * LMDB.
  */
@@ -35,15 +35,19 @@ export interface IngestedObject {
   bytes: Buffer;
   /** The msgpack-encoded MetaRecord. */
   meta: Buffer;
-  /** The bytes as the store keeps them (compressObject), or undefined: kept as served. */
+  /** The bytes as the store keeps them (StoredForms), or undefined: kept as served. */
   stored: Buffer | undefined;
 }
 
 const OFFSETS_PER_OBJECT = 6;
 
+/** One per thread (each worker has its own module instance): encodeObjects reuses its arena. */
+const storedForms = new StoredForms();
+
 export function encodeObjects(objects: readonly DecodedObject[]): EncodedObjects {
   const metas = objects.map((o) => pack(o.meta));
-  const stored = objects.map((o) => compressObject(o.bytes));
+  storedForms.reset();
+  const stored = objects.map((o) => storedForms.add(o.bytes));
   let total = 0;
   for (let i = 0; i < objects.length; i++) total += objects[i]!.bytes.length + metas[i]!.length + (stored[i]?.length ?? 0);
   const buffer = new ArrayBuffer(total);

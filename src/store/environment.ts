@@ -65,7 +65,7 @@ export interface Databases {
   objectsInSlabs: Database<Buffer, string>;
   /**
    * The same database as it is kept, not decompressed: what writes of already compressed objects
-   * (compressObject) go through. Reading a compressed value through it gives the compressed bytes.
+   * (StoredForms) go through. Reading a compressed value through it gives the compressed bytes.
    */
   objectsAsStored: Database<Buffer, string>;
   // Meta records arrive msgpack-encoded from the ingest workers and are stored as those bytes.

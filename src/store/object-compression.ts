@@ -1,4 +1,4 @@
-import { compressSync } from 'lz4-napi';
+import { Lz4DictionaryCompressor, lz4Bound } from './lz4-dictionary.js';
 import { OBJECT_DICTIONARY } from './object-dictionary.js';
 
 /**
@@ -8,37 +8,56 @@ import { OBJECT_DICTIONARY } from './object-dictionary.js';
  *
  * lmdb-js can compress as it writes, but it queues one task per value on libuv's pool from the
  * main thread and calls back when it is done: in a 1M-object sync that was 17 s of the main
- * thread's time and a good part of its garbage. The ingest workers compress instead (batch.ts),
- * and the store writes what they made through a handle that does not compress.
+ * thread's time. The ingest workers compress instead (batch.ts), and the store writes what they
+ * made through a handle that does not compress.
  */
 
 /** Objects smaller than this are stored as they are: a few hundred bytes save little. */
 export const COMPRESSION_THRESHOLD = 512;
-
-/** lmdb-js uses the dictionary's first multiple of 8 bytes; compressing with more would not read back. */
-const DICTIONARY = OBJECT_DICTIONARY.subarray(0, OBJECT_DICTIONARY.length & ~7);
 
 /** What lmdb-js is given to decompress what it reads (and to compress what is written through it). */
 export const OBJECT_COMPRESSION = { dictionary: OBJECT_DICTIONARY, threshold: COMPRESSION_THRESHOLD };
 
 /** lmdb-js's header of a compressed value whose size fits 24 bits: 254, then the size big-endian. */
 const SHORT_HEADER = 254;
+const SHORT_HEADER_BYTES = 4;
 const SHORT_HEADER_MAX = 0xffffff;
 
 /**
- * The object's bytes as the `objects` database keeps them, or undefined when they are kept as
- * they are (below the threshold, or too large for the short header, which lmdb-js then compresses
- * itself). Byte 0 of JSON is never 254, so lmdb-js tells the two apart.
+ * The stored forms of a batch of objects, written one after another into one reused arena: no
+ * allocation per object. A form handed out stays valid until `reset`.
  */
-export function compressObject(bytes: Uint8Array): Buffer | undefined {
-  if (bytes.length < COMPRESSION_THRESHOLD || bytes.length > SHORT_HEADER_MAX) return undefined;
-  const source = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
-  const framed = compressSync(source, DICTIONARY);
-  // lz4-napi puts the size (4 bytes, little-endian) before the LZ4 block; it becomes lmdb-js's
-  // 4-byte header in place, so the block is not copied.
-  framed[0] = SHORT_HEADER;
-  framed[1] = (bytes.length >>> 16) & 0xff;
-  framed[2] = (bytes.length >>> 8) & 0xff;
-  framed[3] = bytes.length & 0xff;
-  return framed;
+export class StoredForms {
+  // lmdb-js uses the dictionary's first multiple of 8 bytes; a match into more would not read back.
+  private readonly lz4 = new Lz4DictionaryCompressor(OBJECT_DICTIONARY.subarray(0, OBJECT_DICTIONARY.length & ~7));
+  private arena = new Uint8Array(1 << 20);
+  private used = 0;
+
+  /** The next batch begins: the forms handed out so far are no longer needed. */
+  reset(): void {
+    this.used = 0;
+  }
+
+  /**
+   * The object's bytes as the `objects` database keeps them, or undefined when they are kept as
+   * they are (below the threshold, or too large for the short header, which lmdb-js then
+   * compresses itself). Byte 0 of JSON is never 254, so lmdb-js tells the two apart.
+   */
+  add(bytes: Uint8Array): Uint8Array | undefined {
+    if (bytes.length < COMPRESSION_THRESHOLD || bytes.length > SHORT_HEADER_MAX) return undefined;
+    const need = SHORT_HEADER_BYTES + lz4Bound(bytes.length);
+    if (this.used + need > this.arena.length) {
+      // The forms already handed out keep the old arena alive; they stay as they are.
+      this.arena = new Uint8Array(Math.max(this.arena.length * 2, need));
+      this.used = 0;
+    }
+    const a = this.arena;
+    const start = this.used;
+    a[start] = SHORT_HEADER;
+    a[start + 1] = (bytes.length >>> 16) & 0xff;
+    a[start + 2] = (bytes.length >>> 8) & 0xff;
+    a[start + 3] = bytes.length & 0xff;
+    this.used = this.lz4.compress(bytes, a, start + SHORT_HEADER_BYTES);
+    return a.subarray(start, this.used);
+  }
 }

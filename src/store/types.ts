@@ -52,7 +52,7 @@ export interface Change {
   rv: string;
   bytes: Buffer;
   /**
-   * The bytes as the objects database keeps them (compressObject), when the ingest worker made
+   * The bytes as the objects database keeps them (StoredForms), when the ingest worker made
    * them; otherwise the store has `bytes` compressed as they are written.
    */
   stored?: Buffer | undefined;
