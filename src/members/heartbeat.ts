@@ -12,9 +12,9 @@
  * Any other answer from the member but a 5xx (`heard`: a list page, a get) is as good as a
  * probe's: no probe is sent while the member answered within the interval, and the next one goes
  * an interval after that answer, so a member that stops is still found silent within two
- * intervals. A fleet's initial sync thus costs no probes: at 100 members and 500 ms they were 200
- * requests a second, about 5% of the main thread's work in a 1M-object sync and as many answers
- * from the members.
+ * intervals. A member being listed costs no probes; in a fleet's first sync most members wait for
+ * flotilla's own page slots and are still probed (at 100 members and 500 ms, 200 requests a
+ * second, a sixth of the main thread's work in a 1M-object sync: hence the 2 s default).
  */
 
 /** Sends one probe; resolves on a 2xx answer, rejects (with why) otherwise. */

@@ -56,8 +56,9 @@ export class CacherSeries {
     this.labels = new Map();
     const labels = statuses.map((s) => {
       const key = `${s.cluster}\u0000${s.resource}\u0000${s.namespace ?? ''}`;
-      let text = previous.get(key) ?? this.labels.get(key);
-      text ??= `cluster="${escapeLabel(s.cluster)}",resource="${escapeLabel(s.resource)}",namespace="${escapeLabel(s.namespace ?? '')}"`;
+      const text =
+        previous.get(key) ??
+        `cluster="${escapeLabel(s.cluster)}",resource="${escapeLabel(s.resource)}",namespace="${escapeLabel(s.namespace ?? '')}"`;
       this.labels.set(key, text);
       return text;
     });
