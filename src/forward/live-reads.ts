@@ -8,7 +8,7 @@ import { decodeGlobalRV, encodeGlobalRV } from '../api/global-rv.js';
 import { negotiate, type ResponseForm } from '../api/negotiate.js';
 import { badRequest, expired, invalid, isStatusObject, notFound, notServed, serviceUnavailable } from '../api/status.js';
 import { firstHitWarning, warningHeader as warning } from '../api/warning.js';
-import { CLUSTER_COLUMN } from '../mux/reads.js';
+import { CLUSTER_COLUMN, clusterCellOf, clusterColumnAt, withCluster } from '../api/table.js';
 import type { ResourceTarget } from './owner.js';
 import { responseForClient, splicedList, splicedWatchEvent, toFleet, type SplicedList } from './translate.js';
 import { TREE_LABEL_SUFFIX } from '../hierarchy/namespace-tree.js';
@@ -22,7 +22,7 @@ import { isJsonObject } from '../util/json-object.js';
  * themselves, as the caller (the caller's Impersonate-* headers, as writes are forwarded), in
  * parallel (at most `concurrency` at once), and the answers merged as a cached list is shown:
  * each object annotated with its cluster and given a global resourceVersion, one Table with the
- * Cluster column first, paging with a continue token that carries each member's own continue.
+ * Cluster column after the name, paging with a continue token that carries each member's own continue.
  * A member that fails or refuses the caller is named in a Warning and the others still answer.
  * `/clusters/<name>/` reads go to that member alone. A watch opens the members' watches and
  * interleaves their events under the global resourceVersion (liveWatch).
@@ -82,7 +82,8 @@ function selectedItems(doc: unknown, selects: (cluster: string, namespace: strin
     return cluster ?? (isJsonObject(ann) && typeof ann[CLUSTER_ANNOTATION] === 'string' ? ann[CLUSTER_ANNOTATION] : '');
   };
   if (Array.isArray(doc['rows'])) {
-    return { ...doc, rows: doc['rows'].filter((r: unknown) => isJsonObject(r) && selects(cluster ?? String((r['cells'] as unknown[] | undefined)?.[0] ?? ''), namespaceOf(r['object']))) };
+    const at = clusterColumnAt(Array.isArray(doc['columnDefinitions']) ? doc['columnDefinitions'] : []);
+    return { ...doc, rows: doc['rows'].filter((r: unknown) => isJsonObject(r) && selects(cluster ?? String(Array.isArray(r['cells']) ? clusterCellOf(r['cells'], at) ?? '' : ''), namespaceOf(r['object']))) };
   }
   if (Array.isArray(doc['items'])) return { ...doc, items: doc['items'].filter((i: unknown) => selects(clusterOf(i), namespaceOf(i))) };
   return selects(clusterOf(doc), namespaceOf(doc)) ? doc : undefined;
@@ -294,13 +295,13 @@ function unspliced(a: Parsed): Parsed | undefined {
 /**
  * Spliced lists as one, in the members' order: the first's kind and apiVersion, `metadata`, and
  * every member's item bytes, as merged() makes them (JSON.stringify of the same values). Tables
- * likewise: the first's columns after the Cluster column, and every member's rows.
+ * likewise: the first's columns with the Cluster column, and every member's rows.
  */
 function splicedMerged(answers: readonly Parsed[], metadata: Doc): Buffer {
   const first = answers[0]!.doc;
   const table = answers[0]!.spliced!.list.table === true;
   const columns = Array.isArray(first['columnDefinitions']) ? first['columnDefinitions'] : [];
-  const open = JSON.stringify({ kind: first['kind'], apiVersion: first['apiVersion'], metadata, ...(table ? { columnDefinitions: [CLUSTER_COLUMN, ...columns] } : {}) });
+  const open = JSON.stringify({ kind: first['kind'], apiVersion: first['apiVersion'], metadata, ...(table ? { columnDefinitions: withCluster<unknown>(columns, CLUSTER_COLUMN, clusterColumnAt(columns)) } : {}) });
   const head = `${open.slice(0, -1)},${table ? '"rows"' : '"items"'}:[`;
   const parts = answers.filter((a) => a.spliced!.list.count > 0);
   let length = Buffer.byteLength(head) + Math.max(0, parts.length - 1) + 2;
@@ -319,16 +320,17 @@ function splicedMerged(answers: readonly Parsed[], metadata: Doc): Buffer {
 function merged(answers: readonly Parsed[], metadata: Doc): Doc {
   const first = answers[0]!.doc;
   if (first['kind'] === 'Table') {
+    const columns = Array.isArray(first['columnDefinitions']) ? first['columnDefinitions'] : [];
+    const at = clusterColumnAt(columns);
     const rows: unknown[] = [];
     for (const a of answers) {
       for (const row of Array.isArray(a.doc['rows']) ? a.doc['rows'] : []) {
         if (!isJsonObject(row)) continue;
         itemToFleet(row['object'], a.cluster);
-        rows.push({ ...row, cells: [a.cluster, ...(Array.isArray(row['cells']) ? row['cells'] : [])] });
+        rows.push({ ...row, cells: withCluster<unknown>(Array.isArray(row['cells']) ? row['cells'] : [], a.cluster, at) });
       }
     }
-    const columns = Array.isArray(first['columnDefinitions']) ? first['columnDefinitions'] : [];
-    return { kind: 'Table', apiVersion: first['apiVersion'], metadata, columnDefinitions: [CLUSTER_COLUMN, ...columns], rows };
+    return { kind: 'Table', apiVersion: first['apiVersion'], metadata, columnDefinitions: withCluster<unknown>(columns, CLUSTER_COLUMN, at), rows };
   }
   const items: unknown[] = [];
   for (const a of answers) {
@@ -547,7 +549,7 @@ function endsInitialEvents(obj: Doc): boolean {
  * a member's own answer (as for lists). The watch ends when any member's watch ends (its
  * timeout, an error, an ERROR event, which is passed on), so that the client watches again from
  * the last resourceVersion it saw rather than miss a member's events. Tables: the Cluster column
- * first, column definitions in the first event only.
+ * after the name, column definitions in the first event only.
  */
 async function liveWatch(reply: FastifyReply, deps: LiveReadDeps, clusters: readonly string[], params: URLSearchParams, path: string, headers: Record<string, string | string[]>, notes: readonly string[]): Promise<FastifyReply> {
   const rvText = params.get('resourceVersion');
@@ -595,6 +597,8 @@ async function liveWatch(reply: FastifyReply, deps: LiveReadDeps, clusters: read
   // them on its first line, and again on its first event when that line was a bookmark).
   let headerCluster: string | undefined;
   let heldColumns: unknown[] | undefined;
+  // Where each member's rows take the Cluster cell, from the columns its stream sent.
+  const clusterAt = new Map<string, number>();
   // A watch-list's initial-events-end bookmark means "you have everything": sent once, after
   // every member's own, with the global RV of that moment.
   const initialEventsEnded = new Set<string>();
@@ -653,13 +657,15 @@ async function liveWatch(reply: FastifyReply, deps: LiveReadDeps, clusters: read
     if (obj['kind'] === 'Table') {
       const own = obj['columnDefinitions'];
       const cols = Array.isArray(own) && own.length > 0 ? own : headerCluster === undefined ? heldColumns : undefined;
+      if (Array.isArray(own) && own.length > 0) clusterAt.set(cluster, clusterColumnAt(own));
+      const at = clusterAt.get(cluster) ?? clusterColumnAt(heldColumns ?? []);
       if (cols && (headerCluster === undefined || headerCluster === cluster)) {
-        obj['columnDefinitions'] = [CLUSTER_COLUMN, ...cols];
+        obj['columnDefinitions'] = withCluster<unknown>(cols, CLUSTER_COLUMN, clusterColumnAt(cols));
         headerCluster = cluster;
       } else obj['columnDefinitions'] = null;
       for (const row of Array.isArray(obj['rows']) ? obj['rows'] : []) {
         if (!isJsonObject(row)) continue;
-        row['cells'] = [cluster, ...(Array.isArray(row['cells']) ? row['cells'] : [])];
+        row['cells'] = withCluster<unknown>(Array.isArray(row['cells']) ? row['cells'] : [], cluster, at);
         if (isJsonObject(row['object'])) stamp(row['object'], e['type'] !== 'BOOKMARK');
       }
       stamp(obj, false);

@@ -1,8 +1,9 @@
 import { CLUSTER_ANNOTATION, clusterAnnotationEntry, clusterAnnotationInMetadata } from '../ingest/decode.js';
 import { editedPieces, joinPieces, type ByteEdit, type Piece } from '../util/byte-edits.js';
 import { decodeGlobalRV, encodeGlobalRV } from '../api/global-rv.js';
+import { clusterColumnAt } from '../api/table.js';
 import { conflict } from '../api/status.js';
-import { CLOSE_BRACKET, OPEN_BRACE, OPEN_BRACKET, QUOTE, forEachElement, skipSpace, forEachMember, memberRemoval, objectMembers, parseSpan, skipValue, type JsonMember } from '../util/json-members.js';
+import { CLOSE_BRACKET, COMMA, OPEN_BRACE, OPEN_BRACKET, QUOTE, forEachElement, skipSpace, forEachMember, memberRemoval, objectMembers, parseSpan, skipValue, type JsonMember } from '../util/json-members.js';
 import { editProtobufObject, isProtobuf, type ObjectFacts } from '../api/protobuf-object.js';
 import { bodyBytes, bodyFormat, parseBody } from '../api/write-body.js';
 import { TREE_LABEL_SUFFIX } from '../hierarchy/namespace-tree.js';
@@ -260,7 +261,7 @@ export interface SplicedList {
   head: Record<string, unknown>;
   /**
    * The items' bytes between the list's `[` and `]`, edited as toFleet edits each item, with its
-   * kind added where it lacks one; of a Table, its rows', each with the cluster as its first cell.
+   * kind added where it lacks one; of a Table, its rows', each with its cluster cell (api/table.ts).
    */
   items: Piece[];
   count: number;
@@ -281,7 +282,7 @@ function stringAt(body: Buffer, start: number, end: number): string {
  * A member's list with each item shown as flotilla shows it (toFleet, and the item's kind and
  * apiVersion where the member left them out, as it does in lists of built-in kinds), without
  * parsing the items: each item's bytes are walked once, its metadata in the same pass, and only
- * the few edits are new bytes. A Table likewise: each row's cells start with the cluster, and its
+ * the few edits are new bytes. A Table likewise: each row gets its cluster cell after the name, and its
  * object is shown as an item is (its `columnDefinitions` are in `head`, without the Cluster
  * column). Undefined for an item with an apiVersion but no kind, a row that is not an object or
  * has no cells, or bytes it does not follow (keys written with escapes, metadata that is not an
@@ -296,6 +297,7 @@ export function splicedList(body: Buffer, cluster: string): SplicedList | undefi
   const facts = new ItemFacts();
   const annotationEntry = clusterAnnotationEntry(cluster);
   const clusterCell = JSON.stringify(cluster);
+  let clusterAt = 0;
   // An item's global RV names its cluster alone: the JSON before the member's RV is the same for
   // every item. Member RVs are digits; anything else takes the general encoding.
   const rvJsonPrefix = `{${clusterCell}:"`;
@@ -313,7 +315,8 @@ export function splicedList(body: Buffer, cluster: string): SplicedList | undefi
       return end;
     }
     if (body[start] !== OPEN_BRACKET) return undefined;
-    if (head['kind'] === undefined) {
+    // A Table's rows are placed by its columns (the apiserver writes them first).
+    if (head['kind'] === undefined || (key === 'rows' && head['columnDefinitions'] === undefined)) {
       later.push({ start, key });
       return skipValue(body, start);
     }
@@ -338,6 +341,8 @@ export function splicedList(body: Buffer, cluster: string): SplicedList | undefi
     // A second items (or rows) member: a parser keeps the last; left to parsing.
     if (copied >= 0) return -1;
     table = key === 'rows';
+    const columns = head['columnDefinitions'];
+    clusterAt = table ? clusterColumnAt(Array.isArray(columns) ? columns : []) : 0;
     // An item's kind is added from the list's.
     const itemKind = !table && listKind.endsWith('List') ? listKind.slice(0, -'List'.length) : undefined;
     const prefix = itemKind !== undefined ? `"kind":${JSON.stringify(itemKind)},"apiVersion":${JSON.stringify(String(head['apiVersion'] ?? ''))}` : undefined;
@@ -385,16 +390,16 @@ export function splicedList(body: Buffer, cluster: string): SplicedList | undefi
     return true;
   }
 
-  /** A Table row's edits: the cluster first in its cells, its object shown as an item is. The offset of its `}`, or -1. */
+  /** A Table row's edits: its cluster cell added, its object shown as an item is. The offset of its `}`, or -1. */
   function rowEdits(at: number): number {
     if (body[at] !== OPEN_BRACE) return -1;
     let cells = false;
     const rowClose = forEachMember(body, at, (key, start) => {
       if (key.includes('\\')) return -1;
       if (key === 'cells') {
-        if (body[start] !== OPEN_BRACKET) return -1;
-        const empty = body[skipSpace(body, start + 1)] === CLOSE_BRACKET;
-        edits.push({ start: start + 1, end: start + 1, text: empty ? clusterCell : `${clusterCell},` });
+        const edit = body[start] === OPEN_BRACKET ? cellsEdit(start) : undefined;
+        if (!edit) return -1;
+        edits.push(edit);
         cells = true;
         return undefined;
       }
@@ -403,6 +408,22 @@ export function splicedList(body: Buffer, cluster: string): SplicedList | undefi
       return facts.close + 1;
     });
     return rowClose === undefined || !cells ? -1 : rowClose;
+  }
+
+  /** The Cluster cell added to the cells whose `[` is at `open`, where withCluster adds it (api/table.ts); undefined when the bytes do not follow. */
+  function cellsEdit(open: number): ByteEdit | undefined {
+    let i = skipSpace(body, open + 1);
+    if (body[i] === CLOSE_BRACKET) return { start: i, end: i, text: clusterCell };
+    if (clusterAt === 0) return { start: i, end: i, text: `${clusterCell},` };
+    for (let k = 1; ; k++) {
+      const past = skipValue(body, i);
+      if (past < 0) return undefined;
+      const next = skipSpace(body, past);
+      // After the first `clusterAt` cells, or after the last of fewer.
+      if (k === clusterAt || body[next] === CLOSE_BRACKET) return { start: past, end: past, text: `,${clusterCell}` };
+      if (body[next] !== COMMA) return undefined;
+      i = skipSpace(body, next + 1);
+    }
   }
 
   /** The item's edits into `pieces`, in byte order (its annotations may come before its resourceVersion). */

@@ -1,6 +1,6 @@
 import type { CachedResource } from '../cacher/cache-manager.js';
 import type { MetaRecord } from '../store/meta-record.js';
-import type { TableColumn } from '../api/table.js';
+import { CLUSTER_COLUMN, clusterColumnAt, withCluster, type TableColumn } from '../api/table.js';
 import { gvrKey, groupVersion } from '../api/resource-info.js';
 import { encodeContinue, encodeGlobalRV, type ContinueToken } from '../api/global-rv.js';
 import { INDEXED_FIELDS, fieldIndexKey } from '../store/meta-record.js';
@@ -33,14 +33,6 @@ export interface ListOptions extends ReadScope {
   /** Whose list this is: snapshots are budgeted per caller. */
   caller: string;
 }
-
-export const CLUSTER_COLUMN: TableColumn = {
-  name: 'Cluster',
-  type: 'string',
-  format: '',
-  description: 'The member cluster that holds the object (flotilla).',
-  priority: 0,
-};
 
 // What the apiserver's default table convertor prints for kinds without printer columns.
 const DEFAULT_COLUMNS: TableColumn[] = [
@@ -338,7 +330,7 @@ function listFrame(store: Store, opts: Pick<ListOptions, 'resource' | 'form' | '
     const columns = columnsOf(store, opts.resource, snapshot);
     const row = tableRow(shown, columns, opts.includeObject);
     return {
-      head: Buffer.from(`{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{${listMeta}},"columnDefinitions":${JSON.stringify([CLUSTER_COLUMN, ...columns])},"rows":[`),
+      head: Buffer.from(`{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{${listMeta}},"columnDefinitions":${JSON.stringify(withCluster<TableColumn>(columns, CLUSTER_COLUMN, clusterColumnAt(columns)))},"rows":[`),
       tail: Buffer.from(']}'),
       item: (e) => {
         const text = row(e);
@@ -384,9 +376,10 @@ function presented(store: Store, key: string, presentation: Presentation | undef
   };
 }
 
-/** Renders Table rows: the member's cells (relative times reprinted) behind a Cluster cell. */
+/** Renders Table rows: the member's cells (relative times reprinted) with a Cluster cell after the name. */
 function tableRow(shown: Shown, columns: TableColumn[], includeObject: ListOptions['includeObject']): (e: StoredEntry) => string | undefined {
   const ageIndex = ageColumnIndex(columns);
+  const clusterAt = clusterColumnAt(columns);
   const now = Date.now();
   return (e) => {
     const seen = shown(e);
@@ -399,7 +392,7 @@ function tableRow(shown: Shown, columns: TableColumn[], includeObject: ListOptio
     let object = ',"object":null';
     if (includeObject === 'Object') object = `,"object":${bytes.toString('utf8')}`;
     else if (includeObject !== 'None') object = `,"object":${partialMetadata(metadataJsonOf(bytes, meta))}`;
-    return `{"cells":${JSON.stringify([e.cluster, ...cells])}${object}}`;
+    return `{"cells":${JSON.stringify(withCluster<unknown>(cells, e.cluster, clusterAt))}${object}}`;
   };
 }
 

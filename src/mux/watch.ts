@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { CachedResource } from '../cacher/cache-manager.js';
 import { decodeMeta } from '../store/meta-record.js';
 import type { MetaRecord } from '../store/meta-record.js';
-import type { TableColumn } from '../api/table.js';
+import { CLUSTER_COLUMN, clusterColumnAt, withCluster, type TableColumn } from '../api/table.js';
 import { gvrKey, groupVersion } from '../api/resource-info.js';
 import { compareMemberRV, encodeGlobalRV } from '../api/global-rv.js';
 import type { ResponseForm } from '../api/negotiate.js';
@@ -10,7 +10,7 @@ import type { Snapshot, Store, StoreEvent, StoredEntry } from '../store/store.js
 import { joined, type ChangeKind, type ReadView } from '../view/read-view.js';
 import { FlushPacer } from './flush-pacer.js';
 import type { WatchStats } from '../metrics/metrics.js';
-import { CLUSTER_COLUMN, ageColumnIndex, columnsOf, metadataJsonOf, partialMetadata, rowCells, viewRanges, viewRVs } from './reads.js';
+import { ageColumnIndex, columnsOf, metadataJsonOf, partialMetadata, rowCells, viewRanges, viewRVs } from './reads.js';
 import { withResourceVersion, withResourceVersionText } from './resource-version.js';
 
 /**
@@ -649,13 +649,13 @@ export class WatchHub {
     let object = ',"object":null';
     if (opts.includeObject === 'Object') object = `,"object":${withResourceVersion(bytes, mark).toString('utf8')}`;
     else if (opts.includeObject !== 'None') object = `,"object":${partialMetadata(metadata)}`;
-    return objectLine(type, `{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":${JSON.stringify(mark)}},"columnDefinitions":${header},"rows":[{"cells":${JSON.stringify([cluster, ...cells])}${object}}]}`);
+    return objectLine(type, `{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":${JSON.stringify(mark)}},"columnDefinitions":${header},"rows":[{"cells":${JSON.stringify(withCluster<unknown>(cells, cluster, clusterColumnAt(columns)))}${object}}]}`);
   }
 
   /** A Table watch's columns, and its column definitions if this is its first Table line (else null). */
   private tableHeader(w: Watcher): { columns: TableColumn[]; header: string } {
     w.columns ??= columnsOf(this.store, w.opts.resource);
-    const header = w.tableHeaderSent ? 'null' : JSON.stringify([CLUSTER_COLUMN, ...w.columns]);
+    const header = w.tableHeaderSent ? 'null' : JSON.stringify(withCluster<TableColumn>(w.columns, CLUSTER_COLUMN, clusterColumnAt(w.columns)));
     w.tableHeaderSent = true;
     return { columns: w.columns, header };
   }
@@ -680,9 +680,9 @@ export class WatchHub {
     const { columns, header } = this.tableHeader(w);
     // The member printer's cells for that empty object; without them, typed blanks.
     const age = ageColumnIndex(columns);
-    const cells = template && template.cells.length === columns.length
-      ? ['', ...template.cells]
-      : ['', ...columns.map((c, i) => (i === age ? '<unknown>' : c.type === 'integer' || c.type === 'number' ? 0 : ''))];
+    const cells = withCluster<unknown>(template && template.cells.length === columns.length
+      ? template.cells
+      : columns.map((c, i) => (i === age ? '<unknown>' : c.type === 'integer' || c.type === 'number' ? 0 : '')), '', clusterColumnAt(columns));
     // The member's row object: the bookmark, or null for includeObject=None (but the end of the
     // initial events always carries its metadata, whose annotation is the point of it).
     const object = opts.includeObject === 'Object' ? own : opts.includeObject === 'None' && !initialEventsEnd ? 'null' : partialMetadata(metadata);

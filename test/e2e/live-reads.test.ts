@@ -153,25 +153,26 @@ describe('a fleet-wide list of an uncached resource', () => {
     }
   });
 
-  it('as a Table: one table, the Cluster column first, a row per member row', async () => {
+  it('as a Table: one table, the Cluster column after the name, a row per member row', async () => {
     const path = `/api/v1/namespaces/${NS}/configmaps`;
     const t = JSON.parse((await ok(flotilla.endpoint, path, { accept: TABLE })).body) as { kind: string; columnDefinitions: { name: string }[]; rows: { cells: unknown[]; object: Obj }[]; metadata: { resourceVersion: string } };
     expect(t.kind).toBe('Table');
     const own = JSON.parse((await ok(east, path, { accept: TABLE })).body) as { columnDefinitions: { name: string }[]; rows: { cells: unknown[]; object: Obj }[] };
-    expect(t.columnDefinitions.map((c) => c.name)).toEqual(['Cluster', ...own.columnDefinitions.map((c) => c.name)]);
-    // East's rows are east's own, cell for cell, after the Cluster cell; their objects too, but
+    expect(own.columnDefinitions[0]!.name).toBe('Name');
+    expect(t.columnDefinitions.map((c) => c.name)).toEqual(['Name', 'Cluster', ...own.columnDefinitions.slice(1).map((c) => c.name)]);
+    // East's rows are east's own, cell for cell, but the Cluster cell; their objects too, but
     // for the global resourceVersion and the cluster annotation.
     // Age is printed at each answer's own time (a second apart may read "9s" and "10s").
     const age = own.columnDefinitions.findIndex((c) => c.name === 'Age');
     const cells = (row: unknown[]) => row.filter((_, i) => i !== age);
-    const eastRows = t.rows.filter((r) => r.cells[0] === east.name);
-    expect(eastRows.map((r) => cells(r.cells.slice(1)))).toEqual(own.rows.map((r) => cells(r.cells)));
+    const eastRows = t.rows.filter((r) => r.cells[1] === east.name);
+    expect(eastRows.map((r) => cells(r.cells.filter((_, i) => i !== 1)))).toEqual(own.rows.map((r) => cells(r.cells)));
     expect(eastRows.map((r) => body(r.object))).toEqual(own.rows.map((r) => body(r.object)));
     expect(eastRows.map((r) => decodeGlobalRV(r.object.metadata.resourceVersion!)[east.name])).toEqual(own.rows.map((r) => r.object.metadata.resourceVersion));
-    const rows = t.rows.map((r) => `${String(r.cells[0])}/${String(r.cells[1])}`).sort();
+    const rows = t.rows.map((r) => `${String(r.cells[1])}/${String(r.cells[0])}`).sort();
     const want = [...(await membersMerged(path)).keys()].map((k) => k.replace(`/${NS}/`, '/')).sort();
     expect(rows).toEqual(want);
-    for (const r of t.rows) expect(r.object.metadata.annotations?.[CLUSTER]).toBe(r.cells[0]);
+    for (const r of t.rows) expect(r.object.metadata.annotations?.[CLUSTER]).toBe(r.cells[1]);
     expect(Object.keys(decodeGlobalRV(t.metadata.resourceVersion)).length).toBe(3);
   });
 
@@ -293,7 +294,8 @@ describe('kubectl', () => {
       const own = await Promise.all(members.map((m) => kubectl(m.kubeconfig, ['get', 'configmaps', '-n', NS, '-o', 'name'], { version })));
       const lines = (out: string) => out.split('\n').filter(Boolean);
       expect(lines(via.stdout).sort()).toEqual(own.flatMap((r) => lines(r.stdout)).sort());
-      // Events and CRDs, which flotilla does not cache: a table with the Cluster column, or none.
+      // Events and CRDs, which flotilla does not cache: a table with the Cluster column (first for
+      // events, whose printer shows no name column by default), or none.
       const events = await kubectl(flotilla.kubeconfig, ['get', 'events', '-A'], { version });
       expect(events.code, `${version}: ${events.stderr}`).toBe(0);
       expect(events.stdout).toMatch(/^NAMESPACE\s+CLUSTER\s+LAST SEEN/);
@@ -305,7 +307,7 @@ describe('kubectl', () => {
   it('1.28, 1.32 and the newest: get secrets -A -w shows every member\'s secrets, then a new one as it is made', async () => {
     /** NAMESPACE NAME TYPE DATA of the rows in NS (AGE differs from moment to moment). */
     const rows = (out: string, clusterColumn: boolean) => out.split('\n').map((l) => l.trim().split(/\s+/)).filter((c) => c[0] === NS)
-      .map((c) => (clusterColumn ? [c[0], c[2], c[3], c[4], c[1]] : c.slice(0, 4)).join(' '));
+      .map((c) => (clusterColumn ? [c[0], c[1], c[3], c[4], c[2]] : c.slice(0, 4)).join(' '));
     for (const version of ['1.28', '1.32', undefined]) {
       const own = await Promise.all(members.map(async (m) => {
         const r = await kubectl(m.kubeconfig, ['get', 'secrets', '-A'], { version });
@@ -314,14 +316,14 @@ describe('kubectl', () => {
       }));
       const w = kubectlSession(flotilla.kubeconfig, ['get', 'secrets', '-A', '-w', '-v=6'], { version });
       try {
-        await w.waitForOutput(new RegExp(`${NS}\\s+${north.name}\\s+s-${north.name}\\s`));
-        await w.waitForOutput(new RegExp(`${NS}\\s+${east.name}\\s+s-${east.name}\\s`));
-        expect(w.stdout()).toMatch(/^NAMESPACE\s+CLUSTER\s+NAME\s+TYPE\s+DATA\s+AGE/);
+        await w.waitForOutput(new RegExp(`${NS}\\s+s-${north.name}\\s+${north.name}\\s`));
+        await w.waitForOutput(new RegExp(`${NS}\\s+s-${east.name}\\s+${east.name}\\s`));
+        expect(w.stdout()).toMatch(/^NAMESPACE\s+NAME\s+CLUSTER\s+TYPE\s+DATA\s+AGE/);
         expect(rows(w.stdout(), true).sort()).toEqual(own.flat().sort());
         const name = `s-new-${version ?? 'newest'}`.replace('.', '-');
         const made = await memberRequest(west, 'POST', `/api/v1/namespaces/${NS}/secrets`, { apiVersion: 'v1', kind: 'Secret', metadata: { name }, stringData: { a: 'b', c: 'd' } });
         expect(made.status, made.body).toBe(201);
-        await w.waitForOutput(new RegExp(`${NS}\\s+${west.name}\\s+${name}\\s+Opaque\\s+2\\s`));
+        await w.waitForOutput(new RegExp(`${NS}\\s+${name}\\s+${west.name}\\s+Opaque\\s+2\\s`));
         // kubectl's own log: one list, then a watch from its RV, that stays open (no relist, no error).
         await new Promise((r) => setTimeout(r, 500));
         const requests = w.stderr().split('\n').filter((l) => /(GET|POST) https:/.test(l));
@@ -456,7 +458,7 @@ describe('a fleet-wide watch of an uncached resource', () => {
         expect(w.events.filter(ends), accept).toHaveLength(1);
         const added = w.events.slice(0, at).filter((e) => e.type === 'ADDED');
         const names = accept === TABLE
-          ? added.flatMap((e) => (e.object as unknown as { rows: { cells: string[] }[] }).rows.map((r) => `${r.cells[0]}/${NS}/${r.cells[1]}`))
+          ? added.flatMap((e) => (e.object as unknown as { rows: { cells: string[] }[] }).rows.map((r) => `${r.cells[1]}/${NS}/${r.cells[0]}`))
           : added.map((e) => `${e.object.metadata!.annotations![CLUSTER]}/${NS}/${e.object.metadata!.name}`);
         expect(names.sort(), accept).toEqual([...own.keys()].sort());
         expect(w.events.slice(at + 1).filter((e) => e.type === 'ADDED'), 'no initial ADDED after the bookmark').toEqual([]);

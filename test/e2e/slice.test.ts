@@ -75,19 +75,19 @@ describe('fleet-wide list', () => {
     expect(new Set(got.values())).toEqual(new Set(['east', 'west', 'north']));
   });
 
-  it('prints a Table with a Cluster column and the member printer columns', async () => {
+  it('prints a Table with the member printer columns and a Cluster column after the name', async () => {
     const out = await kubectlOk(flotilla.kubeconfig, ['get', 'pods', '-n', NS]);
     const [header, ...rows] = out.trim().split('\n');
-    expect(header!.split(/\s+/)).toEqual(['CLUSTER', 'NAME', 'READY', 'STATUS', 'RESTARTS', 'AGE']);
+    expect(header!.split(/\s+/)).toEqual(['NAME', 'CLUSTER', 'READY', 'STATUS', 'RESTARTS', 'AGE']);
     expect(rows.length).toBe(3 * 3 + 2);
-    expect(rows.find((r) => r.includes('pod-west-1'))!.split(/\s+/)[0]).toBe('west');
+    expect(rows.find((r) => r.includes('pod-west-1'))!.split(/\s+/).slice(0, 2)).toEqual(['pod-west-1', 'west']);
   });
 
   it.each(['1.28', '1.33'])('works the same with kubectl %s', async (version) => {
     const out = await kubectlOk(flotilla.kubeconfig, ['get', 'pods', '-n', NS], { version });
     const rows = out.trim().split('\n');
-    expect(rows[0]!.split(/\s+/)).toEqual(['CLUSTER', 'NAME', 'READY', 'STATUS', 'RESTARTS', 'AGE']);
-    expect(rows.find((r) => r.includes('pod-north-2'))!.split(/\s+/)[0]).toBe('north');
+    expect(rows[0]!.split(/\s+/)).toEqual(['NAME', 'CLUSTER', 'READY', 'STATUS', 'RESTARTS', 'AGE']);
+    expect(rows.find((r) => r.includes('pod-north-2'))!.split(/\s+/).slice(0, 2)).toEqual(['pod-north-2', 'north']);
   });
 
   it('returns a global resourceVersion covering every member', async () => {

@@ -294,10 +294,10 @@ describe('two tenants, the same manifests', () => {
   it('get -w: a tenant’s watch hears its own changes only', async () => {
     const watch = kubectlSession(kubeconfigs['acme']!, ['get', 'deployments', '-A', '-w', '--output-watch-events']);
     try {
-      await watch.waitForOutput(/ADDED\s+tn-web\s+\S+\s+web/, 20_000);
+      await watch.waitForOutput(/ADDED\s+tn-web\s+web\s+\S+/, 20_000);
       await ok('globex', [...onMember('globex', east), 'label', 'deployment', '-n', NS, 'web', 'seen=globex']);
       await ok('acme', [...onMember('acme', east), 'label', 'deployment', '-n', NS, 'web', 'seen=acme']);
-      await watch.waitForOutput(/MODIFIED\s+tn-web\s+east\s+web/, 20_000);
+      await watch.waitForOutput(/MODIFIED\s+tn-web\s+web\s+east/, 20_000);
       const lines = watch.stdout().trim().split('\n');
       // Two ADDED (east's and west's web), then acme's own modification: globex's is not there.
       expect(lines.filter((l) => l.includes('MODIFIED'))).toHaveLength(1);

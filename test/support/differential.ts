@@ -9,7 +9,8 @@ import { openWatch, type OpenWatch, type WatchEvent } from './watch-client.js';
  * - resourceVersions are global on flotilla's side: an object's is turned back into the member's
  *   own; a list's (taken at another moment) is dropped on both sides, as are continue tokens;
  * - flotilla's `search.flotilla.io/cluster` annotation;
- * - a Table's Cluster column (its definition and each row's first cell);
+ * - a Table's Cluster column (its definition and each row's cell), where the README puts it: after
+ *   the name column shown by default, else first (anywhere else, it stays and the answers differ);
  * - list items' kind and apiVersion (a member omits them for built-in kinds);
  * - Age cells, which both sides print relative to their own now.
  * Everything else must be equal: kinds, items and their order, fields, Table columns and cells,
@@ -88,7 +89,7 @@ export function normalise(doc: unknown, cluster: string, fromFlotilla: boolean):
   if (kind === 'Table') {
     let columns = doc['columnDefinitions'] as Json[] | null | undefined;
     if (fromFlotilla && Array.isArray(columns)) {
-      columns = columns.slice(1);
+      columns = withoutClusterColumn(columns);
       doc['columnDefinitions'] = columns;
     }
     normaliseRows(doc, columns, cluster, fromFlotilla);
@@ -96,12 +97,27 @@ export function normalise(doc: unknown, cluster: string, fromFlotilla: boolean):
   return doc;
 }
 
-/** A Table's rows: flotilla's Cluster cell out, Age cells (by `columns`, the member's) blanked. */
+/** Where flotilla's Cluster column stands among a member's columns: after the name column shown by default, else first. */
+export function clusterColumnIndex(memberColumns: readonly unknown[]): number {
+  return memberColumns.findIndex((c) => isObject(c) && c['format'] === 'name' && !c['priority']) + 1;
+}
+
+/** Flotilla's columns without its Cluster column, when that stands where it should. */
+function withoutClusterColumn(columns: Json[]): Json[] {
+  const at = columns.findIndex((c) => c['name'] === 'Cluster');
+  if (at < 0) return columns;
+  const rest = [...columns.slice(0, at), ...columns.slice(at + 1)];
+  return clusterColumnIndex(rest) === at ? rest : columns;
+}
+
+/** A Table's rows: flotilla's Cluster cell out (where `columns`, the member's, place it), Age cells blanked. */
 function normaliseRows(table: Json, columns: unknown, cluster: string, fromFlotilla: boolean): void {
   const age = Array.isArray(columns) ? (columns as Json[]).findIndex((c) => c['name'] === 'Age') : -1;
+  const at = clusterColumnIndex(Array.isArray(columns) ? columns : []);
   for (const row of (table['rows'] as Json[] | undefined) ?? []) {
     let cells = row['cells'] as unknown[];
-    if (fromFlotilla) cells = cells.slice(1);
+    const own = Math.min(at, cells.length - 1);
+    if (fromFlotilla && cells[own] === cluster) cells = [...cells.slice(0, own), ...cells.slice(own + 1)];
     if (age >= 0) cells = cells.map((c, i) => (i === age ? '<age>' : c));
     row['cells'] = cells;
     if (fromFlotilla) normaliseObject(row['object'], cluster);
@@ -253,7 +269,7 @@ export function normaliseWatch(raw: readonly WatchEvent[], cluster: string, from
       const defs = obj['columnDefinitions'];
       if (defs !== null && defs !== undefined) {
         out.columnsAt.push(i);
-        out.columns ??= fromFlotilla && Array.isArray(defs) ? defs.slice(1) : defs;
+        out.columns ??= fromFlotilla && Array.isArray(defs) ? withoutClusterColumn(defs as Json[]) : defs;
       }
       delete obj['columnDefinitions'];
     }

@@ -145,7 +145,7 @@ describe('list answers spliced in place', () => {
       kind: fc.constant('Table'),
       apiVersion: fc.constant('meta.k8s.io/v1'),
       metadata: fc.record({ resourceVersion: fc.stringMatching(/^[0-9]{1,8}$/) }),
-      columnDefinitions: fc.array(fc.record({ name: member, type: fc.constantFrom('string', 'integer') }), { maxLength: 3 }),
+      columnDefinitions: fc.array(fc.record({ name: member, type: fc.constantFrom('string', 'integer'), format: fc.constantFrom('', 'name'), priority: fc.constantFrom(0, 1) }), { maxLength: 3 }),
       rows: fc.array(row, { maxLength: 5 }),
     });
     fc.assert(
@@ -154,7 +154,10 @@ describe('list answers spliced in place', () => {
         const spliced = splicedList(body, cluster);
         const expected = (JSON.parse(body.toString()) as typeof doc).rows.map((r) => {
           if (r.object) toFleet(r.object as Record<string, unknown>, cluster);
-          return { ...r, cells: [cluster, ...r.cells] };
+          // The cluster right after the name column shown by default (else first), or last of fewer cells.
+          const name = doc.columnDefinitions.findIndex((c) => c.format === 'name' && c.priority === 0);
+          const at = Math.min(name + 1, r.cells.length);
+          return { ...r, cells: [...r.cells.slice(0, at), cluster, ...r.cells.slice(at)] };
         });
         const escaped = (o: unknown) => typeof o === 'object' && o !== null && Object.keys(o).some((k) => JSON.stringify(k).includes('\\'));
         const follows = doc.rows.every((r) => {
@@ -201,6 +204,9 @@ describe('list answers spliced in place', () => {
     expect(splicedList(Buffer.from('{"items":[{"metadata":{"name":"a"}}],"kind":"ConfigMapList"}'), 'west')?.count).toBe(1);
     expect(splicedList(Buffer.from('{"items":[],"kind":"Table"}'), 'west')).toBeUndefined();
     expect(splicedList(Buffer.from('{"rows":[{"cells":[1]}],"kind":"Table"}'), 'west')?.count).toBe(1);
+    // Rows before their columns: placed by the columns all the same (after the name column).
+    const rowsFirst = Buffer.from('{"kind":"Table","rows":[{"cells":["a",1]}],"columnDefinitions":[{"name":"Name","format":"name","priority":0},{"name":"N"}]}');
+    expect(JSON.parse(`[${joinPieces(splicedList(rowsFirst, 'west')!.items, rowsFirst).toString()}]`)).toEqual([{ cells: ['a', 'west', 1] }]);
     expect(splicedList(Buffer.from('{"items":[{"metadata":{"name":"a"}}]}'), 'west')).toBeUndefined();
     expect(splicedList(Buffer.from('{"kind":"ConfigMapList","items":[]} x'), 'west')).toBeUndefined();
   });
