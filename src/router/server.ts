@@ -16,6 +16,7 @@ import { answerClientError, frameworkErrorStatus } from './client-errors.js';
 import { Callers } from './callers.js';
 import { sendStatus } from './replies.js';
 import { errorsPlugin } from './plugins/errors.js';
+import { requestTimeoutPlugin } from './plugins/request-timeout.js';
 import { authenticationPlugin } from './plugins/authentication.js';
 import { healthPlugin } from './plugins/health.js';
 import { statusPlugin } from './plugins/status.js';
@@ -135,6 +136,7 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
       return tenant && ((text: string) => tenant.tenantText(text));
     },
   });
+  void app.register(requestTimeoutPlugin);
   void app.register(authenticationPlugin, { callers });
   void app.register(healthPlugin, { health });
   void app.register(statusPlugin, { health, metrics: exposition, fleet, callers, authorizer: opts.authorizer, live: opts.liveReads, hierarchy });

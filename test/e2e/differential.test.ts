@@ -154,6 +154,20 @@ describe('reads through flotilla equal the member’s own', () => {
   });
 });
 
+describe('the timeout parameter is read as the member reads it', () => {
+  // A Go duration, or 400 on a request that is not long-running (the member answers in plain
+  // text, flotilla in a Status: both name the invalid timeout).
+  it.each([
+    [`${CM}?timeout=invalid`, 400], [`${CM}/cm-0?timeout=5`, 400], [`${SECRETS}?timeout=1x`, 400], [`/version?timeout=soon`, 400],
+    [`${CM}?timeout=5s`, 200], [`${CM}/cm-0?timeout=1m30.5s`, 200], [`${SECRETS}?timeout=0`, 200], [`${CM}?timeout=-1s`, 200],
+    [`${CM}?watch=true&timeout=invalid&timeoutSeconds=1`, 200],
+  ])('GET %s: %i', async (path, code) => {
+    const [direct, via] = await Promise.all([memberRequest(east, 'GET', path), memberRequest(flotilla.endpoint, 'GET', `/clusters/${east.name}${path}`)]);
+    expect([direct.status, via.status]).toEqual([code, code]);
+    if (code === 400) expect(via.body).toContain('invalid timeout specified in the request URL');
+  });
+});
+
 /*
  * Watches. Each case opens the same watch in every form (JSON, PartialObjectMetadata, Table with
  * each includeObject) on east and through flotilla for east, runs a script of changes on east,

@@ -1,0 +1,43 @@
+import type { FastifyPluginAsync } from 'fastify';
+import fp from 'fastify-plugin';
+import { badRequest } from '../../api/status.js';
+import { parseRequestPath } from '../../api/request-info.js';
+
+/**
+ * The `timeout` query parameter, read as the apiserver reads it before it authenticates: on a
+ * request that is not long-running, a value that is not a Go duration is 400 "invalid timeout
+ * specified in the request URL". (Flotilla bounds its own work by other means; a valid timeout
+ * changes nothing here.)
+ */
+const GO_DURATION = /^[-+]?(0|((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+)$/;
+
+// As the apiserver's long-running check: watches, proxies, and these subresources.
+const LONG_RUNNING_SUBRESOURCES = new Set(['attach', 'exec', 'proxy', 'log', 'portforward']);
+
+function longRunning(url: string, query: URLSearchParams): boolean {
+  const watch = query.get('watch');
+  if (watch === 'true' || watch === '1') return true;
+  const segments = url.split('?')[0]!.split('/');
+  if (segments.includes('watch') || segments.includes('proxy')) return true;
+  try {
+    const target = parseRequestPath(url);
+    return target.type === 'resource' && target.subresource !== undefined && LONG_RUNNING_SUBRESOURCES.has(target.subresource);
+  } catch {
+    // A malformed path: whatever answers it later says so.
+    return false;
+  }
+}
+
+const requestTimeout: FastifyPluginAsync = async (app) => {
+  app.addHook('onRequest', async (req) => {
+    const url = req.raw.url ?? '/';
+    const at = url.indexOf('?');
+    if (at < 0 || !url.includes('timeout=', at)) return;
+    const query = new URLSearchParams(url.slice(at + 1));
+    const timeout = query.get('timeout');
+    if (!timeout || GO_DURATION.test(timeout) || longRunning(url, query)) return;
+    throw badRequest(`invalid timeout specified in the request URL - time: invalid duration ${JSON.stringify(timeout)}`);
+  });
+};
+
+export const requestTimeoutPlugin = fp(requestTimeout, { name: 'flotilla-request-timeout', fastify: '5.x', dependencies: ['flotilla-errors'] });
