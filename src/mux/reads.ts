@@ -499,8 +499,11 @@ export function getResponse(store: Store, scope: ReadScope, namespace: string, n
   const [hit, ...others] = copiesOf(store, scope, namespace, name);
   if (!hit) throw notFound({ group: info.group, resource: info.resource }, name);
   const alsoIn = others.map((o) => o.cluster);
-  // A Table of one row, with no list metadata; a PartialObjectMetadata; the object.
-  const frame = listFrame(store, { resource: scope.resource, form, includeObject, view: scope.view }, '', undefined, false);
+  // A Table of one row whose metadata holds the object's resourceVersion (as the apiserver's and
+  // as a watch event's Table: a watch-list client compares the two); a PartialObjectMetadata; the object.
+  const rv = form === 'table' ? store.metaOf(gvrKey(info), hit)?.rv : undefined;
+  const tableMeta = rv ? `"resourceVersion":${JSON.stringify(encodeGlobalRV({ [hit.cluster]: rv }))}` : '';
+  const frame = listFrame(store, { resource: scope.resource, form, includeObject, view: scope.view }, tableMeta, undefined, false);
   const item = itemBuffer(frame.item(hit));
   if (item.length === 0) throw notFound({ group: info.group, resource: info.resource }, name);
   if (form === 'table') return { body: Buffer.concat([frame.head, item, frame.tail]), cluster: hit.cluster, alsoIn };
