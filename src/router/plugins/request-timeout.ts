@@ -3,12 +3,7 @@ import fp from 'fastify-plugin';
 import { badRequest } from '../../api/status.js';
 import { parseRequestPath } from '../../api/request-info.js';
 
-/**
- * The `timeout` query parameter, read as the apiserver reads it before it authenticates: on a
- * request that is not long-running, a value that is not a Go duration is 400 "invalid timeout
- * specified in the request URL". (Flotilla bounds its own work by other means; a valid timeout
- * changes nothing here.)
- */
+// Go's time.ParseDuration syntax: signed, a sequence of decimal numbers with units, or 0.
 const GO_DURATION = /^[-+]?(0|((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+)$/;
 
 // As the apiserver's long-running check: watches, proxies, and these subresources.
@@ -28,6 +23,12 @@ function longRunning(url: string, query: URLSearchParams): boolean {
   }
 }
 
+/**
+ * The `timeout` query parameter, read as the apiserver reads it before it authenticates: on a
+ * request that is not long-running, a value that is not a Go duration is 400 "invalid timeout
+ * specified in the request URL". (Flotilla bounds its own work by other means; a valid timeout
+ * changes nothing here.)
+ */
 const requestTimeout: FastifyPluginAsync = async (app) => {
   app.addHook('onRequest', async (req) => {
     const url = req.raw.url ?? '/';
