@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { builtTool } from '../fleet/fleet.js';
-import { startProcess, stopProcess, tailLog } from '../fleet/processes.js';
+import { killProcessGroup, startProcess, stopProcess, tailLog } from '../fleet/processes.js';
 import type { ResourceRuleSpec } from '../support/flotilla-process.js';
 
 /**
@@ -147,6 +147,9 @@ export async function runSide(opts: RunOptions): Promise<SideResult> {
     logPath,
     pidFile: opts.pidFile,
     cwd: opts.outDir,
+    // A test cut short by the suite's timeout can leave the kubectl it started running (a
+    // port-forward, a log follow): those go with ginkgo's group once ginkgo has exited.
+    ownGroup: true,
   });
   // ginkgo runs the interrupted tests' cleanup (namespace deletion) before it writes its report.
   const onStop = () => void stopProcess(proc, 180_000);
@@ -158,6 +161,7 @@ export async function runSide(opts: RunOptions): Promise<SideResult> {
   });
   process.off('SIGINT', onStop);
   process.off('SIGTERM', onStop);
+  killProcessGroup(proc);
   const seconds = Math.round((Date.now() - started) / 1000);
   if (!existsSync(reportPath)) {
     return { side: opts.side, specs: [], passed: [], failed: [], seconds, suiteFailure: `ginkgo exited with ${proc.exitCode} and no report:\n${tailLog(logPath, 40)}`, logPath, reportPath };

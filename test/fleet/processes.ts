@@ -53,6 +53,11 @@ export interface StartOptions {
   pidFile: string;
   env?: NodeJS.ProcessEnv;
   cwd?: string;
+  /**
+   * Started as the leader of a process group of its own, so that what it starts in turn (and may
+   * leave behind when it is cut short) can be stopped with it: killProcessGroup.
+   */
+  ownGroup?: boolean;
 }
 
 export function startProcess(opts: StartOptions): Supervised {
@@ -62,6 +67,7 @@ export function startProcess(opts: StartOptions): Supervised {
     stdio: ['ignore', fd, fd],
     env: opts.env ?? process.env,
     cwd: opts.cwd,
+    detached: opts.ownGroup ?? false,
   });
   closeSync(fd);
   if (child.pid === undefined) throw new Error(`${opts.name}: failed to start ${opts.command}`);
@@ -74,6 +80,14 @@ export function startProcess(opts: StartOptions): Supervised {
     live.delete(proc);
   });
   return proc;
+}
+
+/**
+ * SIGKILL to every process left in the group of a process started with `ownGroup` (the group is
+ * that process's PID): what it started and left running when it exited.
+ */
+export function killProcessGroup(proc: Supervised): void {
+  killQuietly(-proc.pid, 'SIGKILL');
 }
 
 /** SIGKILL at once, as a crash would end it; resolves once the process has exited. */
