@@ -1,26 +1,17 @@
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import { badRequest } from '../../api/status.js';
-import { parseRequestPath } from '../../api/request-info.js';
+import { streamingSubresource } from '../../forward/streaming.js';
 
 // Go's time.ParseDuration syntax: signed, a sequence of decimal numbers with units, or 0.
 const GO_DURATION = /^[-+]?(0|((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+)$/;
 
-// As the apiserver's long-running check: watches, proxies, and these subresources.
-const LONG_RUNNING_SUBRESOURCES = new Set(['attach', 'exec', 'proxy', 'log', 'portforward']);
-
+/** As the apiserver's long-running check: watches, proxies, and the streaming subresources. */
 function longRunning(url: string, query: URLSearchParams): boolean {
   const watch = query.get('watch');
   if (watch === 'true' || watch === '1') return true;
   const segments = url.split('?')[0]!.split('/');
-  if (segments.includes('watch') || segments.includes('proxy')) return true;
-  try {
-    const target = parseRequestPath(url);
-    return target.type === 'resource' && target.subresource !== undefined && LONG_RUNNING_SUBRESOURCES.has(target.subresource);
-  } catch {
-    // A malformed path: whatever answers it later says so.
-    return false;
-  }
+  return segments.includes('watch') || segments.includes('proxy') || streamingSubresource(url) !== undefined;
 }
 
 /**
