@@ -1,5 +1,5 @@
 import { CLUSTER_ANNOTATION, clusterAnnotationEntry, clusterAnnotationInMetadata } from '../ingest/decode.js';
-import { editedPieces, joinPieces, type ByteEdit, type Piece } from '../util/byte-edits.js';
+import { editedPieces, joinPieces, pushRange, type ByteEdit, type Pieces } from '../util/byte-edits.js';
 import { decodeGlobalRV, encodeGlobalRV } from '../api/global-rv.js';
 import { clusterColumnAt } from '../api/table.js';
 import { conflict } from '../api/status.js';
@@ -263,7 +263,7 @@ export interface SplicedList {
    * The items' bytes between the list's `[` and `]`, edited as toFleet edits each item, with its
    * kind added where it lacks one; of a Table, its rows', each with its cluster cell (api/table.ts).
    */
-  items: Piece[];
+  items: Pieces;
   count: number;
   /** The answer is a Table: `items` are its rows. */
   table?: true;
@@ -290,7 +290,7 @@ function stringAt(body: Buffer, start: number, end: number): string {
  */
 export function splicedList(body: Buffer, cluster: string): SplicedList | undefined {
   const head: Doc = {};
-  const pieces: Piece[] = [];
+  const pieces: Pieces = [];
   let count = 0;
   let copied = -1;
   const edits: ByteEdit[] = [];
@@ -363,7 +363,7 @@ export function splicedList(body: Buffer, cluster: string): SplicedList | undefi
       return facts.close + 1;
     });
     if (end === undefined) return -1;
-    if (end > copied) pieces.push([copied, end]);
+    pushRange(pieces, copied, end);
     return end + 1;
   }
 
@@ -428,9 +428,15 @@ export function splicedList(body: Buffer, cluster: string): SplicedList | undefi
 
   /** The item's edits into `pieces`, in byte order (its annotations may come before its resourceVersion). */
   function take(): void {
-    if (edits.length > 1) edits.sort((x, y) => x.start - y.start);
+    // Insertion sort: an item has two or three edits, and sort() with a comparator costs more.
+    for (let i = 1; i < edits.length; i++) {
+      const e = edits[i]!;
+      let j = i - 1;
+      for (; j >= 0 && edits[j]!.start > e.start; j--) edits[j + 1] = edits[j]!;
+      edits[j + 1] = e;
+    }
     for (const e of edits) {
-      if (e.start > copied) pieces.push([copied, e.start]);
+      pushRange(pieces, copied, e.start);
       if (e.text) pieces.push(e.text);
       copied = e.end;
     }

@@ -5,7 +5,7 @@ import { RENAMED_OWNERS_FIELD, type MetaRecord } from '../store/meta-record.js';
 import { relativeCellsOf } from '../table/relative-cells.js';
 import { OPEN_BRACE, OPEN_BRACKET, forEachElement, forEachMember, memberRemoval, objectMembers, objectMembersTwoDeep, parseSpan, skipValue, type JsonMember } from '../util/json-members.js';
 import { bytesView, parsedView, type JsonView } from '../util/json-view.js';
-import { editedPieces, piecesLength, writePieces, type ByteEdit, type Piece } from '../util/byte-edits.js';
+import { editedPieces, piecesLength, writePieces, type ByteEdit, type Pieces } from '../util/byte-edits.js';
 
 /**
  * Turns what a member sends (list pages and watch events, in Table form with the full object
@@ -122,14 +122,14 @@ interface FleetMetadata {
   rv: string;
   labels?: Record<string, string>;
   created?: string;
-  pieces: Piece[];
+  pieces: Pieces;
 }
 
 /**
  * The served object: kind, apiVersion, metadata, then the rest of its members, the apiserver's
  * order. `src` holds the bytes the pieces' ranges point into.
  */
-function served(src: Buffer | undefined, md: FleetMetadata, rest: Piece[], view: JsonView, ctx: IngestContext, cells: unknown[] | undefined): DecodedObject {
+function served(src: Buffer | undefined, md: FleetMetadata, rest: Pieces, view: JsonView, ctx: IngestContext, cells: unknown[] | undefined): DecodedObject {
   const lead = `{"kind":${JSON.stringify(ctx.kind)},"apiVersion":${JSON.stringify(ctx.apiVersion)},"metadata":`;
   const leadLength = Buffer.byteLength(lead);
   const metadataLength = piecesLength(md.pieces);
@@ -188,13 +188,13 @@ interface FoundObject {
 function splicedObject(buf: Buffer, open: number, found: FoundObject, ctx: IngestContext, cells: unknown[] | undefined): DecodedObject | undefined {
   const { members, nested } = found;
   let metadataAt: JsonMember | undefined;
-  const rest: Piece[] = [];
+  const rest: Pieces = [];
   for (const m of members) {
     if (m.key.includes('\\')) return undefined;
     if (m.key === 'metadata') metadataAt = m;
     else if (m.key !== 'apiVersion' && m.key !== 'kind') {
       if (rest.length > 0) rest.push(',');
-      rest.push([m.keyStart, m.end]);
+      rest.push(m.keyStart, m.end);
     }
   }
   let md: FleetMetadata | undefined;
