@@ -12,6 +12,12 @@ export interface ResourceInfo {
   memberVerbs: string[];
   /** How the member writes a bookmark of this kind (src/resources/bookmark-template.ts). */
   bookmark?: BookmarkTemplate;
+  /**
+   * Whether the member's JSON lists give each item its kind and apiVersion: custom resources'
+   * do, kinds compiled into the apiserver's do not (src/resources/list-item-kinds.ts). Cached
+   * lists show items as the member does; undefined (not learned): with them, as stored.
+   */
+  listItemKinds?: boolean;
 }
 
 /**

@@ -1,7 +1,6 @@
 import { CLOSE_BRACE, COLON, COMMA, OPEN_BRACE, QUOTE, hasEscape, keyIs, skipSpace, skipString, skipValue } from '../util/json-members.js';
 
 const KIND = Buffer.from('kind');
-const API_VERSION = Buffer.from('apiVersion');
 const METADATA = Buffer.from('metadata');
 const NAME = Buffer.from('name');
 const RESOURCE_VERSION = Buffer.from('resourceVersion');
@@ -16,12 +15,9 @@ const ANNOTATIONS = Buffer.from('annotations');
 export class ItemFacts {
   /** Offset of the item's closing `}`. */
   close = -1;
-  members = 0;
-  hasKind = false;
   /** The value of `kind` (of the last one, as a parser keeps it). */
   kindStart = -1;
   kindEnd = -1;
-  hasApiVersion = false;
   /** Offset of the `}` of `metadata`; -1 when the item has none. */
   mdClose = -1;
   mdMembers = 0;
@@ -40,8 +36,6 @@ export class ItemFacts {
    */
   read(buf: Uint8Array, open: number): boolean {
     this.kindStart = this.kindEnd = this.mdClose = -1;
-    this.members = 0;
-    this.hasKind = this.hasApiVersion = false;
     this.resetMetadata();
     this.close = this.walk(buf, open, this.itemMember);
     return this.close >= 0;
@@ -60,7 +54,6 @@ export class ItemFacts {
 
   /** One member of the item: its key's quote, past its key, its value's start; past its value, or -1. */
   private readonly itemMember = (buf: Uint8Array, key: number, pastKey: number, start: number): number => {
-    this.members++;
     if (keyIs(buf, key, pastKey, METADATA)) {
       if (buf[start] !== OPEN_BRACE) return -1;
       // A second metadata member replaces the first, as it would in a parse.
@@ -70,11 +63,8 @@ export class ItemFacts {
     }
     const end = skipValue(buf, start);
     if (keyIs(buf, key, pastKey, KIND)) {
-      this.hasKind = true;
       this.kindStart = start;
       this.kindEnd = end;
-    } else if (keyIs(buf, key, pastKey, API_VERSION)) {
-      this.hasApiVersion = true;
     }
     return end;
   };

@@ -244,14 +244,9 @@ function isStatusBody(r: MemberResult): boolean {
   }
 }
 
-/** A member's object as flotilla shows it (translate.ts: a global RV, its cluster annotation), with its kind. */
-function itemToFleet(o: unknown, cluster: string, kind?: { kind: string; apiVersion: string }): void {
-  if (!isJsonObject(o)) return;
-  if (kind && o['kind'] === undefined) {
-    o['kind'] = kind.kind;
-    o['apiVersion'] = kind.apiVersion;
-  }
-  toFleet(o, cluster);
+/** A member's object as flotilla shows it (translate.ts: a global RV, its cluster annotation). */
+function itemToFleet(o: unknown, cluster: string): void {
+  if (isJsonObject(o)) toFleet(o, cluster);
 }
 
 interface Parsed {
@@ -334,10 +329,8 @@ function merged(answers: readonly Parsed[], metadata: Doc): Doc {
   }
   const items: unknown[] = [];
   for (const a of answers) {
-    const listKind = typeof a.doc['kind'] === 'string' ? a.doc['kind'] : '';
-    const kind = listKind.endsWith('List') ? { kind: listKind.slice(0, -'List'.length), apiVersion: String(a.doc['apiVersion'] ?? '') } : undefined;
     for (const item of Array.isArray(a.doc['items']) ? a.doc['items'] : []) {
-      itemToFleet(item, a.cluster, kind);
+      itemToFleet(item, a.cluster);
       items.push(item);
     }
   }

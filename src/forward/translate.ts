@@ -260,8 +260,8 @@ export interface SplicedList {
   /** The list's members other than `items` or `rows` (kind, apiVersion, metadata, a Table's columnDefinitions). */
   head: Record<string, unknown>;
   /**
-   * The items' bytes between the list's `[` and `]`, edited as toFleet edits each item, with its
-   * kind added where it lacks one; of a Table, its rows', each with its cluster cell (api/table.ts).
+   * The items' bytes between the list's `[` and `]`, edited as toFleet edits each item; of a
+   * Table, its rows', each with its cluster cell (api/table.ts).
    */
   items: Pieces;
   count: number;
@@ -279,14 +279,13 @@ function stringAt(body: Buffer, start: number, end: number): string {
 }
 
 /**
- * A member's list with each item shown as flotilla shows it (toFleet, and the item's kind and
- * apiVersion where the member left them out, as it does in lists of built-in kinds), without
- * parsing the items: each item's bytes are walked once, its metadata in the same pass, and only
- * the few edits are new bytes. A Table likewise: each row gets its cluster cell after the name, and its
- * object is shown as an item is (its `columnDefinitions` are in `head`, without the Cluster
- * column). Undefined for an item with an apiVersion but no kind, a row that is not an object or
- * has no cells, or bytes it does not follow (keys written with escapes, metadata that is not an
- * object): the caller parses.
+ * A member's list with each item shown as flotilla shows it (toFleet; an item keeps its kind and
+ * apiVersion, or their absence, as the member lists it), without parsing the items: each item's
+ * bytes are walked once, its metadata in the same pass, and only the few edits are new bytes. A
+ * Table likewise: each row gets its cluster cell after the name, and its object is shown as an
+ * item is (its `columnDefinitions` are in `head`, without the Cluster column). Undefined for a row
+ * that is not an object or has no cells, or bytes it does not follow (keys written with escapes,
+ * metadata that is not an object): the caller parses.
  */
 export function splicedList(body: Buffer, cluster: string): SplicedList | undefined {
   const head: Doc = {};
@@ -343,10 +342,6 @@ export function splicedList(body: Buffer, cluster: string): SplicedList | undefi
     table = key === 'rows';
     const columns = head['columnDefinitions'];
     clusterAt = table ? clusterColumnAt(Array.isArray(columns) ? columns : []) : 0;
-    // An item's kind is added from the list's.
-    const itemKind = !table && listKind.endsWith('List') ? listKind.slice(0, -'List'.length) : undefined;
-    const prefix = itemKind !== undefined ? `"kind":${JSON.stringify(itemKind)},"apiVersion":${JSON.stringify(String(head['apiVersion'] ?? ''))}` : undefined;
-    const itemIsStatus = itemKind === 'Status';
     copied = start + 1;
     const end = forEachElement(body, start, (at) => {
       count++;
@@ -358,7 +353,7 @@ export function splicedList(body: Buffer, cluster: string): SplicedList | undefi
         return rowClose + 1;
       }
       if (body[at] !== OPEN_BRACE) return undefined;
-      if (!objectEdits(at, prefix, itemIsStatus)) return -1;
+      if (!objectEdits(at)) return -1;
       take();
       return facts.close + 1;
     });
@@ -367,17 +362,10 @@ export function splicedList(body: Buffer, cluster: string): SplicedList | undefi
     return end + 1;
   }
 
-  /** The edits showing the object at `at` as flotilla shows it, with `prefix` where it has no kind; false when the caller must parse. */
-  function objectEdits(at: number, prefix: string | undefined, prefixedIsStatus: boolean): boolean {
+  /** The edits showing the object at `at` as flotilla shows it; false when the caller must parse. */
+  function objectEdits(at: number): boolean {
     if (!facts.read(body, at)) return false;
-    let isStatus: boolean;
-    if (!facts.hasKind && prefix !== undefined) {
-      if (facts.hasApiVersion) return false;
-      edits.push({ start: at + 1, end: at + 1, text: facts.members > 0 ? `${prefix},` : prefix });
-      isStatus = prefixedIsStatus;
-    } else {
-      isStatus = facts.kindIs(body, STATUS);
-    }
+    const isStatus = facts.kindIs(body, STATUS);
     if (facts.mdClose < 0) return true;
     const rv = facts.rvStart >= 0 && body[facts.rvStart] === QUOTE ? stringAt(body, facts.rvStart, facts.rvEnd) : undefined;
     if (rv) edits.push({ start: facts.rvStart, end: facts.rvEnd, text: `"${itemRV(rv)}"` });
@@ -404,7 +392,7 @@ export function splicedList(body: Buffer, cluster: string): SplicedList | undefi
         return undefined;
       }
       if (key !== 'object' || body[start] !== OPEN_BRACE) return undefined;
-      if (!objectEdits(start, undefined, false)) return -1;
+      if (!objectEdits(start)) return -1;
       return facts.close + 1;
     });
     return rowClose === undefined || !cells ? -1 : rowClose;

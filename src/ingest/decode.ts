@@ -125,12 +125,17 @@ interface FleetMetadata {
   pieces: Pieces;
 }
 
+/** What every stored object of a kind starts with, up to its metadata's value. */
+export function storedObjectLead(kind: string, apiVersion: string): string {
+  return `{"kind":${JSON.stringify(kind)},"apiVersion":${JSON.stringify(apiVersion)},"metadata":`;
+}
+
 /**
  * The served object: kind, apiVersion, metadata, then the rest of its members, the apiserver's
  * order. `src` holds the bytes the pieces' ranges point into.
  */
 function served(src: Buffer | undefined, md: FleetMetadata, rest: Pieces, view: JsonView, ctx: IngestContext, cells: unknown[] | undefined): DecodedObject {
-  const lead = `{"kind":${JSON.stringify(ctx.kind)},"apiVersion":${JSON.stringify(ctx.apiVersion)},"metadata":`;
+  const lead = storedObjectLead(ctx.kind, ctx.apiVersion);
   const leadLength = Buffer.byteLength(lead);
   const metadataLength = piecesLength(md.pieces);
   const restLength = piecesLength(rest);

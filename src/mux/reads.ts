@@ -10,6 +10,7 @@ import { ageCell } from '../table/human-duration.js';
 import { reprintRelativeCells } from '../table/relative-cells.js';
 import { StatusError, heldBySeveral, notFound } from '../api/status.js';
 import type { ResponseForm } from '../api/negotiate.js';
+import { storedTypeMeta, withoutTypeMeta, type ItemBytes } from './item-type-meta.js';
 import { joined, type CutBytes, type Presentation, type PresentedObject, type ReadView, type Shown as ShownObject } from '../view/read-view.js';
 
 /**
@@ -267,11 +268,8 @@ interface ListFrame {
   head: Buffer;
   tail: Buffer;
   /** An item's bytes, maybe in pieces; NOTHING when the view's presentation does not show it. */
-  item(e: StoredEntry): Item;
+  item(e: StoredEntry): ItemBytes;
 }
-
-/** A list item's bytes: a buffer, pieces of buffers, or a buffer with a range left out. */
-type Item = Buffer | readonly Buffer[] | CutBytes;
 
 /** A list's bytes as they are gathered, copied once into one buffer at the end. */
 class ListBytes {
@@ -280,7 +278,7 @@ class ListBytes {
   /** The longest range left out: a cut item is copied whole, then its tail moved over the range. */
   private slack = 0;
 
-  push(item: Item): void {
+  push(item: ItemBytes): void {
     if (Buffer.isBuffer(item)) {
       this.parts.push(item);
       this.length += item.length;
@@ -313,7 +311,7 @@ class ListBytes {
   }
 }
 
-function itemBuffer(item: Item): Buffer {
+function itemBuffer(item: ItemBytes): Buffer {
   if (Buffer.isBuffer(item) || Array.isArray(item)) return joined(item as Buffer | readonly Buffer[]);
   const cut = item as CutBytes;
   return Buffer.concat([cut.src.subarray(0, cut.from), cut.src.subarray(cut.to)]);
@@ -348,10 +346,13 @@ function listFrame(store: Store, opts: Pick<ListOptions, 'resource' | 'form' | '
       },
     };
   }
+  // Items as the member lists them: a kind compiled into it without kind and apiVersion (a get,
+  // one object not `many`, keeps them, as the member's does).
+  const typeMeta = many && info.listItemKinds === false ? storedTypeMeta(info.kind, groupVersion(info)) : undefined;
   return {
     head: Buffer.from(`{"kind":${JSON.stringify(info.kind + 'List')},"apiVersion":${JSON.stringify(groupVersion(info))},"metadata":{${listMeta}},"items":[`),
     tail: Buffer.from(']}'),
-    item: shownBytes,
+    item: typeMeta ? (e) => withoutTypeMeta(shownBytes(e), typeMeta) : shownBytes,
   };
 }
 
@@ -362,7 +363,7 @@ type Shown = (e: StoredEntry) => ShownObject | undefined;
  * Entries as stored, or as the view's presentation shows them. The objects its mark names are
  * looked up once, in the label index, for the whole list (few objects carry one).
  */
-function presented(store: Store, key: string, presentation: Presentation | undefined, snapshot: Snapshot | undefined, many: boolean): { shown: Shown; bytes: (e: StoredEntry) => Item } {
+function presented(store: Store, key: string, presentation: Presentation | undefined, snapshot: Snapshot | undefined, many: boolean): { shown: Shown; bytes: (e: StoredEntry) => ItemBytes } {
   if (!presentation) return { shown: (e) => ({ bytes: e.bytes, meta: () => store.metaOf(key, e, snapshot) }), bytes: (e) => e.bytes };
   // One object (a get): its own meta record tells.
   const marks = many ? presentation.marks : undefined;

@@ -2,6 +2,7 @@ import type { V1APIResourceList } from '@kubernetes/client-node';
 import type { MemberClient } from '../members/member-client.js';
 import { apiPrefix, gvrKey, type GroupVersionResource, type ResourceInfo } from '../api/resource-info.js';
 import { learnBookmarkTemplate } from './bookmark-template.js';
+import { learnListItemKinds } from './list-item-kinds.js';
 
 /** What a member's discovery says of one resource: flotilla caches only what it serves. */
 export class ResourceNotServedError extends Error {}
@@ -21,8 +22,11 @@ export async function discoverResource(member: MemberClient, gvr: GroupVersionRe
     categories: entry.categories ?? [],
     memberVerbs: entry.verbs,
   };
-  const bookmark = entry.verbs.includes('watch') ? await learnBookmarkTemplate(member, info, signal) : undefined;
-  return bookmark ? { ...info, bookmark } : info;
+  const [bookmark, listItemKinds] = await Promise.all([
+    entry.verbs.includes('watch') ? learnBookmarkTemplate(member, info, signal) : undefined,
+    entry.verbs.includes('list') ? learnListItemKinds(member, info, signal) : undefined,
+  ]);
+  return { ...info, ...(bookmark ? { bookmark } : {}), ...(listItemKinds !== undefined ? { listItemKinds } : {}) };
 }
 
 /** Aggregated discovery (apidiscovery.k8s.io/v2), as a member publishes it for `/api` and `/apis`. */

@@ -1,5 +1,6 @@
 import { QUOTE, memberValueAt, objectMembers } from '../util/json-members.js';
 import type { CutBytes } from '../util/byte-edits.js';
+import { storedObjectLead } from '../ingest/decode.js';
 import type { Tenant } from './tenant.js';
 import { objectToTenant, type ObjectNaming } from './object-names.js';
 
@@ -81,9 +82,9 @@ const NAMESPACE_KEY = Buffer.from('"namespace":');
 const METADATA = Buffer.from('metadata');
 const NAMESPACE = Buffer.from('namespace');
 
-/** Where a stored object's metadata starts: after `{"kind":…,"apiVersion":…,"metadata":` (src/ingest/decode.ts writes it so). */
+/** Where a stored object's metadata starts: after `{"kind":…,"apiVersion":…,"metadata":` (storedObjectLead). */
 export function storedMetadataAt(kind: string, apiVersion: string): number {
-  return Buffer.byteLength(`{"kind":${JSON.stringify(kind)},"apiVersion":${JSON.stringify(apiVersion)},"metadata":`);
+  return Buffer.byteLength(storedObjectLead(kind, apiVersion));
 }
 
 export interface RewrittenBytes {

@@ -169,6 +169,10 @@ describe('configuration hot reload', () => {
       expect({ watches: a.watches, relists: a.relists }).toEqual({ watches: b.watches, relists: b.relists });
     }
     await expectConverged(f.endpoint, [east, west, north], `/apis/example.com/v1/namespaces/${NS}/widgets`);
+    // A custom resource's list items carry their kind and apiVersion, as the members list them
+    // (built-in kinds' do not: the differential harness compares those).
+    const widgetList = JSON.parse((await memberRequest(f.endpoint, 'GET', `/apis/example.com/v1/namespaces/${NS}/widgets`)).body) as { items: { kind?: string; apiVersion?: string }[] };
+    expect(widgetList.items.map((i) => `${i.kind} ${i.apiVersion}`)).toEqual(['Widget example.com/v1', 'Widget example.com/v1', 'Widget example.com/v1']);
     const discovery = await memberRequest(f.endpoint, 'GET', '/apis/example.com/v1');
     expect(JSON.parse(discovery.body)).toMatchObject({ groupVersion: 'example.com/v1', resources: [{ name: 'widgets', kind: 'Widget', namespaced: true }] });
     await waitReady(f.endpoint, f.proc);

@@ -11,7 +11,6 @@ import { openWatch, type OpenWatch, type WatchEvent } from './watch-client.js';
  * - flotilla's `search.flotilla.io/cluster` annotation;
  * - a Table's Cluster column (its definition and each row's cell), where the README puts it: after
  *   the name column shown by default, else first (anywhere else, it stays and the answers differ);
- * - list items' kind and apiVersion (a member omits them for built-in kinds);
  * - Age cells, which both sides print relative to their own now.
  * Everything else must be equal: kinds, items and their order, fields, Table columns and cells,
  * PartialObjectMetadata, and for errors the code, reason and details.
@@ -75,16 +74,8 @@ export function normalise(doc: unknown, cluster: string, fromFlotilla: boolean):
   } else if (fromFlotilla) {
     normaliseObject(doc, cluster);
   }
-  if (Array.isArray(doc['items'])) {
-    for (const item of doc['items']) {
-      if (fromFlotilla) normaliseObject(item, cluster);
-      // Items of a built-in kind's list carry no kind/apiVersion on a member, and do on flotilla
-      // (its stored bytes are the object's own; README, "Where flotilla differs").
-      if (isObject(item)) {
-        delete item['kind'];
-        delete item['apiVersion'];
-      }
-    }
+  if (Array.isArray(doc['items']) && fromFlotilla) {
+    for (const item of doc['items']) normaliseObject(item, cluster);
   }
   if (kind === 'Table') {
     let columns = doc['columnDefinitions'] as Json[] | null | undefined;

@@ -92,15 +92,11 @@ describe('answers spliced in place', () => {
 });
 
 /** A list item as a live read shows it when parsed (live-reads.ts merged): the list's kind where it has none, then toFleet. */
-function shownItem(item: unknown, listKind: string, apiVersion: string, cluster: string): unknown {
+/** An item as flotilla shows it: toFleet's edits, its kind and apiVersion (or their absence) the member's. */
+function shownItem(item: unknown, cluster: string): unknown {
   if (typeof item !== 'object' || item === null || Array.isArray(item)) return item;
-  const o = item as Record<string, unknown>;
-  if (listKind.endsWith('List') && o['kind'] === undefined) {
-    o['kind'] = listKind.slice(0, -'List'.length);
-    o['apiVersion'] = apiVersion;
-  }
-  toFleet(o, cluster);
-  return o;
+  toFleet(item as Record<string, unknown>, cluster);
+  return item;
 }
 
 describe('list answers spliced in place', () => {
@@ -120,14 +116,14 @@ describe('list answers spliced in place', () => {
         const ordered = sortedKeys ? { apiVersion: doc.apiVersion, items: doc.items, kind: doc.kind, metadata: doc.metadata } : doc;
         const body = Buffer.from(JSON.stringify(ordered, null, indent));
         const spliced = splicedList(body, cluster);
-        const expected = (JSON.parse(body.toString()) as typeof doc).items.map((i) => shownItem(i, doc.kind, doc.apiVersion, cluster));
+        const expected = (JSON.parse(body.toString()) as typeof doc).items.map((i) => shownItem(i, cluster));
         // Only what it does not follow falls back: metadata that is not an object, a key it looks
-        // among written with escapes, an item with an apiVersion but no kind.
+        // among written with escapes.
         const escaped = (o: unknown) => typeof o === 'object' && o !== null && Object.keys(o).some((k) => JSON.stringify(k).includes('\\'));
         const follows = doc.items.every((i) => {
           if (i === null) return true;
           const md = (i as { metadata?: { annotations?: unknown } | null }).metadata;
-          return md !== null && !escaped(i) && !escaped(md) && !escaped(md?.annotations) && !('apiVersion' in i && !('kind' in i));
+          return md !== null && !escaped(i) && !escaped(md) && !escaped(md?.annotations);
         });
         if (follows) expect(spliced).toBeDefined();
         if (!spliced) return;
@@ -180,8 +176,8 @@ describe('list answers spliced in place', () => {
     const s = splicedList(body, 'west')!;
     expect(s.count).toBe(2);
     expect(joinPieces(s.items, body).toString()).toBe(
-      `{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","namespace":"n","resourceVersion":${JSON.stringify(encodeGlobalRV({ west: '3' }))},"annotations":{"x":"y","${CLUSTER}":"west"}},"data":{"k":"v"}},` +
-        `{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"b","resourceVersion":${JSON.stringify(encodeGlobalRV({ west: '4' }))},"annotations":{"${CLUSTER}":"west"}}}`,
+      `{"metadata":{"name":"a","namespace":"n","resourceVersion":${JSON.stringify(encodeGlobalRV({ west: '3' }))},"annotations":{"x":"y","${CLUSTER}":"west"}},"data":{"k":"v"}},` +
+        `{"metadata":{"name":"b","resourceVersion":${JSON.stringify(encodeGlobalRV({ west: '4' }))},"annotations":{"${CLUSTER}":"west"}}}`,
     );
     expect(splicedList(Buffer.from('{"kind":"ConfigMapList","apiVersion":"v1","metadata":{},"items":[]}'), 'west')).toEqual({ head: { kind: 'ConfigMapList', apiVersion: 'v1', metadata: {} }, items: [], count: 0 });
     for (const bad of [
@@ -191,7 +187,6 @@ describe('list answers spliced in place', () => {
       '{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{},"columnDefinitions":[]}',
       '{"kind":"ConfigMapList","apiVersion":"v1","metadata":{},"items":[{"metadata":{"name":"a"}}],"items":[]}',
       '{"apiVersion":"v1","items":[{"metadata":{"name":"a"}}],"rows":[],"items":[],"kind":"ConfigMapList"}',
-      '{"kind":"ConfigMapList","apiVersion":"v1","metadata":{},"items":[{"apiVersion":"v1","metadata":{"name":"a"}}]}',
       '{"kind":"ConfigMapList","apiVersion":"v1","metadata":{},"items":[{"metadata":{"name":"a","resourceVersio\\u006e":"1"}}]}',
       '{"kind":"ConfigMapList","apiVersion":"v1","metadata":{},"items":[{"metadata":"x"}]}',
       // Keys that parse as the ones it looks for, spelled with escapes, at each level.
