@@ -47,6 +47,28 @@ export function negotiate(accept: string | undefined, opts: { list: boolean }): 
   throw notAcceptable(`only the following media types are accepted: application/json, application/json;as=Table;v=v1;g=meta.k8s.io, application/json;as=PartialObjectMetadata${opts.list ? 'List' : ''};v=v1;g=meta.k8s.io`);
 }
 
+const PROTOBUF = 'application/vnd.kubernetes.protobuf';
+
+/**
+ * Whether the client asks for PartialObjectMetadata(List) in protobuf before any JSON form
+ * negotiate() would answer with (client-go's metadata client does): flotilla then encodes its
+ * metadata answer so (api/protobuf-metadata.ts). Other protobuf requests are answered in JSON,
+ * which client-go's Accept includes.
+ */
+export function prefersProtobufMetadata(accept: string | undefined, opts: { list: boolean }): boolean {
+  if (!accept) return false;
+  const metadataAs = opts.list ? 'PartialObjectMetadataList' : 'PartialObjectMetadata';
+  for (const r of parseAccept(accept)) {
+    if (refused(r)) continue;
+    const as = r.params.get('as');
+    const metaGroup = r.params.get('g') === 'meta.k8s.io';
+    if (r.type === PROTOBUF && as === metadataAs && metaGroup && r.params.get('v') === 'v1') return true;
+    // The first JSON entry negotiate() would take.
+    if (JSON_TYPES.has(r.type) && (!as || (metaGroup && ['v1', 'v1beta1'].includes(r.params.get('v') ?? '') && (as === 'Table' || as === metadataAs)))) return false;
+  }
+  return false;
+}
+
 /** Whether plain JSON is among the acceptable types (a wildcard counts); no Accept accepts anything. */
 export function acceptsJson(accept: string | undefined): boolean {
   if (!accept) return true;

@@ -17,6 +17,7 @@ import { Callers } from './callers.js';
 import { sendStatus } from './replies.js';
 import { errorsPlugin } from './plugins/errors.js';
 import { requestTimeoutPlugin } from './plugins/request-timeout.js';
+import { metadataProtobufPlugin } from './plugins/metadata-protobuf.js';
 import { authenticationPlugin } from './plugins/authentication.js';
 import { healthPlugin } from './plugins/health.js';
 import { statusPlugin } from './plugins/status.js';
@@ -138,6 +139,7 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
   });
   void app.register(requestTimeoutPlugin);
   void app.register(authenticationPlugin, { callers });
+  void app.register(metadataProtobufPlugin);
   void app.register(healthPlugin, { health });
   void app.register(statusPlugin, { health, metrics: exposition, fleet, callers, authorizer: opts.authorizer, live: opts.liveReads, hierarchy });
   void app.register(discoveryPlugin, { fleet, discovery, tenantOf, frontProxied: (req) => callers.frontProxied(req) });

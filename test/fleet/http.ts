@@ -12,6 +12,8 @@ export interface MemberResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   body: string;
+  /** The body's bytes (a protobuf answer's, which `body` mangles). */
+  raw?: Buffer;
 }
 
 const caCache = new Map<string, Buffer>();
@@ -57,7 +59,10 @@ export function memberRequest(
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('end', () => {
+          const raw = Buffer.concat(chunks);
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: raw.toString('utf8'), raw });
+        });
         res.on('error', reject);
       },
     );

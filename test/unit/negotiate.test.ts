@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { negotiate } from '../../src/api/negotiate.js';
+import { negotiate, prefersProtobufMetadata } from '../../src/api/negotiate.js';
 
 const KUBECTL_GET = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json';
 
@@ -37,5 +37,28 @@ describe('q=0', () => {
     expect(() => negotiate('application/json; q=0.000', { list: false })).toThrow(expect.objectContaining({ code: 406 }));
     expect(negotiate('application/json;q=0, */*;q=0.5', { list: true })).toBe('object');
     expect(negotiate('application/json;q=0.5', { list: true })).toBe('object');
+  });
+});
+
+describe('prefersProtobufMetadata', () => {
+  const METADATA_CLIENT_LIST = 'application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
+  const METADATA_CLIENT_GET = 'application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
+
+  it('is true for client-go’s metadata client, list and get, each in its own form', () => {
+    expect(prefersProtobufMetadata(METADATA_CLIENT_LIST, { list: true })).toBe(true);
+    expect(prefersProtobufMetadata(METADATA_CLIENT_GET, { list: false })).toBe(true);
+    expect(prefersProtobufMetadata(METADATA_CLIENT_LIST, { list: false })).toBe(false);
+    expect(prefersProtobufMetadata(METADATA_CLIENT_GET, { list: true })).toBe(false);
+  });
+
+  it('is false when a JSON form comes first, for plain protobuf, Tables and refused entries', () => {
+    expect(prefersProtobufMetadata(undefined, { list: true })).toBe(false);
+    expect(prefersProtobufMetadata(`application/json,${METADATA_CLIENT_LIST}`, { list: true })).toBe(false);
+    expect(prefersProtobufMetadata(`application/json;as=Table;v=v1;g=meta.k8s.io,${METADATA_CLIENT_LIST}`, { list: true })).toBe(false);
+    expect(prefersProtobufMetadata('application/vnd.kubernetes.protobuf,application/json', { list: true })).toBe(false);
+    expect(prefersProtobufMetadata('application/vnd.kubernetes.protobuf;as=Table;g=meta.k8s.io;v=v1,application/json', { list: true })).toBe(false);
+    expect(prefersProtobufMetadata(`application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1;q=0,application/json`, { list: true })).toBe(false);
+    // A JSON entry negotiate() would pass over does not stop it.
+    expect(prefersProtobufMetadata(`application/json;as=Unknown;g=meta.k8s.io;v=v1,${METADATA_CLIENT_LIST}`, { list: true })).toBe(true);
   });
 });
