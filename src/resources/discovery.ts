@@ -83,3 +83,17 @@ export async function memberDiscovery(member: MemberClient, signal?: AbortSignal
   const [legacy, groups] = await Promise.all([one('/api'), one('/apis')]);
   return { legacy, groups };
 }
+
+/**
+ * A member's storageVersionHash for each resource of a group-version, from its legacy document
+ * (`/api/v1`, `/apis/<group>/<version>`): aggregated discovery carries none. Resources without one
+ * (subresources, kinds not stored) are left out.
+ */
+export async function memberStorageVersionHashes(member: MemberClient, group: string, version: string, signal?: AbortSignal): Promise<Map<string, string>> {
+  const list = await member.getJson<{ resources?: { name?: unknown; storageVersionHash?: unknown }[] }>(apiPrefix({ group, version }), signal);
+  const out = new Map<string, string>();
+  for (const r of list.resources ?? []) {
+    if (typeof r.name === 'string' && typeof r.storageVersionHash === 'string' && r.storageVersionHash) out.set(r.name, r.storageVersionHash);
+  }
+  return out;
+}

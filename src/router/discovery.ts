@@ -3,7 +3,7 @@ import { SELF_REVIEWS, type FleetNames } from '../tenancy/request-names.js';
 import type { KindLookup } from '../tenancy/object-names.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import type { NamedResource } from '../tenancy/answers.js';
-import { memberDiscovery, type DiscoveryDocuments, type DiscoveryGroup, type DiscoveryResource, type DiscoverySubresource, type DiscoveryVersion } from '../resources/discovery.js';
+import { memberDiscovery, memberStorageVersionHashes, type DiscoveryDocuments, type DiscoveryGroup, type DiscoveryResource, type DiscoverySubresource, type DiscoveryVersion } from '../resources/discovery.js';
 
 /**
  * Fleet-wide discovery: the union of the members' own (aggregated) discovery, learned from them
@@ -171,8 +171,11 @@ export function group(docs: FleetDocuments, name: string): object | undefined {
   return g ? { kind: 'APIGroup', apiVersion: 'v1', ...apiGroup(g) } : undefined;
 }
 
-/** A legacy APIResourceList, each resource followed by its subresources (`pods/log`), as the apiserver lists them. */
-export function resourceList(docs: FleetDocuments, grp: string, version: string): object | undefined {
+/**
+ * A legacy APIResourceList, each resource followed by its subresources (`pods/log`), as the
+ * apiserver lists them; `hashes`: resources' storageVersionHash (FleetDiscovery).
+ */
+export function resourceList(docs: FleetDocuments, grp: string, version: string, hashes?: ReadonlyMap<string, string>): object | undefined {
   const v = (grp === '' ? docs.legacy : docs.groups).find((x) => nameOf(x) === grp)?.versions.find((x) => x.version === version);
   if (!v) return undefined;
   // A resource answering in another group/version (a subresource's Scale, say) names it, as the apiserver does.
@@ -193,6 +196,7 @@ export function resourceList(docs: FleetDocuments, grp: string, version: string)
         verbs: r.verbs,
         ...(r.shortNames?.length ? { shortNames: r.shortNames } : {}),
         ...(r.categories?.length ? { categories: r.categories } : {}),
+        ...(hashes?.has(r.resource) ? { storageVersionHash: hashes.get(r.resource) } : {}),
       },
       ...(r.subresources ?? []).map((s) => ({
         name: `${r.resource}/${s.subresource}`,
@@ -230,6 +234,8 @@ export function aggregatedDiscovery(docs: FleetDocuments, legacy: boolean): obje
  */
 export class FleetDiscovery {
   private readonly known = new Map<string, DiscoveryDocuments>();
+  /** Per group-version (`group/version`), the storage version hashes the members agree on, and when. */
+  private readonly hashes = new Map<string, { at: number; hashes: Promise<ReadonlyMap<string, string>> }>();
   private fleetKey: string | undefined;
   private at = 0;
   private refreshing: Promise<void> | undefined;
@@ -250,6 +256,37 @@ export class FleetDiscovery {
     else if (Date.now() - this.at > this.ttlMs) void this.refresh(key);
     const members = names.flatMap((n) => this.known.get(n) ?? []);
     return fleetDocuments(members, this.catalog.cachedResources(), this.readable);
+  }
+
+  /**
+   * Each resource's storageVersionHash in a group-version's legacy document: the members' own
+   * (asked of each, kept as long as the fleet's documents), where every member that gives one
+   * gives the same. Members that store a kind in different versions disagree, and the resource
+   * then has none: a storage version migrator reads the members themselves.
+   */
+  storageVersionHashes(group: string, version: string): Promise<ReadonlyMap<string, string>> {
+    const key = `${group}/${version}`;
+    const known = this.hashes.get(key);
+    if (known && Date.now() - known.at <= this.ttlMs) return known.hashes;
+    const hashes = (async () => {
+      const perMember = await Promise.all(this.fleet.clusterNames().map(async (name) => {
+        const member = this.fleet.member(name);
+        return member ? memberStorageVersionHashes(member, group, version, AbortSignal.timeout(this.timeoutMs)).catch(() => undefined) : undefined;
+      }));
+      const agreed = new Map<string, string>();
+      const disagreed = new Set<string>();
+      for (const answer of perMember) {
+        for (const [resource, hash] of answer ?? []) {
+          const prior = agreed.get(resource);
+          if (prior !== undefined && prior !== hash) disagreed.add(resource);
+          agreed.set(resource, hash);
+        }
+      }
+      for (const resource of disagreed) agreed.delete(resource);
+      return agreed;
+    })();
+    this.hashes.set(key, { at: Date.now(), hashes });
+    return hashes;
   }
 
   private refresh(key: string): Promise<void> {

@@ -107,6 +107,19 @@ describe('discovery documents', () => {
     expect(gadgets.resources.map((r) => r.name).sort()).toEqual(['gadgets', 'gadgets/status']);
   });
 
+  it('legacy resource lists carry the storageVersionHash the members agree on', async () => {
+    // Aggregated discovery has none: each member's legacy document is asked. The CRD on west only
+    // has west's; built-in kinds have the one both members give (the same release).
+    type ResourceList = { resources: { name: string; storageVersionHash?: string }[] };
+    const hashes = async (ep: typeof east | FlotillaProcess['endpoint'], path: string) =>
+      new Map((JSON.parse((await memberRequest(ep, 'GET', path)).body) as ResourceList).resources.map((r) => [r.name, r.storageVersionHash]));
+    for (const [path, member] of [['/api/v1', east], ['/apis/apps/v1', east], [`/apis/${GROUP}/v1`, west]] as const) {
+      const theirs = await hashes(member, path);
+      expect([...theirs.values()].filter(Boolean).length, path).toBeGreaterThan(0);
+      expect(await hashes(flotilla.endpoint, path), path).toEqual(theirs);
+    }
+  });
+
   it('/clusters/<name>/ discovery and /version are that member\'s own', async () => {
     for (const m of fleet.members) {
       const version = await memberRequest(flotilla.endpoint, 'GET', `/clusters/${m.name}/version`);

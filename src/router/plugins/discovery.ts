@@ -102,9 +102,9 @@ export const discoveryPlugin: FastifyPluginAsync<DiscoveryOptions> = async (app,
         return sendJson(reply, doc);
       }
       case 'resources': {
-        const doc = resourceList(docs, target.group, target.version);
-        if (!doc) throw notServed();
-        return sendJson(reply, doc);
+        // Only a group-version the fleet serves is asked of the members (its hashes).
+        if (!resourceList(docs, target.group, target.version)) throw notServed();
+        return sendJson(reply, resourceList(docs, target.group, target.version, await discovery.storageVersionHashes(target.group, target.version))!);
       }
       default:
         throw notServed();
