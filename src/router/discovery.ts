@@ -268,25 +268,33 @@ export class FleetDiscovery {
     const key = `${group}/${version}`;
     const known = this.hashes.get(key);
     if (known && Date.now() - known.at <= this.ttlMs) return known.hashes;
-    const hashes = (async () => {
-      const perMember = await Promise.all(this.fleet.clusterNames().map(async (name) => {
-        const member = this.fleet.member(name);
-        return member ? memberStorageVersionHashes(member, group, version, AbortSignal.timeout(this.timeoutMs)).catch(() => undefined) : undefined;
-      }));
-      const agreed = new Map<string, string>();
-      const disagreed = new Set<string>();
-      for (const answer of perMember) {
-        for (const [resource, hash] of answer ?? []) {
-          const prior = agreed.get(resource);
-          if (prior !== undefined && prior !== hash) disagreed.add(resource);
-          agreed.set(resource, hash);
-        }
+    const asked = this.agreedHashes(group, version);
+    if (!known) {
+      this.hashes.set(key, { at: Date.now(), hashes: asked });
+      return asked;
+    }
+    // Stale: answered from what was known while the members are asked again, as documents() does.
+    known.at = Date.now();
+    void asked.then((hashes) => this.hashes.set(key, { at: Date.now(), hashes: Promise.resolve(hashes) }));
+    return known.hashes;
+  }
+
+  private async agreedHashes(group: string, version: string): Promise<ReadonlyMap<string, string>> {
+    const perMember = await Promise.all(this.fleet.clusterNames().map(async (name) => {
+      const member = this.fleet.member(name);
+      return member ? memberStorageVersionHashes(member, group, version, AbortSignal.timeout(this.timeoutMs)).catch(() => undefined) : undefined;
+    }));
+    const agreed = new Map<string, string>();
+    const disagreed = new Set<string>();
+    for (const answer of perMember) {
+      for (const [resource, hash] of answer ?? []) {
+        const prior = agreed.get(resource);
+        if (prior !== undefined && prior !== hash) disagreed.add(resource);
+        agreed.set(resource, hash);
       }
-      for (const resource of disagreed) agreed.delete(resource);
-      return agreed;
-    })();
-    this.hashes.set(key, { at: Date.now(), hashes });
-    return hashes;
+    }
+    for (const resource of disagreed) agreed.delete(resource);
+    return agreed;
   }
 
   private refresh(key: string): Promise<void> {

@@ -35,3 +35,18 @@ describe('storage version hashes', () => {
     expect(asked).toEqual(['east /apis/apps/v1']);
   });
 });
+
+describe('storage version hashes grown old', () => {
+  it('are answered from what was known while the members are asked again', async () => {
+    const docs: Record<string, Record<string, string> | undefined> = { east: { pods: 'old' } };
+    const { fleet, asked } = fleetOf(docs);
+    const discovery = new FleetDiscovery(fleet, catalog, undefined, 0);
+    expect([...(await discovery.storageVersionHashes('', 'v1'))]).toEqual([['pods', 'old']]);
+    docs['east'] = { pods: 'new' };
+    await new Promise((r) => setTimeout(r, 5));
+    expect([...(await discovery.storageVersionHashes('', 'v1'))]).toEqual([['pods', 'old']]);
+    await new Promise((r) => setTimeout(r, 5));
+    expect([...(await discovery.storageVersionHashes('', 'v1'))]).toEqual([['pods', 'new']]);
+    expect(asked.length).toBeGreaterThanOrEqual(2);
+  });
+});

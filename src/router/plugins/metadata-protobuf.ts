@@ -26,6 +26,7 @@ const metadataProtobuf: FastifyPluginAsync = async (app) => {
   app.addHook('onSend', async (req, reply, payload) => {
     if (req.method !== 'GET' || reply.statusCode !== 200) return payload;
     const accept = req.headers.accept;
+    if (!accept?.includes('protobuf')) return payload;
     const wantsList = prefersProtobufMetadata(accept, { list: true });
     const wantsObject = prefersProtobufMetadata(accept, { list: false });
     if (!wantsList && !wantsObject) return payload;
