@@ -1,7 +1,7 @@
 import type { MemberEndpoint } from '../../test/fleet/http.js';
 import { BenchClient, occurrenceCounter, percentile } from './http.js';
 import { performance } from 'node:perf_hooks';
-import { LIST_TIMEOUT_MS, ok } from './scenario.js';
+import { LIST_TIMEOUT_MS, POD_ITEM, ok } from './scenario.js';
 
 /**
  * The reads a fleet-wide proxy serves, timed the same way against any of them (flotilla,
@@ -12,8 +12,6 @@ import { LIST_TIMEOUT_MS, ok } from './scenario.js';
 
 /** kubectl's Accept for `kubectl get`. */
 export const KUBECTL_TABLE_ACCEPT = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json';
-/** Once per pod item in either server's encoding (flotilla writes kind first, Go's unstructured encoder sorts keys); never in the list's own `"kind":"PodList"` nor an owner reference's kind. */
-export const POD_KIND = '"kind":"Pod",';
 /** Once per Table row in either server's encoding. */
 export const TABLE_ROW = '"cells":[';
 const PAGE = 500;
@@ -100,20 +98,20 @@ export async function measureReads(ep: MemberEndpoint, plan: ReadPlan): Promise<
 
     // A whole-fleet list whose warm-up took longer than SLOW_LIST_MS is timed once more, not listRounds times.
     const rounds = (warmMs: number) => (warmMs > SLOW_LIST_MS ? 1 : plan.listRounds);
-    const warm = await attempt('fleet list', () => counted('/api/v1/pods', POD_KIND), none);
+    const warm = await attempt('fleet list', () => counted('/api/v1/pods', POD_ITEM), none);
     const list = Number.isNaN(warm.objects) ? noTimings : await attempt('fleet list', async () => timings(await timed(rounds(warm.ms), '/api/v1/pods')), noTimings);
     const warmTable = await attempt('fleet Table', () => counted('/api/v1/pods', TABLE_ROW, KUBECTL_TABLE_ACCEPT), none);
     const table = Number.isNaN(warmTable.objects) ? noTimings : await attempt('fleet Table', async () => timings(await timed(rounds(warmTable.ms), '/api/v1/pods', KUBECTL_TABLE_ACCEPT)), noTimings);
 
     // The same list at resourceVersion=0 (any cached state will do, as an informer's first list asks):
     // a proxy that sends a consistent list (no resourceVersion, as kubectl's) to its members serves this one from its cache.
-    const warmRv0 = await attempt('fleet list at resourceVersion=0', () => counted('/api/v1/pods?resourceVersion=0', POD_KIND), none);
+    const warmRv0 = await attempt('fleet list at resourceVersion=0', () => counted('/api/v1/pods?resourceVersion=0', POD_ITEM), none);
     const listRv0 = Number.isNaN(warmRv0.objects) ? noTimings : await attempt('fleet list at resourceVersion=0', async () => timings(await timed(rounds(warmRv0.ms), '/api/v1/pods?resourceVersion=0')), noTimings);
 
     const selected: ReadResult['selected'] = {};
     for (const s of plan.selectors) {
       selected[s.name] = await attempt(s.name, async () => {
-        const { objects } = await counted(`/api/v1/pods?${s.query}`, POD_KIND);
+        const { objects } = await counted(`/api/v1/pods?${s.query}`, POD_ITEM);
         return { ...timings(await timed(s.runs, `/api/v1/pods?${s.query}`)), objects };
       }, { ...noTimings, objects: NaN });
     }
@@ -128,7 +126,7 @@ export async function measureReads(ep: MemberEndpoint, plan: ReadPlan): Promise<
       const name = plan.podPath.split('/').pop()!;
       const byName = `/api/v1/namespaces/${ns}/pods?fieldSelector=${encodeURIComponent(`metadata.name=${name}`)}`;
       nameSelected = await attempt('name-selected list', async () => {
-        const nameCount = await counted(byName, POD_KIND);
+        const nameCount = await counted(byName, POD_ITEM);
         return { ...timings(await timed(plan.getRuns, byName)), objects: nameCount.objects };
       }, nameSelected);
     }
@@ -172,7 +170,7 @@ async function pagedWalk(client: BenchClient): Promise<{ pageMs: number[]; objec
   let cont = '';
   do {
     const chunks: Buffer[] = [];
-    const counter = occurrenceCounter(POD_KIND);
+    const counter = occurrenceCounter(POD_ITEM);
     const r = ok(await client.get(`/api/v1/pods?limit=${PAGE}${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`, {
       timeoutMs: LIST_TIMEOUT_MS,
       onChunk: (c) => {

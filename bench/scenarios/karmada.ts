@@ -8,9 +8,9 @@ import type { BenchContext } from '../lib/context.js';
 import { cpuSeconds } from '../lib/cpu-time.js';
 import { procMemory, sleep } from '../lib/flotilla.js';
 import { flotillaCgroup } from '../lib/memory-cgroup.js';
-import { POD_KIND, measureReads, type ReadPlan, type ReadResult } from '../lib/fleet-reads.js';
+import { measureReads, type ReadPlan, type ReadResult } from '../lib/fleet-reads.js';
 import { countedSelectors, podName, selectorNear } from '../lib/pods.js';
-import { LIST_TIMEOUT_MS, MB, figureSink, ok, type Scenario } from '../lib/scenario.js';
+import { LIST_TIMEOUT_MS, MB, POD_ITEM, figureSink, ok, type Scenario } from '../lib/scenario.js';
 import { BenchClient, occurrenceCounter, percentile } from '../lib/http.js';
 import { epochMs } from '../lib/latency.js';
 import { MAX_PROCESSES, WATCHERS_PER_PROCESS, WATCH_NS, preparePods, startLoads, write } from './watchers.js';
@@ -374,7 +374,7 @@ async function largeSize(ctx: BenchContext, perMember: number, probeQuery: strin
   const reads = async (ep: MemberEndpoint) => {
     const client = new BenchClient(ep);
     try {
-      const counter = occurrenceCounter(POD_KIND);
+      const counter = occurrenceCounter(POD_ITEM);
       ok(await client.get('/api/v1/pods', { timeoutMs: LIST_TIMEOUT_MS, onChunk: counter.onChunk }), 'large fleet list');
       const listMs = ok(await client.get('/api/v1/pods', { timeoutMs: LIST_TIMEOUT_MS }), 'large fleet list').ms;
       const ms: number[] = [];
