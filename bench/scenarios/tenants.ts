@@ -15,8 +15,8 @@ import type { ReadView } from '../../src/view/read-view.js';
 import type { ViewRequest, ViewStep } from '../../src/view/view-step.js';
 import { percentile } from '../lib/http.js';
 import { makePod } from '../lib/pods.js';
-import { figureSink, POD_ITEM, type Scenario } from '../lib/scenario.js';
-import { ingested, storedPod } from '../lib/in-process.js';
+import { figureSink, type Scenario } from '../lib/scenario.js';
+import { STORED_POD_ITEM, ingested, storedPod } from '../lib/in-process.js';
 
 const PODS = 'v1/pods';
 const TENANTS = 100;
@@ -237,8 +237,8 @@ function checkTenantList(what: string, tenantBody: Buffer, adminBody: Buffer, te
   const fail = (why: string) => new Error(`tenants (${what}): ${why}`);
   const tenantText = tenantBody.toString('latin1');
   const adminText = adminBody.toString('latin1');
-  const tenantItems = occurrences(tenantText, POD_ITEM);
-  const adminItems = occurrences(adminText, POD_ITEM);
+  const tenantItems = occurrences(tenantText, STORED_POD_ITEM);
+  const adminItems = occurrences(adminText, STORED_POD_ITEM);
   if (tenantItems !== expected || adminItems !== expected) throw fail(`the lists hold ${tenantItems} (tenant) and ${adminItems} (admin) pods, expected ${expected}`);
   const prefixed = `"namespace":"${tenant.prefix}`;
   if (occurrences(adminText, prefixed) !== expected) throw fail(`the admin list holds ${occurrences(adminText, prefixed)} pods in the tenant's namespaces, expected ${expected}`);
@@ -269,7 +269,7 @@ function pagedWalk(store: Store, snapshots: SnapshotRegistry, view: ReadView, te
     bytes += page.length;
     const head = page.toString('latin1', 0, Math.min(page.length, 2048));
     if (count) {
-      items += occurrences(page.toString('latin1'), POD_ITEM);
+      items += occurrences(page.toString('latin1'), STORED_POD_ITEM);
       const remaining = /"remainingItemCount":(\d+)/.exec(head)?.[1];
       if (pages === 1 && remaining !== undefined) firstRemaining = Number(remaining);
     }
