@@ -171,12 +171,21 @@ export function group(docs: FleetDocuments, name: string): object | undefined {
   return g ? { kind: 'APIGroup', apiVersion: 'v1', ...apiGroup(g) } : undefined;
 }
 
+function groupVersionOf(docs: FleetDocuments, grp: string, version: string): DiscoveryVersion | undefined {
+  return (grp === '' ? docs.legacy : docs.groups).find((x) => nameOf(x) === grp)?.versions.find((x) => x.version === version);
+}
+
+/** Whether the fleet serves a group-version (its legacy document exists). */
+export function servesGroupVersion(docs: FleetDocuments, grp: string, version: string): boolean {
+  return groupVersionOf(docs, grp, version) !== undefined;
+}
+
 /**
  * A legacy APIResourceList, each resource followed by its subresources (`pods/log`), as the
  * apiserver lists them; `hashes`: resources' storageVersionHash (FleetDiscovery).
  */
 export function resourceList(docs: FleetDocuments, grp: string, version: string, hashes?: ReadonlyMap<string, string>): object | undefined {
-  const v = (grp === '' ? docs.legacy : docs.groups).find((x) => nameOf(x) === grp)?.versions.find((x) => x.version === version);
+  const v = groupVersionOf(docs, grp, version);
   if (!v) return undefined;
   // A resource answering in another group/version (a subresource's Scale, say) names it, as the apiserver does.
   const gvk = (k: { group: string; version: string; kind: string } | undefined) => ({

@@ -3,7 +3,7 @@ import type { FleetMembers } from '../../cacher/cache-manager.js';
 import { serviceUnavailable } from '../../api/status.js';
 import type { IncomingMessage } from 'node:http';
 import type { Tenant } from '../../tenancy/tenant.js';
-import { aggregatedDiscovery, tenantDocuments, type FleetDiscovery, type FleetDocuments, group, groupList, legacyVersions, resourceList, wantsAggregated } from '../discovery.js';
+import { aggregatedDiscovery, tenantDocuments, type FleetDiscovery, type FleetDocuments, group, groupList, legacyVersions, resourceList, servesGroupVersion, wantsAggregated } from '../discovery.js';
 import { CLUSTER_PREFIXES, targetOf } from '../target.js';
 import { notServed, one, sendAggregated, sendJson, type Query } from '../replies.js';
 import { FLEET_GROUP, FLEET_VERSION, withoutFleetPath } from '../../api/fleet-path.js';
@@ -103,8 +103,9 @@ export const discoveryPlugin: FastifyPluginAsync<DiscoveryOptions> = async (app,
       }
       case 'resources': {
         // Only a group-version the fleet serves is asked of the members (its hashes).
-        if (!resourceList(docs, target.group, target.version)) throw notServed();
-        return sendJson(reply, resourceList(docs, target.group, target.version, await discovery.storageVersionHashes(target.group, target.version))!);
+        if (!servesGroupVersion(docs, target.group, target.version)) throw notServed();
+        const hashes = await discovery.storageVersionHashes(target.group, target.version);
+        return sendJson(reply, resourceList(docs, target.group, target.version, hashes)!);
       }
       default:
         throw notServed();
