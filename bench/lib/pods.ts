@@ -59,6 +59,18 @@ function scrambled(n: number, len: number): string {
   return s;
 }
 
+/** Pods are spread over this many nodes, pod i on node i mod NODES. */
+const NODES = 250;
+
+export function nodeName(node: number): string {
+  return `node-${String(node).padStart(3, '0')}`;
+}
+
+/** How many of the first `pods` seeded pods (per cluster name) run on node `node`. */
+export function podsOnNode(pods: number, node: number): number {
+  return node < pods ? Math.floor((pods - 1 - node) / NODES) + 1 : 0;
+}
+
 export function podName(i: number): string {
   const app = APPS[i % APPS.length]!;
   return `${app}-${scrambled(Math.floor(i / 1000), 10)}-${scrambled(i % 1000, 5)}`;
@@ -100,7 +112,7 @@ export function makePod(i: number, namespace: string): object {
       ],
     },
     spec: {
-      nodeName: `node-${String(i % 250).padStart(3, '0')}`,
+      nodeName: nodeName(i % NODES),
       terminationGracePeriodSeconds: 30,
       // No projected token volume (admission would add ~0.9 KB of it per pod).
       automountServiceAccountToken: false,

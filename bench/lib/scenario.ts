@@ -44,14 +44,25 @@ export function ok(r: TimedResponse, what: string): TimedResponse {
 }
 
 /**
- * The fleet-wide pod list through flotilla: one that counts the items (and warms up), then
- * `rounds` timed ones; bodies are read to the end and discarded. `bytes`: one list's size.
+ * The count, or an error: a list that held other objects than the seed says it should is no
+ * measurement, and neither is a count of 0 from a needle the answer no longer carries.
  */
-export async function fleetLists(ep: MemberEndpoint, what: string, rounds: number): Promise<{ ms: number; objects: number; bytes: number }> {
+export function expectObjects(counted: number, expected: number, what: string): number {
+  if (counted !== expected) throw new Error(`${what}: ${counted} objects listed, expected ${expected}`);
+  return counted;
+}
+
+/**
+ * The fleet-wide pod list through flotilla: one that counts the items (and warms up; it must hold
+ * `expected`), then `rounds` timed ones; bodies are read to the end and discarded. `bytes`: one
+ * list's size.
+ */
+export async function fleetLists(ep: MemberEndpoint, what: string, rounds: number, expected: number): Promise<{ ms: number; objects: number; bytes: number }> {
   const client = new BenchClient(ep);
   try {
     const counter = occurrenceCounter(POD_ITEM);
     const warm = ok(await client.get('/api/v1/pods', { timeoutMs: LIST_TIMEOUT_MS, onChunk: counter.onChunk }), `${what}: fleet list`);
+    expectObjects(counter.count(), expected, `${what}: fleet list`);
     const ms: number[] = [];
     for (let round = 0; round < rounds; round++) ms.push(ok(await client.get('/api/v1/pods', { timeoutMs: LIST_TIMEOUT_MS }), `${what}: fleet list`).ms);
     return { ms: median(ms), objects: counter.count(), bytes: warm.bytes };

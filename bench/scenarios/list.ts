@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import { procMemory } from '../lib/flotilla.js';
 import { BenchClient, median, occurrenceCounter, percentile, type TimedResponse } from '../lib/http.js';
-import { countedSelectors } from '../lib/pods.js';
-import { LIST_TIMEOUT_MS, MB, POD_ITEM, figureSink, ok, type Scenario } from '../lib/scenario.js';
+import { countedSelectors, nodeName, podsOnNode } from '../lib/pods.js';
+import { LIST_TIMEOUT_MS, MB, POD_ITEM, expectObjects, figureSink, ok, type Scenario } from '../lib/scenario.js';
 
 
 /**
@@ -32,9 +32,10 @@ export const list: Scenario = {
       const allNames = ctx.profile.names;
       const cache = await ctx.flotillaClient(allNames);
       const cached = seed.pods * allNames;
-      const selected = async (query: string) => {
+      const selected = async (query: string, podsMatched: number) => {
         const counter = occurrenceCounter(POD_ITEM);
         ok(await cache.get(`/api/v1/pods?${query}`, { timeoutMs: LIST_TIMEOUT_MS, onChunk: counter.onChunk }), 'flotilla selected list');
+        expectObjects(counter.count(), podsMatched * allNames, `${decodeURIComponent(query)} through flotilla`);
         await fanOut(allNames, `resourceVersion=0&${query}`);
         const via: number[] = [];
         const started = performance.now();
@@ -50,8 +51,8 @@ export const list: Scenario = {
         return { objects: counter.count(), via, directMs };
       };
       // A label selector matching about 100 objects of the whole cache.
-      const { selector } = countedSelectors(seed.pods).reduce((best, s) => (Math.abs(s.podsMatched * allNames - 100) < Math.abs(best.podsMatched * allNames - 100) ? s : best));
-      const byLabel = await selected(`labelSelector=${encodeURIComponent(selector)}`);
+      const { selector, podsMatched } = countedSelectors(seed.pods).reduce((best, s) => (Math.abs(s.podsMatched * allNames - 100) < Math.abs(best.podsMatched * allNames - 100) ? s : best));
+      const byLabel = await selected(`labelSelector=${encodeURIComponent(selector)}`, podsMatched);
       add('label_selected_objects', byLabel.objects, 'objects');
       add('label_selected_p50_ms', percentile(byLabel.via, 50), 'ms', { op: '<=', value: 20 });
       add('label_selected_p99_ms', percentile(byLabel.via, 99), 'ms', { op: '<=', value: 50 });
@@ -60,13 +61,13 @@ export const list: Scenario = {
       // any order, and the broad one first must not mean a walk of its whole index range.
       const requirements = selector.split(',');
       if (requirements.length > 1) {
-        const reversed = await selected(`labelSelector=${encodeURIComponent(requirements.reverse().join(','))}`);
+        const reversed = await selected(`labelSelector=${encodeURIComponent(requirements.reverse().join(','))}`, podsMatched);
         add('label_selected_reversed_objects', reversed.objects, 'objects');
         add('label_selected_reversed_p50_ms', percentile(reversed.via, 50), 'ms');
         add('label_selected_reversed_p99_ms', percentile(reversed.via, 99), 'ms');
       }
       // One node's pods (bench pods are spread over 250 nodes), as a node agent lists them.
-      const byField = await selected(`fieldSelector=${encodeURIComponent('spec.nodeName=node-007')}`);
+      const byField = await selected(`fieldSelector=${encodeURIComponent(`spec.nodeName=${nodeName(7)}`)}`, podsOnNode(seed.pods, 7));
       add('field_selected_objects', byField.objects, 'objects');
       add('field_selected_p50_ms', percentile(byField.via, 50), 'ms');
       add('field_selected_p99_ms', percentile(byField.via, 99), 'ms');
@@ -94,7 +95,7 @@ export const list: Scenario = {
         servedBytes = Math.round(warm.bytes / Math.max(1, objects));
         const warmDirect = await fanOut(listNames, 'resourceVersion=0');
         ctx.log(`list: warm-up: flotilla ${warm.ms.toFixed(0)} ms for ${objects} objects (${(warm.bytes / MB).toFixed(0)} MB), direct ${warmDirect.ms.toFixed(0)} ms (${(warmDirect.bytes / MB).toFixed(0)} MB)`);
-        if (objects !== expected) notes.push(`flotilla's list held ${objects} objects, expected ${expected}`);
+        expectObjects(objects, expected, 'the fleet-wide list through flotilla');
         const viaMs: number[] = [];
         const directMs: number[] = [];
         for (let round = 0; round < ctx.profile.listRounds; round++) {

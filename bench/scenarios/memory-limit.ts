@@ -56,7 +56,7 @@ async function measure(
   const { objects } = await ctx.cachedObjects();
   add('objects', objects, 'objects');
   add('ready_s', limited.readyMs / 1000, 's');
-  const limitedLists = await fleetLists(limited.flotilla.endpoint, 'limited', LIST_ROUNDS.limited);
+  const limitedLists = await fleetLists(limited.flotilla.endpoint, 'limited', LIST_ROUNDS.limited, objects);
   const pid = limited.flotilla.proc.pid;
   const mem = procMemory(pid);
   add('list_ms', limitedLists.ms, 'ms');
@@ -70,7 +70,7 @@ async function measure(
   // The same data without the limit: a warm restart (no relist) outside the group.
   await removeGroup();
   const warm = await ctx.startFlotilla({ reuseData: true });
-  const unlimited = await fleetLists(warm.flotilla.endpoint, 'unlimited', LIST_ROUNDS.unlimited);
+  const unlimited = await fleetLists(warm.flotilla.endpoint, 'unlimited', LIST_ROUNDS.unlimited, objects);
   add('unlimited_list_ms', unlimited.ms, 'ms');
   add('list_vs_unlimited', limitedLists.ms / unlimited.ms, 'x');
   notes.push(

@@ -8,7 +8,7 @@ import { procMemory } from '../lib/flotilla.js';
 import { forkServer } from '../lib/forked-server.js';
 import { BenchClient, median, occurrenceCounter } from '../lib/http.js';
 import { podName, selectorNear } from '../lib/pods.js';
-import { LIST_TIMEOUT_MS, POD_ITEM, figureSink, fleetLists, ok, type Scenario } from '../lib/scenario.js';
+import { LIST_TIMEOUT_MS, POD_ITEM, expectObjects, figureSink, fleetLists, ok, type Scenario } from '../lib/scenario.js';
 
 /**
  * What karmada-search's users and maintainers published, as the issue quotes them from
@@ -93,10 +93,11 @@ export const peers: Scenario = {
 
       /** A label-selected list of about `wanted` of the cached pods: the objects it returned, its median through flotilla and direct. */
       const selected = async (wanted: number, runs: number, directRuns: number) => {
-        const { selector } = selectorNear(seed.pods, wanted / names);
+        const { selector, podsMatched } = selectorNear(seed.pods, wanted / names);
         const query = `labelSelector=${encodeURIComponent(selector)}`;
         const counter = occurrenceCounter(POD_ITEM);
         ok(await via.get(`/api/v1/pods?${query}`, { timeoutMs: LIST_TIMEOUT_MS, onChunk: counter.onChunk }), 'flotilla selected list');
+        expectObjects(counter.count(), podsMatched * names, `${selector} through flotilla`);
         await fanOut(`resourceVersion=0&${query}`);
         const viaMs = await timed(runs, async () => ok(await via.get(`/api/v1/pods?${query}`, { timeoutMs: LIST_TIMEOUT_MS }), 'flotilla selected list').ms);
         const directMs = await timed(directRuns, () => fanOut(`resourceVersion=0&${query}`));
@@ -113,7 +114,7 @@ export const peers: Scenario = {
       add('list_10k_direct_p50_ms', tenThousand.directMs, 'ms');
 
       // The fleet-wide list, per pod: theirs listed 2M, this one lists what it caches.
-      const fleet = await fleetLists(flotilla.endpoint, 'peers', ctx.profile.listRounds);
+      const fleet = await fleetLists(flotilla.endpoint, 'peers', ctx.profile.listRounds, cached);
       add('fleet_list_ms', fleet.ms, 'ms');
       add('fleet_list_us_per_pod', (fleet.ms * 1000) / Math.max(1, fleet.objects), 'µs', { op: '<=', value: KARMADA.fleetListUsPerPod });
       // The floor under it on this machine: the same number of bytes from a process that holds

@@ -41,8 +41,7 @@ export const scaling: Scenario = {
       const heap = (await scrapeMetrics(start.flotilla.endpoint, 30_000)).get('nodejs_heap_size_used_bytes') ?? NaN;
       const dbBytes = directoryBytes(start.flotilla.dataDir);
 
-      const lists = await fleetLists(start.flotilla.endpoint, point.label, LIST_ROUNDS);
-      if (lists.objects !== objects) notes.push(`${point.label}: the list held ${lists.objects} objects, /status counts ${objects}`);
+      const lists = await fleetLists(start.flotilla.endpoint, point.label, LIST_ROUNDS, objects);
       const after = procMemory(pid);
       const l = point.label;
       const ms = lists.ms;
