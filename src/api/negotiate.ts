@@ -69,6 +69,21 @@ export function prefersProtobufMetadata(accept: string | undefined, opts: { list
   return false;
 }
 
+/**
+ * Whether the client takes plain protobuf and no JSON form negotiate() serves (client-go with
+ * `AcceptContentTypes` protobuf alone): a member answers it in protobuf, and flotilla, whose cache
+ * holds JSON, can only by asking the members (forward/live-reads.ts).
+ */
+export function protobufOnly(accept: string | undefined, opts: { list: boolean }): boolean {
+  if (!accept) return false;
+  try {
+    negotiate(accept, opts);
+    return false;
+  } catch {
+    return parseAccept(accept).some((r) => r.type === PROTOBUF && !refused(r) && !r.params.has('as'));
+  }
+}
+
 /** Whether plain JSON is among the acceptable types (a wildcard counts); no Accept accepts anything. */
 export function acceptsJson(accept: string | undefined): boolean {
   if (!accept) return true;

@@ -5,7 +5,9 @@ import type { FleetMembers } from '../cacher/cache-manager.js';
 import { CLUSTER_ANNOTATION } from '../ingest/decode.js';
 import { canonicalPath } from '../api/request-info.js';
 import { decodeGlobalRV, encodeGlobalRV } from '../api/global-rv.js';
-import { negotiate, type ResponseForm } from '../api/negotiate.js';
+import { negotiate, protobufOnly, type ResponseForm } from '../api/negotiate.js';
+import { PROTOBUF_CONTENT_TYPE, editProtobufObject, isProtobuf } from '../api/protobuf-object.js';
+import { PROTOBUF_WATCH_CONTENT_TYPE, WatchFrames, lengthPrefixed, readWatchEvent, watchEventFrame } from '../api/protobuf-watch.js';
 import { badRequest, expired, invalid, isStatusObject, notFound, notServed, serviceUnavailable } from '../api/status.js';
 import { firstHitWarning, warningHeader as warning } from '../api/warning.js';
 import { CLUSTER_COLUMN, clusterCellOf, clusterColumnAt, withCluster } from '../api/table.js';
@@ -142,11 +144,14 @@ export async function liveRead(req: FastifyRequest, reply: FastifyReply, deps: L
   const watching = params.get('watch') === 'true' || params.get('watch') === '1';
   if (target.subresource !== undefined && (target.name === undefined || watching || !LIVE_SUBRESOURCES.has(target.subresource))) throw notServed();
   const list = target.name === undefined;
-  const form = negotiate(req.headers.accept, { list: list && !watching });
+  // Protobuf, for a client that takes nothing else: the members' own encoding, edited as it
+  // passes (watches and gets; a list would need merging in protobuf, and stays 406).
+  const protobuf = protobufOnly(req.headers.accept, { list: list && !watching }) && (watching || !list) && !deps.tenant && !deps.treeSelection;
+  const form = protobuf ? 'object' : negotiate(req.headers.accept, { list: list && !watching });
   const identity = await deps.callerHeaders(req.raw);
   const clusters = target.cluster !== undefined ? [target.cluster] : fleetClusters ?? deps.fleet.clusterNames();
   const ua = req.headers['user-agent'];
-  const headers: Record<string, string | string[]> = { ...identity, accept: accepted(form, list), 'user-agent': `${typeof ua === 'string' ? ua : 'unknown'} via flotilla` };
+  const headers: Record<string, string | string[]> = { ...identity, accept: protobuf ? PROTOBUF_CONTENT_TYPE : accepted(form, list), 'user-agent': `${typeof ua === 'string' ? ua : 'unknown'} via flotilla` };
   const path = canonicalPath({ ...target, cluster: undefined });
   const ask = (cluster: string, query: URLSearchParams): Promise<MemberResult> => askMember(deps, cluster, path, query, headers);
   // Hierarchy selectors are flotilla's (the namespace tree of cached namespaces): the members get
@@ -169,8 +174,8 @@ export async function liveRead(req: FastifyRequest, reply: FastifyReply, deps: L
       target,
     });
   }
-  if (watching) return liveWatch(reply, deps, clusters, params, path, { ...headers, accept: accepted(form, false) }, notes);
-  if (!list) return liveGet(reply, deps, clusters, params, ask, target);
+  if (watching) return liveWatch(reply, deps, clusters, params, path, { ...headers, accept: protobuf ? PROTOBUF_CONTENT_TYPE : accepted(form, false) }, notes, protobuf);
+  if (!list) return liveGet(reply, deps, clusters, params, ask, target, protobuf);
   return liveList(reply, deps, clusters, params, ask, notes);
 }
 
@@ -237,6 +242,8 @@ function noAnswer(reply: FastifyReply, results: readonly MemberResult[]): Fastif
 }
 
 function isStatusBody(r: MemberResult): boolean {
+  // A member's Status in protobuf (to a client that takes only that): a 404 page is never one.
+  if (isProtobuf(r.headers?.['content-type'])) return true;
   try {
     return r.body !== undefined && isStatusObject(JSON.parse(r.body.toString('utf8')));
   } catch {
@@ -368,7 +375,7 @@ export function chooseLiveGet<T extends { cluster: string }>(hits: readonly T[],
   return { hit: hit!, warning: firstHitWarning(`${what.resource}${what.group ? '.' + what.group : ''} "${what.name}"`, hits.map((h) => h.cluster)) };
 }
 
-async function liveGet(reply: FastifyReply, deps: LiveReadDeps, clusters: readonly string[], params: URLSearchParams, ask: Ask, target: ResourceTarget): Promise<FastifyReply> {
+async function liveGet(reply: FastifyReply, deps: LiveReadDeps, clusters: readonly string[], params: URLSearchParams, ask: Ask, target: ResourceTarget, protobuf: boolean): Promise<FastifyReply> {
   const query = new URLSearchParams(params);
   const rv = query.get('resourceVersion');
   query.delete('resourceVersion');
@@ -379,10 +386,17 @@ async function liveGet(reply: FastifyReply, deps: LiveReadDeps, clusters: readon
     else if (rvs?.[c] !== undefined) q.set('resourceVersion', rvs[c]!);
     return ask(c, q);
   });
-  const hits = results.filter((r) => r.status === 200).map(parsed).filter((p): p is Parsed => p !== undefined);
+  const answeredIn = (r: MemberResult): Parsed | undefined => (!protobuf ? parsed(r) : isProtobuf(r.headers?.['content-type']) ? { cluster: r.cluster, doc: {}, warnings: warningsOf(r) } : undefined);
+  const hits = results.filter((r) => r.status === 200).map(answeredIn).filter((p): p is Parsed => p !== undefined);
   if (hits.length === 0) return noAnswer(reply, results);
   const { hit, warning: firstHit } = chooseLiveGet(hits, { resource: target.resource, group: target.group, name: target.name! });
   const warnings = [...hit.warnings, ...(firstHit ? [firstHit] : []), ...results.filter((r) => r.status !== 200).map((r) => leftOutWarning(r)).filter((w): w is string => w !== undefined)];
+  if (protobuf) {
+    const body = responseForClient(results.find((r) => r.cluster === hit.cluster)!.body!, PROTOBUF_CONTENT_TYPE, hit.cluster).body;
+    const unique = [...new Set(warnings)];
+    if (unique.length) reply.header('warning', unique);
+    return reply.code(200).type(PROTOBUF_CONTENT_TYPE).send(body);
+  }
   if (hit.doc['kind'] === 'Table') {
     const md = isJsonObject(hit.doc['metadata']) ? hit.doc['metadata'] : {};
     return send(reply, merged([hit], { ...md, ...(typeof md['resourceVersion'] === 'string' && md['resourceVersion'] ? { resourceVersion: encodeGlobalRV({ [hit.cluster]: md['resourceVersion'] }) } : {}) }), warnings);
@@ -544,7 +558,7 @@ function endsInitialEvents(obj: Doc): boolean {
  * the last resourceVersion it saw rather than miss a member's events. Tables: the Cluster column
  * after the name, column definitions in the first event only.
  */
-async function liveWatch(reply: FastifyReply, deps: LiveReadDeps, clusters: readonly string[], params: URLSearchParams, path: string, headers: Record<string, string | string[]>, notes: readonly string[]): Promise<FastifyReply> {
+async function liveWatch(reply: FastifyReply, deps: LiveReadDeps, clusters: readonly string[], params: URLSearchParams, path: string, headers: Record<string, string | string[]>, notes: readonly string[], protobuf: boolean): Promise<FastifyReply> {
   const rvText = params.get('resourceVersion');
   const since = rvText && rvText !== '0' ? decodeGlobalRV(rvText) : undefined;
   const query = new URLSearchParams(params);
@@ -580,7 +594,7 @@ async function liveWatch(reply: FastifyReply, deps: LiveReadDeps, clusters: read
   reply.hijack();
   const out = reply.raw;
   out.statusCode = 200;
-  out.setHeader('content-type', 'application/json');
+  out.setHeader('content-type', protobuf ? PROTOBUF_WATCH_CONTENT_TYPE : 'application/json');
   // Past fastify's onSend, which rewords a tenant's other answers: reworded here.
   const tenant = deps.tenant?.naming.tenant;
   if (warnings.length) out.setHeader('warning', tenant ? warnings.map((w) => tenant.tenantText(w)) : warnings);
@@ -672,18 +686,69 @@ async function liveWatch(reply: FastifyReply, deps: LiveReadDeps, clusters: read
     }
     out.write(JSON.stringify(e) + '\n');
   };
-  for (const o of streams) {
+  /**
+   * A member's event in protobuf, edited as the JSON one is spliced (the global RV, the cluster
+   * annotation), its other bytes the member's. An ERROR event passes and ends the watch, as does
+   * a frame flotilla cannot follow: the client watches again from the last RV it saw.
+   */
+  const protobufEvent = (cluster: string, frame: Buffer) => {
+    const e = readWatchEvent(frame);
+    if (!e || e.type === 'ERROR') {
+      if (e) out.write(lengthPrefixed(frame));
+      finish();
+      return;
+    }
+    const edited = editProtobufObject(e.object, {
+      resourceVersion: (rv) => {
+        if (rv === '') return rv;
+        rvs[cluster] = rv;
+        return encodeGlobalRV(rvs);
+      },
+      setAnnotation: { key: CLUSTER_ANNOTATION, value: cluster, when: () => e.type !== 'BOOKMARK' },
+      readAnnotation: INITIAL_EVENTS_END,
+    });
+    if (!edited) {
+      finish();
+      return;
+    }
+    if (e.type === 'BOOKMARK' && edited.facts.annotation === 'true') {
+      initialEventsEnded.add(cluster);
+      // Its RV is kept (above); the bookmark itself waits for every member's.
+      if (initialEventsEnded.size < streams.length) return;
+    }
+    out.write(watchEventFrame({ type: e.type, object: edited.body }));
+  };
+  /** What reads one member's stream: length-delimited protobuf frames, or JSON lines. */
+  const reader = (cluster: string): ((chunk: Buffer) => void) => {
+    if (protobuf) {
+      const frames = new WatchFrames();
+      return (chunk) => {
+        let complete: Buffer[];
+        try {
+          complete = frames.push(chunk);
+        } catch {
+          finish();
+          return;
+        }
+        for (const frame of complete) if (!ended) protobufEvent(cluster, frame);
+      };
+    }
     const decoder = new StringDecoder('utf8');
     let pending = '';
-    o.stream!.on('data', (chunk: Buffer) => {
-      if (ended) return;
+    return (chunk) => {
       pending += decoder.write(chunk);
       let nl: number;
       while (!ended && (nl = pending.indexOf('\n')) >= 0) {
         const line = pending.slice(0, nl).trim();
         pending = pending.slice(nl + 1);
-        if (line) event(o.cluster, line);
+        if (line) event(cluster, line);
       }
+    };
+  };
+  for (const o of streams) {
+    const read = reader(o.cluster);
+    o.stream!.on('data', (chunk: Buffer) => {
+      if (!ended) read(chunk);
     });
     o.stream!.on('end', finish);
     o.stream!.on('error', finish);

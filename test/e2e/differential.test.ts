@@ -10,7 +10,7 @@ import {
 } from '../support/differential.js';
 import type { WatchEvent } from '../support/watch-client.js';
 import { decodeGlobalRV } from '../../src/api/global-rv.js';
-import { decodeMetadataAnswer, withoutFlotillaFields } from '../support/protobuf-tree.js';
+import { annotationOf, decodeProtobufAnswer, decodeWatchStream, fieldAt, withoutFlotillaFields, type ProtoTree } from '../support/protobuf-tree.js';
 
 /**
  * Every read form, asked of a member directly and of flotilla addressing that member, must give
@@ -185,7 +185,7 @@ describe('metadata in protobuf, as client-go’s metadata client asks for it', (
     const read = async () => {
       const [direct, via] = await Promise.all([memberRequest(east, 'GET', path, undefined, { accept }), memberRequest(flotilla.endpoint, 'GET', `/clusters/${east.name}${path}`, undefined, { accept })]);
       expect([direct.status, via.status, via.headers['content-type']]).toEqual([200, 200, direct.headers['content-type']]);
-      return [direct, via].map((r) => withoutFlotillaFields(decodeMetadataAnswer(r.raw!), CLUSTER_ANNOTATION));
+      return [direct, via].map((r) => withoutFlotillaFields(decodeProtobufAnswer(r.raw!), CLUSTER_ANNOTATION));
     };
     let [direct, via] = await read();
     // The cache follows the member by watch: asked again until they agree, or the last answers compared.
@@ -194,6 +194,53 @@ describe('metadata in protobuf, as client-go’s metadata client asks for it', (
       [direct, via] = await read();
     }
     expect(via).toEqual(direct);
+  });
+});
+
+describe('a client that takes protobuf alone', () => {
+  // client-go with AcceptContentTypes protobuf only (upstream e2e "client-go should negotiate
+  // watch ... with accept application/vnd.kubernetes.protobuf"). The cache holds JSON, so flotilla
+  // asks the member in protobuf and edits its answer: the global RV, the cluster annotation.
+  const PROTOBUF = 'application/vnd.kubernetes.protobuf';
+  const rvOf = (tree: ProtoTree): string => String(fieldAt(tree, 2, 1, 6));
+
+  it.each([`${CM}/cm-0`, `${SECRETS}/s-1`])('GET %s: the member’s object in protobuf', async (path) => {
+    const [direct, via] = await Promise.all([memberRequest(east, 'GET', path, undefined, { accept: PROTOBUF }), memberRequest(flotilla.endpoint, 'GET', `/clusters/${east.name}${path}`, undefined, { accept: PROTOBUF })]);
+    expect([direct.status, via.status, via.headers['content-type']]).toEqual([200, 200, direct.headers['content-type']]);
+    const [d, v] = [decodeProtobufAnswer(direct.raw!), decodeProtobufAnswer(via.raw!)];
+    expect(withoutFlotillaFields(v, CLUSTER_ANNOTATION)).toEqual(withoutFlotillaFields(d, CLUSTER_ANNOTATION));
+    expect(decodeGlobalRV(rvOf(v))).toEqual({ [east.name]: rvOf(d) });
+    expect(annotationOf(v, CLUSTER_ANNOTATION)).toBe(east.name);
+  });
+
+  it('a list is 406 (merging lists in protobuf is not built)', async () => {
+    const via = await memberRequest(flotilla.endpoint, 'GET', `/clusters/${east.name}${CM}`, undefined, { accept: PROTOBUF });
+    expect(via.status).toBe(406);
+  });
+
+  it('a watch: the member’s events in protobuf, each with the global RV and the cluster annotation', async () => {
+    const name = 'protobuf-watch';
+    const listRV = async (server: typeof east | typeof flotilla.endpoint, path: string) => (JSON.parse((await memberRequest(server, 'GET', path)).body) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+    const query = `watch=true&timeoutSeconds=6&fieldSelector=${encodeURIComponent(`metadata.name=${name}`)}`;
+    const [directRV, viaRV] = await Promise.all([listRV(east, CM), listRV(flotilla.endpoint, `/clusters/${east.name}${CM}`)]);
+    const streams = Promise.all([
+      memberRequest(east, 'GET', `${CM}?${query}&resourceVersion=${directRV}`, undefined, { accept: PROTOBUF, timeoutMs: 20_000 }),
+      memberRequest(flotilla.endpoint, 'GET', `/clusters/${east.name}${CM}?${query}&resourceVersion=${encodeURIComponent(viaRV)}`, undefined, { accept: PROTOBUF, timeoutMs: 20_000 }),
+    ]);
+    await new Promise((r) => setTimeout(r, 1000));
+    await must('create', memberRequest(east, 'POST', CM, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { k: 'v' } }));
+    await must('patch', memberRequest(east, 'PATCH', `${CM}/${name}`, { data: { k: 'w' } }, MERGE));
+    await must('delete', memberRequest(east, 'DELETE', `${CM}/${name}`));
+    const [direct, via] = await streams;
+    expect([direct.status, via.status, via.headers['content-type']]).toEqual([200, 200, direct.headers['content-type']]);
+    const [d, v] = [decodeWatchStream(direct.raw!), decodeWatchStream(via.raw!)];
+    expect(d.map((e) => e.type)).toEqual(['ADDED', 'MODIFIED', 'DELETED']);
+    expect(v.map((e) => e.type)).toEqual(d.map((e) => e.type));
+    v.forEach((e, i) => {
+      expect(withoutFlotillaFields(e.object, CLUSTER_ANNOTATION)).toEqual(withoutFlotillaFields(d[i]!.object, CLUSTER_ANNOTATION));
+      expect(decodeGlobalRV(rvOf(e.object))[east.name]).toBe(rvOf(d[i]!.object));
+      expect(annotationOf(e.object, CLUSTER_ANNOTATION)).toBe(east.name);
+    });
   });
 });
 

@@ -8,6 +8,7 @@ import { apiserverPid, pause } from '../support/paused-member.js';
 import { openWatch, type WatchEvent } from '../support/watch-client.js';
 import { kubectl, kubectlSession } from '../support/kubectl.js';
 import { decodeGlobalRV, encodeContinue, encodeGlobalRV } from '../../src/api/global-rv.js';
+import { annotationOf, decodeWatchStream, fieldAt } from '../support/protobuf-tree.js';
 
 /**
  * Resources flotilla does not cache (here configmaps and serviceaccounts; only pods, namespaces and
@@ -467,6 +468,19 @@ describe('a fleet-wide watch of an uncached resource', () => {
         w.close();
       }
     }
+  });
+
+  it('in protobuf, for a client that takes nothing else: a watch-list of every member’s events, one initial-events-end bookmark', async () => {
+    const own = await membersMerged(path);
+    const res = await memberRequest(flotilla.endpoint, 'GET', `${path}?watch=1&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&timeoutSeconds=4`, undefined, { accept: 'application/vnd.kubernetes.protobuf', timeoutMs: 20_000 });
+    expect([res.status, res.headers['content-type']]).toEqual([200, 'application/vnd.kubernetes.protobuf;stream=watch']);
+    const events = decodeWatchStream(res.raw!);
+    const ends = events.filter((e) => e.type === 'BOOKMARK' && annotationOf(e.object, 'k8s.io/initial-events-end') === 'true');
+    expect(ends).toHaveLength(1);
+    const at = events.indexOf(ends[0]!);
+    const names = events.slice(0, at).filter((e) => e.type === 'ADDED').map((e) => `${annotationOf(e.object, CLUSTER)}/${NS}/${String(fieldAt(e.object, 2, 1, 1))}`);
+    expect(names.sort()).toEqual([...own.keys()].sort());
+    expect(Object.keys(decodeGlobalRV(String(fieldAt(ends[0]!.object, 2, 1, 6)))).sort()).toEqual(members.map((m) => m.name).sort());
   });
 
   it('as the caller: alice sees west’s events only', async () => {

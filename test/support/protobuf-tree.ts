@@ -1,11 +1,11 @@
 import { BinaryReader, WireType } from '@bufbuild/protobuf/wire';
 
 /**
- * A Kubernetes protobuf metadata answer (PartialObjectMetadata or PartialObjectMetadataList)
+ * A Kubernetes protobuf answer (PartialObjectMetadata(List), a ConfigMap, a Secret, a Status)
  * decoded field by field, for comparing two answers: each field as [number, value], a nested
  * message decoded likewise, anything else as text (strings, FieldsV1's JSON) or a varint's digits.
- * Only which fields hold messages is known here (k8s.io/apimachinery's generated.proto), so two
- * answers compare equal exactly when their fields and values do, in order.
+ * Only which fields hold messages is known here (k8s.io/apimachinery's and k8s.io/api's
+ * generated.proto), so two answers compare equal exactly when their fields and values do, in order.
  */
 export type ProtoTree = [number, string | ProtoTree][];
 
@@ -21,6 +21,11 @@ const MESSAGES: Record<string, Record<number, string>> = {
   OwnerReference: {},
   ManagedFieldsEntry: { 4: 'Time', 7: 'FieldsV1' },
   FieldsV1: {},
+  ConfigMap: { 1: 'ObjectMeta', 2: 'Entry', 3: 'Entry' },
+  Secret: { 1: 'ObjectMeta', 2: 'Entry', 4: 'Entry' },
+  Status: { 1: 'ListMeta', 5: 'StatusDetails' },
+  StatusDetails: { 4: 'StatusCause' },
+  StatusCause: {},
 };
 
 function decode(bytes: Uint8Array, message: string): ProtoTree {
@@ -45,7 +50,7 @@ function decode(bytes: Uint8Array, message: string): ProtoTree {
  * The answer decoded: the magic `k8s\0`, then runtime.Unknown {typeMeta 1, raw 2, contentEncoding
  * 3, contentType 4}, its raw object decoded as the kind its typeMeta names.
  */
-export function decodeMetadataAnswer(body: Buffer): ProtoTree {
+export function decodeProtobufAnswer(body: Buffer): ProtoTree {
   if (body.subarray(0, 4).toString('latin1') !== 'k8s\0') throw new Error(`not a Kubernetes protobuf body: ${body.subarray(0, 60).toString()}`);
   const r = new BinaryReader(body.subarray(4));
   const fields: [number, Uint8Array][] = [];
@@ -84,4 +89,53 @@ export function withoutFlotillaFields(tree: ProtoTree, clusterAnnotation: string
 function kindOf(tree: ProtoTree): string {
   const typeMeta = tree.find(([no]) => no === 1)?.[1];
   return Array.isArray(typeMeta) ? String(typeMeta.find(([no]) => no === 2)?.[1] ?? '') : '';
+}
+
+/**
+ * A protobuf watch stream's events: frames of a 4-byte big-endian length and a WatchEvent {type 1,
+ * object 2: RawExtension {raw 1: a whole answer}}, each object decoded as decodeProtobufAnswer does.
+ * Throws on bytes that are not whole frames.
+ */
+export function decodeWatchStream(stream: Buffer): { type: string; object: ProtoTree }[] {
+  const events: { type: string; object: ProtoTree }[] = [];
+  for (let at = 0; at < stream.length;) {
+    if (at + 4 > stream.length) throw new Error(`a frame length cut short at byte ${at}`);
+    const end = at + 4 + stream.readUInt32BE(at);
+    if (end > stream.length) throw new Error(`a frame cut short at byte ${at}`);
+    const r = new BinaryReader(stream.subarray(at + 4, end));
+    let type = '';
+    let object: ProtoTree | undefined;
+    while (r.pos < r.len) {
+      const [no, wire] = r.tag();
+      if (wire !== WireType.LengthDelimited) throw new Error(`WatchEvent field ${no}: wire type ${wire}`);
+      const data = r.bytes();
+      if (no === 1) type = Buffer.from(data).toString('utf8');
+      else if (no === 2) {
+        const ext = new BinaryReader(data);
+        const [extNo] = ext.tag();
+        if (extNo !== 1) throw new Error(`RawExtension field ${extNo}`);
+        object = decodeProtobufAnswer(Buffer.from(ext.bytes()));
+      }
+    }
+    if (!object) throw new Error(`a ${type} event without an object`);
+    events.push({ type, object });
+    at = end;
+  }
+  return events;
+}
+
+/** The value of field `path[0]`, then of its field `path[1]`, …: text, or undefined. */
+export function fieldAt(tree: ProtoTree, ...path: number[]): string | ProtoTree | undefined {
+  let at: string | ProtoTree | undefined = tree;
+  for (const no of path) at = Array.isArray(at) ? at.find(([n]) => n === no)?.[1] : undefined;
+  return at;
+}
+
+/** An object answer's metadata.annotations[key] (Unknown raw 2, ObjectMeta 1, annotations 12). */
+export function annotationOf(tree: ProtoTree, key: string): string | undefined {
+  const meta = fieldAt(tree, 2, 1);
+  if (!Array.isArray(meta)) return undefined;
+  const entry = meta.find(([no, v]) => no === 12 && Array.isArray(v) && v.find(([k]) => k === 1)?.[1] === key)?.[1];
+  const value = Array.isArray(entry) ? entry.find(([k]) => k === 2)?.[1] : undefined;
+  return typeof value === 'string' ? value : undefined;
 }

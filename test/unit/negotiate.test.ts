@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { negotiate, prefersProtobufMetadata } from '../../src/api/negotiate.js';
+import { negotiate, prefersProtobufMetadata, protobufOnly } from '../../src/api/negotiate.js';
 
 const KUBECTL_GET = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json';
 
@@ -60,5 +60,21 @@ describe('prefersProtobufMetadata', () => {
     expect(prefersProtobufMetadata(`application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1;q=0,application/json`, { list: true })).toBe(false);
     // A JSON entry negotiate() would pass over does not stop it.
     expect(prefersProtobufMetadata(`application/json;as=Unknown;g=meta.k8s.io;v=v1,${METADATA_CLIENT_LIST}`, { list: true })).toBe(true);
+  });
+});
+
+describe('protobufOnly', () => {
+  it('is a client that takes plain protobuf and no JSON form', () => {
+    expect(protobufOnly('application/vnd.kubernetes.protobuf', { list: false })).toBe(true);
+    expect(protobufOnly('application/vnd.kubernetes.protobuf;q=0.9, application/json;q=0', { list: true })).toBe(true);
+  });
+
+  it('is not one that also takes JSON, a wildcard, or protobuf only as a view', () => {
+    expect(protobufOnly(undefined, { list: false })).toBe(false);
+    expect(protobufOnly('application/vnd.kubernetes.protobuf, application/json', { list: false })).toBe(false);
+    expect(protobufOnly('application/vnd.kubernetes.protobuf, */*', { list: false })).toBe(false);
+    expect(protobufOnly('application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1', { list: false })).toBe(false);
+    expect(protobufOnly('application/vnd.kubernetes.protobuf;q=0', { list: false })).toBe(false);
+    expect(protobufOnly('text/plain', { list: false })).toBe(false);
   });
 });

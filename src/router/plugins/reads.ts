@@ -11,7 +11,7 @@ import type { WatchHub } from '../../mux/watch.js';
 import type { SnapshotRegistry } from '../../mux/snapshots.js';
 import { compareMemberRV, decodeContinue, decodeGlobalRV } from '../../api/global-rv.js';
 import { gvrKey } from '../../api/resource-info.js';
-import { negotiate } from '../../api/negotiate.js';
+import { negotiate, protobufOnly } from '../../api/negotiate.js';
 import { badRequest, expired, forbidden, invalid, timeout } from '../../api/status.js';
 import { reviewAttributes, type ReadAuthorizer, type ReadQuestion } from '../../authz/authorizer.js';
 import { fieldSelectorName } from '../../api/field-selector.js';
@@ -143,6 +143,11 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
     }
     const q = req.query as Query;
     const watching = one(q, 'watch') === 'true' || one(q, 'watch') === '1';
+    // A client that takes protobuf alone: the cache holds JSON, so the members answer, in
+    // protobuf, as for a resource not cached (watches and gets; such a list stays 406).
+    if (live && servedLive(live, target.group, target.resource) && (watching || target.name !== undefined) && protobufOnly(req.headers.accept, { list: false })) {
+      return liveRead(req, reply, { fleet, config: live, callerHeaders: opts.forward.callerHeaders, ...(await liveEdits(req, target)) }, target, resource.clusters);
+    }
     const includeObject = one(q, 'includeObject');
     if (includeObject !== undefined && !['Metadata', 'Object', 'None'].includes(includeObject)) {
       throw badRequest(`unrecognized includeObject value: "${includeObject}"`);
