@@ -167,6 +167,23 @@ function editMetadata(meta: Uint8Array, kind: string, edit: MetadataEdit): { byt
   return { bytes: join(parts), facts };
 }
 
+/** An object message's fields with its metadata edited; undefined when it has none. */
+function editedObject(object: readonly Field[], kind: string, edit: MetadataEdit): { bytes: Uint8Array; facts: ObjectFacts } | undefined {
+  const meta = object.find((f) => f.no === OBJECT_METADATA && f.type === WireType.LengthDelimited)?.data;
+  if (meta === undefined) return undefined;
+  const m = editMetadata(meta, kind, edit);
+  return { bytes: replaced(object, OBJECT_METADATA, messageField(OBJECT_METADATA, m.bytes)), facts: m.facts };
+}
+
+/**
+ * A list item (an object message without the magic and envelope a body has) with its metadata
+ * edited, as editProtobufObject edits a body's object; the item as it was when it has no
+ * metadata. Throws on bytes that do not parse.
+ */
+export function editProtobufItem(item: Uint8Array, kind: string, edit: MetadataEdit): Uint8Array {
+  return editedObject(fields(item), kind, edit)?.bytes ?? item;
+}
+
 /**
  * The body with its object's metadata edited, or undefined when it is not a protobuf object flotilla
  * edits (no magic, a list, a body that does not parse: it then goes as it came, and the member
@@ -210,11 +227,10 @@ export function editProtobufObject(body: Buffer, given: MetadataEdit): EditedBod
       if (next === rv) return { body, facts };
       edited = replaced(object, DELETE_OPTIONS_PRECONDITIONS, messageField(DELETE_OPTIONS_PRECONDITIONS, replaced(preFields, PRECONDITIONS_RESOURCE_VERSION, stringField(PRECONDITIONS_RESOURCE_VERSION, next))));
     } else {
-      const meta = object.find((f) => f.no === OBJECT_METADATA && f.type === WireType.LengthDelimited)?.data;
-      if (meta === undefined) return { body, facts: { kind, deleting: false } };
-      const m = editMetadata(meta, kind, edit);
+      const m = editedObject(object, kind, edit);
+      if (!m) return { body, facts: { kind, deleting: false } };
       facts = m.facts;
-      edited = replaced(object, OBJECT_METADATA, messageField(OBJECT_METADATA, m.bytes));
+      edited = m.bytes;
     }
     return { body: Buffer.concat([MAGIC, replaced(unknown, UNKNOWN_RAW, messageField(UNKNOWN_RAW, edited))]), facts };
   } catch {

@@ -6,7 +6,8 @@ import { CLUSTER_ANNOTATION } from '../ingest/decode.js';
 import { canonicalPath } from '../api/request-info.js';
 import { decodeGlobalRV, encodeGlobalRV } from '../api/global-rv.js';
 import { negotiate, protobufOnly, type ResponseForm } from '../api/negotiate.js';
-import { PROTOBUF_CONTENT_TYPE, editProtobufObject, isProtobuf } from '../api/protobuf-object.js';
+import { PROTOBUF_CONTENT_TYPE, editProtobufItem, editProtobufObject, isProtobuf, type MetadataEdit } from '../api/protobuf-object.js';
+import { readProtobufList, writeProtobufList, type ListMetaFields } from '../api/protobuf-list.js';
 import { PROTOBUF_WATCH_CONTENT_TYPE, WatchFrames, lengthPrefixed, readWatchEvent, watchEventFrame } from '../api/protobuf-watch.js';
 import { badRequest, expired, invalid, isStatusObject, notFound, notServed, serviceUnavailable } from '../api/status.js';
 import { firstHitWarning, warningHeader as warning } from '../api/warning.js';
@@ -145,8 +146,8 @@ export async function liveRead(req: FastifyRequest, reply: FastifyReply, deps: L
   if (target.subresource !== undefined && (target.name === undefined || watching || !LIVE_SUBRESOURCES.has(target.subresource))) throw notServed();
   const list = target.name === undefined;
   // Protobuf, for a client that takes nothing else: the members' own encoding, edited as it
-  // passes (watches and gets; a list would need merging in protobuf, and stays 406).
-  const protobuf = protobufOnly(req.headers.accept, { list: list && !watching }) && (watching || !list) && !deps.tenant && !deps.treeSelection;
+  // passes. Not for a tenant or a hierarchy selection, whose edits read JSON: 406.
+  const protobuf = protobufOnly(req.headers.accept, { list: list && !watching }) && !deps.tenant && !deps.treeSelection;
   const form = protobuf ? 'object' : negotiate(req.headers.accept, { list: list && !watching });
   const identity = await deps.callerHeaders(req.raw);
   const clusters = target.cluster !== undefined ? [target.cluster] : fleetClusters ?? deps.fleet.clusterNames();
@@ -176,7 +177,7 @@ export async function liveRead(req: FastifyRequest, reply: FastifyReply, deps: L
   }
   if (watching) return liveWatch(reply, deps, clusters, params, path, { ...headers, accept: protobuf ? PROTOBUF_CONTENT_TYPE : accepted(form, false) }, notes, protobuf);
   if (!list) return liveGet(reply, deps, clusters, params, ask, target, protobuf);
-  return liveList(reply, deps, clusters, params, ask, notes);
+  return liveList(reply, deps, clusters, params, ask, notes, protobuf);
 }
 
 async function askMember(deps: LiveReadDeps, cluster: string, path: string, query: URLSearchParams, headers: Record<string, string | string[]>): Promise<MemberResult> {
@@ -263,6 +264,8 @@ interface Parsed {
   warnings: string[];
   /** A JSON list's items read in place (translate.ts splicedList), and the body they are ranges of. */
   spliced?: { list: SplicedList; body: Buffer };
+  /** A protobuf list's items, each edited as flotilla shows it (its doc: kind, apiVersion, metadata). */
+  protobufItems?: Uint8Array[];
 }
 
 function warningsOf(r: MemberResult): string[] {
@@ -285,6 +288,26 @@ function parsedList(r: MemberResult): Parsed | undefined {
   const list = r.body ? splicedList(r.body, r.cluster) : undefined;
   if (!list) return parsed(r);
   return { cluster: r.cluster, doc: list.head, warnings: warningsOf(r), spliced: { list, body: r.body! } };
+}
+
+/**
+ * A member's protobuf list, its items edited as toFleet edits JSON ones (a global RV of the
+ * member's, the cluster annotation); undefined for an answer that is no protobuf list.
+ */
+function protobufListOf(r: MemberResult): Parsed | undefined {
+  const list = r.body && isProtobuf(r.headers?.['content-type']) ? readProtobufList(r.body) : undefined;
+  if (!list) return undefined;
+  const itemKind = list.kind.slice(0, -'List'.length);
+  const edit: MetadataEdit = {
+    resourceVersion: (rv) => (rv === '' ? rv : encodeGlobalRV({ [r.cluster]: rv })),
+    setAnnotation: { key: CLUSTER_ANNOTATION, value: r.cluster, when: (o) => o.name !== undefined && o.name !== '' },
+  };
+  try {
+    const protobufItems = list.items.map((item) => editProtobufItem(item, itemKind, edit));
+    return { cluster: r.cluster, doc: { kind: list.kind, apiVersion: list.apiVersion, metadata: { ...list.metadata } }, warnings: warningsOf(r), protobufItems };
+  } catch {
+    return undefined;
+  }
 }
 
 /** The same answer wholly parsed, for a merge where another member's answer could not be spliced. */
@@ -358,9 +381,13 @@ function sendBody(reply: FastifyReply, answer: Buffer, warnings: readonly string
     if (doc === undefined) throw notFound({ group: edits.target.group, resource: edits.target.resource }, edits.target.name ?? '');
     body = Buffer.from(JSON.stringify(doc));
   }
+  return sendAs(reply, body, 'application/json', warnings);
+}
+
+function sendAs(reply: FastifyReply, body: Buffer, contentType: string, warnings: readonly string[]): FastifyReply {
   const unique = [...new Set(warnings)];
   if (unique.length) reply.header('warning', unique);
-  return reply.code(200).type('application/json').send(body);
+  return reply.code(200).type(contentType).send(body);
 }
 
 type Ask = (cluster: string, query: URLSearchParams) => Promise<MemberResult>;
@@ -393,9 +420,7 @@ async function liveGet(reply: FastifyReply, deps: LiveReadDeps, clusters: readon
   const warnings = [...hit.warnings, ...(firstHit ? [firstHit] : []), ...results.filter((r) => r.status !== 200).map((r) => leftOutWarning(r)).filter((w): w is string => w !== undefined)];
   if (protobuf) {
     const body = responseForClient(results.find((r) => r.cluster === hit.cluster)!.body!, PROTOBUF_CONTENT_TYPE, hit.cluster).body;
-    const unique = [...new Set(warnings)];
-    if (unique.length) reply.header('warning', unique);
-    return reply.code(200).type(PROTOBUF_CONTENT_TYPE).send(body);
+    return sendAs(reply, body, PROTOBUF_CONTENT_TYPE, warnings);
   }
   if (hit.doc['kind'] === 'Table') {
     const md = isJsonObject(hit.doc['metadata']) ? hit.doc['metadata'] : {};
@@ -458,7 +483,7 @@ export function shareLimit(limit: number, clusters: readonly string[]): Map<stri
   return out;
 }
 
-async function liveList(reply: FastifyReply, deps: LiveReadDeps, clusters: readonly string[], params: URLSearchParams, ask: Ask, notes: readonly string[]): Promise<FastifyReply> {
+async function liveList(reply: FastifyReply, deps: LiveReadDeps, clusters: readonly string[], params: URLSearchParams, ask: Ask, notes: readonly string[], protobuf: boolean): Promise<FastifyReply> {
   const continueText = params.get('continue');
   const rvText = params.get('resourceVersion');
   const limitText = params.get('limit');
@@ -490,7 +515,7 @@ async function liveList(reply: FastifyReply, deps: LiveReadDeps, clusters: reado
       if (rvMatch && q.has('resourceVersion')) q.set('resourceVersionMatch', rvMatch);
       if (shares) q.set('limit', String(shares.get(c)));
       const answer = await ask(c, q);
-      return { answer, list: answer.status === 200 ? parsedList(answer) : undefined };
+      return { answer, list: answer.status !== 200 ? undefined : protobuf ? protobufListOf(answer) : parsedList(answer) };
     });
     const answers = read.map((r) => r.answer);
     results.push(...answers);
@@ -526,8 +551,13 @@ async function liveList(reply: FastifyReply, deps: LiveReadDeps, clusters: reado
   const head = ok[0]?.doc;
   const kind = typeof head?.['kind'] === 'string' ? { kind: head['kind'], apiVersion: String(head['apiVersion'] ?? '') } : token?.kind !== undefined ? { kind: token.kind, apiVersion: token.apiVersion ?? '' } : {};
   const next = Object.keys(live).length > 0 ? encodeLiveContinue({ live, rv: rvs, ...kind }) : undefined;
-  const metadata: Doc = { resourceVersion: encodeGlobalRV(rvs), ...(next ? { continue: next, ...(remaining !== undefined ? { remainingItemCount: remaining } : {}) } : {}) };
+  const listMeta: ListMetaFields = { resourceVersion: encodeGlobalRV(rvs), ...(next ? { continue: next, ...(remaining !== undefined ? { remainingItemCount: remaining } : {}) } : {}) };
+  const metadata: Doc = { ...listMeta };
   const warnings = [...notes, ...ok.flatMap((a) => a.warnings), ...results.filter((r) => r.status !== 200).map((r) => leftOutWarning(r)).filter((w): w is string => w !== undefined)];
+  if (protobuf) {
+    const list = writeProtobufList({ kind: kind.kind ?? '', apiVersion: kind.apiVersion ?? '', metadata: listMeta, items: ok.flatMap((a) => a.protobufItems ?? []) });
+    return sendAs(reply, list, PROTOBUF_CONTENT_TYPE, warnings);
+  }
   if (ok.length === 0) {
     const empty = token!.kind === 'Table' ? { columnDefinitions: [CLUSTER_COLUMN], rows: [] } : { items: [] };
     return send(reply, { kind: token!.kind, apiVersion: token!.apiVersion, metadata, ...empty }, warnings);

@@ -110,6 +110,26 @@ describe('client-go against flotilla', () => {
   });
 });
 
+describe('client-go accepting protobuf alone (AcceptContentTypes), which flotilla reads live from the members', () => {
+  it.each([false, true])('an informer (watch-list %s) ends equal to the members after churn, every answer protobuf', async (watchList) => {
+    const run = startInformer({ bin: informerBin, kubeconfig: flotilla.kubeconfig, mode: 'informer', watchList, namespace: NS, accept: 'application/vnd.kubernetes.protobuf' });
+    try {
+      await run.synced;
+      await churn(`pb${watchList ? 'wl' : 'lw'}`);
+      await new Promise((r) => setTimeout(r, 1500));
+      const direct = await membersView();
+      const { lines, lists, watches, protobufAnswers, log } = await run.dump();
+      expect(lines).toEqual(direct);
+      expect(log).not.toMatch(/falling back|unable to decode|Failed to watch|failed to list|Unhandled Error/i);
+      expect({ lists, watchesAtLeast: watches >= 1 }).toEqual({ lists: watchList ? 0 : 1, watchesAtLeast: true });
+      expect(protobufAnswers).toBe(lists + watches);
+    } finally {
+      // A client that never synced (a 406, say) still runs: stopped by its PID.
+      run.stop();
+    }
+  });
+});
+
 describe('client-go with a label selector, across relabels', () => {
   it.each([
     ['informer', false],

@@ -8,7 +8,7 @@ import { apiserverPid, pause } from '../support/paused-member.js';
 import { openWatch, type WatchEvent } from '../support/watch-client.js';
 import { kubectl, kubectlSession } from '../support/kubectl.js';
 import { decodeGlobalRV, encodeContinue, encodeGlobalRV } from '../../src/api/global-rv.js';
-import { annotationOf, decodeWatchStream, fieldAt } from '../support/protobuf-tree.js';
+import { annotationOf, decodeProtobufAnswer, decodeWatchStream, fieldAt, type ProtoTree } from '../support/protobuf-tree.js';
 
 /**
  * Resources flotilla does not cache (here configmaps and serviceaccounts; only pods, namespaces and
@@ -140,6 +140,38 @@ describe('a fleet-wide list of an uncached resource', () => {
     expect(l.items.every((o) => o.kind === undefined && o.apiVersion === undefined)).toBe(true);
     expect(flotillaMerged(l)).toEqual(await membersMerged(path));
     expect(l.items.length).toBeGreaterThanOrEqual(3 * 5 + 2);
+  });
+
+  it('in protobuf, for a client that takes nothing else: every member’s items, paged with limit and continue', async () => {
+    const path = `/api/v1/namespaces/${NS}/configmaps`;
+    const PROTOBUF = 'application/vnd.kubernetes.protobuf';
+    const own = [...(await membersMerged(path)).keys()].sort();
+    const itemsOf = (tree: ProtoTree) => (fieldAt(tree, 2) as ProtoTree).filter(([no]) => no === 2).map(([, item]) => item as ProtoTree);
+    const named = (item: ProtoTree) => {
+      const meta = fieldAt(item, 1) as ProtoTree;
+      const cluster = meta.map(([no, e]) => (no === 12 && Array.isArray(e) && fieldAt(e, 1) === CLUSTER ? String(fieldAt(e, 2)) : undefined)).find((c) => c !== undefined);
+      expect(decodeGlobalRV(String(fieldAt(meta, 6)))).toEqual({ [cluster!]: expect.stringMatching(/^[0-9]+$/) });
+      return `${cluster}/${NS}/${String(fieldAt(meta, 1))}`;
+    };
+    const whole = await memberRequest(flotilla.endpoint, 'GET', path, undefined, { accept: PROTOBUF });
+    expect([whole.status, whole.headers['content-type']]).toEqual([200, PROTOBUF]);
+    const list = decodeProtobufAnswer(whole.raw!);
+    expect(fieldAt(list, 1, 2)).toBe('ConfigMapList');
+    expect(Object.keys(decodeGlobalRV(String(fieldAt(list, 2, 1, 2)))).sort()).toEqual(members.map((m) => m.name).sort());
+    expect(itemsOf(list).map(named).sort()).toEqual(own);
+    const walked: string[] = [];
+    let next = '';
+    let pages = 0;
+    do {
+      const page = await memberRequest(flotilla.endpoint, 'GET', `${path}?limit=4${next ? `&continue=${encodeURIComponent(next)}` : ''}`, undefined, { accept: PROTOBUF });
+      expect(page.status, page.body).toBe(200);
+      const tree = decodeProtobufAnswer(page.raw!);
+      const items = itemsOf(tree);
+      expect(items.length).toBeLessThanOrEqual(4);
+      walked.push(...items.map(named));
+      next = String(fieldAt(tree, 2, 1, 3) ?? '');
+    } while (next !== '' && ++pages < 50);
+    expect(walked.sort()).toEqual(own);
   });
 
   it('across namespaces (serviceaccounts), with the label and field selectors passed to the members', async () => {

@@ -21,14 +21,14 @@ export interface InformerRun {
    * and WATCHes it sent, and what it logged (client-go logs a decode error or a watch-list
    * fallback there, and carries on).
    */
-  dump(): Promise<{ lines: string[]; resyncs: number; lists: number; watches: number; log: string }>;
+  dump(): Promise<{ lines: string[]; resyncs: number; lists: number; watches: number; /** Answers to its pods lists and watches in protobuf. */ protobufAnswers: number; log: string }>;
   /** Stops it by its PID if it still runs (a test that failed before dump()). */
   stop(): void;
 }
 
 /** The client-go program of test/clients/go, as a running informer of pods. */
-export function startInformer(opts: { bin: string; kubeconfig: string; mode: InformerMode; watchList: boolean; selector?: string; namespace?: string }): InformerRun {
-  const child = spawn(opts.bin, ['-kubeconfig', opts.kubeconfig, '-mode', opts.mode, '-resync', '1s', '-selector', opts.selector ?? ''], {
+export function startInformer(opts: { bin: string; kubeconfig: string; mode: InformerMode; watchList: boolean; selector?: string; namespace?: string; accept?: string }): InformerRun {
+  const child = spawn(opts.bin, ['-kubeconfig', opts.kubeconfig, '-mode', opts.mode, '-resync', '1s', '-selector', opts.selector ?? '', ...(opts.accept ? ['-accept', opts.accept] : [])], {
     env: { ...process.env, KUBE_FEATURE_WatchListClient: String(opts.watchList) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -68,8 +68,8 @@ export function startInformer(opts: { bin: string; kubeconfig: string; mode: Inf
         return `${name} ${uid} ${cluster}:${decodeGlobalRV(rv!)[cluster!]}`;
       });
       const resyncs = Number(/RESYNCS (\d+)/.exec(out)?.[1] ?? -1);
-      const requests = /REQUESTS lists=(\d+) watches=(\d+)/.exec(out);
-      return { lines: lines.sort(), resyncs, lists: Number(requests?.[1] ?? -1), watches: Number(requests?.[2] ?? -1), log: err };
+      const requests = /REQUESTS lists=(\d+) watches=(\d+) protobuf=(\d+)/.exec(out);
+      return { lines: lines.sort(), resyncs, lists: Number(requests?.[1] ?? -1), watches: Number(requests?.[2] ?? -1), protobufAnswers: Number(requests?.[3] ?? -1), log: err };
     },
   };
 }

@@ -1,7 +1,7 @@
 import { BinaryReader, WireType } from '@bufbuild/protobuf/wire';
 
 /**
- * A Kubernetes protobuf answer (PartialObjectMetadata(List), a ConfigMap, a Secret, a Status)
+ * A Kubernetes protobuf answer (PartialObjectMetadata(List), ConfigMaps, Secrets, Nodes, a Status)
  * decoded field by field, for comparing two answers: each field as [number, value], a nested
  * message decoded likewise, anything else as text (strings, FieldsV1's JSON) or a varint's digits.
  * Only which fields hold messages is known here (k8s.io/apimachinery's and k8s.io/api's
@@ -22,7 +22,12 @@ const MESSAGES: Record<string, Record<number, string>> = {
   ManagedFieldsEntry: { 4: 'Time', 7: 'FieldsV1' },
   FieldsV1: {},
   ConfigMap: { 1: 'ObjectMeta', 2: 'Entry', 3: 'Entry' },
+  ConfigMapList: { 1: 'ListMeta', 2: 'ConfigMap' },
   Secret: { 1: 'ObjectMeta', 2: 'Entry', 4: 'Entry' },
+  SecretList: { 1: 'ListMeta', 2: 'Secret' },
+  // Spec and status compare as their bytes.
+  Node: { 1: 'ObjectMeta' },
+  NodeList: { 1: 'ListMeta', 2: 'Node' },
   Status: { 1: 'ListMeta', 5: 'StatusDetails' },
   StatusDetails: { 4: 'StatusCause' },
   StatusCause: {},

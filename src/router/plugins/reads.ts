@@ -144,8 +144,8 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
     const q = req.query as Query;
     const watching = one(q, 'watch') === 'true' || one(q, 'watch') === '1';
     // A client that takes protobuf alone: the cache holds JSON, so the members answer, in
-    // protobuf, as for a resource not cached (watches and gets; such a list stays 406).
-    if (live && servedLive(live, target.group, target.resource) && (watching || target.name !== undefined) && protobufOnly(req.headers.accept, { list: false })) {
+    // protobuf, as for a resource not cached.
+    if (live && servedLive(live, target.group, target.resource) && protobufOnly(req.headers.accept, { list: !watching && target.name === undefined })) {
       return liveRead(req, reply, { fleet, config: live, callerHeaders: opts.forward.callerHeaders, ...(await liveEdits(req, target)) }, target, resource.clusters);
     }
     const includeObject = one(q, 'includeObject');

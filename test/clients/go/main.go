@@ -59,6 +59,7 @@ func main() {
 	namespace := flag.String("namespace", "", "the protobuf-writer mode's namespace")
 	createIn := flag.String("create-in", "", "the cluster the protobuf-writer mode creates its pod in (by flotilla's annotation)")
 	contentType := flag.String("content-type", "json", "what the informer-cost mode reads in: json or protobuf")
+	accept := flag.String("accept", "", "the Accept header of the informer and metadata modes (client-go's AcceptContentTypes)")
 	flag.Parse()
 
 	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
@@ -67,7 +68,10 @@ func main() {
 	}
 	// What the client itself asked for: a watch-list informer that silently fell back to
 	// LIST/WATCH (after a decode error, say) still syncs, but it lists.
-	var lists, watches, listBytes, gzippedLists atomic.Int64
+	if *accept != "" {
+		cfg.AcceptContentTypes = *accept
+	}
+	var lists, watches, listBytes, gzippedLists, protobufPods atomic.Int64
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
 			isList := false
@@ -80,6 +84,11 @@ func main() {
 				}
 			}
 			res, err := rt.RoundTrip(req)
+			// What the server answered the pods' lists and watches in: asked for protobuf alone, a
+			// client that got JSON would have failed, but one that got protobuf must show it.
+			if err == nil && req.Method == http.MethodGet && strings.HasSuffix(req.URL.Path, "/pods") && strings.HasPrefix(res.Header.Get("Content-Type"), "application/vnd.kubernetes.protobuf") {
+				protobufPods.Add(1)
+			}
 			if isList && err == nil && *mode == "informer-cost" {
 				// The list's size each way, as the decoder reads it (after any gzip): the other
 				// half of what protobuf would change.
@@ -165,7 +174,7 @@ func main() {
 		fmt.Println(l)
 	}
 	fmt.Printf("RESYNCS %d\n", resyncs)
-	fmt.Printf("REQUESTS lists=%d watches=%d\n", lists.Load(), watches.Load())
+	fmt.Printf("REQUESTS lists=%d watches=%d protobuf=%d\n", lists.Load(), watches.Load(), protobufPods.Load())
 	fmt.Println("END")
 }
 
