@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import type { V1PodList } from '@kubernetes/client-node';
@@ -65,9 +65,19 @@ async function membersView(labelSelector?: string): Promise<string[]> {
   return lines.sort();
 }
 
-function runInformer(mode: InformerMode, watchList: boolean, selector = ''): InformerRun {
-  return startInformer({ bin: informerBin, kubeconfig: flotilla.kubeconfig, mode, watchList, selector, namespace: NS });
+/** Informers this file started: a test that fails before dump() leaves its client running. */
+const started: InformerRun[] = [];
+
+function runInformer(mode: InformerMode, watchList: boolean, selector = '', accept?: string): InformerRun {
+  const run = startInformer({ bin: informerBin, kubeconfig: flotilla.kubeconfig, mode, watchList, selector, namespace: NS, ...(accept ? { accept } : {}) });
+  started.push(run);
+  return run;
 }
+
+// Each stopped by its PID (a no-op for one dump() already ended).
+afterEach(() => {
+  for (const run of started.splice(0)) run.stop();
+});
 
 beforeAll(async () => {
   informerBin = join(clientsDir(), 'informer');
@@ -112,21 +122,16 @@ describe('client-go against flotilla', () => {
 
 describe('client-go accepting protobuf alone (AcceptContentTypes), which flotilla reads live from the members', () => {
   it.each([false, true])('an informer (watch-list %s) ends equal to the members after churn, every answer protobuf', async (watchList) => {
-    const run = startInformer({ bin: informerBin, kubeconfig: flotilla.kubeconfig, mode: 'informer', watchList, namespace: NS, accept: 'application/vnd.kubernetes.protobuf' });
-    try {
-      await run.synced;
-      await churn(`pb${watchList ? 'wl' : 'lw'}`);
-      await new Promise((r) => setTimeout(r, 1500));
-      const direct = await membersView();
-      const { lines, lists, watches, protobufAnswers, log } = await run.dump();
-      expect(lines).toEqual(direct);
-      expect(log).not.toMatch(/falling back|unable to decode|Failed to watch|failed to list|Unhandled Error/i);
-      expect({ lists, watchesAtLeast: watches >= 1 }).toEqual({ lists: watchList ? 0 : 1, watchesAtLeast: true });
-      expect(protobufAnswers).toBe(lists + watches);
-    } finally {
-      // A client that never synced (a 406, say) still runs: stopped by its PID.
-      run.stop();
-    }
+    const run = runInformer('informer', watchList, '', 'application/vnd.kubernetes.protobuf');
+    await run.synced;
+    await churn(`pb${watchList ? 'wl' : 'lw'}`);
+    await new Promise((r) => setTimeout(r, 1500));
+    const direct = await membersView();
+    const { lines, lists, watches, protobufAnswers, log } = await run.dump();
+    expect(lines).toEqual(direct);
+    expect(log).not.toMatch(/falling back|unable to decode|Failed to watch|failed to list|Unhandled Error/i);
+    expect({ lists, watchesAtLeast: watches >= 1 }).toEqual({ lists: watchList ? 0 : 1, watchesAtLeast: true });
+    expect(protobufAnswers).toBe(lists + watches);
   });
 });
 
