@@ -6,6 +6,7 @@ import type { MemberInfo } from '../fleet/fleet.js';
 import { startFlotillaProcess, type FlotillaProcess } from '../support/flotilla-process.js';
 import { kubectl, kubectlOk } from '../support/kubectl.js';
 import { decodeContinue, decodeGlobalRV, encodeContinue } from '../../src/api/global-rv.js';
+import { decodeProtobufAnswer, fieldAt, type ProtoTree } from '../support/protobuf-tree.js';
 
 /**
  * The first vertical slice against the real fleet: kubectl lists and gets pods of three members
@@ -272,13 +273,20 @@ describe('bad input', () => {
     expect(JSON.parse(res.body)).toMatchObject({ kind: 'Status', code: 404, reason: 'NotFound' });
   });
 
-  it('answers a protobuf-only Accept with 406, and JSON when JSON is also acceptable', async () => {
-    const proto = await memberRequest(flotilla.endpoint, 'GET', '/api/v1/pods', undefined, { accept: 'application/vnd.kubernetes.protobuf' });
-    expect(proto.status).toBe(406);
-    expect(JSON.parse(proto.body)).toMatchObject({ kind: 'Status', reason: 'NotAcceptable', code: 406 });
+  it('answers a protobuf-only Accept in protobuf (read live from the members), JSON when JSON is also acceptable, 406 when neither is', async () => {
     const both = await memberRequest(flotilla.endpoint, 'GET', '/api/v1/pods', undefined, { accept: 'application/vnd.kubernetes.protobuf, application/json' });
     expect(both.status).toBe(200);
-    expect((JSON.parse(both.body) as V1PodList).kind).toBe('PodList');
+    const json = JSON.parse(both.body) as V1PodList;
+    expect(json.kind).toBe('PodList');
+    const proto = await memberRequest(flotilla.endpoint, 'GET', '/api/v1/pods', undefined, { accept: 'application/vnd.kubernetes.protobuf' });
+    expect([proto.status, proto.headers['content-type']]).toEqual([200, 'application/vnd.kubernetes.protobuf']);
+    const list = decodeProtobufAnswer(proto.raw!);
+    expect(fieldAt(list, 1, 2)).toBe('PodList');
+    const names = (fieldAt(list, 2) as ProtoTree).filter(([no]) => no === 2).map(([, pod]) => String(fieldAt(pod as ProtoTree, 1, 1)));
+    expect(names.sort()).toEqual(json.items.map((p) => p.metadata!.name!).sort());
+    const neither = await memberRequest(flotilla.endpoint, 'GET', '/api/v1/pods', undefined, { accept: 'text/html' });
+    expect(neither.status).toBe(406);
+    expect(JSON.parse(neither.body)).toMatchObject({ kind: 'Status', reason: 'NotAcceptable', code: 406 });
   });
 });
 

@@ -1,7 +1,8 @@
 import { BinaryReader, WireType } from '@bufbuild/protobuf/wire';
 
 /**
- * A Kubernetes protobuf answer (PartialObjectMetadata(List), ConfigMaps, Secrets, Nodes, a Status)
+ * A Kubernetes protobuf answer (PartialObjectMetadata(List), ConfigMaps, Secrets, Nodes, Pods, a
+ * Status)
  * decoded field by field, for comparing two answers: each field as [number, value], a nested
  * message decoded likewise, anything else as text (strings, FieldsV1's JSON) or a varint's digits.
  * Only which fields hold messages is known here (k8s.io/apimachinery's and k8s.io/api's
@@ -28,6 +29,8 @@ const MESSAGES: Record<string, Record<number, string>> = {
   // Spec and status compare as their bytes.
   Node: { 1: 'ObjectMeta' },
   NodeList: { 1: 'ListMeta', 2: 'Node' },
+  Pod: { 1: 'ObjectMeta' },
+  PodList: { 1: 'ListMeta', 2: 'Pod' },
   Status: { 1: 'ListMeta', 5: 'StatusDetails' },
   StatusDetails: { 4: 'StatusCause' },
   StatusCause: {},
