@@ -48,6 +48,7 @@ export function negotiate(accept: string | undefined, opts: { list: boolean }): 
 }
 
 const PROTOBUF = 'application/vnd.kubernetes.protobuf';
+const NAMES_PROTOBUF = /application\/vnd\.kubernetes\.protobuf/i;
 
 /**
  * Whether the client asks for PartialObjectMetadata(List) in protobuf before any JSON form
@@ -75,7 +76,8 @@ export function prefersProtobufMetadata(accept: string | undefined, opts: { list
  * holds JSON, can only by asking the members (forward/live-reads.ts).
  */
 export function protobufOnly(accept: string | undefined, opts: { list: boolean }): boolean {
-  if (!accept) return false;
+  // Asked of every cached read: a header that does not name protobuf is not parsed for it.
+  if (!accept || !NAMES_PROTOBUF.test(accept)) return false;
   try {
     negotiate(accept, opts);
     return false;

@@ -1,4 +1,5 @@
 import { BinaryReader, BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
+import { PROTOBUF_MAGIC, hasProtobufMagic, protobufBody } from './protobuf-object.js';
 
 /**
  * A Kubernetes list in protobuf: the magic `k8s\0`, then runtime.Unknown {typeMeta 1: {apiVersion
@@ -6,7 +7,6 @@ import { BinaryReader, BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
  * {selfLink 1, resourceVersion 2, continue 3, remainingItemCount 4}, items 2: repeated object
  * messages}, as every built-in kind's List is. Items are kept as their bytes.
  */
-const MAGIC = Buffer.from('k8s\0', 'latin1');
 
 export interface ListMetaFields {
   resourceVersion: string;
@@ -31,12 +31,12 @@ function messageFields(bytes: Uint8Array, each: (no: number, r: BinaryReader, wi
 
 /** The list a protobuf body holds, or undefined for any other body (an object, a Status, bytes that do not parse). */
 export function readProtobufList(body: Buffer): ProtobufList | undefined {
-  if (body.length < MAGIC.length || !body.subarray(0, MAGIC.length).equals(MAGIC)) return undefined;
+  if (!hasProtobufMagic(body)) return undefined;
   try {
     let apiVersion = '';
     let kind = '';
     let raw: Uint8Array | undefined;
-    messageFields(body.subarray(MAGIC.length), (no, r, wire) => {
+    messageFields(body.subarray(PROTOBUF_MAGIC.length), (no, r, wire) => {
       if (no === 1 && wire === WireType.LengthDelimited) {
         messageFields(r.bytes(), (tno, tr, twire) => {
           if (tno === 1 && twire === WireType.LengthDelimited) apiVersion = tr.string();
@@ -76,13 +76,5 @@ export function writeProtobufList(list: ProtobufList): Buffer {
   if (list.metadata.remainingItemCount !== undefined) raw.tag(4, WireType.Varint).int64(list.metadata.remainingItemCount);
   raw.join();
   for (const item of list.items) raw.tag(2, WireType.LengthDelimited).bytes(item);
-  const envelope = new BinaryWriter();
-  envelope.tag(1, WireType.LengthDelimited).fork();
-  envelope.tag(1, WireType.LengthDelimited).string(list.apiVersion);
-  envelope.tag(2, WireType.LengthDelimited).string(list.kind);
-  envelope.join();
-  envelope.tag(2, WireType.LengthDelimited).bytes(raw.finish());
-  envelope.tag(3, WireType.LengthDelimited).string('');
-  envelope.tag(4, WireType.LengthDelimited).string('');
-  return Buffer.concat([MAGIC, envelope.finish()]);
+  return protobufBody(list.apiVersion, list.kind, raw.finish());
 }

@@ -1,5 +1,6 @@
 import { BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
 import { OPEN_BRACE, OPEN_BRACKET, forEachElement, objectMembers, parseSpan, type JsonMember } from '../util/json-members.js';
+import { protobufBody } from './protobuf-object.js';
 
 /**
  * PartialObjectMetadata and PartialObjectMetadataList in Kubernetes' protobuf encoding, made from
@@ -15,7 +16,6 @@ import { OPEN_BRACE, OPEN_BRACKET, forEachElement, objectMembers, parseSpan, typ
  * ListMeta, items 2}. Empty strings and zero numbers Go writes are written too.
  */
 
-const MAGIC = Buffer.from('k8s\0', 'latin1');
 const LIST_KIND = 'PartialObjectMetadataList';
 const OBJECT_KIND = 'PartialObjectMetadata';
 const META_GROUP_VERSION = 'meta.k8s.io/v1';
@@ -200,13 +200,5 @@ export function metadataAsProtobuf(json: Buffer): { body: Buffer; list: boolean 
       if (!followed || close === undefined) return undefined;
     }
   }
-  const envelope = new BinaryWriter();
-  envelope.tag(1, WireType.LengthDelimited).fork();
-  writeString(envelope, 1, META_GROUP_VERSION);
-  writeString(envelope, 2, kind);
-  envelope.join();
-  envelope.tag(2, WireType.LengthDelimited).bytes(raw.finish());
-  writeString(envelope, 3, '');
-  writeString(envelope, 4, '');
-  return { body: Buffer.concat([MAGIC, envelope.finish()]), list: kind === LIST_KIND };
+  return { body: protobufBody(META_GROUP_VERSION, kind, raw.finish()), list: kind === LIST_KIND };
 }

@@ -9,10 +9,12 @@ import { BinaryReader, BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
  * DeleteOptions carries preconditions at 2 ({resourceVersion 2}). Lists are not edited.
  */
 export const PROTOBUF_CONTENT_TYPE = 'application/vnd.kubernetes.protobuf';
-const MAGIC = Buffer.from('k8s\0', 'latin1');
+/** What every Kubernetes protobuf body begins with. */
+export const PROTOBUF_MAGIC = Buffer.from('k8s\0', 'latin1');
 
 const UNKNOWN_TYPE_META = 1;
 const UNKNOWN_RAW = 2;
+const TYPE_META_API_VERSION = 1;
 const TYPE_META_KIND = 2;
 const OBJECT_METADATA = 1;
 const META_NAME = 1;
@@ -27,6 +29,27 @@ const DELETE_OPTIONS_PRECONDITIONS = 2;
 const PRECONDITIONS_RESOURCE_VERSION = 2;
 const MAP_KEY = 1;
 const MAP_VALUE = 2;
+
+/** Whether a body begins with the magic. */
+export function hasProtobufMagic(body: Buffer): boolean {
+  return body.length >= PROTOBUF_MAGIC.length && body.subarray(0, PROTOBUF_MAGIC.length).equals(PROTOBUF_MAGIC);
+}
+
+/**
+ * A protobuf body made by flotilla: the magic, then runtime.Unknown {typeMeta 1: {apiVersion 1,
+ * kind 2}, raw 2, contentEncoding 3, contentType 4}, the last two empty, as Go writes them.
+ */
+export function protobufBody(apiVersion: string, kind: string, raw: Uint8Array): Buffer {
+  const envelope = new BinaryWriter();
+  envelope.tag(UNKNOWN_TYPE_META, WireType.LengthDelimited).fork();
+  envelope.tag(TYPE_META_API_VERSION, WireType.LengthDelimited).string(apiVersion);
+  envelope.tag(TYPE_META_KIND, WireType.LengthDelimited).string(kind);
+  envelope.join();
+  envelope.tag(UNKNOWN_RAW, WireType.LengthDelimited).bytes(raw);
+  envelope.tag(3, WireType.LengthDelimited).string('');
+  envelope.tag(4, WireType.LengthDelimited).string('');
+  return Buffer.concat([PROTOBUF_MAGIC, envelope.finish()]);
+}
 
 export function isProtobuf(contentType: string | undefined): boolean {
   return (contentType ?? '').split(';')[0]!.trim().toLowerCase() === PROTOBUF_CONTENT_TYPE;
@@ -190,7 +213,7 @@ export function editProtobufItem(item: Uint8Array, kind: string, edit: MetadataE
  * judges it).
  */
 export function editProtobufObject(body: Buffer, given: MetadataEdit): EditedBody | undefined {
-  if (body.length < MAGIC.length || !body.subarray(0, MAGIC.length).equals(MAGIC)) return undefined;
+  if (!hasProtobufMagic(body)) return undefined;
   // What the edit itself throws (a resourceVersion read from another cluster: 409) is the answer;
   // what parsing throws means a body flotilla leaves alone.
   let refused: { error: unknown } | undefined;
@@ -209,7 +232,7 @@ export function editProtobufObject(body: Buffer, given: MetadataEdit): EditedBod
     } : {}),
   };
   try {
-    const unknown = fields(body.subarray(MAGIC.length));
+    const unknown = fields(body.subarray(PROTOBUF_MAGIC.length));
     const typeMeta = unknown.find((f) => f.no === UNKNOWN_TYPE_META)?.data;
     const kind = typeMeta ? text(fields(typeMeta).find((f) => f.no === TYPE_META_KIND)?.data) ?? '' : '';
     const raw = unknown.find((f) => f.no === UNKNOWN_RAW)?.data;
@@ -232,7 +255,7 @@ export function editProtobufObject(body: Buffer, given: MetadataEdit): EditedBod
       facts = m.facts;
       edited = m.bytes;
     }
-    return { body: Buffer.concat([MAGIC, replaced(unknown, UNKNOWN_RAW, messageField(UNKNOWN_RAW, edited))]), facts };
+    return { body: Buffer.concat([PROTOBUF_MAGIC, replaced(unknown, UNKNOWN_RAW, messageField(UNKNOWN_RAW, edited))]), facts };
   } catch {
     if (refused) throw refused.error;
     return undefined;

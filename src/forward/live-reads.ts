@@ -6,14 +6,14 @@ import { CLUSTER_ANNOTATION } from '../ingest/decode.js';
 import { canonicalPath } from '../api/request-info.js';
 import { decodeGlobalRV, encodeGlobalRV } from '../api/global-rv.js';
 import { negotiate, protobufOnly, type ResponseForm } from '../api/negotiate.js';
-import { PROTOBUF_CONTENT_TYPE, editProtobufItem, editProtobufObject, isProtobuf, type MetadataEdit } from '../api/protobuf-object.js';
+import { PROTOBUF_CONTENT_TYPE, editProtobufItem, editProtobufObject, isProtobuf } from '../api/protobuf-object.js';
 import { readProtobufList, writeProtobufList, type ListMetaFields } from '../api/protobuf-list.js';
 import { PROTOBUF_WATCH_CONTENT_TYPE, WatchFrames, lengthPrefixed, readWatchEvent, watchEventFrame } from '../api/protobuf-watch.js';
 import { badRequest, expired, invalid, isStatusObject, notFound, notServed, serviceUnavailable } from '../api/status.js';
 import { firstHitWarning, warningHeader as warning } from '../api/warning.js';
 import { CLUSTER_COLUMN, clusterCellOf, clusterColumnAt, withCluster } from '../api/table.js';
 import type { ResourceTarget } from './owner.js';
-import { responseForClient, splicedList, splicedWatchEvent, toFleet, type SplicedList } from './translate.js';
+import { protobufToFleet, responseForClient, splicedList, splicedWatchEvent, toFleet, type SplicedList } from './translate.js';
 import { TREE_LABEL_SUFFIX } from '../hierarchy/namespace-tree.js';
 import { piecesLength, writePieces } from '../util/byte-edits.js';
 import { mapBounded } from '../util/map-bounded.js';
@@ -298,10 +298,7 @@ function protobufListOf(r: MemberResult): Parsed | undefined {
   const list = r.body && isProtobuf(r.headers?.['content-type']) ? readProtobufList(r.body) : undefined;
   if (!list) return undefined;
   const itemKind = list.kind.slice(0, -'List'.length);
-  const edit: MetadataEdit = {
-    resourceVersion: (rv) => (rv === '' ? rv : encodeGlobalRV({ [r.cluster]: rv })),
-    setAnnotation: { key: CLUSTER_ANNOTATION, value: r.cluster, when: (o) => o.name !== undefined && o.name !== '' },
-  };
+  const edit = protobufToFleet(r.cluster);
   try {
     const protobufItems = list.items.map((item) => editProtobufItem(item, itemKind, edit));
     return { cluster: r.cluster, doc: { kind: list.kind, apiVersion: list.apiVersion, metadata: { ...list.metadata } }, warnings: warningsOf(r), protobufItems };
@@ -594,6 +591,11 @@ async function liveWatch(reply: FastifyReply, deps: LiveReadDeps, clusters: read
   const query = new URLSearchParams(params);
   query.delete('resourceVersion');
   const rvs: Record<string, string> = { ...(since ?? {}) };
+  /** The global RV at a member's event: that member's RV is now `rv`, each other's its latest. */
+  const globalAt = (cluster: string, rv: string): string => {
+    rvs[cluster] = rv;
+    return encodeGlobalRV(rvs);
+  };
   const aborter = new AbortController();
   const opened = await mapBounded(clusters, clusters.length, async (cluster): Promise<MemberResult & { stream?: IncomingMessage }> => {
     const member = deps.fleet.member(cluster);
@@ -672,10 +674,7 @@ async function liveWatch(reply: FastifyReply, deps: LiveReadDeps, clusters: read
     }
     const edits = answerEdits.get(reply);
     if (obj['kind'] !== 'Table' && !edits) {
-      const edited = splicedWatchEvent(Buffer.from(line), cluster, e['type'] !== 'BOOKMARK', (rv) => {
-        rvs[cluster] = rv;
-        return encodeGlobalRV(rvs);
-      });
+      const edited = splicedWatchEvent(Buffer.from(line), cluster, e['type'] !== 'BOOKMARK', (rv) => globalAt(cluster, rv));
       if (edited) {
         out.write(edited);
         out.write('\n');
@@ -685,10 +684,7 @@ async function liveWatch(reply: FastifyReply, deps: LiveReadDeps, clusters: read
     const stamp = (o: Doc, annotate: boolean) => {
       const md = o['metadata'];
       if (!isJsonObject(md)) return;
-      if (typeof md['resourceVersion'] === 'string' && md['resourceVersion'] !== '') {
-        rvs[cluster] = md['resourceVersion'];
-        md['resourceVersion'] = encodeGlobalRV(rvs);
-      }
+      if (typeof md['resourceVersion'] === 'string' && md['resourceVersion'] !== '') md['resourceVersion'] = globalAt(cluster, md['resourceVersion']);
       if (annotate) md['annotations'] = { ...(isJsonObject(md['annotations']) ? md['annotations'] : {}), [CLUSTER_ANNOTATION]: cluster };
     };
     if (obj['kind'] === 'Table') {
@@ -729,11 +725,7 @@ async function liveWatch(reply: FastifyReply, deps: LiveReadDeps, clusters: read
       return;
     }
     const edited = editProtobufObject(e.object, {
-      resourceVersion: (rv) => {
-        if (rv === '') return rv;
-        rvs[cluster] = rv;
-        return encodeGlobalRV(rvs);
-      },
+      resourceVersion: (rv) => (rv === '' ? rv : globalAt(cluster, rv)),
       setAnnotation: { key: CLUSTER_ANNOTATION, value: cluster, when: () => e.type !== 'BOOKMARK' },
       readAnnotation: INITIAL_EVENTS_END,
     });

@@ -4,7 +4,7 @@ import { decodeGlobalRV, encodeGlobalRV } from '../api/global-rv.js';
 import { clusterColumnAt } from '../api/table.js';
 import { conflict } from '../api/status.js';
 import { CLOSE_BRACKET, COMMA, OPEN_BRACE, OPEN_BRACKET, QUOTE, forEachElement, skipSpace, forEachMember, memberRemoval, objectMembers, parseSpan, skipValue, type JsonMember } from '../util/json-members.js';
-import { editProtobufObject, isProtobuf, type ObjectFacts } from '../api/protobuf-object.js';
+import { editProtobufObject, isProtobuf, type MetadataEdit, type ObjectFacts } from '../api/protobuf-object.js';
 import { bodyBytes, bodyFormat, parseBody } from '../api/write-body.js';
 import { TREE_LABEL_SUFFIX } from '../hierarchy/namespace-tree.js';
 import { isJsonObject } from '../util/json-object.js';
@@ -155,13 +155,21 @@ export function responseForClient(body: Buffer, contentType: string | undefined,
   return splicedAnswer(body, cluster, form) ?? parsedAnswer(body, cluster, form);
 }
 
-/** A protobuf object's answer as toFleet makes a JSON one: global RV, cluster annotation. */
-function protobufAnswer(body: Buffer, cluster: string, form: AnswerForm): MemberAnswer {
-  const edited = editProtobufObject(body, {
+/**
+ * The edit toFleet makes, for a member's protobuf object (an answer, or a list's item): the
+ * global RV of the member's, the cluster annotation on a named object that is not a Status.
+ */
+export function protobufToFleet(cluster: string, form: AnswerForm = {}): MetadataEdit {
+  return {
     dropManagedFields: form.dropManagedFields === true,
     resourceVersion: (rv) => (rv === '' ? rv : encodeGlobalRV({ [cluster]: rv })),
     setAnnotation: { key: CLUSTER_ANNOTATION, value: cluster, when: (o) => o.kind !== 'Status' && o.name !== undefined && o.name !== '' },
-  });
+  };
+}
+
+/** A protobuf object's answer as toFleet makes a JSON one: global RV, cluster annotation. */
+function protobufAnswer(body: Buffer, cluster: string, form: AnswerForm): MemberAnswer {
+  const edited = editProtobufObject(body, protobufToFleet(cluster, form));
   if (!edited) return { body };
   const rv = edited.facts.kind !== 'Status' ? edited.facts.resourceVersion : undefined;
   return { body: edited.body, facts: edited.facts, ...(rv ? { rv } : {}) };

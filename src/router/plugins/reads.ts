@@ -122,19 +122,24 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
     return { ...(tenant ? { tenant } : {}), ...(treeSelection ? { treeSelection } : {}) };
   }
 
+  /** The read asked of the members (forward/live-reads.ts); `clusters`: those a cached resource comes from. */
+  async function readLive(req: FastifyRequest, reply: FastifyReply, live: LiveReadsConfig, target: ResourceTarget, clusters?: readonly string[]): Promise<FastifyReply> {
+    return liveRead(req, reply, { fleet, config: live, callerHeaders: opts.forward.callerHeaders, ...(await liveEdits(req, target)) }, target, clusters);
+  }
+
   async function read(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const target = targetOf(req.raw, fleet);
     if (target.type !== 'resource') throw notServed();
     const resource = catalog.resource(gvrKey(target));
     const live = opts.live;
     if (!resource) {
-      if (live) return liveRead(req, reply, { fleet, config: live, callerHeaders: opts.forward.callerHeaders, ...(await liveEdits(req, target)) }, target);
+      if (live) return readLive(req, reply, live, target);
       throw notServed();
     }
     // What the cache does not hold of a resource it caches in part (some namespaces, some
     // clusters) is the member's to answer, as for a resource not cached at all.
     if (live && servedLive(live, target.group, target.resource) && outsideCache(resource, target)) {
-      return liveRead(req, reply, { fleet, config: live, callerHeaders: opts.forward.callerHeaders, ...(await liveEdits(req, target)) }, target, resource.clusters);
+      return readLive(req, reply, live, target, resource.clusters);
     }
     if (target.namespace !== undefined && !resource.info.namespaced) throw notServed();
     if (target.subresource) {
@@ -146,7 +151,7 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
     // A client that takes protobuf alone: the cache holds JSON, so the members answer, in
     // protobuf, as for a resource not cached.
     if (live && servedLive(live, target.group, target.resource) && protobufOnly(req.headers.accept, { list: !watching && target.name === undefined })) {
-      return liveRead(req, reply, { fleet, config: live, callerHeaders: opts.forward.callerHeaders, ...(await liveEdits(req, target)) }, target, resource.clusters);
+      return readLive(req, reply, live, target, resource.clusters);
     }
     const includeObject = one(q, 'includeObject');
     if (includeObject !== undefined && !['Metadata', 'Object', 'None'].includes(includeObject)) {
