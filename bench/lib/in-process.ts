@@ -35,10 +35,14 @@ export function drain(body: ListBody): { items: number; bytes: number } {
   const parts = Buffer.isBuffer(body) ? [body] : [...body.chunks];
   let bytes = 0;
   for (const p of parts) bytes += p.length;
-  const text = Buffer.concat(parts).toString('latin1');
-  let items = 0;
-  for (let i = text.indexOf(STORED_POD_ITEM); i >= 0; i = text.indexOf(STORED_POD_ITEM, i + 1)) items++;
-  return { items, bytes };
+  return { items: occurrences(Buffer.concat(parts).toString('latin1'), STORED_POD_ITEM), bytes };
+}
+
+/** How often `what` occurs in `text`, counted without overlaps. */
+export function occurrences(text: string, what: string): number {
+  let n = 0;
+  for (let i = text.indexOf(what); i >= 0; i = text.indexOf(what, i + what.length)) n++;
+  return n;
 }
 
 /** A response that takes every write at once and keeps nothing but counts: the fan-out's cost alone. */

@@ -16,7 +16,7 @@ import { Store, type Change } from '../../src/store/store.js';
 import { buildReadView, VIEW_STEPS } from '../../src/view/steps.js';
 import type { ViewRequest } from '../../src/view/view-step.js';
 import { percentile } from '../lib/http.js';
-import { STORED_POD_ITEM } from '../lib/in-process.js';
+import { drain } from '../lib/in-process.js';
 import { makePod } from '../lib/pods.js';
 import { groupSubject, memberRbac, userSubject, type FleetBindings, type RbacObject, type RbacObjects } from '../lib/rbac-policy.js';
 import { MB, figureSink, type Scenario } from '../lib/scenario.js';
@@ -312,17 +312,7 @@ function consume(body: ListBody): number {
 /** Each way's list once: its pods (counted) and bytes. */
 async function sizes(ways: Way[]): Promise<Record<string, { items: number; bytes: number }>> {
   const out: Record<string, { items: number; bytes: number }> = {};
-  for (const w of ways) {
-    const body = await w.list();
-    const parts = Buffer.isBuffer(body) ? [body] : [...body.chunks];
-    let items = 0;
-    let bytes = 0;
-    for (const p of parts) {
-      bytes += p.length;
-      for (let i = p.indexOf(STORED_POD_ITEM); i >= 0; i = p.indexOf(STORED_POD_ITEM, i + 1)) items++;
-    }
-    out[w.name] = { items, bytes };
-  }
+  for (const w of ways) out[w.name] = drain(await w.list());
   return out;
 }
 

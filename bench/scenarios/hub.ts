@@ -7,7 +7,7 @@ import { helmBinary } from '../../test/support/helm.js';
 import { PODS_RESOURCE } from '../lib/context.js';
 import { cpuSeconds } from '../lib/cpu-time.js';
 import { BenchClient, median, occurrenceCounter } from '../lib/http.js';
-import { LIST_TIMEOUT_MS, POD_ITEM, figureSink, ok, type Scenario } from '../lib/scenario.js';
+import { LIST_TIMEOUT_MS, POD_ITEM, expectObjects, figureSink, ok, type Scenario } from '../lib/scenario.js';
 import type { MemberEndpoint } from '../../test/fleet/http.js';
 
 /** Rounds of the three ways, alternated; each round one list each way. */
@@ -57,8 +57,7 @@ export const hub: Scenario = {
       for (const [way, w] of Object.entries(ways)) {
         const counter = occurrenceCounter(POD_ITEM);
         const r = ok(await clients[way as keyof typeof ways].get(w.path, { timeoutMs: LIST_TIMEOUT_MS, onChunk: counter.onChunk }), `hub: the fleet list (${way})`);
-        sizes[way] = { items: counter.count(), bytes: r.bytes };
-        if (counter.count() !== seed.pods) throw new Error(`hub: the list ${way} holds ${counter.count()} pods, expected ${seed.pods}`);
+        sizes[way] = { items: expectObjects(counter.count(), seed.pods, `hub: the list ${way}`), bytes: r.bytes };
       }
       // The lists differ only in their resourceVersion's moment; their sizes may differ by a few bytes.
       if (Math.abs(sizes.hub!.bytes - sizes.direct!.bytes) > 64) throw new Error(`hub: the list through the hub is ${sizes.hub!.bytes} B, directly ${sizes.direct!.bytes} B`);

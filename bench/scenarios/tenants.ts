@@ -16,7 +16,7 @@ import type { ViewRequest, ViewStep } from '../../src/view/view-step.js';
 import { percentile } from '../lib/http.js';
 import { makePod } from '../lib/pods.js';
 import { figureSink, type Scenario } from '../lib/scenario.js';
-import { STORED_POD_ITEM, ingested, storedPod } from '../lib/in-process.js';
+import { STORED_POD_ITEM, ingested, occurrences, storedPod } from '../lib/in-process.js';
 
 const PODS = 'v1/pods';
 const TENANTS = 100;
@@ -219,12 +219,6 @@ function consume(body: ListBody): number {
 /** A list's body whole, for checking. */
 function collect(body: ListBody): Buffer {
   return Buffer.isBuffer(body) ? body : Buffer.concat([...body.chunks]);
-}
-
-function occurrences(text: string, what: string): number {
-  let n = 0;
-  for (let i = text.indexOf(what); i >= 0; i = text.indexOf(what, i + what.length)) n++;
-  return n;
 }
 
 /**

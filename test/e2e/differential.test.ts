@@ -10,7 +10,7 @@ import {
 } from '../support/differential.js';
 import type { WatchEvent } from '../support/watch-client.js';
 import { decodeGlobalRV } from '../../src/api/global-rv.js';
-import { annotationOf, decodeProtobufAnswer, decodeWatchStream, fieldAt, withoutFlotillaFields, type ProtoTree } from '../support/protobuf-tree.js';
+import { annotationOf, decodeProtobufAnswer, decodeWatchStream, fieldAt, listItems, withoutFlotillaFields, type ProtoTree } from '../support/protobuf-tree.js';
 
 /**
  * Every read form, asked of a member directly and of flotilla addressing that member, must give
@@ -224,8 +224,7 @@ describe('a client that takes protobuf alone', () => {
     for (let i = 0; i < 20 && JSON.stringify(withoutFlotillaFields(d, CLUSTER_ANNOTATION)) !== JSON.stringify(withoutFlotillaFields(v, CLUSTER_ANNOTATION)); i++) [d, v] = await read();
     expect(withoutFlotillaFields(v, CLUSTER_ANNOTATION)).toEqual(withoutFlotillaFields(d, CLUSTER_ANNOTATION));
     expect(decodeGlobalRV(String(fieldAt(v, 2, 1, 2)))).toEqual({ [east.name]: String(fieldAt(d, 2, 1, 2)) });
-    const items = (t: ProtoTree) => (fieldAt(t, 2) as ProtoTree).filter(([no]) => no === 2).map(([, item]) => item as ProtoTree);
-    const [dItems, vItems] = [items(d), items(v)];
+    const [dItems, vItems] = [listItems(d), listItems(v)];
     expect(vItems.length).toBeGreaterThan(0);
     vItems.forEach((item, i) => {
       const meta = fieldAt(item, 1) as ProtoTree;
@@ -234,14 +233,14 @@ describe('a client that takes protobuf alone', () => {
     });
     // Paged: the pages together are the member's whole list.
     if (path.includes('limit=')) {
-      const whole = items(decodeProtobufAnswer((await memberRequest(east, 'GET', CM, undefined, { accept: PROTOBUF })).raw!));
+      const whole = listItems(decodeProtobufAnswer((await memberRequest(east, 'GET', CM, undefined, { accept: PROTOBUF })).raw!));
       const walked: ProtoTree[] = [...vItems];
       let next = String(fieldAt(v, 2, 1, 3));
       for (let pages = 1; next !== '' && pages < 20; pages++) {
         const page = await memberRequest(flotilla.endpoint, 'GET', `/clusters/${east.name}${CM}?limit=2&continue=${encodeURIComponent(next)}`, undefined, { accept: PROTOBUF });
         expect(page.status, page.body).toBe(200);
         const tree = decodeProtobufAnswer(page.raw!);
-        walked.push(...items(tree));
+        walked.push(...listItems(tree));
         next = String(fieldAt(tree, 2, 1, 3));
       }
       expect(next).toBe('');

@@ -8,7 +8,7 @@ import { apiserverPid, pause } from '../support/paused-member.js';
 import { openWatch, type WatchEvent } from '../support/watch-client.js';
 import { kubectl, kubectlSession } from '../support/kubectl.js';
 import { decodeGlobalRV, encodeContinue, encodeGlobalRV } from '../../src/api/global-rv.js';
-import { annotationOf, decodeProtobufAnswer, decodeWatchStream, fieldAt, type ProtoTree } from '../support/protobuf-tree.js';
+import { annotationOf, decodeProtobufAnswer, decodeWatchStream, fieldAt, listItems, type ProtoTree } from '../support/protobuf-tree.js';
 
 /**
  * Resources flotilla does not cache (here configmaps and serviceaccounts; only pods, namespaces and
@@ -146,7 +146,6 @@ describe('a fleet-wide list of an uncached resource', () => {
     const path = `/api/v1/namespaces/${NS}/configmaps`;
     const PROTOBUF = 'application/vnd.kubernetes.protobuf';
     const own = [...(await membersMerged(path)).keys()].sort();
-    const itemsOf = (tree: ProtoTree) => (fieldAt(tree, 2) as ProtoTree).filter(([no]) => no === 2).map(([, item]) => item as ProtoTree);
     const named = (item: ProtoTree) => {
       const meta = fieldAt(item, 1) as ProtoTree;
       const cluster = meta.map(([no, e]) => (no === 12 && Array.isArray(e) && fieldAt(e, 1) === CLUSTER ? String(fieldAt(e, 2)) : undefined)).find((c) => c !== undefined);
@@ -158,7 +157,7 @@ describe('a fleet-wide list of an uncached resource', () => {
     const list = decodeProtobufAnswer(whole.raw!);
     expect(fieldAt(list, 1, 2)).toBe('ConfigMapList');
     expect(Object.keys(decodeGlobalRV(String(fieldAt(list, 2, 1, 2)))).sort()).toEqual(members.map((m) => m.name).sort());
-    expect(itemsOf(list).map(named).sort()).toEqual(own);
+    expect(listItems(list).map(named).sort()).toEqual(own);
     const walked: string[] = [];
     let next = '';
     let pages = 0;
@@ -166,7 +165,7 @@ describe('a fleet-wide list of an uncached resource', () => {
       const page = await memberRequest(flotilla.endpoint, 'GET', `${path}?limit=4${next ? `&continue=${encodeURIComponent(next)}` : ''}`, undefined, { accept: PROTOBUF });
       expect(page.status, page.body).toBe(200);
       const tree = decodeProtobufAnswer(page.raw!);
-      const items = itemsOf(tree);
+      const items = listItems(tree);
       expect(items.length).toBeLessThanOrEqual(4);
       walked.push(...items.map(named));
       next = String(fieldAt(tree, 2, 1, 3) ?? '');

@@ -6,7 +6,7 @@ import type { MemberInfo } from '../fleet/fleet.js';
 import { startFlotillaProcess, type FlotillaProcess } from '../support/flotilla-process.js';
 import { kubectl, kubectlOk } from '../support/kubectl.js';
 import { decodeContinue, decodeGlobalRV, encodeContinue } from '../../src/api/global-rv.js';
-import { decodeProtobufAnswer, fieldAt, type ProtoTree } from '../support/protobuf-tree.js';
+import { decodeProtobufAnswer, fieldAt, listItems } from '../support/protobuf-tree.js';
 
 /**
  * The first vertical slice against the real fleet: kubectl lists and gets pods of three members
@@ -282,7 +282,7 @@ describe('bad input', () => {
     expect([proto.status, proto.headers['content-type']]).toEqual([200, 'application/vnd.kubernetes.protobuf']);
     const list = decodeProtobufAnswer(proto.raw!);
     expect(fieldAt(list, 1, 2)).toBe('PodList');
-    const names = (fieldAt(list, 2) as ProtoTree).filter(([no]) => no === 2).map(([, pod]) => String(fieldAt(pod as ProtoTree, 1, 1)));
+    const names = listItems(list).map((pod) => String(fieldAt(pod, 1, 1)));
     expect(names.sort()).toEqual(json.items.map((p) => p.metadata!.name!).sort());
     const neither = await memberRequest(flotilla.endpoint, 'GET', '/api/v1/pods', undefined, { accept: 'text/html' });
     expect(neither.status).toBe(406);

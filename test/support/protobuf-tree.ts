@@ -139,6 +139,12 @@ export function fieldAt(tree: ProtoTree, ...path: number[]): string | ProtoTree 
   return at;
 }
 
+/** A list answer's items (Unknown raw 2, the list's items 2), each decoded. */
+export function listItems(tree: ProtoTree): ProtoTree[] {
+  const raw = fieldAt(tree, 2);
+  return Array.isArray(raw) ? raw.filter(([no]) => no === 2).map(([, item]) => item as ProtoTree) : [];
+}
+
 /** An object answer's metadata.annotations[key] (Unknown raw 2, ObjectMeta 1, annotations 12). */
 export function annotationOf(tree: ProtoTree, key: string): string | undefined {
   const meta = fieldAt(tree, 2, 1);
