@@ -5,27 +5,34 @@ import type { AddressInfo } from 'node:net';
 /**
  * A relay process (forked by bench live) that answers each GET by asking the member for the same
  * path `names` times at once, as flotilla asks each member of a fleet (keep-alive TLS, the
- * member's bearer token, bodies read to the end), and writes the answers back one after the other
- * without looking at them. No JSON is read or edited: the time is what a fleet list costs any
- * Node relay on this machine (the members' lists, their bytes in over TLS and out again), the
- * floor under flotilla's live list.
+ * member's bearer token), without looking at the answers. No JSON is read or edited: the time is
+ * what a fleet list costs any Node relay on this machine (the members' lists, their bytes in over
+ * TLS and out again), the floor under flotilla's live list.
+ *
+ * Buffered (as flotilla answers, so that a member failing mid-answer can still be named in a
+ * Warning header): the answers are read to the end and written back one after the other.
+ * Streaming (`stream`): the answer's head goes out at once and every chunk of every member's answer
+ * is written the moment it arrives, interleaved, so the relay's work overlaps the members'. That
+ * is no list a client could read; it is the lowest floor any proxy that passes the bytes on has.
  */
 export interface RelayServerSpec {
   cert: string;
   key: string;
   member: { server: string; token: string; caFile: string };
   names: number;
+  stream?: boolean;
 }
 
 const spec = JSON.parse(process.argv[2]!) as RelayServerSpec;
 const member = new URL(spec.member.server);
 const agent = new Agent({ keepAlive: true, maxSockets: 64, ca: readFileSync(spec.member.caFile) });
 
-function ask(path: string, accept: string): Promise<Buffer> {
+/** The member's answer to `path`, its chunks given to `onChunk` as they arrive, or gathered. */
+function ask(path: string, accept: string, onChunk?: (chunk: Buffer) => void): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const r = request({ host: member.hostname, port: member.port, path, agent, headers: { authorization: `Bearer ${spec.member.token}`, accept } }, (res) => {
       const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('data', onChunk ?? ((c: Buffer) => chunks.push(c)));
       res.once('end', () => (res.statusCode === 200 ? resolve(Buffer.concat(chunks)) : reject(new Error(`member answered ${res.statusCode}`))));
       res.once('error', reject);
     });
@@ -36,6 +43,15 @@ function ask(path: string, accept: string): Promise<Buffer> {
 
 const server = createServer({ cert: readFileSync(spec.cert), key: readFileSync(spec.key) }, (req, res) => {
   const accept = typeof req.headers.accept === 'string' ? req.headers.accept : 'application/json';
+  if (spec.stream) {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    const write = (chunk: Buffer) => void res.write(chunk);
+    Promise.all(Array.from({ length: spec.names }, () => ask(req.url ?? '/', accept, write))).then(
+      () => res.end(),
+      () => res.destroy(),
+    );
+    return;
+  }
   Promise.all(Array.from({ length: spec.names }, () => ask(req.url ?? '/', accept))).then(
     (bodies) => {
       res.writeHead(200, { 'content-type': 'application/json' });

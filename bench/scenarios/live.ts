@@ -12,6 +12,21 @@ import type { RelayServerSpec } from '../lib/relay-server.js';
 
 const RELAY_SERVER = fileURLToPath(new URL('../lib/relay-server.js', import.meta.url));
 
+/** A relay process of lib/relay-server.ts and a client of it. */
+interface Relay {
+  name: string;
+  pid: number;
+  client: BenchClient;
+  stop: () => Promise<void>;
+}
+
+async function startRelay(ctx: BenchContext, spec: RelayServerSpec): Promise<Relay> {
+  const forked = await forkServer(ctx, RELAY_SERVER, spec);
+  const url = new URL(ctx.member.server);
+  url.port = String(forked.port);
+  return { name: spec.stream ? 'streaming relay' : 'relay', pid: forked.proc.pid!, client: new BenchClient({ ...ctx.member, server: url.origin }), stop: forked.stop };
+}
+
 /** The issue's share of each member: 1k ConfigMaps, so 10k over the full profile's 10 members. */
 const CONFIGMAPS = 1000;
 const NAMESPACE = 'bench-live';
@@ -130,11 +145,8 @@ export const live: Scenario = {
     const members = memberPids(join(ctx.dir, 'fleet'));
     const fleetDir = ctx.fleet!.info.dir;
     const relaySpec: RelayServerSpec = { cert: join(fleetDir, 'serving.crt'), key: join(fleetDir, 'serving.key'), member: ctx.member, names };
-    const relay = await forkServer(ctx, RELAY_SERVER, relaySpec);
-    const relayProc = relay.proc;
-    const relayUrl = new URL(ctx.member.server);
-    relayUrl.port = String(relay.port);
-    const relayClient = new BenchClient({ ...ctx.member, server: relayUrl.origin });
+    const relay = await startRelay(ctx, relaySpec);
+    const streamingRelay = await startRelay(ctx, { ...relaySpec, stream: true });
     const { figures, add } = figureSink('live', emit);
     const notes: string[] = [];
     try {
@@ -155,25 +167,21 @@ export const live: Scenario = {
 
       /**
        * Warm-up and counts (outside the timed rounds), then rounds in which the sides take turns
-       * going first. With `relay`, the relay floor is a third side of the fleet list.
+       * going first. `relays`: the relay floors, more sides of the fleet list.
        */
-      const measure = async (what: string, path: string, opts: RequestOpts, needle: string, relay?: BenchClient) => {
+      const measure = async (what: string, path: string, opts: RequestOpts, needle: string, relays: readonly Relay[] = []) => {
         const viaCount = occurrenceCounter(needle);
         const warm = ok(await via.get(path, { timeoutMs: LIST_TIMEOUT_MS, ...opts, onChunk: viaCount.onChunk }), `flotilla ${what}`);
         const warmDirect = await fanOut(path, opts, needle);
         if (warmDirect.count !== expected) throw new Error(`${what}: the direct lists held ${warmDirect.count} objects of ${NAMESPACE}, expected ${expected}`);
-        if (relay) ok(await relay.get(path, { timeoutMs: LIST_TIMEOUT_MS, ...opts }), `relay ${what}`);
+        for (const relay of relays) ok(await relay.client.get(path, { timeoutMs: LIST_TIMEOUT_MS, ...opts }), `${relay.name} ${what}`);
         const viaMs: number[] = [];
         const directMs: number[] = [];
-        const relayMs: number[] = [];
         const ratios: number[] = [];
-        const relayRatios: number[] = [];
-        const overRelay: number[] = [];
+        const floors = relays.map((relay) => ({ relay, ms: [] as number[], ratios: [] as number[], over: [] as number[], cpu: 0, memberCpu: 0 }));
         let cpu = 0;
-        let relayCpu = 0;
         let memberCpuVia = 0;
         let memberCpuDirect = 0;
-        let memberCpuRelay = 0;
         const flotillaSide = async () => {
           const cpu0 = cpuSeconds(flotilla.proc.pid);
           const member0 = totalCpuSeconds(members);
@@ -187,23 +195,23 @@ export const live: Scenario = {
           directMs.push((await fanOut(path, opts)).ms);
           memberCpuDirect += totalCpuSeconds(members) - member0;
         };
-        const relaySide = async () => {
-          const cpu0 = cpuSeconds(relayProc.pid!);
+        const relaySides = floors.map((f) => async () => {
+          const cpu0 = cpuSeconds(f.relay.pid);
           const member0 = totalCpuSeconds(members);
-          relayMs.push(ok(await relay!.get(path, { timeoutMs: LIST_TIMEOUT_MS, ...opts }), `relay ${what}`).ms);
-          relayCpu += cpuSeconds(relayProc.pid!) - cpu0;
-          memberCpuRelay += totalCpuSeconds(members) - member0;
-        };
-        const sides = relay ? [directSide, flotillaSide, relaySide] : [directSide, flotillaSide];
+          f.ms.push(ok(await f.relay.client.get(path, { timeoutMs: LIST_TIMEOUT_MS, ...opts }), `${f.relay.name} ${what}`).ms);
+          f.cpu += cpuSeconds(f.relay.pid) - cpu0;
+          f.memberCpu += totalCpuSeconds(members) - member0;
+        });
+        const sides = [directSide, flotillaSide, ...relaySides];
         for (let round = 0; round < ROUNDS; round++) {
           for (let k = 0; k < sides.length; k++) await sides[(round + k) % sides.length]!();
           ratios.push(viaMs[round]! / directMs[round]!);
-          if (relay) {
-            relayRatios.push(relayMs[round]! / directMs[round]!);
-            overRelay.push(viaMs[round]! / relayMs[round]!);
+          for (const f of floors) {
+            f.ratios.push(f.ms[round]! / directMs[round]!);
+            f.over.push(viaMs[round]! / f.ms[round]!);
           }
         }
-        ctx.log(`live: ${what}: flotilla ${median(viaMs).toFixed(0)} ms (${(warm.bytes / MB).toFixed(1)} MB), slowest of ${names} direct ${median(directMs).toFixed(0)} ms (${(warmDirect.bytes / MB).toFixed(1)} MB)${relay ? `, relay floor ${median(relayMs).toFixed(0)} ms` : ''}`);
+        ctx.log(`live: ${what}: flotilla ${median(viaMs).toFixed(0)} ms (${(warm.bytes / MB).toFixed(1)} MB), slowest of ${names} direct ${median(directMs).toFixed(0)} ms (${(warmDirect.bytes / MB).toFixed(1)} MB)${floors.map((f) => `, ${f.relay.name} floor ${median(f.ms).toFixed(0)} ms`).join('')}`);
         return {
           objects: viaCount.count(),
           bytes: warm.bytes,
@@ -214,7 +222,7 @@ export const live: Scenario = {
           cpuMsPerList: (cpu * 1000) / ROUNDS,
           memberCpuMsVia: (memberCpuVia * 1000) / ROUNDS,
           memberCpuMsDirect: (memberCpuDirect * 1000) / ROUNDS,
-          ...(relay ? { relayMs: median(relayMs), relayRatio: median(relayRatios), overRelay: median(overRelay), relayCpuMsPerList: (relayCpu * 1000) / ROUNDS, memberCpuMsRelay: (memberCpuRelay * 1000) / ROUNDS } : {}),
+          floors: floors.map((f) => ({ ms: median(f.ms), ratio: median(f.ratios), over: median(f.over), cpuMsPerList: (f.cpu * 1000) / ROUNDS, memberCpuMs: (f.memberCpu * 1000) / ROUNDS })),
         };
       };
 
@@ -222,7 +230,7 @@ export const live: Scenario = {
       const idle0 = totalCpuSeconds(members);
       await new Promise((r) => setTimeout(r, IDLE_SAMPLE_MS));
       const memberIdleCpuMsPerS = ((totalCpuSeconds(members) - idle0) * 1000) / (IDLE_SAMPLE_MS / 1000);
-      const fleet = await measure('fleet list', allNamespaces, {}, ITEM_NEEDLE, relayClient);
+      const fleet = await measure('fleet list', allNamespaces, {}, ITEM_NEEDLE, [relay, streamingRelay]);
       add('objects', fleet.objects, 'objects');
       expectObjects(fleet.objects, expected, `flotilla's fleet list of the configmaps of ${NAMESPACE}`);
       add('flotilla_ms', fleet.viaMs, 'ms');
@@ -232,12 +240,17 @@ export const live: Scenario = {
       // The one member's CPU (apiserver and etcd) for the same lists: the two CPUs the sides share.
       add('member_cpu_ms_per_flotilla_list', fleet.memberCpuMsVia, 'ms');
       add('member_cpu_ms_per_direct_fan_out', fleet.memberCpuMsDirect, 'ms');
-      // The relay floor: the same fan-out through a Node relay that edits nothing (lib/relay-server.ts).
-      add('relay_floor_ms', fleet.relayMs ?? NaN, 'ms');
-      add('relay_floor_vs_slowest_member', fleet.relayRatio ?? NaN, 'x');
-      add('fleet_list_vs_relay_floor', fleet.overRelay ?? NaN, 'x');
-      add('relay_cpu_ms_per_list', fleet.relayCpuMsPerList ?? NaN, 'ms');
-      add('member_cpu_ms_per_relay_list', fleet.memberCpuMsRelay ?? NaN, 'ms');
+      // The relay floors: the same fan-out through a Node relay that edits nothing, buffered as
+      // flotilla answers and streaming as no list can be (lib/relay-server.ts).
+      const [buffered, streaming] = fleet.floors;
+      add('relay_floor_ms', buffered!.ms, 'ms');
+      add('relay_floor_vs_slowest_member', buffered!.ratio, 'x');
+      add('fleet_list_vs_relay_floor', buffered!.over, 'x');
+      add('relay_cpu_ms_per_list', buffered!.cpuMsPerList, 'ms');
+      add('member_cpu_ms_per_relay_list', buffered!.memberCpuMs, 'ms');
+      add('streaming_relay_floor_ms', streaming!.ms, 'ms');
+      add('streaming_relay_floor_vs_slowest_member', streaming!.ratio, 'x');
+      add('streaming_relay_cpu_ms_per_list', streaming!.cpuMsPerList, 'ms');
       add('member_idle_cpu_ms_per_s', memberIdleCpuMsPerS, 'ms');
 
       const namespaced = await measure('namespaced list', `/api/v1/namespaces/${NAMESPACE}/configmaps`, {}, ITEM_NEEDLE);
@@ -260,8 +273,10 @@ export const live: Scenario = {
       return { figures, facts: { objects: expected, objectBytes: Math.round(namespaced.bytes / Math.max(1, namespaced.objects)), objectBytesAre: 'as flotilla serves it in a list: cluster annotation added, managedFields kept', notes } };
     } finally {
       direct.close();
-      relayClient.close();
-      await relay.stop();
+      for (const r of [relay, streamingRelay]) {
+        r.client.close();
+        await r.stop();
+      }
     }
   },
 };
