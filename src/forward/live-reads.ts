@@ -19,11 +19,12 @@ import { piecesLength, writePieces } from '../util/byte-edits.js';
 import { mapBounded } from '../util/map-bounded.js';
 import { answerToTenant, type TenantNames } from '../tenancy/answers.js';
 import { isJsonObject } from '../util/json-object.js';
+import { MEMBER_FAN_OUT } from '../registry/config.js';
 
 /**
  * Live reads: a get or list of a resource flotilla does not cache is asked of the members
  * themselves, as the caller (the caller's Impersonate-* headers, as writes are forwarded), in
- * parallel (at most `concurrency` at once), and the answers merged as a cached list is shown:
+ * parallel (at most `concurrency` members at once), and the answers merged as a cached list is shown:
  * each object annotated with its cluster and given a global resourceVersion, one Table with the
  * Cluster column after the name, paging with a continue token that carries each member's own continue.
  * A member that fails or refuses the caller is named in a Warning and the others still answer.
@@ -35,9 +36,11 @@ export interface LiveReadsConfig {
   enabled: boolean;
   /** Resources never read live, as kubectl names them: `secrets`, `leases.coordination.k8s.io`. */
   exclude: string[];
+  /** Members one list or get asks at once (default MEMBER_FAN_OUT). */
+  concurrency?: number;
 }
 
-export const DEFAULT_LIVE_READS: LiveReadsConfig = { enabled: true, exclude: [] };
+export const DEFAULT_LIVE_READS: LiveReadsConfig = { enabled: true, exclude: [], concurrency: MEMBER_FAN_OUT };
 
 export interface LiveReadDeps {
   fleet: FleetMembers;
@@ -46,8 +49,6 @@ export interface LiveReadDeps {
   callerHeaders(req: IncomingMessage): Promise<Record<string, string | string[]>>;
   /** How long one member may take to answer (default 10 s). */
   memberTimeoutMs?: number;
-  /** Members asked at once (default 8). */
-  concurrency?: number;
   /** The caller's tenant's names (src/tenancy): answers are shown in them, with nothing of anyone else. */
   tenant?: TenantNames;
   /**
@@ -100,11 +101,12 @@ export function servedLive(config: LiveReadsConfig, group: string, resource: str
 }
 
 /** What /status says of live reads. */
-export function liveStatus(config: LiveReadsConfig): { enabled: boolean; served: string; exclude: string[] } {
+export function liveStatus(config: LiveReadsConfig): { enabled: boolean; served: string; exclude: string[]; concurrency: number } {
   return {
     enabled: config.enabled,
     served: config.enabled ? 'every resource the members serve that flotilla does not cache, except those excluded' : 'none',
     exclude: [...config.exclude],
+    concurrency: config.concurrency ?? MEMBER_FAN_OUT,
   };
 }
 
@@ -404,7 +406,7 @@ async function liveGet(reply: FastifyReply, deps: LiveReadDeps, clusters: readon
   const rv = query.get('resourceVersion');
   query.delete('resourceVersion');
   const rvs = rv && rv !== '0' ? decodeGlobalRV(rv) : undefined;
-  const results = await mapBounded(clusters, deps.concurrency ?? 8, (c) => {
+  const results = await mapBounded(clusters, deps.config.concurrency ?? MEMBER_FAN_OUT, (c) => {
     const q = new URLSearchParams(query);
     if (rv === '0') q.set('resourceVersion', '0');
     else if (rvs?.[c] !== undefined) q.set('resourceVersion', rvs[c]!);
@@ -503,7 +505,7 @@ async function liveList(reply: FastifyReply, deps: LiveReadDeps, clusters: reado
     const shares = limit > 0 && pending.length > 0 ? shareLimit(limit, pending) : undefined;
     const asked = pending.filter((c) => !shares || shares.get(c)! > 0);
     // Each answer is read as it arrives, while the slower members are still answering.
-    const read = await mapBounded(asked, deps.concurrency ?? 8, async (c) => {
+    const read = await mapBounded(asked, deps.config.concurrency ?? MEMBER_FAN_OUT, async (c) => {
       const q = new URLSearchParams(query);
       const own = token?.live[c];
       if (own) q.set('continue', own);

@@ -8,6 +8,7 @@ import { gvrKey } from '../api/resource-info.js';
 import type { Store } from '../store/store.js';
 import { StatusError, badRequest, heldBySeveral, notFound, unknownCluster } from '../api/status.js';
 import { mapBounded } from '../util/map-bounded.js';
+import { MEMBER_FAN_OUT } from '../registry/config.js';
 import type { ObjectRef, RecentOwners } from './recent-owners.js';
 
 export type ResourceTarget = Extract<RequestTarget, { type: 'resource' }>;
@@ -76,11 +77,11 @@ export async function owningCluster(where: OwnerLookup, store: Store, target: Re
   throw missing ?? notFound({ group: target.group, resource: target.resource }, target.name);
 }
 
-/** The members that answer the caller's get of the object (8 asked at once, 10 s each). */
+/** The members that answer the caller's get of the object (MEMBER_FAN_OUT asked at once, 10 s each). */
 async function membersHolding(where: OwnerLookup, req: IncomingMessage, target: ResourceTarget, clusters: readonly string[]): Promise<string[]> {
   const identity = await where.callerHeaders!(req);
   const path = canonicalPath({ ...target, cluster: undefined, subresource: undefined });
-  const found = await mapBounded(clusters, 8, async (cluster) => {
+  const found = await mapBounded(clusters, MEMBER_FAN_OUT, async (cluster) => {
     const member = where.fleet.member(cluster);
     if (!member) return undefined;
     try {

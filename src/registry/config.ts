@@ -55,6 +55,14 @@ export interface ResourceRule {
   clusterSelector?: LabelSelectorSpec;
 }
 
+/**
+ * Members one request asks at once, by default (a live list or get, a write's search for the
+ * member holding its object): every member of a fleet of hundreds. Such a request waits for its
+ * slowest member, and a member beyond the bound waits for an earlier one's answer first, so
+ * members that do not answer would add up their timeouts, one per wave.
+ */
+export const MEMBER_FAN_OUT = 256;
+
 export interface FleetOptions {
   dropManagedFields: boolean;
   listPageSize: number;
@@ -80,7 +88,7 @@ export interface FleetOptions {
    * fanned out): on unless `enabled: false`; `exclude` names resources never read so, as kubectl
    * names them (`secrets`, `leases.coordination.k8s.io`).
    */
-  liveReads: { enabled: boolean; exclude: string[] };
+  liveReads: { enabled: boolean; exclude: string[]; concurrency: number };
   /**
    * How often each member is probed (GET /readyz). A member whose probe has been outstanding
    * longer than this, or whose last probe failed, is silent: reads of its cached objects say so.
@@ -338,7 +346,7 @@ export function parseFleetDocument(doc: unknown, where: { source: string; baseDi
     });
   }
 
-  const options: FleetOptions = { dropManagedFields: true, listPageSize: 500, maxInflightListsPerMember: 4, maxInflightListPages: 8, watchBookmarkIntervalSeconds: 30, minWatchTimeoutSeconds: 1800, watchCatchUpStallSeconds: 60, maxWatchBufferMiB: 16, eventLogSize: 100_000, liveReads: { enabled: true, exclude: [] }, memberHeartbeatMilliseconds: 2000 };
+  const options: FleetOptions = { dropManagedFields: true, listPageSize: 500, maxInflightListsPerMember: 4, maxInflightListPages: 8, watchBookmarkIntervalSeconds: 30, minWatchTimeoutSeconds: 1800, watchCatchUpStallSeconds: 60, maxWatchBufferMiB: 16, eventLogSize: 100_000, liveReads: { enabled: true, exclude: [], concurrency: MEMBER_FAN_OUT }, memberHeartbeatMilliseconds: 2000 };
   if (root.options !== undefined) {
     const o = c.object(root.options, 'options', ['dropManagedFields', 'listPageSize', 'maxInflightListsPerMember', 'maxInflightListPages', 'watchBookmarkIntervalSeconds', 'minWatchTimeoutSeconds', 'watchCatchUpStallSeconds', 'maxWatchBufferMiB', 'eventLogSize', 'liveReads', 'memberHeartbeatMilliseconds']);
     if (o?.dropManagedFields !== undefined) {
@@ -365,7 +373,7 @@ export function parseFleetDocument(doc: unknown, where: { source: string; baseDi
     int('eventLogSize', 1000, 100_000_000);
     int('memberHeartbeatMilliseconds', 50, 60_000);
     if (o?.liveReads !== undefined) {
-      const live = c.object(o.liveReads, 'options.liveReads', ['enabled', 'exclude']);
+      const live = c.object(o.liveReads, 'options.liveReads', ['enabled', 'exclude', 'concurrency']);
       if (live?.enabled !== undefined) {
         if (typeof live.enabled !== 'boolean') c.fail('options.liveReads.enabled', 'must be true or false');
         else options.liveReads.enabled = live.enabled;
@@ -374,6 +382,11 @@ export function parseFleetDocument(doc: unknown, where: { source: string; baseDi
         if (!RESOURCE_NAME.test(s)) c.fail(sp, `must be a resource as kubectl names it (resource, or resource.group), got ${JSON.stringify(s)}`);
       });
       if (exclude) options.liveReads.exclude = exclude;
+      const width = live?.concurrency;
+      if (width !== undefined) {
+        if (typeof width !== 'number' || !Number.isInteger(width) || width < 1 || width > 10_000) c.fail('options.liveReads.concurrency', `must be an integer from 1 to 10000, got ${describe(width)}`);
+        else options.liveReads.concurrency = width;
+      }
     }
   }
 

@@ -574,4 +574,36 @@ describe('a member that does not answer', () => {
     }
     await until('north answers again', async () => (await memberRequest(north, 'GET', '/readyz')).status === 200);
   });
+
+  // A bound of 8 members at once made a fleet of 12 silent names wait out two timeouts, one per
+  // wave: every member is asked at once (options.liveReads.concurrency, default 256), as is every
+  // member a write searches for its object's holder.
+  it('costs one member timeout however many members do not answer', async () => {
+    const silent = Array.from({ length: 12 }, (_, i) => ({ ...north, name: `north-${String(i).padStart(2, '0')}` }));
+    const wide = await startFlotillaProcess({ fleet, members: [east, ...silent], dir: join(fleet.dir, 'flotilla-live-reads-wide') });
+    const pid = apiserverPid(fleet, north);
+    try {
+      await pause(pid, "north's kube-apiserver");
+      // configmaps are not cached: the patch asks every member whether it holds the object.
+      const patching = Date.now();
+      const patched = await memberRequest(wide.endpoint, 'PATCH', `/api/v1/namespaces/${NS}/configmaps/cm-${east.name}-3`, { metadata: { annotations: { 'fan-out': 'wide' } } }, { contentType: 'application/merge-patch+json', timeoutMs: 60_000 });
+      const patchTook = Date.now() - patching;
+      expect(patched.status, patched.body.slice(0, 300)).toBe(200);
+      expect(patchTook).toBeGreaterThanOrEqual(9_000);
+      expect(patchTook).toBeLessThan(15_000);
+      const started = Date.now();
+      const res = await ok(wide.endpoint, `/api/v1/namespaces/${NS}/configmaps`, { timeoutMs: 60_000 });
+      const took = Date.now() - started;
+      const l = JSON.parse(res.body) as List;
+      expect(new Set(l.items.map((i) => i.metadata.annotations?.[CLUSTER]))).toEqual(new Set([east.name]));
+      const said = warnings(res).join('\n');
+      for (const m of silent) expect(said).toMatch(new RegExp(`cluster ${m.name} is left out: did not answer within 10 s`));
+      expect(took).toBeGreaterThanOrEqual(9_000);
+      expect(took).toBeLessThan(15_000);
+    } finally {
+      process.kill(pid, 'SIGCONT');
+      await wide.stop();
+    }
+    await until('north answers again', async () => (await memberRequest(north, 'GET', '/readyz')).status === 200);
+  }, 120_000);
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseFleetConfig } from '../../src/registry/config.js';
+import { ConfigError, MEMBER_FAN_OUT, parseFleetConfig } from '../../src/registry/config.js';
 import { chooseLiveGet, decodeLiveContinue, encodeLiveContinue, servedLive, shareLimit } from '../../src/forward/live-reads.js';
 import { decodeContinue, encodeContinue, encodeGlobalRV } from '../../src/api/global-rv.js';
 import type { StatusError } from '../../src/api/status.js';
@@ -8,11 +8,11 @@ const parse = (options: string) => parseFleetConfig(`clusters: [{ name: east, se
 
 describe('live reads configuration (options.liveReads)', () => {
   it('is on by default, excluding nothing', () => {
-    expect(parse('').options.liveReads).toEqual({ enabled: true, exclude: [] });
+    expect(parse('').options.liveReads).toEqual({ enabled: true, exclude: [], concurrency: MEMBER_FAN_OUT });
   });
-  it('reads enabled and exclude', () => {
-    const c = parse('options: { liveReads: { enabled: true, exclude: [secrets, leases.coordination.k8s.io] } }');
-    expect(c.options.liveReads).toEqual({ enabled: true, exclude: ['secrets', 'leases.coordination.k8s.io'] });
+  it('reads enabled, exclude and concurrency', () => {
+    const c = parse('options: { liveReads: { enabled: true, exclude: [secrets, leases.coordination.k8s.io], concurrency: 16 } }');
+    expect(c.options.liveReads).toEqual({ enabled: true, exclude: ['secrets', 'leases.coordination.k8s.io'], concurrency: 16 });
     expect(servedLive(c.options.liveReads, '', 'secrets')).toBe(false);
     expect(servedLive(c.options.liveReads, 'coordination.k8s.io', 'leases')).toBe(false);
     expect(servedLive(c.options.liveReads, '', 'events')).toBe(true);
@@ -27,6 +27,9 @@ describe('live reads configuration (options.liveReads)', () => {
     expect(bad).toThrow(/options\.liveReads\.exclude\[1\]: must be a string/);
     expect(bad).toThrow(/options\.liveReads\.other: unknown field/);
     expect(() => parse('options: { liveReads: { exclude: secrets } }')).toThrow(/options\.liveReads\.exclude: must be a list/);
+    for (const width of ['0', '2.5', 'many', '10001']) {
+      expect(() => parse(`options: { liveReads: { concurrency: ${width} } }`)).toThrow(/options\.liveReads\.concurrency: must be an integer from 1 to 10000/);
+    }
   });
 });
 
