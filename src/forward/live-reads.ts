@@ -121,7 +121,7 @@ type Doc = Record<string, unknown>;
 const LIVE_SUBRESOURCES: ReadonlySet<string> = new Set(['status', 'scale']);
 
 /** One member's answer, or why there is none. */
-interface MemberResult {
+export interface MemberResult {
   cluster: string;
   status?: number;
   headers?: IncomingMessage['headers'];
@@ -210,7 +210,18 @@ function bodyText(r: MemberResult): string {
  * A Warning for a member left out of an answer, or undefined when its leaving out needs none: a
  * 404 (a list: it does not serve the resource; a get: it has no such object).
  */
-function leftOutWarning(r: MemberResult): string | undefined {
+/**
+ * A member's answer once flotilla has tried to read it: a 200 it could not read (`read` undefined)
+ * counts as a member that failed, so it is named in a Warning rather than left out unsaid, and
+ * is never passed on unedited when no other member answers (503 naming it).
+ */
+export function settled(r: MemberResult, read: unknown): MemberResult {
+  return r.status === 200 && read === undefined ? { cluster: r.cluster, error: UNREADABLE } : r;
+}
+
+const UNREADABLE = 'answered 200 with a body flotilla could not read';
+
+export function leftOutWarning(r: MemberResult): string | undefined {
   if (r.error !== undefined) return warning(`cluster ${r.cluster} is left out: ${r.error.slice(0, 200)}`);
   if (r.status === 404) return undefined;
   if (r.status === 403) return warning(`cluster ${r.cluster} refused: ${bodyText(r).slice(0, 300)}`);
@@ -413,10 +424,12 @@ async function liveGet(reply: FastifyReply, deps: LiveReadDeps, clusters: readon
     return ask(c, q);
   });
   const answeredIn = (r: MemberResult): Parsed | undefined => (!protobuf ? parsed(r) : isProtobuf(r.headers?.['content-type']) ? { cluster: r.cluster, doc: {}, warnings: warningsOf(r) } : undefined);
-  const hits = results.filter((r) => r.status === 200).map(answeredIn).filter((p): p is Parsed => p !== undefined);
-  if (hits.length === 0) return noAnswer(reply, results);
+  const read = results.map((r) => ({ answer: r, hit: r.status === 200 ? answeredIn(r) : undefined }));
+  const hits = read.map((r) => r.hit).filter((p): p is Parsed => p !== undefined);
+  const answers = read.map((r) => settled(r.answer, r.hit));
+  if (hits.length === 0) return noAnswer(reply, answers);
   const { hit, warning: firstHit } = chooseLiveGet(hits, { resource: target.resource, group: target.group, name: target.name! });
-  const warnings = [...hit.warnings, ...(firstHit ? [firstHit] : []), ...results.filter((r) => r.status !== 200).map((r) => leftOutWarning(r)).filter((w): w is string => w !== undefined)];
+  const warnings = [...hit.warnings, ...(firstHit ? [firstHit] : []), ...answers.filter((r) => r.status !== 200).map((r) => leftOutWarning(r)).filter((w): w is string => w !== undefined)];
   if (protobuf) {
     const body = responseForClient(results.find((r) => r.cluster === hit.cluster)!.body!, PROTOBUF_CONTENT_TYPE, hit.cluster).body;
     return sendAs(reply, body, PROTOBUF_CONTENT_TYPE, warnings);
@@ -516,7 +529,7 @@ async function liveList(reply: FastifyReply, deps: LiveReadDeps, clusters: reado
       const answer = await ask(c, q);
       return { answer, list: answer.status !== 200 ? undefined : protobuf ? protobufListOf(answer) : parsedList(answer) };
     });
-    const answers = read.map((r) => r.answer);
+    const answers = read.map((r) => settled(r.answer, r.list));
     results.push(...answers);
     // A member's continue that expired expires the whole list: the client lists again.
     const gone = answers.find((r) => r.status === 410 && token?.live[r.cluster]);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, MEMBER_FAN_OUT, parseFleetConfig } from '../../src/registry/config.js';
-import { chooseLiveGet, decodeLiveContinue, encodeLiveContinue, servedLive, shareLimit } from '../../src/forward/live-reads.js';
+import { chooseLiveGet, decodeLiveContinue, encodeLiveContinue, leftOutWarning, servedLive, settled, shareLimit } from '../../src/forward/live-reads.js';
 import { decodeContinue, encodeContinue, encodeGlobalRV } from '../../src/api/global-rv.js';
 import type { StatusError } from '../../src/api/status.js';
 
@@ -74,5 +74,21 @@ describe('a get several members answer', () => {
     const several = chooseLiveGet([{ cluster: 'east' }, { cluster: 'west' }], what);
     expect(several.hit).toEqual({ cluster: 'east' });
     expect(several.warning).toMatch(/events \\"x\\" is in clusters east, west; this is east's/);
+  });
+});
+
+describe('a member answer flotilla cannot read', () => {
+  it('counts as a member that failed: named in a Warning, never passed on', () => {
+    const unread = settled({ cluster: 'east', status: 200, headers: { 'content-type': 'application/json' }, body: Buffer.from('{"items":[') }, undefined);
+    expect(unread).toEqual({ cluster: 'east', error: 'answered 200 with a body flotilla could not read' });
+    expect(leftOutWarning(unread)).toBe('299 - "flotilla: cluster east is left out: answered 200 with a body flotilla could not read"');
+  });
+  it('leaves every other answer as it was', () => {
+    const read = { cluster: 'east', status: 200, body: Buffer.from('{}') };
+    expect(settled(read, { cluster: 'east' })).toBe(read);
+    const refused = { cluster: 'west', status: 403, body: Buffer.from('{}') };
+    expect(settled(refused, undefined)).toBe(refused);
+    const failed = { cluster: 'north', error: 'did not answer within 10 s' };
+    expect(settled(failed, undefined)).toBe(failed);
   });
 });
