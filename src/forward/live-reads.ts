@@ -115,10 +115,11 @@ type Doc = Record<string, unknown>;
 
 /**
  * Subresources read live like their object (a get asked of every member, the first copy shown):
- * the object's own state. Others (proxy, log, exec…) reach one member's workload, not the
- * object, so they are never fanned out.
+ * the object's own state, each that Kubernetes serves to a get (a CertificateSigningRequest's
+ * approval, a pod's ephemeral containers and resize are the pod). Others (proxy, log, exec…)
+ * reach one member's workload, not the object, so they are never fanned out.
  */
-const LIVE_SUBRESOURCES: ReadonlySet<string> = new Set(['status', 'scale']);
+const LIVE_SUBRESOURCES: ReadonlySet<string> = new Set(['status', 'scale', 'approval', 'ephemeralcontainers', 'resize']);
 
 /** One member's answer, or why there is none. */
 export interface MemberResult {

@@ -9,7 +9,7 @@ import { CONFORMANCE_RESOURCES, compareSides, conformanceBinDir, readKnownFailur
 import { CI_TESTS, DEFAULT_SEED, SKIPS, SLOW_SKIP, SUBSETS, focusOnNames, skipExpression } from './suite.js';
 
 /**
- * `npm run conformance -- [--subset all|api-machinery|apps-cli|ci] [--seed N] [--procs N]
+ * `npm run conformance -- [--subset all|api-machinery|apps-cli|auth-network-instrumentation|ci] [--seed N] [--procs N]
  * [--known-failures FILE] [--slow] [--one-member] [--out DIR]`
  *
  * Starts a test fleet, runs the chosen upstream conformance tests against a member directly and

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { memberRequest, type MemberResponse } from '../fleet/http.js';
 import type { MemberInfo } from '../fleet/fleet.js';
@@ -308,6 +309,20 @@ describe('a fleet-wide get by name of an uncached resource', () => {
     expect(JSON.parse(proxied.body)).toMatchObject({ reason: 'NotFound', message: 'services "nope" not found' });
     const watched = await memberRequest(flotilla.endpoint, 'GET', `${deployments}/scaled/scale?watch=1`);
     expect(watched.status, watched.body).toBe(404);
+  });
+  // Upstream's CSR API test reads /approval as it reads the object: it was 404 through flotilla.
+  it('of a CertificateSigningRequest’s approval is the member’s, as for the object', async () => {
+    const csrs = '/apis/certificates.k8s.io/v1/certificatesigningrequests';
+    const request = readFileSync(join(fleet.dir, 'kubelet-client.csr')).toString('base64');
+    const made = await memberRequest(north, 'POST', csrs, { apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequest', metadata: { name: 'live-reads-csr' }, spec: { request, signerName: 'example.com/live-reads', usages: ['digital signature'] } });
+    expect([201, 409], made.body).toContain(made.status);
+    const own = JSON.parse((await ok(north, `${csrs}/live-reads-csr/approval`)).body) as Obj;
+    const via = JSON.parse((await ok(flotilla.endpoint, `${csrs}/live-reads-csr/approval`)).body) as Obj;
+    expect(via.metadata.annotations?.[CLUSTER]).toBe(north.name);
+    expect(decodeGlobalRV(via.metadata.resourceVersion!)).toEqual({ [north.name]: own.metadata.resourceVersion });
+    expect(body(via)).toEqual(body(own));
+    const elsewhere = await memberRequest(flotilla.endpoint, 'GET', `/clusters/${west.name}${csrs}/live-reads-csr/approval`);
+    expect(elsewhere.status).toBe(404);
   });
   it('under /clusters/<name>/ is that member’s alone', async () => {
     const o = JSON.parse((await ok(flotilla.endpoint, `/clusters/${west.name}/api/v1/namespaces/${NS}/configmaps/shared`)).body) as { data: { on: string }; metadata: Obj['metadata'] };

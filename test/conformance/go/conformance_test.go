@@ -1,5 +1,5 @@
-// Package conformance runs the upstream Kubernetes e2e tests of sig-api-machinery, sig-apps and
-// sig-cli against whatever --kubeconfig names: a test-fleet member directly, or flotilla in front
+// Package conformance runs the upstream Kubernetes e2e tests of sig-api-machinery, sig-apps,
+// sig-cli, sig-auth, sig-network and sig-instrumentation against whatever --kubeconfig names: a test-fleet member directly, or flotilla in front
 // of it. Nothing upstream is copied here: the tests, the e2e framework and the suite setup
 // (RunE2ETests and its BeforeSuite) are imported from the k8s.io/kubernetes module; this file only
 // chooses which test packages are linked in and parses the framework's flags, as the upstream
@@ -24,10 +24,14 @@ import (
 	// Freezes the feature constants the test packages label their specs with.
 	_ "k8s.io/kubernetes/test/e2e/feature"
 
-	// The test packages of the three SIGs the harness judges flotilla by.
+	// The test packages of the SIGs the harness judges flotilla by: their API tests run against
+	// the test fleet (kwok runs no containers, so those waiting on one fail both ways).
 	_ "k8s.io/kubernetes/test/e2e/apimachinery"
 	_ "k8s.io/kubernetes/test/e2e/apps"
+	_ "k8s.io/kubernetes/test/e2e/auth"
+	_ "k8s.io/kubernetes/test/e2e/instrumentation"
 	_ "k8s.io/kubernetes/test/e2e/kubectl"
+	_ "k8s.io/kubernetes/test/e2e/network"
 
 	// The framework's optional parts that the upstream binary also links in (failure dumps,
 	// metrics gathering, node checks), so the suite behaves as it does upstream.

@@ -1,6 +1,7 @@
 // The conformance harness: a Go test program of ours that imports the upstream e2e framework and
-// its apimachinery, apps and kubectl test packages from the same k8s.io/kubernetes release the test
-// fleet runs (see test/fleet/go/k8s/go.mod), plus kubectl of that release for the sig-cli tests.
+// its apimachinery, apps, auth, instrumentation, kubectl and network test packages from the same
+// k8s.io/kubernetes release the test fleet runs (see test/fleet/go/k8s/go.mod), plus kubectl of
+// that release for the sig-cli tests.
 module flotilla.local/conformance
 
 go 1.24.0
@@ -141,6 +142,7 @@ require (
 	google.golang.org/grpc v1.72.1 // indirect
 	google.golang.org/protobuf v1.36.5 // indirect
 	gopkg.in/evanphx/json-patch.v4 v4.12.0 // indirect
+	gopkg.in/go-jose/go-jose.v2 v2.6.3 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
