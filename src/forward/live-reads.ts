@@ -24,8 +24,8 @@ import { MEMBER_FAN_OUT } from '../registry/config.js';
 /**
  * Live reads: a get or list of a resource flotilla does not cache is asked of the members
  * themselves, as the caller (the caller's Impersonate-* headers, as writes are forwarded), in
- * parallel (at most `concurrency` members at once), and the answers merged as a cached list is shown:
- * each object annotated with its cluster and given a global resourceVersion, one Table with the
+ * parallel (at most `concurrency` members at once), and the answers merged as a cached list is
+ * shown: each object annotated with its cluster and given a global resourceVersion, one Table with the
  * Cluster column after the name, paging with a continue token that carries each member's own continue.
  * A member that fails or refuses the caller is named in a Warning and the others still answer.
  * `/clusters/<name>/` reads go to that member alone. A watch opens the members' watches and
@@ -208,10 +208,6 @@ function bodyText(r: MemberResult): string {
 }
 
 /**
- * A Warning for a member left out of an answer, or undefined when its leaving out needs none: a
- * 404 (a list: it does not serve the resource; a get: it has no such object).
- */
-/**
  * A member's answer once flotilla has tried to read it: a 200 it could not read (`read` undefined)
  * counts as a member that failed, so it is named in a Warning rather than left out unsaid, and
  * is never passed on unedited when no other member answers (503 naming it).
@@ -222,6 +218,10 @@ export function settled(r: MemberResult, read: unknown): MemberResult {
 
 const UNREADABLE = 'answered 200 with a body flotilla could not read';
 
+/**
+ * A Warning for a member left out of an answer, or undefined when its leaving out needs none: a
+ * 404 (a list: it does not serve the resource; a get: it has no such object).
+ */
 export function leftOutWarning(r: MemberResult): string | undefined {
   if (r.error !== undefined) return warning(`cluster ${r.cluster} is left out: ${r.error.slice(0, 200)}`);
   if (r.status === 404) return undefined;
