@@ -25,10 +25,10 @@ import { MEMBER_FAN_OUT } from '../registry/config.js';
  * Live reads: a get or list of a resource flotilla does not cache is asked of the members
  * themselves, as the caller (the caller's Impersonate-* headers, as writes are forwarded), in
  * parallel (at most `concurrency` members at once), and the answers merged as a cached list is
- * shown: each object annotated with its cluster and given a global resourceVersion, one Table with the
- * Cluster column after the name, paging with a continue token that carries each member's own continue.
- * A member that fails or refuses the caller is named in a Warning and the others still answer.
- * `/clusters/<name>/` reads go to that member alone. A watch opens the members' watches and
+ * shown: each object annotated with its cluster and given a global resourceVersion, one Table with
+ * the Cluster column after the name, paging with a continue token that carries each member's own
+ * continue. A member that fails or refuses the caller is named in a Warning and the others still
+ * answer. `/clusters/<name>/` reads go to that member alone. A watch opens the members' watches and
  * interleaves their events under the global resourceVersion (liveWatch).
  */
 export interface LiveReadsConfig {
