@@ -1,5 +1,6 @@
 // Package conformance runs the upstream Kubernetes e2e tests of sig-api-machinery, sig-apps,
-// sig-cli, sig-auth, sig-network and sig-instrumentation against whatever --kubeconfig names: a test-fleet member directly, or flotilla in front
+// sig-cli, sig-auth, sig-network, sig-instrumentation, sig-node, sig-scheduling and sig-storage
+// against whatever --kubeconfig names: a test-fleet member directly, or flotilla in front
 // of it. Nothing upstream is copied here: the tests, the e2e framework and the suite setup
 // (RunE2ETests and its BeforeSuite) are imported from the k8s.io/kubernetes module; this file only
 // chooses which test packages are linked in and parses the framework's flags, as the upstream
@@ -32,6 +33,9 @@ import (
 	_ "k8s.io/kubernetes/test/e2e/instrumentation"
 	_ "k8s.io/kubernetes/test/e2e/kubectl"
 	_ "k8s.io/kubernetes/test/e2e/network"
+	_ "k8s.io/kubernetes/test/e2e/node"
+	_ "k8s.io/kubernetes/test/e2e/scheduling"
+	_ "k8s.io/kubernetes/test/e2e/storage"
 
 	// The framework's optional parts that the upstream binary also links in (failure dumps,
 	// metrics gathering, node checks), so the suite behaves as it does upstream.

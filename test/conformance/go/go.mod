@@ -1,7 +1,7 @@
 // The conformance harness: a Go test program of ours that imports the upstream e2e framework and
-// its apimachinery, apps, auth, instrumentation, kubectl and network test packages from the same
-// k8s.io/kubernetes release the test fleet runs (see test/fleet/go/k8s/go.mod), plus kubectl of
-// that release for the sig-cli tests.
+// its apimachinery, apps, auth, instrumentation, kubectl, network, node, scheduling and storage test
+// packages from the same k8s.io/kubernetes release the test fleet runs (see
+// test/fleet/go/k8s/go.mod), plus kubectl of that release for the sig-cli tests.
 module flotilla.local/conformance
 
 go 1.24.0
