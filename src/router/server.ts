@@ -20,6 +20,7 @@ import { requestTimeoutPlugin } from './plugins/request-timeout.js';
 import { metadataProtobufPlugin } from './plugins/metadata-protobuf.js';
 import { authenticationPlugin } from './plugins/authentication.js';
 import { healthPlugin } from './plugins/health.js';
+import { createHealthSlis } from '../metrics/health-slis.js';
 import { statusPlugin } from './plugins/status.js';
 import { discoveryPlugin } from './plugins/discovery.js';
 import { readsPlugin, type ReadsOptions } from './plugins/reads.js';
@@ -79,6 +80,7 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
   const { fleet, catalog, health, store } = opts;
   const hub = new WatchHub(store);
   const { registry: metrics, exposition, stop: stopMetrics } = createMetrics(() => health.status(), () => hub.stats());
+  const slis = createHealthSlis();
   const snapshots = new SnapshotRegistry(store);
   const stopRevising = opts.policies.onChange(() => hub.reviseViews());
   const hierarchy = new NamespaceForest(store);
@@ -140,8 +142,8 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
   void app.register(requestTimeoutPlugin);
   void app.register(authenticationPlugin, { callers });
   void app.register(metadataProtobufPlugin);
-  void app.register(healthPlugin, { health });
-  void app.register(statusPlugin, { health, metrics: exposition, fleet, callers, authorizer: opts.authorizer, live: opts.liveReads, hierarchy });
+  void app.register(healthPlugin, { health, slis });
+  void app.register(statusPlugin, { health, metrics: exposition, slis, fleet, callers, authorizer: opts.authorizer, live: opts.liveReads, hierarchy });
   void app.register(discoveryPlugin, { fleet, discovery, tenantOf, frontProxied: (req) => callers.frontProxied(req) });
   void app.register(readsPlugin, { fleet, catalog, health, store, hub, snapshots, writes, callers, authorizer: opts.authorizer, forward, hierarchy, live: opts.liveReads, watch: opts.watch });
   void app.register(subresourcesPlugin, { fleet, catalog, store, callerHeaders: forward.callerHeaders, enterTenant: (req) => callers.tenantOf(req), getAccess: forward.getAccess, recent: forward.recent, metrics });

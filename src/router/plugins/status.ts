@@ -7,6 +7,7 @@ import { sendJson } from '../replies.js';
 import { liveStatus, type LiveReadsConfig } from '../../forward/live-reads.js';
 import type { NamespaceForest } from '../../hierarchy/namespace-forest.js';
 import type { Exposition } from '../../metrics/metrics.js';
+import type { HealthSlis } from '../../metrics/health-slis.js';
 
 /**
  * Each member's heartbeat and each cacher's state at /status, and every series at /metrics (Prometheus). Both name and count
@@ -16,6 +17,8 @@ import type { Exposition } from '../../metrics/metrics.js';
 export interface StatusOptions {
   health: CacheHealth;
   metrics: Exposition;
+  /** The health checks' SLIs, at /metrics/slis. */
+  slis?: HealthSlis;
   fleet: FleetMembers;
   callers: Callers;
   authorizer: ReadAuthorizer;
@@ -25,7 +28,7 @@ export interface StatusOptions {
   hierarchy?: NamespaceForest;
 }
 
-export const statusPlugin: FastifyPluginAsync<StatusOptions> = async (app, { health, metrics, fleet, callers, authorizer, live, hierarchy }) => {
+export const statusPlugin: FastifyPluginAsync<StatusOptions> = async (app, { health, metrics, slis, fleet, callers, authorizer, live, hierarchy }) => {
   app.addHook('onRequest', async (req) => {
     const path = req.url.split('?')[0]!;
     const caller = await callers.reader(req.raw);
@@ -45,4 +48,5 @@ export const statusPlugin: FastifyPluginAsync<StatusOptions> = async (app, { hea
     }),
   );
   app.get('/metrics', async (_req, reply) => reply.type(metrics.contentType).send(await metrics.metrics()));
+  if (slis) app.get('/metrics/slis', async (_req, reply) => reply.type(slis.contentType).send(await slis.metrics()));
 };
