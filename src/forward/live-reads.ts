@@ -15,7 +15,7 @@ import { CLUSTER_COLUMN, clusterCellOf, clusterColumnAt, withCluster } from '../
 import type { ResourceTarget } from './owner.js';
 import { protobufToFleet, responseForClient, splicedList, splicedWatchEvent, toFleet, type SplicedList } from './translate.js';
 import { TREE_LABEL_SUFFIX } from '../hierarchy/namespace-tree.js';
-import { joinPieces } from '../util/byte-edits.js';
+import { piecesLength, writePieces } from '../util/byte-edits.js';
 import { mapBounded } from '../util/map-bounded.js';
 import { answerToTenant, type TenantNames } from '../tenancy/answers.js';
 import { isJsonObject } from '../util/json-object.js';
@@ -276,13 +276,8 @@ interface Parsed {
   /** The answer; of a spliced list, its members but items. */
   doc: Doc;
   warnings: string[];
-  /**
-   * A JSON list's items read in place (translate.ts splicedList): `items`, their bytes as
-   * flotilla shows them, joined as soon as the member's answer is in (while slower members are
-   * still answering, rather than all at the merge), and the member's body, kept for a merge that
-   * must parse after all.
-   */
-  spliced?: { list: SplicedList; items: Buffer; body: Buffer };
+  /** A JSON list's items read in place (translate.ts splicedList), and the body they are ranges of. */
+  spliced?: { list: SplicedList; body: Buffer };
   /** A protobuf list's items, each edited as flotilla shows it (its doc: kind, apiVersion, metadata). */
   protobufItems?: Uint8Array[];
 }
@@ -306,7 +301,7 @@ function parsed(r: MemberResult): Parsed | undefined {
 function parsedList(r: MemberResult): Parsed | undefined {
   const list = r.body ? splicedList(r.body, r.cluster) : undefined;
   if (!list) return parsed(r);
-  return { cluster: r.cluster, doc: list.head, warnings: warningsOf(r), spliced: { list, items: joinPieces(list.items, r.body!), body: r.body! } };
+  return { cluster: r.cluster, doc: list.head, warnings: warningsOf(r), spliced: { list, body: r.body! } };
 }
 
 /**
@@ -346,12 +341,12 @@ function splicedMerged(answers: readonly Parsed[], metadata: Doc): Buffer {
   const head = `${open.slice(0, -1)},${table ? '"rows"' : '"items"'}:[`;
   const parts = answers.filter((a) => a.spliced!.list.count > 0);
   let length = Buffer.byteLength(head) + Math.max(0, parts.length - 1) + 2;
-  for (const a of parts) length += a.spliced!.items.length;
+  for (const a of parts) length += piecesLength(a.spliced!.list.items);
   const out = Buffer.allocUnsafe(length);
   let at = out.write(head, 0);
   parts.forEach((a, i) => {
     if (i > 0) at += out.write(',', at);
-    at += a.spliced!.items.copy(out, at);
+    at = writePieces(out, at, a.spliced!.list.items, a.spliced!.body);
   });
   at += out.write(']}', at);
   return at === length ? out : out.subarray(0, at);
