@@ -227,9 +227,13 @@ export const live: Scenario = {
       };
 
       // The member's CPU when nobody lists (its watches, leases, etcd): part of every side's figure, by its time.
+      // Flotilla's likewise (its cachers' watches, heartbeats, what its workers still do after the
+      // sync): part of its CPU per list, by the list's time.
       const idle0 = totalCpuSeconds(members);
+      const flotillaIdle0 = cpuSeconds(flotilla.proc.pid);
       await new Promise((r) => setTimeout(r, IDLE_SAMPLE_MS));
       const memberIdleCpuMsPerS = ((totalCpuSeconds(members) - idle0) * 1000) / (IDLE_SAMPLE_MS / 1000);
+      const flotillaIdleCpuMsPerS = ((cpuSeconds(flotilla.proc.pid) - flotillaIdle0) * 1000) / (IDLE_SAMPLE_MS / 1000);
       const fleet = await measure('fleet list', allNamespaces, {}, ITEM_NEEDLE, [relay, streamingRelay]);
       add('objects', fleet.objects, 'objects');
       expectObjects(fleet.objects, expected, `flotilla's fleet list of the configmaps of ${NAMESPACE}`);
@@ -252,6 +256,7 @@ export const live: Scenario = {
       add('streaming_relay_floor_vs_slowest_member', streaming!.ratio, 'x');
       add('streaming_relay_cpu_ms_per_list', streaming!.cpuMsPerList, 'ms');
       add('member_idle_cpu_ms_per_s', memberIdleCpuMsPerS, 'ms');
+      add('flotilla_idle_cpu_ms_per_s', flotillaIdleCpuMsPerS, 'ms');
 
       const namespaced = await measure('namespaced list', `/api/v1/namespaces/${NAMESPACE}/configmaps`, {}, ITEM_NEEDLE);
       expectObjects(namespaced.objects, expected, `flotilla's namespaced list of ${NAMESPACE}`);
