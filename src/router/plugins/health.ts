@@ -22,7 +22,8 @@ interface HealthCheck {
  * checks; `?verbose` lists them (`[+]ping ok`), `?exclude=<name>` leaves one out, and
  * `/<endpoint>/<check>` runs one alone. A check that fails shows as `[-]<name> failed: reason
  * withheld` (the reason names no member, cacher or resource), and the answer is 503: not ready,
- * where an apiserver answers 500. Without `?verbose` a failure is the Status it always was.
+ * where an apiserver answers 500. Without `?verbose` a failure is a Status naming the checks that
+ * failed and what that means.
  */
 export const healthPlugin: FastifyPluginAsync<HealthOptions> = async (app, { health, slis }) => {
   const ping: HealthCheck = { name: 'ping', passes: () => true, failure: 'no answer' };
