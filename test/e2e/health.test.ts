@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { memberRequest } from '../fleet/http.js';
 import type { MemberInfo } from '../fleet/fleet.js';
@@ -17,8 +18,13 @@ let syncing: FlotillaProcess;
 beforeAll(async () => {
   ready = await startFlotillaProcess({ fleet, members: [east], dir: join(fleet.dir, 'flotilla-health') });
   // A second member that never answers (nothing listens on port 1): its cachers never sync.
-  const nowhere: MemberInfo = { ...east, name: 'nowhere', server: 'https://127.0.0.1:1' };
-  syncing = await startFlotillaProcess({ fleet, members: [east, nowhere], dir: join(fleet.dir, 'flotilla-health-syncing'), waitReady: false });
+  // Flotilla reads a member's address from its kubeconfig.
+  const dir = join(fleet.dir, 'flotilla-health-syncing');
+  mkdirSync(dir, { recursive: true });
+  const kubeconfig = join(dir, 'nowhere.kubeconfig');
+  writeFileSync(kubeconfig, readFileSync(east.kubeconfig, 'utf8').replace(/server: \S+/, 'server: https://127.0.0.1:1'));
+  const nowhere: MemberInfo = { ...east, name: 'nowhere', server: 'https://127.0.0.1:1', kubeconfig };
+  syncing = await startFlotillaProcess({ fleet, members: [east, nowhere], dir, waitReady: false });
 });
 
 afterAll(async () => {
@@ -85,6 +91,8 @@ describe('health endpoints', () => {
   });
 
   it('say which check fails while the cachers sync, and nothing of why', async () => {
+    // Long enough for east's cachers to sync: what stays unready is nowhere's.
+    await new Promise((r) => setTimeout(r, 3000));
     const verbose = await memberRequest(syncing.endpoint, 'GET', '/readyz?verbose');
     expect(verbose.status).toBe(503);
     expect(verbose.body).toBe('[+]ping ok\n[-]cache-sync failed: reason withheld\nreadyz check failed');
