@@ -19,7 +19,9 @@ import { piecesLength, writePieces } from '../util/byte-edits.js';
 import { mapBounded } from '../util/map-bounded.js';
 import { answerToTenant, type TenantNames } from '../tenancy/answers.js';
 import { isJsonObject } from '../util/json-object.js';
-import { MEMBER_FAN_OUT } from '../registry/config.js';
+import { LIVE_BUFFER_MIB, MEMBER_FAN_OUT } from '../registry/config.js';
+import { AnswerRefusedError } from '../members/member-client.js';
+import type { LiveBufferBudget, LiveBufferHold } from './live-buffer-budget.js';
 
 /**
  * Live reads: a get or list of a resource flotilla does not cache is asked of the members
@@ -38,9 +40,11 @@ export interface LiveReadsConfig {
   exclude: string[];
   /** Members one list or get asks at once (default MEMBER_FAN_OUT). */
   concurrency?: number;
+  /** The members' answers all live reads may hold at once, in MiB (live-buffer-budget.ts; default LIVE_BUFFER_MIB). */
+  maxBufferMiB?: number;
 }
 
-export const DEFAULT_LIVE_READS: LiveReadsConfig = { enabled: true, exclude: [], concurrency: MEMBER_FAN_OUT };
+export const DEFAULT_LIVE_READS: LiveReadsConfig = { enabled: true, exclude: [], concurrency: MEMBER_FAN_OUT, maxBufferMiB: LIVE_BUFFER_MIB };
 
 export interface LiveReadDeps {
   fleet: FleetMembers;
@@ -57,6 +61,8 @@ export interface LiveReadDeps {
    * (cluster, namespace) the tree selects.
    */
   treeSelection?: { rest: string; selects(cluster: string, namespace: string): boolean };
+  /** This read's share of the bytes live reads may hold (released when its response is done). */
+  hold?: LiveBufferHold;
 }
 
 /**
@@ -72,6 +78,8 @@ interface AnswerEdits {
   target: ResourceTarget;
 }
 const answerEdits = new WeakMap<FastifyReply, AnswerEdits>();
+/** The hold of a read whose answer is still to be written (sendAs takes the answer's bytes too). */
+const answerHolds = new WeakMap<FastifyReply, LiveBufferHold>();
 
 /** A list's items or a Table's rows that the tree selects (each item names its cluster). */
 function selectedItems(doc: unknown, selects: (cluster: string, namespace: string) => boolean, cluster?: string): unknown {
@@ -101,12 +109,13 @@ export function servedLive(config: LiveReadsConfig, group: string, resource: str
 }
 
 /** What /status says of live reads. */
-export function liveStatus(config: LiveReadsConfig): { enabled: boolean; served: string; exclude: string[]; concurrency: number } {
+export function liveStatus(config: LiveReadsConfig, budget?: LiveBufferBudget): { enabled: boolean; served: string; exclude: string[]; concurrency: number; buffer?: ReturnType<LiveBufferBudget['stats']> } {
   return {
     enabled: config.enabled,
     served: config.enabled ? 'every resource the members serve that flotilla does not cache, except those excluded' : 'none',
     exclude: [...config.exclude],
     concurrency: config.concurrency ?? MEMBER_FAN_OUT,
+    ...(budget ? { buffer: budget.stats() } : {}),
   };
 }
 
@@ -157,6 +166,7 @@ export async function liveRead(req: FastifyRequest, reply: FastifyReply, deps: L
   const ua = req.headers['user-agent'];
   const headers: Record<string, string | string[]> = { ...identity, accept: protobuf ? PROTOBUF_CONTENT_TYPE : accepted(form, list), 'user-agent': `${typeof ua === 'string' ? ua : 'unknown'} via flotilla` };
   const path = canonicalPath({ ...target, cluster: undefined });
+  if (deps.hold && !watching) answerHolds.set(reply, deps.hold);
   const ask = (cluster: string, query: URLSearchParams): Promise<MemberResult> => askMember(deps, cluster, path, query, headers);
   // Hierarchy selectors are flotilla's (the namespace tree of cached namespaces): the members get
   // the rest of the selector, and what they answer is kept where the tree selects it. Without a
@@ -183,14 +193,21 @@ export async function liveRead(req: FastifyRequest, reply: FastifyReply, deps: L
   return liveList(reply, deps, clusters, params, ask, notes, protobuf);
 }
 
+/**
+ * One member's answer, or why there is none. A read the buffer budget refused fails whole (its
+ * refusal, a 429), rather than leave members out: flotilla's own load is no member's failure.
+ */
 async function askMember(deps: LiveReadDeps, cluster: string, path: string, query: URLSearchParams, headers: Record<string, string | string[]>): Promise<MemberResult> {
   const member = deps.fleet.member(cluster);
   if (!member) return { cluster, error: 'not a member of the fleet' };
+  const hold = deps.hold;
+  if (hold?.isRefused) throw hold.refusal();
   const q = query.toString();
   try {
-    const res = await member.fetch({ method: 'GET', path: q ? `${path}?${q}` : path, headers, signal: AbortSignal.timeout(deps.memberTimeoutMs ?? 10_000) });
+    const res = await member.fetch({ method: 'GET', path: q ? `${path}?${q}` : path, headers, signal: AbortSignal.timeout(deps.memberTimeoutMs ?? 10_000) }, hold && ((n) => hold.take(n)));
     return { cluster, status: res.status, headers: res.headers, body: res.body };
   } catch (e) {
+    if (e instanceof AnswerRefusedError && hold) throw hold.refusal();
     const err = e as Error;
     return { cluster, error: err.name === 'TimeoutError' || err.name === 'AbortError' ? `did not answer within ${Math.round((deps.memberTimeoutMs ?? 10_000) / 1000)} s` : err.message };
   }
@@ -396,6 +413,8 @@ function sendBody(reply: FastifyReply, answer: Buffer, warnings: readonly string
 }
 
 function sendAs(reply: FastifyReply, body: Buffer, contentType: string, warnings: readonly string[]): FastifyReply {
+  const hold = answerHolds.get(reply);
+  if (hold && !hold.take(body.length)) throw hold.refusal();
   const unique = [...new Set(warnings)];
   if (unique.length) reply.header('warning', unique);
   return reply.code(200).type(contentType).send(body);

@@ -191,14 +191,27 @@ export class MemberClient {
     );
   }
 
-  /** Sends a request and buffers the whole body. */
-  async fetch(req: MemberRequest): Promise<{ status: number; headers: IncomingMessage['headers']; body: Buffer }> {
+  /**
+   * Sends a request and buffers the whole body. `take`: asked for each chunk's bytes before it is
+   * kept; when it refuses, the answer is dropped (its connection closed) and fetch rejects with
+   * AnswerRefusedError.
+   */
+  async fetch(req: MemberRequest, take?: (bytes: number) => boolean): Promise<{ status: number; headers: IncomingMessage['headers']; body: Buffer }> {
     const res = await this.send(req);
     // 'data' events, not an async iterator: a member writes its lists in ~2 KB chunks, and a
     // promise per chunk was a measurable part of reading a large list.
     const chunks: Buffer[] = [];
     await new Promise<void>((resolve, reject) => {
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('data', (chunk: Buffer) => {
+        if (take && !take(chunk.length)) {
+          chunks.length = 0;
+          // Rejected first: destroying the answer fires its 'aborted' at once.
+          reject(new AnswerRefusedError(this.cluster));
+          res.destroy();
+          return;
+        }
+        chunks.push(chunk);
+      });
       res.once('end', resolve);
       res.once('error', reject);
       res.once('aborted', () => reject(new Error(`${this.cluster}: the answer was cut off`)));
@@ -277,6 +290,13 @@ export class UnsafeMemberPathError extends Error {
 export type UpgradeResult =
   | { upgraded: true; res: IncomingMessage; socket: Duplex; head: Buffer }
   | { upgraded: false; res: IncomingMessage };
+
+/** A member's answer dropped as it arrived: the bytes it would take were refused (fetch's `take`). */
+export class AnswerRefusedError extends Error {
+  constructor(readonly cluster: string) {
+    super(`${cluster}: the answer was dropped: flotilla may not hold more of it`);
+  }
+}
 
 export class MemberHttpError extends Error {
   constructor(

@@ -64,3 +64,29 @@ export function createMetrics(statuses: () => CacherStatus[], watches?: () => Wa
   const exposition: Exposition = { contentType: registry.contentType, metrics: async () => (await registry.metrics()) + cachers.text() };
   return { exposition, registry, stop };
 }
+
+/** What live reads hold of the members' answers (forward/live-buffer-budget.ts). */
+export interface LiveBufferStats {
+  heldBytes: number;
+  capacityBytes: number;
+  refusedBusy: number;
+  refusedTooLarge: number;
+}
+
+/** The live reads' buffer: held and allowed bytes, and the reads it refused, by why. */
+export function liveBufferSeries(registry: Registry, stats: () => LiveBufferStats): void {
+  new Gauge({ name: 'flotilla_live_read_buffer_bytes', help: "Bytes of the members' answers live reads hold now.", registers: [registry], collect() { this.set(stats().heldBytes); } });
+  new Gauge({ name: 'flotilla_live_read_buffer_capacity_bytes', help: 'Bytes live reads may hold at once (options.liveReads.maxBufferMiB).', registers: [registry], collect() { this.set(stats().capacityBytes); } });
+  new Counter({
+    name: 'flotilla_live_reads_refused_total',
+    help: "Live reads refused with 429 because the members' answers would pass the buffer: busy (others hold it; Retry-After) or too_large (alone more than all of it).",
+    labelNames: ['reason'],
+    registers: [registry],
+    collect() {
+      const s = stats();
+      this.reset();
+      this.inc({ reason: 'busy' }, s.refusedBusy);
+      this.inc({ reason: 'too_large' }, s.refusedTooLarge);
+    },
+  });
+}

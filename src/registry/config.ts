@@ -62,6 +62,12 @@ export interface ResourceRule {
  * members that do not answer would add up their timeouts, one per wave.
  */
 export const MEMBER_FAN_OUT = 256;
+/**
+ * The members' answers all live reads may hold at once, in MiB (options.liveReads.maxBufferMiB):
+ * a fleet list of 10k ConfigMaps holds ~17 MB (the answers and the merged one), so ~30 of those
+ * at once, within the 2 GiB the deployment requests beside a cache of 1M objects.
+ */
+export const LIVE_BUFFER_MIB = 512;
 
 export interface FleetOptions {
   dropManagedFields: boolean;
@@ -88,7 +94,7 @@ export interface FleetOptions {
    * fanned out): on unless `enabled: false`; `exclude` names resources never read so, as kubectl
    * names them (`secrets`, `leases.coordination.k8s.io`).
    */
-  liveReads: { enabled: boolean; exclude: string[]; concurrency: number };
+  liveReads: { enabled: boolean; exclude: string[]; concurrency: number; maxBufferMiB: number };
   /**
    * How often each member is probed (GET /readyz). A member whose probe has been outstanding
    * longer than this, or whose last probe failed, is silent: reads of its cached objects say so.
@@ -346,7 +352,7 @@ export function parseFleetDocument(doc: unknown, where: { source: string; baseDi
     });
   }
 
-  const options: FleetOptions = { dropManagedFields: true, listPageSize: 500, maxInflightListsPerMember: 4, maxInflightListPages: 8, watchBookmarkIntervalSeconds: 30, minWatchTimeoutSeconds: 1800, watchCatchUpStallSeconds: 60, maxWatchBufferMiB: 16, eventLogSize: 100_000, liveReads: { enabled: true, exclude: [], concurrency: MEMBER_FAN_OUT }, memberHeartbeatMilliseconds: 2000 };
+  const options: FleetOptions = { dropManagedFields: true, listPageSize: 500, maxInflightListsPerMember: 4, maxInflightListPages: 8, watchBookmarkIntervalSeconds: 30, minWatchTimeoutSeconds: 1800, watchCatchUpStallSeconds: 60, maxWatchBufferMiB: 16, eventLogSize: 100_000, liveReads: { enabled: true, exclude: [], concurrency: MEMBER_FAN_OUT, maxBufferMiB: LIVE_BUFFER_MIB }, memberHeartbeatMilliseconds: 2000 };
   if (root.options !== undefined) {
     const o = c.object(root.options, 'options', ['dropManagedFields', 'listPageSize', 'maxInflightListsPerMember', 'maxInflightListPages', 'watchBookmarkIntervalSeconds', 'minWatchTimeoutSeconds', 'watchCatchUpStallSeconds', 'maxWatchBufferMiB', 'eventLogSize', 'liveReads', 'memberHeartbeatMilliseconds']);
     if (o?.dropManagedFields !== undefined) {
@@ -373,7 +379,7 @@ export function parseFleetDocument(doc: unknown, where: { source: string; baseDi
     int('eventLogSize', 1000, 100_000_000);
     int('memberHeartbeatMilliseconds', 50, 60_000);
     if (o?.liveReads !== undefined) {
-      const live = c.object(o.liveReads, 'options.liveReads', ['enabled', 'exclude', 'concurrency']);
+      const live = c.object(o.liveReads, 'options.liveReads', ['enabled', 'exclude', 'concurrency', 'maxBufferMiB']);
       if (live?.enabled !== undefined) {
         if (typeof live.enabled !== 'boolean') c.fail('options.liveReads.enabled', 'must be true or false');
         else options.liveReads.enabled = live.enabled;
@@ -386,6 +392,11 @@ export function parseFleetDocument(doc: unknown, where: { source: string; baseDi
       if (width !== undefined) {
         if (typeof width !== 'number' || !Number.isInteger(width) || width < 1 || width > 10_000) c.fail('options.liveReads.concurrency', `must be an integer from 1 to 10000, got ${describe(width)}`);
         else options.liveReads.concurrency = width;
+      }
+      const mib = live?.maxBufferMiB;
+      if (mib !== undefined) {
+        if (typeof mib !== 'number' || !Number.isInteger(mib) || mib < 1 || mib > 1_048_576) c.fail('options.liveReads.maxBufferMiB', `must be an integer from 1 to 1048576, got ${describe(mib)}`);
+        else options.liveReads.maxBufferMiB = mib;
       }
     }
   }

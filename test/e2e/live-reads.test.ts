@@ -622,3 +622,90 @@ describe('a member that does not answer', () => {
     await until('north answers again', async () => (await memberRequest(north, 'GET', '/readyz')).status === 200);
   }, 120_000);
 });
+
+// A live list holds every member's answer until the merged one is written: without a bound, 100
+// parallel fleet lists of 8 MB made flotilla hold 1.47 GB. options.liveReads.maxBufferMiB bounds
+// what all live reads hold at once (src/forward/live-buffer-budget.ts).
+describe('the live reads’ buffer (options.liveReads.maxBufferMiB)', () => {
+  const BIG_NS = 'live-reads-big';
+  /** One ConfigMap of ~300 KB on each member: ~0.9 MB of answers to a fleet list, ~1.8 MB with the merged one. */
+  const big = (m: MemberInfo) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `big-${m.name}` }, data: { blob: m.name.padEnd(300_000, 'x') } });
+  const path = `/api/v1/namespaces/${BIG_NS}/configmaps`;
+  const status = async (p: FlotillaProcess) => (JSON.parse((await ok(p.endpoint, '/status')).body) as { live: { buffer: { heldBytes: number; capacityBytes: number; refusedBusy: number; refusedTooLarge: number } } }).live.buffer;
+  let small: FlotillaProcess;
+  let shared: FlotillaProcess;
+
+  beforeAll(async () => {
+    for (const m of members) {
+      for (const [p, b] of [['/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: BIG_NS } }], [path, big(m)]] as const) {
+        const res = await memberRequest(m, 'POST', p, b);
+        if (res.status !== 201 && res.status !== 409) throw new Error(`POST ${p} on ${m.name}: ${res.status} ${res.body.slice(0, 300)}`);
+      }
+    }
+    [small, shared] = await Promise.all([
+      startFlotillaProcess({ fleet, dir: join(fleet.dir, 'flotilla-live-reads-1mib'), options: { liveReads: { maxBufferMiB: 1 } } }),
+      startFlotillaProcess({ fleet, dir: join(fleet.dir, 'flotilla-live-reads-4mib'), options: { liveReads: { maxBufferMiB: 4 } } }),
+    ]);
+  });
+  afterAll(async () => {
+    await Promise.all([small?.stop(), shared?.stop()]);
+    for (const m of members) await memberRequest(m, 'DELETE', `/api/v1/namespaces/${BIG_NS}`);
+  });
+
+  it('refuses a list whose answers alone pass it: 429 without Retry-After, saying to page; paged, the same list is whole', async () => {
+    const whole = await memberRequest(small.endpoint, 'GET', path);
+    expect(whole.status, whole.body.slice(0, 300)).toBe(429);
+    expect(whole.headers['retry-after']).toBeUndefined();
+    const refused = JSON.parse(whole.body) as { reason: string; message: string; details?: unknown };
+    expect(refused.reason).toBe('TooManyRequests');
+    expect(refused.details).toBeUndefined();
+    expect(refused.message).toMatch(/more than the 1 MiB flotilla holds for live reads at once .* list it in pages/);
+    // The same list with the default buffer: every member's big ConfigMap.
+    const full = await listOf(flotilla.endpoint, path);
+    expect(full.items.filter((i) => i.metadata.name.startsWith('big-')).map((i) => i.metadata.annotations?.[CLUSTER]).sort()).toEqual(members.map((m) => m.name).sort());
+    // Paged (one item a page: one member's answer), every page fits.
+    const names: string[] = [];
+    let next: string | undefined;
+    do {
+      const page = await listOf(small.endpoint, `${path}?limit=1${next ? `&continue=${next}` : ''}`);
+      names.push(...page.items.map((i) => `${i.metadata.annotations?.[CLUSTER]}/${i.metadata.name}`));
+      next = page.metadata.continue;
+    } while (next);
+    expect(names.sort()).toEqual(full.items.map((i) => `${i.metadata.annotations?.[CLUSTER]}/${i.metadata.name}`).sort());
+    expect(await status(small)).toMatchObject({ heldBytes: 0, capacityBytes: 1024 * 1024, refusedTooLarge: 1 });
+  });
+
+  // Whole objects (-o json): a table's rows (kubectl's default) carry no data and fit.
+  it('kubectl shows the refusal of an unpaged list, and lists in pages', async () => {
+    const unpaged = await kubectl(small.kubeconfig, ['get', 'configmaps', '-n', BIG_NS, '--chunk-size=0', '-o', 'json']);
+    expect(unpaged.code).not.toBe(0);
+    expect(unpaged.stderr).toMatch(/TooManyRequests.*list it in pages \(limit and continue; kubectl --chunk-size\)/);
+    const paged = await kubectl(small.kubeconfig, ['get', 'configmaps', '-n', BIG_NS, '--chunk-size=1', '-o', 'json']);
+    expect(paged.code, paged.stderr).toBe(0);
+    const names = (JSON.parse(paged.stdout) as List).items.map((i) => i.metadata.name).filter((n) => n.startsWith('big-'));
+    expect(names.sort()).toEqual(members.map((m) => `big-${m.name}`).sort());
+    const table = await kubectl(small.kubeconfig, ['get', 'configmaps', '-n', BIG_NS, '--chunk-size=0']);
+    expect(table.code, table.stderr).toBe(0);
+  });
+
+  it('shared by parallel lists: each answers whole or 429 with Retry-After, never a 5xx, and every byte is given back', async () => {
+    const answers = await Promise.all(Array.from({ length: 40 }, () => memberRequest(shared.endpoint, 'GET', path, undefined, { timeoutMs: 60_000 })));
+    const codes = answers.map((a) => a.status);
+    expect(codes.filter((c) => c !== 200 && c !== 429), codes.join(' ')).toEqual([]);
+    expect(codes).toContain(200);
+    expect(codes).toContain(429);
+    for (const a of answers.filter((x) => x.status === 429)) {
+      expect(a.headers['retry-after']).toBe('1');
+      expect(JSON.parse(a.body)).toMatchObject({ reason: 'TooManyRequests', details: { retryAfterSeconds: 1 } });
+    }
+    for (const a of answers.filter((x) => x.status === 200)) {
+      expect((JSON.parse(a.body) as List).items.filter((i) => i.metadata.name.startsWith('big-'))).toHaveLength(members.length);
+    }
+    await until('every held byte given back', async () => (await status(shared)).heldBytes === 0);
+    const after = await status(shared);
+    expect(after.refusedBusy).toBe(codes.filter((c) => c === 429).length);
+    const metrics = (await ok(shared.endpoint, '/metrics', { accept: 'text/plain' })).body;
+    expect(metrics).toMatch(new RegExp(`^flotilla_live_reads_refused_total\\{reason="busy"\\} ${after.refusedBusy}$`, 'm'));
+    expect(metrics).toMatch(/^flotilla_live_read_buffer_bytes 0$/m);
+  }, 120_000);
+});

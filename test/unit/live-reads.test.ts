@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, MEMBER_FAN_OUT, parseFleetConfig } from '../../src/registry/config.js';
+import { ConfigError, LIVE_BUFFER_MIB, MEMBER_FAN_OUT, parseFleetConfig } from '../../src/registry/config.js';
 import { chooseLiveGet, decodeLiveContinue, encodeLiveContinue, leftOutWarning, servedLive, settled, shareLimit } from '../../src/forward/live-reads.js';
 import { decodeContinue, encodeContinue, encodeGlobalRV } from '../../src/api/global-rv.js';
 import type { StatusError } from '../../src/api/status.js';
@@ -8,11 +8,11 @@ const parse = (options: string) => parseFleetConfig(`clusters: [{ name: east, se
 
 describe('live reads configuration (options.liveReads)', () => {
   it('is on by default, excluding nothing', () => {
-    expect(parse('').options.liveReads).toEqual({ enabled: true, exclude: [], concurrency: MEMBER_FAN_OUT });
+    expect(parse('').options.liveReads).toEqual({ enabled: true, exclude: [], concurrency: MEMBER_FAN_OUT, maxBufferMiB: LIVE_BUFFER_MIB });
   });
-  it('reads enabled, exclude and concurrency', () => {
-    const c = parse('options: { liveReads: { enabled: true, exclude: [secrets, leases.coordination.k8s.io], concurrency: 16 } }');
-    expect(c.options.liveReads).toEqual({ enabled: true, exclude: ['secrets', 'leases.coordination.k8s.io'], concurrency: 16 });
+  it('reads enabled, exclude, concurrency and maxBufferMiB', () => {
+    const c = parse('options: { liveReads: { enabled: true, exclude: [secrets, leases.coordination.k8s.io], concurrency: 16, maxBufferMiB: 64 } }');
+    expect(c.options.liveReads).toEqual({ enabled: true, exclude: ['secrets', 'leases.coordination.k8s.io'], concurrency: 16, maxBufferMiB: 64 });
     expect(servedLive(c.options.liveReads, '', 'secrets')).toBe(false);
     expect(servedLive(c.options.liveReads, 'coordination.k8s.io', 'leases')).toBe(false);
     expect(servedLive(c.options.liveReads, '', 'events')).toBe(true);
@@ -29,6 +29,9 @@ describe('live reads configuration (options.liveReads)', () => {
     expect(() => parse('options: { liveReads: { exclude: secrets } }')).toThrow(/options\.liveReads\.exclude: must be a list/);
     for (const width of ['0', '2.5', 'many', '10001']) {
       expect(() => parse(`options: { liveReads: { concurrency: ${width} } }`)).toThrow(/options\.liveReads\.concurrency: must be an integer from 1 to 10000/);
+    }
+    for (const mib of ['0', '1.5', 'lots', '1048577']) {
+      expect(() => parse(`options: { liveReads: { maxBufferMiB: ${mib} } }`)).toThrow(/options\.liveReads\.maxBufferMiB: must be an integer from 1 to 1048576/);
     }
   });
 });

@@ -24,6 +24,7 @@ import { VIEW_STEPS, buildReadView } from '../../view/steps.js';
 import type { DeletedObject, WriteTracker } from '../../forward/read-your-writes.js';
 import { forwardRead, type ForwardDeps } from '../../forward/writes.js';
 import { liveRead, servedLive, type LiveReadDeps, type LiveReadsConfig } from '../../forward/live-reads.js';
+import type { LiveBufferBudget } from '../../forward/live-buffer-budget.js';
 import type { Callers } from '../callers.js';
 import { CLUSTER_PREFIXES, targetOf } from '../target.js';
 import { MAX_TIMER_MS, int64Param, notServed, one, sendBytes, type Query } from '../replies.js';
@@ -49,6 +50,8 @@ export interface ReadsOptions {
   /** minTimeoutSeconds: as the apiserver's --min-request-timeout, for watches without timeoutSeconds. */
   /** Uncached resources, read live from the members (src/forward/live-reads.ts); absent: not served. */
   live?: LiveReadsConfig;
+  /** What live reads may hold of the members' answers at once (each read takes a hold of it). */
+  liveBudget?: LiveBufferBudget;
   watch?: { bookmarkIntervalMs?: number; maxBufferedBytes?: number; minTimeoutSeconds?: number; catchUpStallMs?: number };
 }
 
@@ -124,7 +127,10 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
 
   /** The read asked of the members (forward/live-reads.ts); `clusters`: those a cached resource comes from. */
   async function readLive(req: FastifyRequest, reply: FastifyReply, live: LiveReadsConfig, target: ResourceTarget, clusters?: readonly string[]): Promise<FastifyReply> {
-    return liveRead(req, reply, { fleet, config: live, callerHeaders: opts.forward.callerHeaders, ...(await liveEdits(req, target)) }, target, clusters);
+    const hold = opts.liveBudget?.hold();
+    // 'close' comes once the answer is written, or the connection is gone: either way the bytes are free.
+    if (hold) reply.raw.once('close', () => hold.release());
+    return liveRead(req, reply, { fleet, config: live, callerHeaders: opts.forward.callerHeaders, ...(await liveEdits(req, target)), ...(hold ? { hold } : {}) }, target, clusters);
   }
 
   async function read(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
