@@ -1,3 +1,4 @@
+import type { Writable } from 'node:stream';
 import { tooManyRequests, StatusError } from '../api/status.js';
 
 /**
@@ -16,6 +17,8 @@ export class LiveBufferBudget {
   private heldBytes = 0;
   private refusedBusy = 0;
   private refusedTooLarge = 0;
+  /** Live watches' responses, open: what each holds is what its client has not read yet. */
+  private readonly watches = new Set<Writable>();
 
   constructor(readonly capacityBytes: number) {}
 
@@ -24,9 +27,17 @@ export class LiveBufferBudget {
     return new LiveBufferHold(this);
   }
 
+  /** A live watch's response, counted while it is open (watches are paced, not held: liveWatch). */
+  watching(out: Writable): void {
+    this.watches.add(out);
+    out.once('close', () => this.watches.delete(out));
+  }
+
   /** For /status and /metrics. */
-  stats(): { heldBytes: number; capacityBytes: number; refusedBusy: number; refusedTooLarge: number } {
-    return { heldBytes: this.heldBytes, capacityBytes: this.capacityBytes, refusedBusy: this.refusedBusy, refusedTooLarge: this.refusedTooLarge };
+  stats(): { heldBytes: number; capacityBytes: number; refusedBusy: number; refusedTooLarge: number; watches: number; watchQueuedBytes: number } {
+    let queued = 0;
+    for (const w of this.watches) queued += w.writableLength;
+    return { heldBytes: this.heldBytes, capacityBytes: this.capacityBytes, refusedBusy: this.refusedBusy, refusedTooLarge: this.refusedTooLarge, watches: this.watches.size, watchQueuedBytes: queued };
   }
 
   /** @internal LiveBufferHold's: false when `bytes` more would pass the capacity. */
@@ -82,6 +93,11 @@ export class LiveBufferHold {
       return new StatusError(429, 'TooManyRequests', `the members' answers to this read are more than the ${capacity} flotilla holds for live reads at once (options.liveReads.maxBufferMiB): list it in pages (limit and continue; kubectl --chunk-size)`);
     }
     return tooManyRequests(`flotilla holds as many members' answers for live reads as it may at once (${capacity}, options.liveReads.maxBufferMiB); retry shortly, or list in smaller pages`, 1);
+  }
+
+  /** The read is a watch: its response is counted while open (live-reads.ts paces it, holding nothing). */
+  watching(out: Writable): void {
+    this.budget.watching(out);
   }
 
   /** Gives every byte back (once): the read's response is done. */

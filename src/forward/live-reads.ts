@@ -660,6 +660,7 @@ async function liveWatch(reply: FastifyReply, deps: LiveReadDeps, clusters: read
   const warnings = [...notes, ...opened.filter((o) => o.stream === undefined).map((o) => leftOutWarning(o)).filter((w): w is string => w !== undefined)];
   reply.hijack();
   const out = reply.raw;
+  deps.hold?.watching(out);
   out.statusCode = 200;
   out.setHeader('content-type', protobuf ? PROTOBUF_WATCH_CONTENT_TYPE : 'application/json');
   // Past fastify's onSend, which rewords a tenant's other answers: reworded here.
@@ -802,10 +803,27 @@ async function liveWatch(reply: FastifyReply, deps: LiveReadDeps, clusters: read
       }
     };
   };
+  // A client that reads slower than the members write makes the members wait: their streams are
+  // paused until this response drains, so flotilla holds a chunk or so a member, never the
+  // backlog (a client that read nothing while a member wrote 900 MB of events had 241 MB queued
+  // here). A member whose watcher stays blocked ends its watch, and so this one (the client
+  // watches again from its last resourceVersion), as a slow watcher of that member would.
+  let paused = false;
+  const pace = () => {
+    if (paused || ended || !out.writableNeedDrain) return;
+    paused = true;
+    for (const o of streams) o.stream!.pause();
+    out.once('drain', () => {
+      paused = false;
+      if (!ended) for (const o of streams) o.stream!.resume();
+    });
+  };
   for (const o of streams) {
     const read = reader(o.cluster);
     o.stream!.on('data', (chunk: Buffer) => {
-      if (!ended) read(chunk);
+      if (ended) return;
+      read(chunk);
+      pace();
     });
     o.stream!.on('end', finish);
     o.stream!.on('error', finish);

@@ -71,11 +71,14 @@ export interface LiveBufferStats {
   capacityBytes: number;
   refusedBusy: number;
   refusedTooLarge: number;
+  watches: number;
+  watchQueuedBytes: number;
 }
 
 /** The live reads' buffer: held and allowed bytes, and the reads it refused, by why. */
 export function liveBufferSeries(registry: Registry, stats: () => LiveBufferStats): void {
   new Gauge({ name: 'flotilla_live_read_buffer_bytes', help: "Bytes of the members' answers live reads hold now.", registers: [registry], collect() { this.set(stats().heldBytes); } });
+  new Gauge({ name: 'flotilla_live_watch_queued_bytes', help: 'Bytes of live watch events written to clients that have not read them yet.', registers: [registry], collect() { this.set(stats().watchQueuedBytes); } });
   new Gauge({ name: 'flotilla_live_read_buffer_capacity_bytes', help: 'Bytes live reads may hold at once (options.liveReads.maxBufferMiB).', registers: [registry], collect() { this.set(stats().capacityBytes); } });
   new Counter({
     name: 'flotilla_live_reads_refused_total',

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { readFileSync } from 'node:fs';
+import type { IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { memberRequest, type MemberResponse } from '../fleet/http.js';
 import type { MemberInfo } from '../fleet/fleet.js';
@@ -708,4 +710,76 @@ describe('the live reads’ buffer (options.liveReads.maxBufferMiB)', () => {
     expect(metrics).toMatch(new RegExp(`^flotilla_live_reads_refused_total\\{reason="busy"\\} ${after.refusedBusy}$`, 'm'));
     expect(metrics).toMatch(/^flotilla_live_read_buffer_bytes 0$/m);
   }, 120_000);
+});
+
+// A live watch writes each member's events to the client as they come: written without regard to
+// whether the client reads them, a client that read nothing while members wrote 900 MB of events
+// had 241 MB queued in flotilla. The members' streams are paused until the client drains.
+describe('a live watch whose client reads slowly', () => {
+  const SLOW_NS = 'live-reads-slow';
+  const WRITES = 40;
+  const blob = 'x'.repeat(900_000);
+
+  beforeAll(async () => {
+    const res = await memberRequest(east, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: SLOW_NS } });
+    if (res.status !== 201 && res.status !== 409) throw new Error(`namespace: ${res.status} ${res.body.slice(0, 300)}`);
+  });
+  afterAll(async () => {
+    await memberRequest(east, 'DELETE', `/api/v1/namespaces/${SLOW_NS}`);
+  });
+
+  it('makes the members wait: flotilla queues about one event for it, and the client still gets every event in order', async () => {
+    const path = `/api/v1/namespaces/${SLOW_NS}/configmaps`;
+    const ca = readFileSync(flotilla.endpoint.caFile);
+    const lines: string[] = [];
+    let ended = false;
+    const res = await new Promise<IncomingMessage>((resolve, reject) => {
+      const r = httpsRequest(new URL(`${path}?watch=true`, flotilla.endpoint.server), { ca, headers: { authorization: `Bearer ${flotilla.endpoint.token}`, accept: 'application/json' } }, resolve);
+      r.on('error', reject);
+      r.end();
+    });
+    expect(res.statusCode).toBe(200);
+    let pending = '';
+    res.on('data', (c: Buffer) => {
+      pending += c.toString('utf8');
+      let nl: number;
+      while ((nl = pending.indexOf('\n')) >= 0) {
+        lines.push(pending.slice(0, nl));
+        pending = pending.slice(nl + 1);
+      }
+    });
+    res.on('end', () => (ended = true));
+    // The client reads nothing while east writes ~36 MB of events.
+    res.pause();
+    const rvs: string[] = [];
+    for (let i = 0; i < WRITES; i++) {
+      const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'big' }, data: { blob: `${blob}${i}` } };
+      const w = i === 0 ? await memberRequest(east, 'POST', path, cm) : await memberRequest(east, 'PUT', `${path}/big`, cm);
+      expect(w.status, w.body.slice(0, 300)).toBe(i === 0 ? 201 : 200);
+      rvs.push((JSON.parse(w.body) as Obj).metadata.resourceVersion!);
+    }
+    await new Promise((r) => setTimeout(r, 2000));
+    const held = (JSON.parse((await ok(flotilla.endpoint, '/status')).body) as { live: { buffer: { watches: number; watchQueuedBytes: number } } }).live.buffer;
+    expect(held.watches).toBeGreaterThanOrEqual(1);
+    expect(held.watchQueuedBytes, `${held.watchQueuedBytes} bytes queued for a client that reads nothing`).toBeLessThan(4 * 1024 * 1024);
+    // Reading again, the client gets east's events in east's order, none twice; if east ended its
+    // blocked watch, the stream ends and a watch from the last RV seen brings the rest.
+    res.resume();
+    const bigRV = (o: Obj) => (o.metadata.name === 'big' ? [decodeGlobalRV(o.metadata.resourceVersion!)[east.name]!] : []);
+    const seenRVs = () => lines.filter(Boolean).flatMap((l) => bigRV((JSON.parse(l) as { object: Obj }).object));
+    await until('every write seen, or the watch ended', async () => ended || seenRVs().includes(rvs.at(-1)!), 30_000);
+    let seen = seenRVs();
+    if (!seen.includes(rvs.at(-1)!)) {
+      const last = JSON.parse(lines.filter(Boolean).at(-1)!) as { object: Obj };
+      const rest = await openWatch(flotilla.endpoint, `${path}?watch=true&resourceVersion=${last.object.metadata.resourceVersion}`);
+      try {
+        await until('the rest after a new watch', async () => rest.events.some((e) => bigRV(e.object as Obj)[0] === rvs.at(-1)));
+        seen = [...seen, ...rest.events.flatMap((e) => bigRV(e.object as Obj))];
+      } finally {
+        rest.close();
+      }
+    }
+    res.destroy();
+    expect(seen).toEqual(rvs);
+  }, 90_000);
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { PassThrough } from 'node:stream';
 import { LiveBufferBudget } from '../../src/forward/live-buffer-budget.js';
 
 const MiB = 1024 * 1024;
@@ -15,7 +16,7 @@ describe('the live reads’ buffer budget', () => {
     a.release();
     expect(budget.stats().heldBytes).toBe(4 * MiB);
     b.release();
-    expect(budget.stats()).toEqual({ heldBytes: 0, capacityBytes: 10 * MiB, refusedBusy: 0, refusedTooLarge: 0 });
+    expect(budget.stats()).toEqual({ heldBytes: 0, capacityBytes: 10 * MiB, refusedBusy: 0, refusedTooLarge: 0, watches: 0, watchQueuedBytes: 0 });
   });
 
   it('refuses a read that others crowd out with 429 and Retry-After, and every later take of it', () => {
@@ -54,5 +55,22 @@ describe('the live reads’ buffer budget', () => {
     done.release();
     expect(done.take(1)).toBe(false);
     expect(budget.stats().heldBytes).toBe(0);
+  });
+});
+
+describe('live watches counted beside the budget', () => {
+  it('are counted while open, with what their clients have not read', () => {
+    const budget = new LiveBufferBudget(MiB);
+    const out = new PassThrough({ highWaterMark: 4 });
+    budget.hold().watching(out);
+    out.write('not read yet');
+    expect(budget.stats()).toMatchObject({ watches: 1, watchQueuedBytes: 12, heldBytes: 0 });
+    out.destroy();
+    return new Promise<void>((resolve) =>
+      out.once('close', () => {
+        expect(budget.stats()).toMatchObject({ watches: 0, watchQueuedBytes: 0 });
+        resolve();
+      }),
+    );
   });
 });
