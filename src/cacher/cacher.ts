@@ -297,6 +297,7 @@ export class ResourceCacher {
       headers: { accept: TABLE_ACCEPT },
       signal: this.abort.signal,
       idleTimeoutMs: (timeoutSeconds + 90) * 1000,
+      longRunning: true,
     });
     if (res.statusCode === 410) {
       res.resume();

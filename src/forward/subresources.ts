@@ -63,6 +63,8 @@ async function forward(deps: SubresourceDeps, metrics: SubresourceMetrics, open:
       headers: { ...forwardedRequestHeaders(req.raw.rawHeaders, false), ...caller },
       ...(withBody ? { body: req.raw } : {}),
       signal: abort.signal,
+      // A followed log or a proxied stream lasts as long as its client reads.
+      longRunning: true,
     });
   } catch (e) {
     reply.raw.off('close', onClientGone);

@@ -22,6 +22,12 @@ export interface MemberRequest {
   signal?: AbortSignal;
   /** Socket idle timeout; watches rely on bookmarks to keep the socket busy. */
   idleTimeoutMs?: number;
+  /**
+   * A request that stays open as long as its reader wants (a watch, a followed log, a proxied
+   * stream): sent on connections of its own, never the pool's, which would otherwise be taken
+   * by them (MemberClient.streamAgent).
+   */
+  longRunning?: boolean;
 }
 
 /** What a request sent on a pooled connection the member had closed fails with. */
@@ -56,6 +62,12 @@ export class MemberClient {
      * lists, a probe would call a busy member silent.
      */
     private readonly probeAgent: Agent | HttpAgent,
+    /**
+     * Connections for long-running requests, as many as they need. In the pool's 64, a caller's
+     * 64 live watches took every connection to a member: its lists, gets, writes and token
+     * reviews then waited out their timeouts, and every caller got 503s, cached reads too.
+     */
+    private readonly streamAgent: Agent | HttpAgent,
   ) {}
 
   static async create(cfg: ClusterConfig): Promise<MemberClient> {
@@ -92,7 +104,9 @@ export class MemberClient {
     const agent = server.protocol === 'http:' ? new HttpAgent(agentOpts) : new Agent({ ...agentOpts, ...tls });
     const probeOpts = { keepAlive: true, maxSockets: 1 };
     const probeAgent = server.protocol === 'http:' ? new HttpAgent(probeOpts) : new Agent({ ...probeOpts, ...tls });
-    const client = new MemberClient(cfg.name, server, tls, headers, agent, probeAgent);
+    const streamOpts = { keepAlive: true };
+    const streamAgent = server.protocol === 'http:' ? new HttpAgent(streamOpts) : new Agent({ ...streamOpts, ...tls });
+    const client = new MemberClient(cfg.name, server, tls, headers, agent, probeAgent, streamAgent);
     if (cfg.server && cfg.tokenFile) client.tokenSource = { file: cfg.tokenFile, readAt: Date.now() };
     return client;
   }
@@ -121,7 +135,7 @@ export class MemberClient {
   send(req: MemberRequest, retried = false): Promise<IncomingMessage> {
     return new Promise((resolve, reject) => {
       let answered = false;
-      const r = this.open(req, this.agent, (res) => {
+      const r = this.open(req, req.longRunning ? this.streamAgent : this.agent, (res) => {
         answered = true;
         if ((res.statusCode ?? 0) < 500) this.onAnswer?.();
         resolve(res);
@@ -244,6 +258,7 @@ export class MemberClient {
   close(): void {
     this.agent.destroy();
     this.probeAgent.destroy();
+    this.streamAgent.destroy();
   }
 }
 
