@@ -19,9 +19,9 @@ import { piecesLength, writePieces } from '../util/byte-edits.js';
 import { mapBounded } from '../util/map-bounded.js';
 import { answerToTenant, type TenantNames } from '../tenancy/answers.js';
 import { isJsonObject } from '../util/json-object.js';
-import { LIVE_BUFFER_MIB, MEMBER_FAN_OUT } from '../registry/config.js';
+import { LIVE_BUFFER_MIB, LIVE_WATCHES, MEMBER_FAN_OUT } from '../registry/config.js';
 import { AnswerRefusedError } from '../members/member-client.js';
-import type { LiveBufferBudget, LiveBufferHold } from './live-buffer-budget.js';
+import type { LiveBufferHold, LiveReadLimits, LiveReadStats } from './live-read-limits.js';
 
 /**
  * Live reads: a get or list of a resource flotilla does not cache is asked of the members
@@ -40,11 +40,13 @@ export interface LiveReadsConfig {
   exclude: string[];
   /** Members one list or get asks at once (default MEMBER_FAN_OUT). */
   concurrency?: number;
-  /** The members' answers all live reads may hold at once, in MiB (live-buffer-budget.ts; default LIVE_BUFFER_MIB). */
+  /** The members' answers all live reads may hold at once, in MiB (live-read-limits.ts; default LIVE_BUFFER_MIB). */
   maxBufferMiB?: number;
+  /** Live watches open at once (live-read-limits.ts; default LIVE_WATCHES). */
+  maxWatches?: number;
 }
 
-export const DEFAULT_LIVE_READS: LiveReadsConfig = { enabled: true, exclude: [], concurrency: MEMBER_FAN_OUT, maxBufferMiB: LIVE_BUFFER_MIB };
+export const DEFAULT_LIVE_READS: LiveReadsConfig = { enabled: true, exclude: [], concurrency: MEMBER_FAN_OUT, maxBufferMiB: LIVE_BUFFER_MIB, maxWatches: LIVE_WATCHES };
 
 export interface LiveReadDeps {
   fleet: FleetMembers;
@@ -109,13 +111,13 @@ export function servedLive(config: LiveReadsConfig, group: string, resource: str
 }
 
 /** What /status says of live reads. */
-export function liveStatus(config: LiveReadsConfig, budget?: LiveBufferBudget): { enabled: boolean; served: string; exclude: string[]; concurrency: number; buffer?: ReturnType<LiveBufferBudget['stats']> } {
+export function liveStatus(config: LiveReadsConfig, limits?: LiveReadLimits): { enabled: boolean; served: string; exclude: string[]; concurrency: number } & Partial<LiveReadStats> {
   return {
     enabled: config.enabled,
     served: config.enabled ? 'every resource the members serve that flotilla does not cache, except those excluded' : 'none',
     exclude: [...config.exclude],
     concurrency: config.concurrency ?? MEMBER_FAN_OUT,
-    ...(budget ? { buffer: budget.stats() } : {}),
+    ...(limits ? limits.stats() : {}),
   };
 }
 
@@ -631,6 +633,8 @@ async function liveWatch(reply: FastifyReply, deps: LiveReadDeps, clusters: read
     rvs[cluster] = rv;
     return encodeGlobalRV(rvs);
   };
+  // Counted from here, so that watches starting together cannot all pass the bound.
+  if (deps.hold && !deps.hold.startWatch(reply.raw)) throw deps.hold.watchRefusal();
   const aborter = new AbortController();
   const opened = await mapBounded(clusters, clusters.length, async (cluster): Promise<MemberResult & { stream?: IncomingMessage }> => {
     const member = deps.fleet.member(cluster);
@@ -660,7 +664,6 @@ async function liveWatch(reply: FastifyReply, deps: LiveReadDeps, clusters: read
   const warnings = [...notes, ...opened.filter((o) => o.stream === undefined).map((o) => leftOutWarning(o)).filter((w): w is string => w !== undefined)];
   reply.hijack();
   const out = reply.raw;
-  deps.hold?.watching(out);
   out.statusCode = 200;
   out.setHeader('content-type', protobuf ? PROTOBUF_WATCH_CONTENT_TYPE : 'application/json');
   // Past fastify's onSend, which rewords a tenant's other answers: reworded here.

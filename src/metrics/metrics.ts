@@ -65,31 +65,31 @@ export function createMetrics(statuses: () => CacherStatus[], watches?: () => Wa
   return { exposition, registry, stop };
 }
 
-/** What live reads hold of the members' answers (forward/live-buffer-budget.ts). */
-export interface LiveBufferStats {
-  heldBytes: number;
-  capacityBytes: number;
-  refusedBusy: number;
-  refusedTooLarge: number;
-  watches: number;
-  watchQueuedBytes: number;
+/** What live reads hold (forward/live-read-limits.ts). */
+export interface LiveReadSeriesStats {
+  buffer: { heldBytes: number; capacityBytes: number; refusedBusy: number; refusedTooLarge: number };
+  watches: { open: number; max: number; queuedBytes: number; refused: number };
 }
 
-/** The live reads' buffer: held and allowed bytes, and the reads it refused, by why. */
-export function liveBufferSeries(registry: Registry, stats: () => LiveBufferStats): void {
-  new Gauge({ name: 'flotilla_live_read_buffer_bytes', help: "Bytes of the members' answers live reads hold now.", registers: [registry], collect() { this.set(stats().heldBytes); } });
-  new Gauge({ name: 'flotilla_live_watch_queued_bytes', help: 'Bytes of live watch events written to clients that have not read them yet.', registers: [registry], collect() { this.set(stats().watchQueuedBytes); } });
-  new Gauge({ name: 'flotilla_live_read_buffer_capacity_bytes', help: 'Bytes live reads may hold at once (options.liveReads.maxBufferMiB).', registers: [registry], collect() { this.set(stats().capacityBytes); } });
+/** Live reads' limits: the answers held and allowed, live watches open and queued, reads refused by why. */
+export function liveReadSeries(registry: Registry, stats: () => LiveReadSeriesStats): void {
+  const gauge = (name: string, help: string, value: (s: LiveReadSeriesStats) => number) =>
+    new Gauge({ name, help, registers: [registry], collect() { this.set(value(stats())); } });
+  gauge('flotilla_live_read_buffer_bytes', "Bytes of the members' answers live reads hold now.", (s) => s.buffer.heldBytes);
+  gauge('flotilla_live_read_buffer_capacity_bytes', 'Bytes live reads may hold at once (options.liveReads.maxBufferMiB).', (s) => s.buffer.capacityBytes);
+  gauge('flotilla_live_watches', 'Live watches open now.', (s) => s.watches.open);
+  gauge('flotilla_live_watch_queued_bytes', 'Bytes of live watch events written to clients that have not read them yet.', (s) => s.watches.queuedBytes);
   new Counter({
     name: 'flotilla_live_reads_refused_total',
-    help: "Live reads refused with 429 because the members' answers would pass the buffer: busy (others hold it; Retry-After) or too_large (alone more than all of it).",
+    help: "Live reads refused with 429: busy (the members' answers would pass the buffer others hold; Retry-After), too_large (alone more than the buffer), watches (options.liveReads.maxWatches open).",
     labelNames: ['reason'],
     registers: [registry],
     collect() {
       const s = stats();
       this.reset();
-      this.inc({ reason: 'busy' }, s.refusedBusy);
-      this.inc({ reason: 'too_large' }, s.refusedTooLarge);
+      this.inc({ reason: 'busy' }, s.buffer.refusedBusy);
+      this.inc({ reason: 'too_large' }, s.buffer.refusedTooLarge);
+      this.inc({ reason: 'watches' }, s.watches.refused);
     },
   });
 }

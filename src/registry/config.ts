@@ -68,6 +68,11 @@ export const MEMBER_FAN_OUT = 256;
  * at once, within the 2 GiB the deployment requests beside a cache of 1M objects.
  */
 export const LIVE_BUFFER_MIB = 512;
+/**
+ * Live watches open at once (options.liveReads.maxWatches): each holds a connection to every
+ * member it asks, so 1000 over 100 members are 100k connections.
+ */
+export const LIVE_WATCHES = 1000;
 
 export interface FleetOptions {
   dropManagedFields: boolean;
@@ -94,7 +99,7 @@ export interface FleetOptions {
    * fanned out): on unless `enabled: false`; `exclude` names resources never read so, as kubectl
    * names them (`secrets`, `leases.coordination.k8s.io`).
    */
-  liveReads: { enabled: boolean; exclude: string[]; concurrency: number; maxBufferMiB: number };
+  liveReads: { enabled: boolean; exclude: string[]; concurrency: number; maxBufferMiB: number; maxWatches: number };
   /**
    * How often each member is probed (GET /readyz). A member whose probe has been outstanding
    * longer than this, or whose last probe failed, is silent: reads of its cached objects say so.
@@ -352,7 +357,7 @@ export function parseFleetDocument(doc: unknown, where: { source: string; baseDi
     });
   }
 
-  const options: FleetOptions = { dropManagedFields: true, listPageSize: 500, maxInflightListsPerMember: 4, maxInflightListPages: 8, watchBookmarkIntervalSeconds: 30, minWatchTimeoutSeconds: 1800, watchCatchUpStallSeconds: 60, maxWatchBufferMiB: 16, eventLogSize: 100_000, liveReads: { enabled: true, exclude: [], concurrency: MEMBER_FAN_OUT, maxBufferMiB: LIVE_BUFFER_MIB }, memberHeartbeatMilliseconds: 2000 };
+  const options: FleetOptions = { dropManagedFields: true, listPageSize: 500, maxInflightListsPerMember: 4, maxInflightListPages: 8, watchBookmarkIntervalSeconds: 30, minWatchTimeoutSeconds: 1800, watchCatchUpStallSeconds: 60, maxWatchBufferMiB: 16, eventLogSize: 100_000, liveReads: { enabled: true, exclude: [], concurrency: MEMBER_FAN_OUT, maxBufferMiB: LIVE_BUFFER_MIB, maxWatches: LIVE_WATCHES }, memberHeartbeatMilliseconds: 2000 };
   if (root.options !== undefined) {
     const o = c.object(root.options, 'options', ['dropManagedFields', 'listPageSize', 'maxInflightListsPerMember', 'maxInflightListPages', 'watchBookmarkIntervalSeconds', 'minWatchTimeoutSeconds', 'watchCatchUpStallSeconds', 'maxWatchBufferMiB', 'eventLogSize', 'liveReads', 'memberHeartbeatMilliseconds']);
     if (o?.dropManagedFields !== undefined) {
@@ -379,7 +384,7 @@ export function parseFleetDocument(doc: unknown, where: { source: string; baseDi
     int('eventLogSize', 1000, 100_000_000);
     int('memberHeartbeatMilliseconds', 50, 60_000);
     if (o?.liveReads !== undefined) {
-      const live = c.object(o.liveReads, 'options.liveReads', ['enabled', 'exclude', 'concurrency', 'maxBufferMiB']);
+      const live = c.object(o.liveReads, 'options.liveReads', ['enabled', 'exclude', 'concurrency', 'maxBufferMiB', 'maxWatches']);
       if (live?.enabled !== undefined) {
         if (typeof live.enabled !== 'boolean') c.fail('options.liveReads.enabled', 'must be true or false');
         else options.liveReads.enabled = live.enabled;
@@ -397,6 +402,11 @@ export function parseFleetDocument(doc: unknown, where: { source: string; baseDi
       if (mib !== undefined) {
         if (typeof mib !== 'number' || !Number.isInteger(mib) || mib < 1 || mib > 1_048_576) c.fail('options.liveReads.maxBufferMiB', `must be an integer from 1 to 1048576, got ${describe(mib)}`);
         else options.liveReads.maxBufferMiB = mib;
+      }
+      const watches = live?.maxWatches;
+      if (watches !== undefined) {
+        if (typeof watches !== 'number' || !Number.isInteger(watches) || watches < 1 || watches > 1_000_000) c.fail('options.liveReads.maxWatches', `must be an integer from 1 to 1000000, got ${describe(watches)}`);
+        else options.liveReads.maxWatches = watches;
       }
     }
   }

@@ -3,9 +3,9 @@ import type { CacheHealth, FleetMembers, ResourceCatalog } from '../cacher/cache
 import { WatchHub } from '../mux/watch.js';
 import { SnapshotRegistry } from '../mux/snapshots.js';
 import type { Store } from '../store/store.js';
-import { createMetrics, liveBufferSeries } from '../metrics/metrics.js';
-import { LiveBufferBudget } from '../forward/live-buffer-budget.js';
-import { LIVE_BUFFER_MIB } from '../registry/config.js';
+import { createMetrics, liveReadSeries } from '../metrics/metrics.js';
+import { LiveReadLimits } from '../forward/live-read-limits.js';
+import { LIVE_BUFFER_MIB, LIVE_WATCHES } from '../registry/config.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import type { ReadAuthorizer } from '../authz/authorizer.js';
 import type { MemberPolicies } from '../authz/member-policies.js';
@@ -102,8 +102,8 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
     stopMetrics();
   });
   const live = opts.liveReads;
-  const liveBudget = live ? new LiveBufferBudget((live.maxBufferMiB ?? LIVE_BUFFER_MIB) * 1024 * 1024) : undefined;
-  if (liveBudget) liveBufferSeries(metrics, () => liveBudget.stats());
+  const liveLimits = live ? new LiveReadLimits((live.maxBufferMiB ?? LIVE_BUFFER_MIB) * 1024 * 1024, live.maxWatches ?? LIVE_WATCHES) : undefined;
+  if (liveLimits) liveReadSeries(metrics, () => liveLimits.stats());
   const discovery = new FleetDiscovery(fleet, catalog, (group, resource) => live !== undefined && servedLive(live, group, resource));
   const noTenants = new Tenants([]);
   const tenants = opts.tenants ?? (() => noTenants);
@@ -147,9 +147,9 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
   void app.register(authenticationPlugin, { callers });
   void app.register(metadataProtobufPlugin);
   void app.register(healthPlugin, { health, slis });
-  void app.register(statusPlugin, { health, metrics: exposition, slis, fleet, callers, authorizer: opts.authorizer, live: opts.liveReads, liveBudget, hierarchy });
+  void app.register(statusPlugin, { health, metrics: exposition, slis, fleet, callers, authorizer: opts.authorizer, live: opts.liveReads, liveLimits, hierarchy });
   void app.register(discoveryPlugin, { fleet, discovery, tenantOf, frontProxied: (req) => callers.frontProxied(req) });
-  void app.register(readsPlugin, { fleet, catalog, health, store, hub, snapshots, writes, callers, authorizer: opts.authorizer, forward, hierarchy, live: opts.liveReads, liveBudget, watch: opts.watch });
+  void app.register(readsPlugin, { fleet, catalog, health, store, hub, snapshots, writes, callers, authorizer: opts.authorizer, forward, hierarchy, live: opts.liveReads, liveLimits, watch: opts.watch });
   void app.register(subresourcesPlugin, { fleet, catalog, store, callerHeaders: forward.callerHeaders, enterTenant: (req) => callers.tenantOf(req), getAccess: forward.getAccess, recent: forward.recent, metrics });
   void app.register(selfReviewsPlugin, { fleet, callers, authorizer: opts.authorizer });
   void app.register(writesPlugin, { fleet, forward });

@@ -759,9 +759,9 @@ describe('a live watch whose client reads slowly', () => {
       rvs.push((JSON.parse(w.body) as Obj).metadata.resourceVersion!);
     }
     await new Promise((r) => setTimeout(r, 2000));
-    const held = (JSON.parse((await ok(flotilla.endpoint, '/status')).body) as { live: { buffer: { watches: number; watchQueuedBytes: number } } }).live.buffer;
-    expect(held.watches).toBeGreaterThanOrEqual(1);
-    expect(held.watchQueuedBytes, `${held.watchQueuedBytes} bytes queued for a client that reads nothing`).toBeLessThan(4 * 1024 * 1024);
+    const held = (JSON.parse((await ok(flotilla.endpoint, '/status')).body) as { live: { watches: { open: number; queuedBytes: number } } }).live.watches;
+    expect(held.open).toBeGreaterThanOrEqual(1);
+    expect(held.queuedBytes, `${held.queuedBytes} bytes queued for a client that reads nothing`).toBeLessThan(4 * 1024 * 1024);
     // Reading again, the client gets east's events in east's order, none twice; if east ended its
     // blocked watch, the stream ends and a watch from the last RV seen brings the rest.
     res.resume();
@@ -782,4 +782,63 @@ describe('a live watch whose client reads slowly', () => {
     res.destroy();
     expect(seen).toEqual(rvs);
   }, 90_000);
+});
+
+// Every member request once shared one pool of 64 connections a member: a caller's 64 live
+// watches took them all, and every other request to that member (lists, gets, writes, the token
+// reviews that authenticate every caller) waited out its timeout. Long-running requests now have
+// connections of their own.
+describe('many live watches', () => {
+  it('past options.liveReads.maxWatches open, a new one is refused with 429 and Retry-After until one closes', async () => {
+    const few = await startFlotillaProcess({ fleet, dir: join(fleet.dir, 'flotilla-live-reads-3-watches'), options: { liveReads: { maxWatches: 3 } } });
+    const watches: { close(): void }[] = [];
+    try {
+      const path = `/api/v1/namespaces/${NS}/configmaps?watch=true`;
+      for (let i = 0; i < 3; i++) {
+        const w = await openWatch(few.endpoint, path);
+        expect(w.status).toBe(200);
+        watches.push(w);
+      }
+      const refused = await memberRequest(few.endpoint, 'GET', path, undefined, { timeoutMs: 10_000 });
+      expect(refused.status, refused.body.slice(0, 300)).toBe(429);
+      expect(refused.headers['retry-after']).toBe('1');
+      expect(JSON.parse(refused.body)).toMatchObject({ reason: 'TooManyRequests', message: expect.stringMatching(/as many live watches open as it may \(3, options\.liveReads\.maxWatches\)/) });
+      // Lists and gets are not watches: they still answer.
+      expect((await memberRequest(few.endpoint, 'GET', `/api/v1/namespaces/${NS}/configmaps`)).status).toBe(200);
+      watches.shift()!.close();
+      await until('a watch freed', async () => (JSON.parse((await ok(few.endpoint, '/status')).body) as { live: { watches: { open: number } } }).live.watches.open === 2);
+      const again = await openWatch(few.endpoint, path);
+      watches.push(again);
+      expect(again.status).toBe(200);
+      const metrics = (await ok(few.endpoint, '/metrics', { accept: 'text/plain' })).body;
+      expect(metrics).toMatch(/^flotilla_live_reads_refused_total\{reason="watches"\} 1$/m);
+      expect(metrics).toMatch(/^flotilla_live_watches 3$/m);
+    } finally {
+      for (const w of watches) w.close();
+      await few.stop();
+    }
+  });
+
+  it('leave the member connections other requests need: gets, writes, cached reads and new callers answer at once', async () => {
+    const watches: { close(): void }[] = [];
+    try {
+      for (let i = 0; i < 70; i++) watches.push(await openWatch(flotilla.endpoint, `/api/v1/namespaces/${NS}/configmaps?watch=true`));
+      const timed = async (what: string, call: () => Promise<MemberResponse>, expected: number) => {
+        const started = Date.now();
+        const res = await call();
+        expect(res.status, `${what}: ${res.body.slice(0, 300)}`).toBe(expected);
+        expect(Date.now() - started, `${what} took`).toBeLessThan(3000);
+      };
+      const opts = { timeoutMs: 20_000 };
+      await timed('a live get', () => memberRequest(flotilla.endpoint, 'GET', `/api/v1/namespaces/${NS}/configmaps/cm-${east.name}-1`, undefined, opts), 200);
+      await timed('a live list', () => memberRequest(flotilla.endpoint, 'GET', `/api/v1/namespaces/${NS}/configmaps`, undefined, opts), 200);
+      await timed('a write', () => memberRequest(flotilla.endpoint, 'PATCH', `/api/v1/namespaces/${NS}/configmaps/cm-${east.name}-1`, { metadata: { annotations: { 'many-watches': 'patched' } } }, { ...opts, contentType: 'application/merge-patch+json' }), 200);
+      await timed('a cached list', () => memberRequest(flotilla.endpoint, 'GET', '/api/v1/namespaces', undefined, opts), 200);
+      // A caller flotilla has not seen: its token is reviewed by the first member, then every
+      // member refuses it (bob may read no configmaps): reviewed and asked, not left waiting.
+      await timed('a new caller (token review)', () => memberRequest(flotilla.endpoint, 'GET', `/api/v1/namespaces/${NS}/configmaps`, undefined, { ...opts, token: bob.token }), 403);
+    } finally {
+      for (const w of watches) w.close();
+    }
+  }, 120_000);
 });

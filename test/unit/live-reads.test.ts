@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, LIVE_BUFFER_MIB, MEMBER_FAN_OUT, parseFleetConfig } from '../../src/registry/config.js';
+import { ConfigError, LIVE_BUFFER_MIB, LIVE_WATCHES, MEMBER_FAN_OUT, parseFleetConfig } from '../../src/registry/config.js';
 import { chooseLiveGet, decodeLiveContinue, encodeLiveContinue, leftOutWarning, servedLive, settled, shareLimit } from '../../src/forward/live-reads.js';
 import { decodeContinue, encodeContinue, encodeGlobalRV } from '../../src/api/global-rv.js';
 import type { StatusError } from '../../src/api/status.js';
@@ -8,11 +8,11 @@ const parse = (options: string) => parseFleetConfig(`clusters: [{ name: east, se
 
 describe('live reads configuration (options.liveReads)', () => {
   it('is on by default, excluding nothing', () => {
-    expect(parse('').options.liveReads).toEqual({ enabled: true, exclude: [], concurrency: MEMBER_FAN_OUT, maxBufferMiB: LIVE_BUFFER_MIB });
+    expect(parse('').options.liveReads).toEqual({ enabled: true, exclude: [], concurrency: MEMBER_FAN_OUT, maxBufferMiB: LIVE_BUFFER_MIB, maxWatches: LIVE_WATCHES });
   });
-  it('reads enabled, exclude, concurrency and maxBufferMiB', () => {
-    const c = parse('options: { liveReads: { enabled: true, exclude: [secrets, leases.coordination.k8s.io], concurrency: 16, maxBufferMiB: 64 } }');
-    expect(c.options.liveReads).toEqual({ enabled: true, exclude: ['secrets', 'leases.coordination.k8s.io'], concurrency: 16, maxBufferMiB: 64 });
+  it('reads enabled, exclude, concurrency, maxBufferMiB and maxWatches', () => {
+    const c = parse('options: { liveReads: { enabled: true, exclude: [secrets, leases.coordination.k8s.io], concurrency: 16, maxBufferMiB: 64, maxWatches: 50 } }');
+    expect(c.options.liveReads).toEqual({ enabled: true, exclude: ['secrets', 'leases.coordination.k8s.io'], concurrency: 16, maxBufferMiB: 64, maxWatches: 50 });
     expect(servedLive(c.options.liveReads, '', 'secrets')).toBe(false);
     expect(servedLive(c.options.liveReads, 'coordination.k8s.io', 'leases')).toBe(false);
     expect(servedLive(c.options.liveReads, '', 'events')).toBe(true);
@@ -32,6 +32,9 @@ describe('live reads configuration (options.liveReads)', () => {
     }
     for (const mib of ['0', '1.5', 'lots', '1048577']) {
       expect(() => parse(`options: { liveReads: { maxBufferMiB: ${mib} } }`)).toThrow(/options\.liveReads\.maxBufferMiB: must be an integer from 1 to 1048576/);
+    }
+    for (const n of ['0', '1.5', 'all', '1000001']) {
+      expect(() => parse(`options: { liveReads: { maxWatches: ${n} } }`)).toThrow(/options\.liveReads\.maxWatches: must be an integer from 1 to 1000000/);
     }
   });
 });

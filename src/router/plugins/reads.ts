@@ -24,7 +24,7 @@ import { VIEW_STEPS, buildReadView } from '../../view/steps.js';
 import type { DeletedObject, WriteTracker } from '../../forward/read-your-writes.js';
 import { forwardRead, type ForwardDeps } from '../../forward/writes.js';
 import { liveRead, servedLive, type LiveReadDeps, type LiveReadsConfig } from '../../forward/live-reads.js';
-import type { LiveBufferBudget } from '../../forward/live-buffer-budget.js';
+import type { LiveReadLimits } from '../../forward/live-read-limits.js';
 import type { Callers } from '../callers.js';
 import { CLUSTER_PREFIXES, targetOf } from '../target.js';
 import { MAX_TIMER_MS, int64Param, notServed, one, sendBytes, type Query } from '../replies.js';
@@ -50,8 +50,8 @@ export interface ReadsOptions {
   /** minTimeoutSeconds: as the apiserver's --min-request-timeout, for watches without timeoutSeconds. */
   /** Uncached resources, read live from the members (src/forward/live-reads.ts); absent: not served. */
   live?: LiveReadsConfig;
-  /** What live reads may hold of the members' answers at once (each read takes a hold of it). */
-  liveBudget?: LiveBufferBudget;
+  /** What live reads may hold at once: bytes of the members' answers (each read takes a hold), watches. */
+  liveLimits?: LiveReadLimits;
   watch?: { bookmarkIntervalMs?: number; maxBufferedBytes?: number; minTimeoutSeconds?: number; catchUpStallMs?: number };
 }
 
@@ -127,7 +127,7 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
 
   /** The read asked of the members (forward/live-reads.ts); `clusters`: those a cached resource comes from. */
   async function readLive(req: FastifyRequest, reply: FastifyReply, live: LiveReadsConfig, target: ResourceTarget, clusters?: readonly string[]): Promise<FastifyReply> {
-    const hold = opts.liveBudget?.hold();
+    const hold = opts.liveLimits?.hold();
     // 'close' comes once the answer is written, or the connection is gone: either way the bytes are free.
     if (hold) reply.raw.once('close', () => hold.release());
     return liveRead(req, reply, { fleet, config: live, callerHeaders: opts.forward.callerHeaders, ...(await liveEdits(req, target)), ...(hold ? { hold } : {}) }, target, clusters);

@@ -5,7 +5,7 @@ import { forbidden } from '../../api/status.js';
 import type { Callers } from '../callers.js';
 import { sendJson } from '../replies.js';
 import { liveStatus, type LiveReadsConfig } from '../../forward/live-reads.js';
-import type { LiveBufferBudget } from '../../forward/live-buffer-budget.js';
+import type { LiveReadLimits } from '../../forward/live-read-limits.js';
 import type { NamespaceForest } from '../../hierarchy/namespace-forest.js';
 import type { Exposition } from '../../metrics/metrics.js';
 import type { HealthSlis } from '../../metrics/health-slis.js';
@@ -25,13 +25,13 @@ export interface StatusOptions {
   authorizer: ReadAuthorizer;
   /** Which uncached resources are read live (shown as `live`). */
   live?: LiveReadsConfig;
-  /** The bytes live reads hold now, of what they may (shown as `live.buffer`). */
-  liveBudget?: LiveBufferBudget;
+  /** What live reads hold now, of what they may (shown as `live.buffer` and `live.watches`). */
+  liveLimits?: LiveReadLimits;
   /** The members' namespace trees: their cycles and missing parents are shown as `hierarchy`. */
   hierarchy?: NamespaceForest;
 }
 
-export const statusPlugin: FastifyPluginAsync<StatusOptions> = async (app, { health, metrics, slis, fleet, callers, authorizer, live, liveBudget, hierarchy }) => {
+export const statusPlugin: FastifyPluginAsync<StatusOptions> = async (app, { health, metrics, slis, fleet, callers, authorizer, live, liveLimits, hierarchy }) => {
   app.addHook('onRequest', async (req) => {
     const path = req.url.split('?')[0]!;
     const caller = await callers.reader(req.raw);
@@ -46,7 +46,7 @@ export const statusPlugin: FastifyPluginAsync<StatusOptions> = async (app, { hea
       synced: health.isSynced(),
       members: health.heartbeats(),
       cachers: health.status(),
-      live: live ? liveStatus(live, liveBudget) : { enabled: false, served: 'none', exclude: [] },
+      live: live ? liveStatus(live, liveLimits) : { enabled: false, served: 'none', exclude: [] },
       hierarchy: { problems: hierarchy ? hierarchy.problems(fleet.clusterNames()) : [] },
     }),
   );
