@@ -163,6 +163,7 @@ export class Authenticator {
         headers: { 'content-type': 'application/json', accept: 'application/json' },
         body: JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } }),
         signal: AbortSignal.timeout(REVIEW_TIMEOUT_MS),
+        lane: 'reviews',
       });
     } catch (e) {
       const why = (e as Error).name === 'TimeoutError' || (e as Error).name === 'AbortError' ? `no answer within ${REVIEW_TIMEOUT_MS / 1000} s` : (e as Error).message;

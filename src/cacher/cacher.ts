@@ -297,7 +297,7 @@ export class ResourceCacher {
       headers: { accept: TABLE_ACCEPT },
       signal: this.abort.signal,
       idleTimeoutMs: (timeoutSeconds + 90) * 1000,
-      longRunning: true,
+      lane: 'long-running',
     });
     if (res.statusCode === 410) {
       res.resume();

@@ -647,7 +647,7 @@ async function liveWatch(reply: FastifyReply, deps: LiveReadDeps, clusters: read
     aborter.signal.addEventListener('abort', stop, { once: true });
     const headerTimer = setTimeout(() => own.abort(), deps.memberTimeoutMs ?? 10_000);
     try {
-      const res = await member.send({ method: 'GET', path: `${path}?${q}`, headers, signal: own.signal, longRunning: true });
+      const res = await member.send({ method: 'GET', path: `${path}?${q}`, headers, signal: own.signal, lane: 'long-running' });
       clearTimeout(headerTimer);
       if (res.statusCode === 200) return { cluster, status: 200, headers: res.headers, stream: res };
       const chunks: Buffer[] = [];

@@ -64,7 +64,7 @@ async function forward(deps: SubresourceDeps, metrics: SubresourceMetrics, open:
       ...(withBody ? { body: req.raw } : {}),
       signal: abort.signal,
       // A followed log or a proxied stream lasts as long as its client reads.
-      longRunning: true,
+      lane: 'long-running',
     });
   } catch (e) {
     reply.raw.off('close', onClientGone);

@@ -87,6 +87,7 @@ export class AccessReviews {
           },
         }),
         signal: AbortSignal.timeout(REVIEW_TIMEOUT_MS),
+        lane: 'reviews',
       });
     } catch (e) {
       throw serviceUnavailable(`cluster "${cluster}" did not answer an access review: ${(e as Error).message}`);

@@ -22,13 +22,20 @@ export interface MemberRequest {
   signal?: AbortSignal;
   /** Socket idle timeout; watches rely on bookmarks to keep the socket busy. */
   idleTimeoutMs?: number;
-  /**
-   * A request that stays open as long as its reader wants (a watch, a followed log, a proxied
-   * stream): sent on connections of its own, never the pool's, which would otherwise be taken
-   * by them (MemberClient.streamAgent).
-   */
-  longRunning?: boolean;
+  /** Which connections carry it (MemberLane; default 'pool'). */
+  lane?: MemberLane;
 }
+
+/**
+ * Which connections to a member a request goes on, so that no kind of request can take the
+ * connections another needs:
+ * - 'pool': requests that end (lists, gets, writes), 64 keep-alive connections;
+ * - 'long-running': requests that stay open as long as their reader wants (watches, followed
+ *   logs, proxied streams), a connection each;
+ * - 'reviews': the TokenReviews and SubjectAccessReviews that authenticate and authorize every
+ *   caller, on connections of their own, so that no caller's flood of reads delays another's.
+ */
+export type MemberLane = 'pool' | 'long-running' | 'reviews';
 
 /** What a request sent on a pooled connection the member had closed fails with. */
 const STALE_SOCKET_ERRORS: ReadonlySet<string> = new Set(['ECONNRESET', 'EPIPE']);
@@ -68,6 +75,11 @@ export class MemberClient {
      * reviews then waited out their timeouts, and every caller got 503s, cached reads too.
      */
     private readonly streamAgent: Agent | HttpAgent,
+    /**
+     * Connections for reviews. In the pool, behind one caller's 300 parallel live lists, another
+     * caller's cached list waited 11.5 s for its token and access reviews.
+     */
+    private readonly reviewAgent: Agent | HttpAgent,
   ) {}
 
   static async create(cfg: ClusterConfig): Promise<MemberClient> {
@@ -104,9 +116,8 @@ export class MemberClient {
     const agent = server.protocol === 'http:' ? new HttpAgent(agentOpts) : new Agent({ ...agentOpts, ...tls });
     const probeOpts = { keepAlive: true, maxSockets: 1 };
     const probeAgent = server.protocol === 'http:' ? new HttpAgent(probeOpts) : new Agent({ ...probeOpts, ...tls });
-    const streamOpts = { keepAlive: true };
-    const streamAgent = server.protocol === 'http:' ? new HttpAgent(streamOpts) : new Agent({ ...streamOpts, ...tls });
-    const client = new MemberClient(cfg.name, server, tls, headers, agent, probeAgent, streamAgent);
+    const unbounded = () => (server.protocol === 'http:' ? new HttpAgent({ keepAlive: true }) : new Agent({ keepAlive: true, ...tls }));
+    const client = new MemberClient(cfg.name, server, tls, headers, agent, probeAgent, unbounded(), unbounded());
     if (cfg.server && cfg.tokenFile) client.tokenSource = { file: cfg.tokenFile, readAt: Date.now() };
     return client;
   }
@@ -135,7 +146,7 @@ export class MemberClient {
   send(req: MemberRequest, retried = false): Promise<IncomingMessage> {
     return new Promise((resolve, reject) => {
       let answered = false;
-      const r = this.open(req, req.longRunning ? this.streamAgent : this.agent, (res) => {
+      const r = this.open(req, req.lane === 'long-running' ? this.streamAgent : req.lane === 'reviews' ? this.reviewAgent : this.agent, (res) => {
         answered = true;
         if ((res.statusCode ?? 0) < 500) this.onAnswer?.();
         resolve(res);
@@ -259,6 +270,7 @@ export class MemberClient {
     this.agent.destroy();
     this.probeAgent.destroy();
     this.streamAgent.destroy();
+    this.reviewAgent.destroy();
   }
 }
 
