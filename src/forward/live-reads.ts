@@ -196,8 +196,8 @@ export async function liveRead(req: FastifyRequest, reply: FastifyReply, deps: L
 }
 
 /**
- * One member's answer, or why there is none. A read the buffer budget refused fails whole (its
- * refusal, a 429), rather than leave members out: flotilla's own load is no member's failure.
+ * One member's answer, or why there is none. A read the live reads' buffer refused fails whole
+ * (its refusal, a 429), rather than leave members out: flotilla's own load is no member's failure.
  */
 async function askMember(deps: LiveReadDeps, cluster: string, path: string, query: URLSearchParams, headers: Record<string, string | string[]>): Promise<MemberResult> {
   const member = deps.fleet.member(cluster);
