@@ -76,8 +76,8 @@ export class MemberClient {
      */
     private readonly streamAgent: Agent | HttpAgent,
     /**
-     * Connections for reviews. In the pool, behind one caller's 200 live lists that the members
-     * held (each ~3 s), another caller's token review timed out: a 503 after 9.2 s.
+     * Connections for reviews, 64 of their own. In the pool, behind one caller's 200 live lists
+     * that the members held (each ~3 s), another caller's token review timed out: a 503 after 9.2 s.
      */
     private readonly reviewAgent: Agent | HttpAgent,
   ) {}
@@ -112,12 +112,13 @@ export class MemberClient {
       servername: opts.servername,
     } satisfies RequestOptions;
     const server = new URL(current.server);
-    const agentOpts = { keepAlive: true, maxSockets: 64 };
-    const agent = server.protocol === 'http:' ? new HttpAgent(agentOpts) : new Agent({ ...agentOpts, ...tls });
-    const probeOpts = { keepAlive: true, maxSockets: 1 };
-    const probeAgent = server.protocol === 'http:' ? new HttpAgent(probeOpts) : new Agent({ ...probeOpts, ...tls });
-    const unbounded = () => (server.protocol === 'http:' ? new HttpAgent({ keepAlive: true }) : new Agent({ keepAlive: true, ...tls }));
-    const client = new MemberClient(cfg.name, server, tls, headers, agent, probeAgent, unbounded(), unbounded());
+    const agentOf = (opts: { keepAlive: true; maxSockets?: number }) => (server.protocol === 'http:' ? new HttpAgent(opts) : new Agent({ ...opts, ...tls }));
+    const pool = agentOf({ keepAlive: true, maxSockets: 64 });
+    const probeAgent = agentOf({ keepAlive: true, maxSockets: 1 });
+    // Long-running requests are bounded where they are made (options.liveReads.maxWatches, the
+    // cached resources); reviews end quickly, and their own 64 keep a flood of unknown tokens
+    // from opening a connection each.
+    const client = new MemberClient(cfg.name, server, tls, headers, pool, probeAgent, agentOf({ keepAlive: true }), agentOf({ keepAlive: true, maxSockets: 64 }));
     if (cfg.server && cfg.tokenFile) client.tokenSource = { file: cfg.tokenFile, readAt: Date.now() };
     return client;
   }
