@@ -279,7 +279,7 @@ Try:
   kubectl --kubeconfig ${kc} get pods -A -l team-data.tree.hnc.x-k8s.io/depth   # a namespace subtree in every member: east's payments, west's analytics
   kubectl --kubeconfig ${kc} get ns -l 'team-data.tree.hnc.x-k8s.io/depth=1'     # the children of team-data, member by member
   kubectl --kubeconfig ${kc} annotate ns payments hnc.x-k8s.io/subnamespace-of-   # move payments out: a running get -w -l … shows its pods DELETED
-  kubectl --kubeconfig ${kc} get events -A                     # not cached: read live from every member, as you
+  kubectl --kubeconfig ${kc} get serviceaccounts -A           # not cached: read live from every member, as you (events are cached here: describe shows them)
   kubectl --kubeconfig ${kc} get --raw /metrics | grep ^flotilla_live   # what live reads hold now (answers, watches) and refused (429), of options.liveReads' bounds
   kubectl --kubeconfig ${kc} api-resources --verbs=delete      # discovery is the members' own, merged
   kubectl --kubeconfig ${kc} annotate deployment -n shop cart note=hi           # 409: east and north both have it
