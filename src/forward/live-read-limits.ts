@@ -1,5 +1,6 @@
 import type { Writable } from 'node:stream';
 import { tooManyRequests, StatusError } from '../api/status.js';
+import type { LiveReadStats } from '../metrics/metrics.js';
 
 /**
  * What live reads may hold at once, so that no caller can take flotilla's memory or connections
@@ -83,12 +84,6 @@ export class LiveReadLimits {
   give(bytes: number): void {
     this.heldBytes -= bytes;
   }
-}
-
-export interface LiveReadStats {
-  buffer: { heldBytes: number; capacityBytes: number; refusedBusy: number; refusedTooLarge: number };
-  /** `queuedBytes`: written to watch clients that have not read them yet. */
-  watches: { open: number; max: number; queuedBytes: number; refused: number };
 }
 
 const MiB = 1024 * 1024;

@@ -21,7 +21,8 @@ import { answerToTenant, type TenantNames } from '../tenancy/answers.js';
 import { isJsonObject } from '../util/json-object.js';
 import { LIVE_BUFFER_MIB, LIVE_WATCHES, MEMBER_FAN_OUT } from '../registry/config.js';
 import { AnswerRefusedError } from '../members/member-client.js';
-import type { LiveBufferHold, LiveReadLimits, LiveReadStats } from './live-read-limits.js';
+import type { LiveBufferHold, LiveReadLimits } from './live-read-limits.js';
+import type { LiveReadStats } from '../metrics/metrics.js';
 
 /**
  * Live reads: a get or list of a resource flotilla does not cache is asked of the members

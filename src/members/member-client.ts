@@ -63,23 +63,19 @@ export class MemberClient {
     readonly server: URL,
     private readonly tls: RequestOptions,
     private authHeaders: Record<string, string>,
-    private readonly agent: Agent | HttpAgent,
+    /**
+     * Each lane's connections (MemberLane). 'long-running' has as many as it needs: in one pool of
+     * 64, a caller's 64 live watches took every connection to a member, its lists, gets, writes
+     * and token reviews then waited out their timeouts, and every caller got 503s, cached reads
+     * too. 'reviews' has 64 of its own: in the pool, behind one caller's 200 live lists that the
+     * members held (each ~3 s), another caller's token review timed out, a 503 after 9.2 s.
+     */
+    private readonly lanes: Record<MemberLane, Agent | HttpAgent>,
     /**
      * One connection of its own for the heartbeat's probes: queued behind the pool's watches and
      * lists, a probe would call a busy member silent.
      */
     private readonly probeAgent: Agent | HttpAgent,
-    /**
-     * Connections for long-running requests, as many as they need. In the pool's 64, a caller's
-     * 64 live watches took every connection to a member: its lists, gets, writes and token
-     * reviews then waited out their timeouts, and every caller got 503s, cached reads too.
-     */
-    private readonly streamAgent: Agent | HttpAgent,
-    /**
-     * Connections for reviews, 64 of their own. In the pool, behind one caller's 200 live lists
-     * that the members held (each ~3 s), another caller's token review timed out: a 503 after 9.2 s.
-     */
-    private readonly reviewAgent: Agent | HttpAgent,
   ) {}
 
   static async create(cfg: ClusterConfig): Promise<MemberClient> {
@@ -113,12 +109,15 @@ export class MemberClient {
     } satisfies RequestOptions;
     const server = new URL(current.server);
     const agentOf = (opts: { keepAlive: true; maxSockets?: number }) => (server.protocol === 'http:' ? new HttpAgent(opts) : new Agent({ ...opts, ...tls }));
-    const pool = agentOf({ keepAlive: true, maxSockets: 64 });
-    const probeAgent = agentOf({ keepAlive: true, maxSockets: 1 });
     // Long-running requests are bounded where they are made (options.liveReads.maxWatches, the
     // cached resources); reviews end quickly, and their own 64 keep a flood of unknown tokens
     // from opening a connection each.
-    const client = new MemberClient(cfg.name, server, tls, headers, pool, probeAgent, agentOf({ keepAlive: true }), agentOf({ keepAlive: true, maxSockets: 64 }));
+    const lanes = {
+      pool: agentOf({ keepAlive: true, maxSockets: 64 }),
+      'long-running': agentOf({ keepAlive: true }),
+      reviews: agentOf({ keepAlive: true, maxSockets: 64 }),
+    };
+    const client = new MemberClient(cfg.name, server, tls, headers, lanes, agentOf({ keepAlive: true, maxSockets: 1 }));
     if (cfg.server && cfg.tokenFile) client.tokenSource = { file: cfg.tokenFile, readAt: Date.now() };
     return client;
   }
@@ -147,7 +146,7 @@ export class MemberClient {
   send(req: MemberRequest, retried = false): Promise<IncomingMessage> {
     return new Promise((resolve, reject) => {
       let answered = false;
-      const r = this.open(req, req.lane === 'long-running' ? this.streamAgent : req.lane === 'reviews' ? this.reviewAgent : this.agent, (res) => {
+      const r = this.open(req, this.lanes[req.lane ?? 'pool'], (res) => {
         answered = true;
         if ((res.statusCode ?? 0) < 500) this.onAnswer?.();
         resolve(res);
@@ -268,10 +267,8 @@ export class MemberClient {
   }
 
   close(): void {
-    this.agent.destroy();
+    for (const agent of Object.values(this.lanes)) agent.destroy();
     this.probeAgent.destroy();
-    this.streamAgent.destroy();
-    this.reviewAgent.destroy();
   }
 }
 

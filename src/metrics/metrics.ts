@@ -65,15 +65,16 @@ export function createMetrics(statuses: () => CacherStatus[], watches?: () => Wa
   return { exposition, registry, stop };
 }
 
-/** What live reads hold (forward/live-read-limits.ts). */
-export interface LiveReadSeriesStats {
+/** What live reads hold and refused (forward/live-read-limits.ts), for /status and /metrics. */
+export interface LiveReadStats {
   buffer: { heldBytes: number; capacityBytes: number; refusedBusy: number; refusedTooLarge: number };
+  /** `queuedBytes`: written to watch clients that have not read them yet. */
   watches: { open: number; max: number; queuedBytes: number; refused: number };
 }
 
 /** Live reads' limits: the answers held and allowed, live watches open and queued, reads refused by why. */
-export function liveReadSeries(registry: Registry, stats: () => LiveReadSeriesStats): void {
-  const gauge = (name: string, help: string, value: (s: LiveReadSeriesStats) => number) =>
+export function liveReadSeries(registry: Registry, stats: () => LiveReadStats): void {
+  const gauge = (name: string, help: string, value: (s: LiveReadStats) => number) =>
     new Gauge({ name, help, registers: [registry], collect() { this.set(value(stats())); } });
   gauge('flotilla_live_read_buffer_bytes', "Bytes of the members' answers live reads hold now.", (s) => s.buffer.heldBytes);
   gauge('flotilla_live_read_buffer_capacity_bytes', 'Bytes live reads may hold at once (options.liveReads.maxBufferMiB).', (s) => s.buffer.capacityBytes);

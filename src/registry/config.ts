@@ -369,11 +369,16 @@ export function parseFleetDocument(doc: unknown, where: { source: string; baseDi
       if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 10000) c.fail('options.listPageSize', `must be an integer from 1 to 10000, got ${describe(n)}`);
       else options.listPageSize = n;
     }
+    /** `n` when it is an integer from `min` to `max`; undefined (a failure named at `path` when given). */
+    const intIn = (n: unknown, path: string, min: number, max: number): number | undefined => {
+      if (n === undefined) return undefined;
+      if (typeof n === 'number' && Number.isInteger(n) && n >= min && n <= max) return n;
+      c.fail(path, `must be an integer from ${min} to ${max}, got ${describe(n)}`);
+      return undefined;
+    };
     const int = (field: 'maxInflightListsPerMember' | 'maxInflightListPages' | 'watchBookmarkIntervalSeconds' | 'minWatchTimeoutSeconds' | 'watchCatchUpStallSeconds' | 'maxWatchBufferMiB' | 'eventLogSize' | 'memberHeartbeatMilliseconds', min: number, max: number) => {
-      const n = o?.[field];
-      if (n === undefined) return;
-      if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > max) c.fail(`options.${field}`, `must be an integer from ${min} to ${max}, got ${describe(n)}`);
-      else options[field] = n;
+      const n = intIn(o?.[field], `options.${field}`, min, max);
+      if (n !== undefined) options[field] = n;
     };
     int('maxInflightListsPerMember', 1, 100);
     int('maxInflightListPages', 1, 10_000);
@@ -393,20 +398,9 @@ export function parseFleetDocument(doc: unknown, where: { source: string; baseDi
         if (!RESOURCE_NAME.test(s)) c.fail(sp, `must be a resource as kubectl names it (resource, or resource.group), got ${JSON.stringify(s)}`);
       });
       if (exclude) options.liveReads.exclude = exclude;
-      const width = live?.concurrency;
-      if (width !== undefined) {
-        if (typeof width !== 'number' || !Number.isInteger(width) || width < 1 || width > 10_000) c.fail('options.liveReads.concurrency', `must be an integer from 1 to 10000, got ${describe(width)}`);
-        else options.liveReads.concurrency = width;
-      }
-      const mib = live?.maxBufferMiB;
-      if (mib !== undefined) {
-        if (typeof mib !== 'number' || !Number.isInteger(mib) || mib < 1 || mib > 1_048_576) c.fail('options.liveReads.maxBufferMiB', `must be an integer from 1 to 1048576, got ${describe(mib)}`);
-        else options.liveReads.maxBufferMiB = mib;
-      }
-      const watches = live?.maxWatches;
-      if (watches !== undefined) {
-        if (typeof watches !== 'number' || !Number.isInteger(watches) || watches < 1 || watches > 1_000_000) c.fail('options.liveReads.maxWatches', `must be an integer from 1 to 1000000, got ${describe(watches)}`);
-        else options.liveReads.maxWatches = watches;
+      for (const [field, max] of [['concurrency', 10_000], ['maxBufferMiB', 1_048_576], ['maxWatches', 1_000_000]] as const) {
+        const n = intIn(live?.[field], `options.liveReads.${field}`, 1, max);
+        if (n !== undefined) options.liveReads[field] = n;
       }
     }
   }
