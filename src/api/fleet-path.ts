@@ -1,3 +1,5 @@
+import { canonicalUrl } from './request-info.js';
+import { StatusError } from './status.js';
 /**
  * Flotilla as an extension apiserver of a hub: the group it registers (APIService
  * `v1alpha1.search.flotilla.io`), and the path under which the whole fleet API is served, so a
@@ -19,4 +21,28 @@ export function withoutFleetPath(url: string): string | undefined {
   if (rest.startsWith('/')) return rest;
   if (rest.startsWith('?')) return `/${rest}`;
   return undefined;
+}
+
+/**
+ * A request's URL as every later step reads it: canonical (`canonicalUrl`: `/%61pis/…` is
+ * `/apis/…`), then with the fleet path taken off. A URL that has no canonical form stays as it
+ * came, and is answered 400 where its path is first read (`parseRequestPath`, a tenant's rewrite).
+ */
+export function edgeUrl(raw: string): string {
+  const url = canonicalOrAsCame(raw);
+  return withoutFleetPath(url) ?? url;
+}
+
+/** Whether a request came in under FLEET_PATH, in whichever encoding. */
+export function cameUnderFleetPath(raw: string): boolean {
+  return withoutFleetPath(canonicalOrAsCame(raw)) !== undefined;
+}
+
+function canonicalOrAsCame(raw: string): string {
+  try {
+    return canonicalUrl(raw);
+  } catch (e) {
+    if (!(e instanceof StatusError)) throw e;
+    return raw;
+  }
 }

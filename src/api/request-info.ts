@@ -25,9 +25,7 @@ export type RequestTarget =
 const NAMESPACE_SUBRESOURCES = new Set(['status', 'finalize']);
 
 export function parseRequestPath(rawPath: string): RequestTarget {
-  const path = rawPath.split('?')[0] ?? '';
-  let parts = path.split('/').filter((p) => p.length > 0).map(decodeSegment);
-  checkSegments(parts);
+  let parts = pathSegments(rawPath.split('?')[0] ?? '');
   let cluster: string | undefined;
   if (parts[0] === 'clusters' && parts.length >= 2) {
     cluster = parts[1];
@@ -68,6 +66,33 @@ function resourcePath(cluster: string | undefined, group: string, version: strin
     ...(name !== undefined ? { name } : {}),
     ...(sub.length ? { subresource: sub.join('/') } : {}),
   };
+}
+
+/**
+ * A path's segments, each percent-decoded exactly once: what every decision about a request reads
+ * (the router, a tenant's rewrite, authorization, forwarding), so none can see `%61pi` where
+ * another sees `api`. Empty segments do not count; dot segments and encoded slashes are a 400.
+ */
+export function pathSegments(path: string): string[] {
+  const parts = path.split('/').filter((p) => p.length > 0).map(decodeSegment);
+  checkSegments(parts);
+  return parts;
+}
+
+/** A path built from decoded segments, each encoded once; a trailing slash kept where asked. */
+export function segmentsPath(parts: readonly string[], trailingSlash: boolean): string {
+  return `/${parts.map(encodePathSegment).join('/')}${trailingSlash && parts.length > 0 ? '/' : ''}`;
+}
+
+/**
+ * A request URL in its one canonical form: the path's segments decoded once and encoded again
+ * (`/clusters/east/%61pi/v1` is `/clusters/east/api/v1`), the query as it came. A path that
+ * cannot be read so (a bad escape, a dot segment, an encoded slash) is a 400.
+ */
+export function canonicalUrl(rawUrl: string): string {
+  const q = rawUrl.indexOf('?');
+  const path = q < 0 ? rawUrl : rawUrl.slice(0, q);
+  return segmentsPath(pathSegments(path), path.length > 1 && path.endsWith('/')) + (q < 0 ? '' : rawUrl.slice(q));
 }
 
 /**

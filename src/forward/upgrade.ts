@@ -1,4 +1,4 @@
-import { withoutFleetPath } from '../api/fleet-path.js';
+import { edgeUrl } from '../api/fleet-path.js';
 import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { StatusError, internalError, timeout, writeRawStatus } from '../api/status.js';
@@ -20,8 +20,8 @@ export function handleUpgrade(deps: StreamingDeps, metrics: SubresourceMetrics, 
   // Until joined, a client reset must not become an unhandled error.
   const ignore = () => undefined;
   socket.on('error', ignore);
-  // Upgrades never reach fastify's router, nor its URL rewrite: the fleet path is taken off here.
-  req.url = withoutFleetPath(req.url ?? '/') ?? req.url;
+  // Upgrades never reach fastify's router, nor its URL rewrite: the same rewrite here.
+  req.url = edgeUrl(req.url ?? '/');
   connect(deps, metrics, open, req, socket, head).catch((e: unknown) => {
     writeRawStatus(socket, e instanceof StatusError ? e : internalError(`flotilla failed to forward ${req.method} ${(req.url ?? '').split('?')[0]}: ${(e as Error).message}`));
   });

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { FleetMembers } from '../cacher/cache-manager.js';
-import { unauthorized } from '../api/status.js';
+import { forbidden, unauthorized } from '../api/status.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import { ANONYMOUS_USER, impersonationHeaders, type Identity } from '../auth/identity.js';
 import { ImpersonationChecker, asksImpersonation, requestedIdentity } from '../auth/impersonation.js';
@@ -15,6 +15,18 @@ export interface TenantDirectory {
 }
 
 /**
+ * The identity a tenant's caller asks to become, in the member's names; 403 when any of it is
+ * outside the tenant (another tenant's, the fleet's, `system:masters`), before any member is asked.
+ */
+function confinedToTenant(tenant: Tenant, wanted: Identity): Identity {
+  const own = Object.keys(wanted.extra).length === 0 ? tenant.ownIdentity(wanted.user, wanted.groups) : undefined;
+  if (!own) {
+    throw forbidden(`users "${wanted.user}" is forbidden: tenant ${tenant.id} may impersonate only its own users, groups and service accounts`, { name: wanted.user, kind: 'users' });
+  }
+  return { ...wanted, ...own };
+}
+
+/**
  * Who each request acts as, decided once per request: the authenticated caller, or whom it may and
  * does impersonate (asked of the members it addresses). Reads, writes and subresources all ask here.
  */
@@ -22,6 +34,8 @@ export class Callers {
   private readonly identities = new WeakMap<IncomingMessage, Identity | null>();
   private readonly impersonation: ImpersonationChecker;
   private readonly tenancy = new WeakMap<IncomingMessage, Tenant | null>();
+  // The tenant decided with the identity: the authenticated caller's, before any impersonation.
+  private readonly decidedTenants = new WeakMap<IncomingMessage, Tenant>();
 
   constructor(
     private readonly fleet: FleetMembers,
@@ -46,12 +60,18 @@ export class Callers {
     // Undefined only for a caller without credentials where anonymous access is off: the
     // authentication plugin answers it 401, so every request past it has an identity.
     let id = this.authenticator ? await this.authenticator.authenticate(req) : undefined;
+    // The tenant is the authenticated caller's: no header takes a tenant's caller out of it.
+    let tenant = id && this.directory ? this.directory.tenants().of(id) : undefined;
     if (asksImpersonation(req.headers)) {
       if (!id) throw unauthorized('Unauthorized: impersonation (Impersonate-* headers) needs an authenticated caller');
-      const wanted = requestedIdentity(req.rawHeaders);
+      let wanted = requestedIdentity(req.rawHeaders);
+      if (tenant) wanted = confinedToTenant(tenant, wanted);
       await this.impersonation.check(id, wanted, this.addressedClusters(req));
       id = wanted;
+      // A fleet caller that becomes a tenant's identity sees that tenant's fleet.
+      tenant ??= this.directory?.tenants().of(id);
     }
+    if (tenant) this.decidedTenants.set(req, tenant);
     this.identities.set(req, id ?? null);
     return id;
   }
@@ -63,8 +83,8 @@ export class Callers {
   async tenantOf(req: IncomingMessage): Promise<Tenant | undefined> {
     const known = this.tenancy.get(req);
     if (known !== undefined) return known ?? undefined;
-    const id = await this.identify(req);
-    const tenant = id && this.directory ? this.directory.tenants().of(id) : undefined;
+    await this.identify(req);
+    const tenant = this.decidedTenants.get(req);
     if (tenant) req.url = requestToMember(req.url ?? '/', req.method ?? 'GET', tenant, await this.directory!.names());
     this.tenancy.set(req, tenant ?? null);
     return tenant;

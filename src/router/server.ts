@@ -35,7 +35,7 @@ import type { IncomingMessage } from 'node:http';
 import { FleetDiscovery, discoveryIndex, type DiscoveryIndex } from './discovery.js';
 import { servedLive } from '../forward/live-reads.js';
 import { Tenants } from '../tenancy/tenant.js';
-import { withoutFleetPath } from '../api/fleet-path.js';
+import { edgeUrl } from '../api/fleet-path.js';
 
 /**
  * The HTTP surface: Kubernetes URLs in, cached reads out, every error a `Status`. It is a set of
@@ -75,8 +75,9 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
     routerOptions: { maxParamLength: 2048, ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
     // Every failure is a Status, also those found before a route is: by the HTTP parser, the router.
     clientErrorHandler: answerClientError,
-    // Through a hub (aggregated mode) the fleet API lives under FLEET_PATH: one rewrite, before routing.
-    rewriteUrl: (req) => (req.url !== undefined ? withoutFleetPath(req.url) : undefined) ?? req.url ?? '/',
+    // One canonical URL before routing, which everything after reads; through a hub (aggregated
+    // mode) the fleet API lives under FLEET_PATH, taken off here too.
+    rewriteUrl: (req) => edgeUrl(req.url ?? '/'),
     frameworkErrors: (err, _req, reply) => void sendStatus(reply, frameworkErrorStatus(err)),
   }) as unknown as FastifyInstance;
   const { fleet, catalog, health, store } = opts;

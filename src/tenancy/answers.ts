@@ -6,6 +6,7 @@ import { sharedNameRefused } from './request-names.js';
 import { sharedName } from './tenant.js';
 import { objectToMember, objectToTenant, patchToMember, type ObjectNaming } from './object-names.js';
 import { isJsonObject } from '../util/json-object.js';
+import { checkTenantRbacWrite } from './write-rules.js';
 
 /**
  * What a tenant sends to members and gets back, as whole documents: write bodies into the
@@ -45,9 +46,9 @@ export function bodyToMember(body: Buffer | undefined, contentType: string | und
   // A create names its object in the body: one of the shared ClusterRoles is not the tenant's to make.
   const named = (doc as { kind?: unknown; metadata?: { name?: unknown } } | null)?.metadata?.name;
   if (!patching && resource && typeof named === 'string' && sharedName(resource.group, resource.resource, named)) throw sharedNameRefused(naming.tenant, resource.resource, named);
-  const rewritten = patching && resource
-    ? patchToMember(doc, (contentType ?? '').split(';')[0]!.trim().toLowerCase(), { group: resource.group, kind: resource.kind, namespaced: resource.namespaced }, naming)
-    : objectToMember(doc, naming);
+  const mediaType = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  const rewritten = patching && resource ? patchToMember(doc, mediaType, { group: resource.group, kind: resource.kind, namespaced: resource.namespaced }, naming) : objectToMember(doc, naming);
+  if (resource) checkTenantRbacWrite(resource.group, rewritten, patching && mediaType === 'application/json-patch+json', naming.tenant);
   // YAML is a superset of JSON: an apply patch goes on as JSON text, with the same meaning.
   return bodyBytes(rewritten);
 }

@@ -315,8 +315,9 @@ function rewriteMetadata(obj: Json, type: ObjectType, d: Direction): void {
   else if (policy !== 'hidden') {
     const resource = scope.resource ?? '';
     rename(meta, 'name', (name) => d.clusterName(type.group, resource, name, policy));
-    // A CRD's name is `<plural>.<group>`, never generated.
-    if (resourceName(type.group, resource) !== CRDS) rename(meta, 'generateName', (name) => d.clusterName(type.group, resource, name, policy));
+    // A CRD's name is `<plural>.<group>`, never generated. A generated name is always the
+    // tenant's, even one that starts as a shared name does (`system:`): the member only adds to it.
+    if (resourceName(type.group, resource) !== CRDS) rename(meta, 'generateName', (name) => (!d.tenantward && policy === 'owned' ? d.tenant.prefix + name : d.clusterName(type.group, resource, name, policy)));
   }
   for (const owner of objectsOf(meta.ownerReferences)) rewriteReference(owner, d.references);
 }

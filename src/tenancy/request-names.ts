@@ -1,8 +1,9 @@
 import { formatFieldSelector, parseFieldSelector } from '../api/field-selector.js';
 import { formatLabelSelector, parseLabelSelector } from '../api/label-selector.js';
 import { decodeContinue, encodeContinue } from '../api/global-rv.js';
-import { forbidden, notFound, notServed } from '../api/status.js';
-import { decodeSegment, encodePathSegment } from '../api/request-info.js';
+import { forbidden, methodNotAllowed, notFound, notServed } from '../api/status.js';
+import { pathSegments, segmentsPath } from '../api/request-info.js';
+import { admitTenantRequest, tenantVerb } from './request-rules.js';
 import { TREE_LABEL_SUFFIX } from '../hierarchy/namespace-tree.js';
 import { KEY_SEP } from '../store/keys.js';
 import { sharedName, type ResourcePolicy, type Tenant } from './tenant.js';
@@ -43,71 +44,89 @@ interface RewrittenPath {
   resource?: { group: string; resource: string; policy: ResourcePolicy };
 }
 
+/**
+ * Every decision reads the path's decoded segments (`pathSegments`), never the raw ones: `%61pi`
+ * is `api` here as it is to the router and the members. The tenant's request is admitted by its
+ * table (request-rules.ts) before any name in it is rewritten.
+ */
 function pathToMember(path: string, method: string, tenant: Tenant, fleet: FleetNames): RewrittenPath {
-  const trailing = path.endsWith('/') && path.length > 1 ? '/' : '';
-  const parts = path.split('/').filter((p) => p.length > 0);
+  const trailing = path.length > 1 && path.endsWith('/');
+  const parts = pathSegments(path);
+  const rebuilt = () => segmentsPath(parts, trailing);
   let at = 0;
   if (parts[0] === 'clusters' && parts.length >= 2) at = 2;
   const root = parts[at];
-  if (root === 'openapi') return { path: schemaPathToMember(parts, at, tenant, fleet) };
-  if (root !== 'api' && root !== 'apis') return { path };
+  if (root === 'openapi') {
+    schemaPathToMember(parts, at, tenant, fleet);
+    return { path: rebuilt() };
+  }
+  // Discovery and flotilla's own paths (health, version, status) are read, never written.
+  if (root !== 'api' && root !== 'apis') return { path: nonResourcePath(rebuilt(), method) };
   let group = '';
   let rest = at + 2; // after `api/<version>`
   if (root === 'apis') {
-    if (parts.length <= at + 1) return { path };
-    const named = decodeSegment(parts[at + 1]!);
-    group = memberGroupOf(named, tenant, fleet);
-    parts[at + 1] = encodePathSegment(group);
+    if (parts.length <= at + 1) return { path: nonResourcePath(rebuilt(), method) };
+    group = memberGroupOf(parts[at + 1]!, tenant, fleet);
+    parts[at + 1] = group;
     rest = at + 3;
   }
-  if (parts.length <= rest) return { path: rebuild(parts, trailing) };
+  if (parts.length <= rest) return { path: nonResourcePath(rebuilt(), method) };
   let resourceAt = rest;
+  let namespace: string | undefined;
   if (parts[rest] === 'namespaces' && parts.length > rest + 1) {
-    const ns = decodeSegment(parts[rest + 1]!);
-    parts[rest + 1] = encodePathSegment(tenant.memberNamespace(ns));
+    namespace = parts[rest + 1]!;
+    parts[rest + 1] = tenant.memberNamespace(namespace);
     // `/namespaces/<ns>` and its own subresources are the Namespace object; deeper is in it.
     if (parts.length === rest + 2 || (parts.length === rest + 3 && NAMESPACE_OWN_SUBRESOURCES.has(parts[rest + 2]!))) {
-      return { path: rebuild(parts, trailing), resource: { group, resource: 'namespaces', policy: 'owned' } };
+      const subresource = parts[rest + 2];
+      admitTenantRequest(tenant, { group, resource: 'namespaces', policy: 'owned', scope: 'cluster', verb: tenantVerb(method, true), name: namespace, ...(subresource !== undefined ? { subresource } : {}) });
+      return { path: rebuilt(), resource: { group, resource: 'namespaces', policy: 'owned' } };
     }
     resourceAt = rest + 2;
   }
-  const resource = decodeSegment(parts[resourceAt]!);
+  const resource = parts[resourceAt]!;
   const namespaced = resourceAt > rest ? true : fleet.namespaced(group, resource);
-  // Not served anywhere: the member's 404 (or flotilla's) says so as for anyone.
-  if (namespaced === undefined) return { path: rebuild(parts, trailing) };
-  if (SELF_REVIEWS.has(resource)) return { path: rebuild(parts, trailing), resource: { group, resource, policy: 'shared' } };
-  const policy = tenant.policy(group, resource, namespaced);
-  const name = parts[resourceAt + 1] !== undefined ? decodeSegment(parts[resourceAt + 1]!) : undefined;
-  if (policy === 'hidden') throw name !== undefined ? notFound({ group: tenantGroupOf(group, tenant), resource }, name) : notServed();
-  if (policy === 'shared' && !READ_METHODS.has(method)) {
-    throw forbidden(`${resource}${group ? `.${tenantGroupOf(group, tenant)}` : ''}${name !== undefined ? ` "${name}"` : ''} is forbidden: tenant ${tenant.id} may only read ${resource}`, { ...(name !== undefined ? { name } : {}), kind: resource });
+  const name = parts[resourceAt + 1];
+  const subresource = parts.length > resourceAt + 2 ? parts.slice(resourceAt + 2).join('/') : undefined;
+  const verb = tenantVerb(method, name !== undefined);
+  // Served by no member: not there for the tenant either, whatever a member would make of the path
+  // (`/api/v1/watch/…`, a resource discovery has not shown yet).
+  if (namespaced === undefined) throw name !== undefined ? notFound({ group: tenantGroupOf(group, tenant), resource }, name) : notServed();
+  const base = { group, resource, ...(name !== undefined ? { name } : {}), ...(subresource !== undefined ? { subresource } : {}), verb };
+  if (SELF_REVIEWS.has(resource)) {
+    admitTenantRequest(tenant, { ...base, policy: 'self-review', scope: 'cluster' });
+    return { path: rebuilt(), resource: { group, resource, policy: 'shared' } };
   }
-  if (name !== undefined && resourceAt === rest && sharedName(group, resource, name) && !READ_METHODS.has(method)) throw sharedNameRefused(tenant, resource, name);
-  if (name !== undefined && resourceAt === rest) {
+  const policy = tenant.policy(group, resource, namespaced);
+  const scope = namespace !== undefined ? 'namespace' : namespaced ? 'all-namespaces' : 'cluster';
+  admitTenantRequest(tenant, { ...base, policy, scope });
+  if (name !== undefined && scope === 'cluster' && sharedName(group, resource, name) && !READ_METHODS.has(method)) throw sharedNameRefused(tenant, resource, name);
+  if (name !== undefined && scope === 'cluster') {
     const member = tenant.memberName(group, resource, name, policy);
     if (member === undefined) throw notFound({ group: tenantGroupOf(group, tenant), resource }, name);
-    parts[resourceAt + 1] = encodePathSegment(member);
+    parts[resourceAt + 1] = member;
   }
-  return { path: rebuild(parts, trailing), resource: { group, resource, policy } };
+  return { path: rebuilt(), resource: { group, resource, policy } };
+}
+
+/** A path that names no resource (discovery, health, version, flotilla's status): read-only for a tenant. */
+function nonResourcePath(path: string, method: string): string {
+  if (!READ_METHODS.has(method)) throw methodNotAllowed(`${method} is not allowed on ${path}`);
+  return path;
 }
 
 /**
  * A schema path names a group (`/openapi/v3/apis/example.com/v1`): the tenant's own. The whole
  * v2 document names every tenant's groups at once: a tenant reads v3 only (kubectl does).
  */
-function schemaPathToMember(parts: string[], at: number, tenant: Tenant, fleet: FleetNames): string {
+function schemaPathToMember(parts: string[], at: number, tenant: Tenant, fleet: FleetNames): void {
   if (parts[at + 1] === 'v2') throw notServed();
-  if (parts[at + 1] === 'v3' && parts[at + 2] === 'apis' && parts[at + 3] !== undefined) parts[at + 3] = memberGroupOf(decodeSegment(parts[at + 3]!), tenant, fleet);
-  return rebuild(parts, '');
+  if (parts[at + 1] === 'v3' && parts[at + 2] === 'apis' && parts[at + 3] !== undefined) parts[at + 3] = memberGroupOf(parts[at + 3]!, tenant, fleet);
 }
 
 /** A ClusterRole every tenant refers to (`edit`, `system:…`) is the fleet's: no tenant writes it. */
 export function sharedNameRefused(tenant: Tenant, resource: string, name: string): Error {
   return forbidden(`${resource}.rbac.authorization.k8s.io "${name}" is forbidden: it is shared by every tenant; tenant ${tenant.id} may only refer to it`, { name, group: 'rbac.authorization.k8s.io', kind: resource });
-}
-
-function rebuild(parts: string[], trailing: string): string {
-  return `/${parts.join('/')}${trailing}`;
 }
 
 /**

@@ -218,6 +218,46 @@ export class Tenant {
     return this.others.some((o) => subject.startsWith(`${o}-`) || subject.startsWith(`${o}.`));
   }
 
+  /**
+   * An identity a caller of this tenant asks to become (Impersonate-*), in the member's names, or
+   * undefined when any part of it is outside the tenant: the user must be one of the tenant's
+   * users or a service account of its namespaces, each group one of its groups or its
+   * namespaces' service-account groups (and those every such identity has). Never a fleet group.
+   */
+  ownIdentity(user: string, groups: readonly string[]): { user: string; groups: string[] } | undefined {
+    const memberUser = this.memberUser(user);
+    const serviceAccount = this.ownsServiceAccount(memberUser);
+    if (!serviceAccount && !this.spec.users.includes(memberUser)) return undefined;
+    const memberGroups = groups.map((g) => this.memberUserGroup(g));
+    const own = (g: string) =>
+      this.spec.groups.includes(g) || g === 'system:authenticated' || (g.startsWith(SA_GROUP) && this.ownsNamespace(g.slice(SA_GROUP.length))) || (serviceAccount && g === 'system:serviceaccounts');
+    return memberGroups.every(own) ? { user: memberUser, groups: memberGroups } : undefined;
+  }
+
+  /**
+   * Whether an RBAC subject, in the member's names, is the tenant's: a service account of its
+   * namespaces, one of its users or groups, or its namespaces' service-account groups.
+   */
+  ownsSubject(kind: string, name: string, namespace: string | undefined): boolean {
+    switch (kind) {
+      case 'ServiceAccount':
+        return namespace === undefined || namespace === '' || this.ownsNamespace(namespace);
+      case 'User':
+        return this.spec.users.includes(name) || this.ownsServiceAccount(name);
+      case 'Group':
+        return this.spec.groups.includes(name) || (name.startsWith(SA_GROUP) && this.ownsNamespace(name.slice(SA_GROUP.length)));
+      default:
+        return false;
+    }
+  }
+
+  /** Whether a member's user name is a service account of the tenant's namespaces. */
+  private ownsServiceAccount(user: string): boolean {
+    if (!user.startsWith(SA_USER)) return false;
+    const parts = user.slice(SA_USER.length).split(':');
+    return parts.length === 2 && this.ownsNamespace(parts[0]!) && parts[1] !== '';
+  }
+
   /** `system:serviceaccounts:<ns>` names a namespace; other groups are what they are. */
   memberUserGroup(group: string): string {
     if (!group.startsWith(SA_GROUP)) return group;

@@ -77,6 +77,53 @@ describe('a tenant’s request in the member’s names', () => {
   });
 });
 
+describe('a tenant’s request, deny by default', () => {
+  it('decides on decoded segments: an encoded letter names the same path, rewritten the same', () => {
+    for (const [encoded, plain] of [
+      ['/clusters/east/%61pi/v1/namespaces/globex-web/configmaps', '/clusters/east/api/v1/namespaces/globex-web/configmaps'],
+      ['/%61pis/rbac.authorization.k8s.io/v1/clusterroles/reader', '/apis/rbac.authorization.k8s.io/v1/clusterroles/reader'],
+      ['/cl%75sters/east/api/v1/namespaces/w%65b/pods', '/clusters/east/api/v1/namespaces/web/pods'],
+      ['//api//v1/namespaces/web/pods/', '/api/v1/namespaces/web/pods/'],
+    ]) {
+      expect(member(encoded!, 'POST')).toBe(member(plain!, 'POST'));
+    }
+    expect(member('/clusters/east/%61pi/v1/namespaces/globex-web/configmaps', 'POST')).toBe('/clusters/east/api/v1/namespaces/acme-globex-web/configmaps');
+    expect(code('/api/v1/namespaces/web/pods/%2e%2e', 'DELETE')).toBe(400);
+    expect(code('/api/v1/namespaces/web%2Fx/pods')).toBe(400);
+  });
+
+  it('refuses collection deletes of owned cluster-scoped kinds, and writes across namespaces', () => {
+    expect(code('/apis/rbac.authorization.k8s.io/v1/clusterroles?labelSelector=a%3Db', 'DELETE')).toBe(403);
+    expect(code('/api/v1/namespaces', 'DELETE')).toBe(403);
+    expect(code('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', 'DELETE')).toBe(403);
+    expect(code('/api/v1/pods', 'DELETE')).toBe(403);
+    expect(code('/api/v1/pods', 'POST')).toBe(403);
+    expect(code('/api/v1/namespaces/web/pods', 'DELETE')).toBe(200);
+    expect(code('/apis/rbac.authorization.k8s.io/v1/clusterroles/reader', 'DELETE')).toBe(200);
+  });
+
+  it('refuses what reaches past a shared object (a node’s proxy is its kubelet), and unknown subresources of owned ones', () => {
+    expect(code('/api/v1/nodes/n1/proxy/pods')).toBe(403);
+    expect(code('/api/v1/nodes/n1/proxy')).toBe(403);
+    expect(code('/api/v1/nodes/n1/status')).toBe(200);
+    expect(code('/api/v1/nodes/n1/status', 'PATCH')).toBe(403);
+    expect(code('/api/v1/namespaces/web/status', 'PUT')).toBe(200);
+    expect(code('/api/v1/namespaces/web/finalize', 'PUT')).toBe(200);
+    expect(code('/apis/rbac.authorization.k8s.io/v1/clusterroles/reader/proxy')).toBe(404);
+    expect(code('/api/v1/namespaces/web/pods/p/log')).toBe(200);
+  });
+
+  it('does not reach resources no member serves, nor write discovery or flotilla’s paths', () => {
+    expect(code('/api/v1/watch/namespaces/globex-web/configmaps')).toBe(404);
+    expect(code('/api/v1/nosuch', 'POST')).toBe(404);
+    expect(code('/api', 'POST')).toBe(405);
+    expect(code('/apis/apps/v1', 'DELETE')).toBe(405);
+    expect(code('/version')).toBe(200);
+    expect(code('/healthz', 'POST')).toBe(405);
+    expect(code('/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', 'DELETE')).toBe(403);
+  });
+});
+
 describe('a tenant’s write body', () => {
   it('nested deeper than flotilla parses is a 400, as anyone’s (YAML and JSON alike)', () => {
     const naming = { tenant: acme!, kinds: () => undefined, memberGroups: () => false };
@@ -93,5 +140,53 @@ describe('a tenant’s write body', () => {
     };
     expect(codeOf(() => bodyToMember(deepYaml, 'application/apply-patch+yaml', 'PATCH', configmaps, naming))).toBe(400);
     expect(codeOf(() => bodyToMember(deepJson, 'application/json', 'POST', configmaps, naming))).toBe(400);
+  });
+
+  const rbacNaming = {
+    tenant: acme!,
+    kinds: (g: string, k: string) => (g === 'rbac.authorization.k8s.io' ? { resource: `${k.toLowerCase()}s`, namespaced: k === 'Role' || k === 'RoleBinding' } : undefined),
+    memberGroups: () => false,
+  };
+  const rbac = (resource: string, kind: string, namespaced: boolean) => ({ group: 'rbac.authorization.k8s.io', resource, kind, namespaced });
+  const crb = rbac('clusterrolebindings', 'ClusterRoleBinding', false);
+  const clusterRoles = rbac('clusterroles', 'ClusterRole', false);
+  const status = (body: unknown, resource = crb, method = 'POST', type = 'application/json') => {
+    try {
+      bodyToMember(Buffer.from(JSON.stringify(body)), type, method, resource, rbacNaming);
+      return 200;
+    } catch (e) {
+      return (e as StatusError).code;
+    }
+  };
+  const binding = (subjects: unknown[]) => ({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'x' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' }, subjects });
+
+  it('RBAC subjects are the tenant’s own only, in every form a write can take', () => {
+    expect(status(binding([{ kind: 'User', name: 'a' }, { kind: 'ServiceAccount', name: 'b', namespace: 'web' }, { kind: 'User', name: 'system:serviceaccount:web:b' }, { kind: 'Group', name: 'system:serviceaccounts:web' }]))).toBe(200);
+    for (const subject of [{ kind: 'User', name: 'bob' }, { kind: 'User', name: 'g' }, { kind: 'Group', name: 'system:masters' }, { kind: 'Group', name: 'system:authenticated' }, { kind: 'Group', name: 'system:serviceaccounts' }, { kind: 'Whatever', name: 'a' }]) {
+      expect(status(binding([subject])), JSON.stringify(subject)).toBe(403);
+    }
+    expect(status({ subjects: [{ kind: 'User', name: 'bob' }] }, crb, 'PATCH', 'application/merge-patch+json')).toBe(403);
+    expect(status({ subjects: [{ kind: 'User', name: 'bob' }] }, crb, 'PATCH', 'application/strategic-merge-patch+json')).toBe(403);
+    expect(status([{ op: 'add', path: '/subjects/-', value: { kind: 'Group', name: 'system:masters' } }], crb, 'PATCH', 'application/json-patch+json')).toBe(403);
+    expect(status([{ op: 'replace', path: '/subjects/0/name', value: 'bob' }], crb, 'PATCH', 'application/json-patch+json')).toBe(403);
+    expect(status([{ op: 'replace', path: '', value: binding([{ kind: 'User', name: 'bob' }]) }], crb, 'PATCH', 'application/json-patch+json')).toBe(403);
+    expect(status([{ op: 'add', path: '/subjects/-', value: { kind: 'User', name: 'a' } }], crb, 'PATCH', 'application/json-patch+json')).toBe(200);
+    expect(status([{ op: 'remove', path: '/subjects/0' }], crb, 'PATCH', 'application/json-patch+json')).toBe(200);
+  });
+
+  it('no role aggregation: neither the rule nor the labels that feed shared roles', () => {
+    const role = (extra: object) => ({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'r', labels: { app: 'x' } }, rules: [], ...extra });
+    expect(status(role({}), clusterRoles)).toBe(200);
+    expect(status(role({ aggregationRule: { clusterRoleSelectors: [{ matchLabels: { a: 'b' } }] } }), clusterRoles)).toBe(403);
+    expect(status(role({ metadata: { name: 'r', labels: { 'rbac.authorization.k8s.io/aggregate-to-view': 'true' } } }), clusterRoles)).toBe(403);
+    expect(status({ metadata: { labels: { 'rbac.authorization.k8s.io/aggregate-to-admin': 'true' } } }, clusterRoles, 'PATCH', 'application/merge-patch+json')).toBe(403);
+    expect(status({ metadata: { labels: { 'rbac.authorization.k8s.io/aggregate-to-admin': null } } }, clusterRoles, 'PATCH', 'application/merge-patch+json')).toBe(200);
+    expect(status([{ op: 'add', path: '/metadata/labels/rbac.authorization.k8s.io~1aggregate-to-edit', value: 'true' }], clusterRoles, 'PATCH', 'application/json-patch+json')).toBe(403);
+    expect(status([{ op: 'add', path: '/aggregationRule', value: {} }], clusterRoles, 'PATCH', 'application/json-patch+json')).toBe(403);
+  });
+
+  it('a generated name is always the tenant’s, even one that starts as a shared name', () => {
+    const sent = bodyToMember(Buffer.from(JSON.stringify({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { generateName: 'system:pt-' }, rules: [] })), 'application/json', 'POST', clusterRoles, rbacNaming)!;
+    expect(JSON.parse(sent.toString()).metadata.generateName).toBe('acme-system:pt-');
   });
 });

@@ -6,7 +6,7 @@ import type { Tenant } from '../../tenancy/tenant.js';
 import { aggregatedDiscovery, tenantDocuments, type FleetDiscovery, type FleetDocuments, group, groupList, legacyVersions, resourceList, servesGroupVersion, wantsAggregated } from '../discovery.js';
 import { CLUSTER_PREFIXES, targetOf } from '../target.js';
 import { notServed, one, sendAggregated, sendJson, type Query } from '../replies.js';
-import { FLEET_GROUP, FLEET_VERSION, withoutFleetPath } from '../../api/fleet-path.js';
+import { FLEET_GROUP, FLEET_VERSION, cameUnderFleetPath } from '../../api/fleet-path.js';
 
 /**
  * What the API serves: discovery (legacy and aggregated v2), the union of the members' own
@@ -36,7 +36,7 @@ const EXTENSION: FleetDocuments = {
 /** A request that came in under FLEET_PATH (its URL has it taken off since). */
 function underFleetPath(req: IncomingMessage): boolean {
   const original = (req as IncomingMessage & { originalUrl?: string }).originalUrl;
-  return original !== undefined && withoutFleetPath(original) !== undefined;
+  return original !== undefined && cameUnderFleetPath(original);
 }
 
 // The schema documents, the only paths (with /version) members are asked with flotilla's own identity.
