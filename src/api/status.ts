@@ -203,3 +203,20 @@ export function writeRawStatus(socket: Duplex, err: StatusError, opts: { head?: 
     () => socket.destroy(),
   );
 }
+
+/**
+ * What a member's error answer says, for a Warning or a message: a Status's `message`, else the
+ * first bytes of a text answer. Never the bytes of a protobuf or other binary answer, which a
+ * header cannot carry and a reader cannot read.
+ */
+export function answerMessage(body: Buffer | undefined, limit = 200): string {
+  if (!body || body.length === 0) return '';
+  try {
+    const doc = JSON.parse(body.toString('utf8')) as { message?: unknown } | null;
+    if (typeof doc?.message === 'string') return doc.message.slice(0, limit);
+  } catch {
+    // Not JSON: a text answer is shown as it starts, a binary one not at all.
+  }
+  const head = body.subarray(0, limit).toString('utf8');
+  return /^[\t\x20-\x7e\u00a0-\uffff]*$/.test(head) && !head.includes('\ufffd') ? head : `(${body.length} bytes not shown)`;
+}

@@ -9,7 +9,7 @@ import { negotiate, protobufOnly, type ResponseForm } from '../api/negotiate.js'
 import { PROTOBUF_CONTENT_TYPE, editProtobufItem, editProtobufObject, isProtobuf } from '../api/protobuf-object.js';
 import { readProtobufList, writeProtobufList, type ListMetaFields } from '../api/protobuf-list.js';
 import { PROTOBUF_WATCH_CONTENT_TYPE, WatchFrames, lengthPrefixed, readWatchEvent, watchEventFrame } from '../api/protobuf-watch.js';
-import { badRequest, expired, invalid, isStatusObject, notFound, notServed, serviceUnavailable } from '../api/status.js';
+import { answerMessage, badRequest, expired, invalid, isStatusObject, notFound, notServed, serviceUnavailable } from '../api/status.js';
 import { firstHitWarning, warningHeader as warning } from '../api/warning.js';
 import { CLUSTER_COLUMN, clusterCellOf, clusterColumnAt, withCluster } from '../api/table.js';
 import type { ResourceTarget } from './owner.js';
@@ -17,6 +17,7 @@ import { protobufToFleet, responseForClient, splicedList, splicedWatchEvent, toF
 import { TREE_LABEL_SUFFIX } from '../hierarchy/namespace-tree.js';
 import { piecesLength, writePieces } from '../util/byte-edits.js';
 import { mapBounded } from '../util/map-bounded.js';
+import { seal, unseal } from '../util/sealed-token.js';
 import { answerToTenant, type TenantNames } from '../tenancy/answers.js';
 import { isJsonObject } from '../util/json-object.js';
 import { LIVE_BUFFER_MIB, LIVE_WATCHES, MEMBER_FAN_OUT } from '../registry/config.js';
@@ -217,14 +218,7 @@ async function askMember(deps: LiveReadDeps, cluster: string, path: string, quer
 }
 
 function bodyText(r: MemberResult): string {
-  if (!r.body) return '';
-  try {
-    const doc = JSON.parse(r.body.toString('utf8')) as Doc;
-    if (typeof doc['message'] === 'string') return doc['message'];
-  } catch {
-    // not JSON: its first bytes
-  }
-  return r.body.toString('utf8', 0, 200);
+  return answerMessage(r.body, 300);
 }
 
 /**
@@ -509,6 +503,13 @@ export function decodeLiveContinue(token: string): LiveContinue {
   return { live, rv, ...(typeof doc['kind'] === 'string' ? { kind: doc['kind'], apiVersion: doc['apiVersion'] as string } : {}) };
 }
 
+/** A tenant's live continue token, opened: one it was not given by this flotilla has expired for it. */
+function unsealedForTenant(token: string): string {
+  const open = unseal(token);
+  if (open === undefined) throw expired('the continue token is not one this flotilla gave, or has expired: list again from the start');
+  return open;
+}
+
 /** A page's limit shared among the members asked for it, in their order: some get one more, none more than the page holds. */
 export function shareLimit(limit: number, clusters: readonly string[]): Map<string, number> {
   const out = new Map<string, number>();
@@ -524,7 +525,7 @@ async function liveList(reply: FastifyReply, deps: LiveReadDeps, clusters: reado
   const limitText = params.get('limit');
   const limit = limitText ? Number(limitText) : 0;
   if (limitText && !/^[0-9]{1,19}$/.test(limitText)) throw badRequest(`invalid limit: ${JSON.stringify(limitText)}`);
-  const token = continueText ? decodeLiveContinue(continueText) : undefined;
+  const token = continueText ? decodeLiveContinue(deps.tenant ? unsealedForTenant(continueText) : continueText) : undefined;
   if (token && rvText && rvText !== '0') {
     throw invalid('ListOptions.meta.k8s.io "" is invalid: resourceVersion: specifying resource version is not allowed when using continue', [{ reason: 'FieldValueInvalid', field: 'resourceVersion', message: 'specifying resource version is not allowed when using continue' }]);
   }
@@ -585,7 +586,11 @@ async function liveList(reply: FastifyReply, deps: LiveReadDeps, clusters: reado
   }
   const head = ok[0]?.doc;
   const kind = typeof head?.['kind'] === 'string' ? { kind: head['kind'], apiVersion: String(head['apiVersion'] ?? '') } : token?.kind !== undefined ? { kind: token.kind, apiVersion: token.apiVersion ?? '' } : {};
-  const next = Object.keys(live).length > 0 ? encodeLiveContinue({ live, rv: rvs, ...kind }) : undefined;
+  const open = Object.keys(live).length > 0 ? encodeLiveContinue({ live, rv: rvs, ...kind }) : undefined;
+  // A tenant's page leaves out what is not the tenant's: the members' counts would count it, and
+  // their continue tokens name the key of the next object, whoever's it is.
+  const next = open !== undefined && deps.tenant ? seal(open) : open;
+  if (deps.tenant) remaining = undefined;
   const listMeta: ListMetaFields = { resourceVersion: encodeGlobalRV(rvs), ...(next ? { continue: next, ...(remaining !== undefined ? { remainingItemCount: remaining } : {}) } : {}) };
   const metadata: Doc = { ...listMeta };
   const warnings = [...notes, ...ok.flatMap((a) => a.warnings), ...results.filter((r) => r.status !== 200).map((r) => leftOutWarning(r)).filter((w): w is string => w !== undefined)];

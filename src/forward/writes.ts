@@ -4,7 +4,7 @@ import { outsideCache, type FleetMembers, type ResourceCatalog } from '../cacher
 import { CLUSTER_ANNOTATION } from '../ingest/decode.js';
 import { gvrKey } from '../api/resource-info.js';
 import { memberRequestPath, type RequestTarget } from '../api/request-info.js';
-import { StatusError, badRequest, methodNotAllowed, notFound, serviceUnavailable, unknownCluster } from '../api/status.js';
+import { StatusError, answerMessage, badRequest, methodNotAllowed, notFound, serviceUnavailable, unknownCluster } from '../api/status.js';
 import { answerToTenant, bodyToMember, type TenantNames } from '../tenancy/answers.js';
 import { warningHeader } from '../api/warning.js';
 import type { Store } from '../store/store.js';
@@ -257,7 +257,7 @@ async function deleteCollection(req: FastifyRequest, reply: FastifyReply, deps: 
   const failed = answers.filter((a) => a.answer.status >= 300);
   const tenant = await deps.tenant?.(req.raw);
   if (failed.length) {
-    reply.header('warning', failed.map((f) => warningHeader(`cluster ${f.cluster} answered ${f.answer.status}: ${f.answer.body.toString('utf8', 0, 200)}`)));
+    reply.header('warning', failed.map((f) => warningHeader(`cluster ${f.cluster} answered ${f.answer.status}: ${answerMessage(f.answer.body)}`)));
   }
   const shown = (body: Buffer, contentType: string | undefined) => (tenant ? answerForTenant(body, contentType, tenant, target) : body);
   const jsonAnswers = ok.filter((a) => headerText(a.answer.headers['content-type'])?.startsWith('application/json'));

@@ -1,7 +1,7 @@
 import { formatFieldSelector, parseFieldSelector } from '../api/field-selector.js';
 import { formatLabelSelector, parseLabelSelector } from '../api/label-selector.js';
-import { decodeContinue, encodeContinue } from '../api/global-rv.js';
-import { forbidden, methodNotAllowed, notFound, notServed } from '../api/status.js';
+import { decodeContinue, encodeContinue, type ContinueToken } from '../api/global-rv.js';
+import { StatusError, forbidden, methodNotAllowed, notFound, notServed } from '../api/status.js';
 import { pathSegments, segmentsPath } from '../api/request-info.js';
 import { admitTenantRequest, tenantVerb } from './request-rules.js';
 import { TREE_LABEL_SUFFIX } from '../hierarchy/namespace-tree.js';
@@ -185,7 +185,15 @@ function labelSelectorToMember(text: string, tenant: Tenant): string {
 
 /** A continue token names where the next page starts, a store key: its namespace (and owned name) are the tenant's. */
 function continueToMember(text: string, tenant: Tenant, path: RewrittenPath): string {
-  const token = decodeContinue(text);
+  let token: ContinueToken;
+  try {
+    token = decodeContinue(text);
+  } catch (e) {
+    // Not a cached list's token: a live list's, sealed (live-reads.ts), which names nothing to
+    // rewrite; whichever path serves the list reads it, or answers it 400.
+    if (e instanceof StatusError) return text;
+    throw e;
+  }
   return encodeContinue({ ...token, start: storeKeyNames(token.start, path.resource?.policy, (ns) => tenant.memberNamespace(ns), (n) => (path.resource ? tenant.memberName(path.resource.group, path.resource.resource, n, path.resource.policy) ?? n : n)) });
 }
 

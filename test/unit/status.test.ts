@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { conflict, expired, invalid, isStatusObject, notFound, StatusError, timeout, tooManyRequests } from '../../src/api/status.js';
+import { answerMessage, conflict, expired, invalid, isStatusObject, notFound, StatusError, timeout, tooManyRequests } from '../../src/api/status.js';
 
 describe('Status errors', () => {
   it('words NotFound as the apiserver does, with details', () => {
@@ -25,5 +25,15 @@ describe('Status errors', () => {
     expect(isStatusObject({ kind: 'Status', apiVersion: 'v1', code: 403 })).toBe(true);
     expect(isStatusObject({ kind: 'Pod', apiVersion: 'v1' })).toBe(false);
     expect(isStatusObject(null)).toBe(false);
+  });
+});
+
+describe('a member’s error answer as a message', () => {
+  it('is the Status message, a text answer’s first bytes, never a binary answer’s bytes', () => {
+    expect(answerMessage(Buffer.from('{"kind":"Status","message":"pods \\"x\\" is forbidden"}'))).toBe('pods "x" is forbidden');
+    expect(answerMessage(Buffer.from('upstream connect error'))).toBe('upstream connect error');
+    const protobufStatus = Buffer.concat([Buffer.from([0x6b, 0x38, 0x73, 0x00, 0x0a, 0x0c]), Buffer.from('v1\x12\x06Status'), Buffer.from([0x1a, 0x02, 0xff, 0x01])]);
+    expect(answerMessage(protobufStatus)).toBe(`(${protobufStatus.length} bytes not shown)`);
+    expect(answerMessage(undefined)).toBe('');
   });
 });
