@@ -43,9 +43,12 @@ export function bodyToMember(body: Buffer | undefined, contentType: string | und
   if (!format) return body;
   const doc = parseBody(body.toString('utf8'), format);
   const patching = method === 'PATCH';
-  // A create names its object in the body: one of the shared ClusterRoles is not the tenant's to make.
-  const named = (doc as { kind?: unknown; metadata?: { name?: unknown } } | null)?.metadata?.name;
-  if (!patching && resource && typeof named === 'string' && sharedName(resource.group, resource.resource, named)) throw sharedNameRefused(naming.tenant, resource.resource, named);
+  // A create names its object in the body: one of the shared ClusterRoles is not the tenant's to
+  // make, nor one whose generated name would read as shared (`system:…`) to the tenant.
+  const metadata = (doc as { metadata?: { name?: unknown; generateName?: unknown } } | null)?.metadata;
+  for (const named of [metadata?.name, metadata?.generateName]) {
+    if (!patching && resource && typeof named === 'string' && sharedName(resource.group, resource.resource, named)) throw sharedNameRefused(naming.tenant, resource.resource, named);
+  }
   const mediaType = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
   const rewritten = patching && resource ? patchToMember(doc, mediaType, { group: resource.group, kind: resource.kind, namespaced: resource.namespaced }, naming) : objectToMember(doc, naming);
   if (resource) checkTenantRbacWrite(resource.group, rewritten, patching && mediaType === 'application/json-patch+json', naming.tenant);

@@ -4,6 +4,7 @@ import { Tenants } from '../../src/tenancy/tenant.js';
 import { decodeContinue, encodeContinue } from '../../src/api/global-rv.js';
 import type { StatusError } from '../../src/api/status.js';
 import { bodyToMember } from '../../src/tenancy/answers.js';
+import { objectToMember } from '../../src/tenancy/object-names.js';
 
 /** A tenant's request URL in the member's names (the edge rewrite), and what it may not name. */
 const [acme] = new Tenants([
@@ -185,8 +186,12 @@ describe('a tenant’s write body', () => {
     expect(status([{ op: 'add', path: '/aggregationRule', value: {} }], clusterRoles, 'PATCH', 'application/json-patch+json')).toBe(403);
   });
 
-  it('a generated name is always the tenant’s, even one that starts as a shared name', () => {
-    const sent = bodyToMember(Buffer.from(JSON.stringify({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { generateName: 'system:pt-' }, rules: [] })), 'application/json', 'POST', clusterRoles, rbacNaming)!;
-    expect(JSON.parse(sent.toString()).metadata.generateName).toBe('acme-system:pt-');
+  it('a generated name is always the tenant’s, and never one that would read as shared', () => {
+    const generated = (generateName: string) => ({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { generateName }, rules: [] });
+    const sent = bodyToMember(Buffer.from(JSON.stringify(generated('pt-'))), 'application/json', 'POST', clusterRoles, rbacNaming)!;
+    expect(JSON.parse(sent.toString()).metadata.generateName).toBe('acme-pt-');
+    expect(status(generated('system:pt-'), clusterRoles)).toBe(403);
+    // Renamed with the prefix even where no refusal stands before it (a body a caller rewrites itself).
+    expect((objectToMember(generated('system:pt-'), rbacNaming) as { metadata: { generateName: string } }).metadata.generateName).toBe('acme-system:pt-');
   });
 });
