@@ -30,6 +30,8 @@ const SELF_REVIEWS = new Set(['selfsubjectaccessreviews', 'selfsubjectrulesrevie
 /** Namespaced resources the suite names (a path without a namespace reads them cluster-wide). */
 const NAMESPACED = new Set(['configmaps', 'secrets', 'serviceaccounts', 'pods', 'services', 'events', 'deployments', 'replicasets', 'roles', 'rolebindings', 'widgets', 'endpoints', 'endpointslices', 'leases', 'controllerrevisions']);
 const READS = new Set(['GET', 'HEAD']);
+/** Cluster-scoped kinds the suite names that no tenant sees (a resource no member serves is the member's 404, no finding). */
+const HIDDEN = new Set(['persistentvolumes', 'subjectaccessreviews', 'tokenreviews', 'validatingwebhookconfigurations', 'mutatingwebhookconfigurations', 'validatingadmissionpolicies', 'gizmos', 'apiservices', 'certificatesigningrequests']);
 
 export function ownsName(view: TenantView, name: string): boolean {
   return name.length > view.id.length + 1 && name.startsWith(`${view.id}-`);
@@ -99,7 +101,8 @@ function objectViolations(view: TenantView, t: Extract<RequestTarget, { type: 'r
   const out: Violation[] = [];
   const md = (doc.metadata ?? {}) as Meta;
   const clusterScoped = t.namespace === undefined && OWNED_KINDS.has(t.resource) && !t.subresource;
-  if (typeof md.namespace === 'string' && md.namespace !== '' && !ownsName(view, md.namespace) && !clusterScoped) {
+  // A cluster-scoped object's metadata.namespace is ignored by the member.
+  if (typeof md.namespace === 'string' && md.namespace !== '' && !ownsName(view, md.namespace) && (t.namespace !== undefined || NAMESPACED.has(t.resource))) {
     out.push({ kind: 'member:body-foreign-namespace', detail: `${what}: metadata.namespace ${JSON.stringify(md.namespace)}` });
   }
   if (clusterScoped && method === 'POST') {
@@ -187,7 +190,7 @@ export function checkTenantMemberRequest(view: TenantView, rec: RecordedRequest)
   } else if (ownsGroup(view, t.group)) {
     // The tenant's own CRD group: all of it is the tenant's.
   } else if (SELF_REVIEWS.has(t.resource)) {
-    if (rec.method !== 'POST') out.push({ kind: 'member:self-review-not-create', detail: what });
+    // Reviews about the caller itself: every tenant's to ask.
   } else if (OWNED_KINDS.has(t.resource)) {
     if (t.name !== undefined) {
       const shared = t.resource === 'clusterroles' && (SHARED_ROLES.has(t.name) || t.name.startsWith('system:'));
@@ -201,8 +204,9 @@ export function checkTenantMemberRequest(view: TenantView, rec: RecordedRequest)
     if (!read) out.push({ kind: `member:shared-kind-write:${rec.method}`, detail: what });
     else if (t.subresource !== undefined && t.subresource !== 'status') out.push({ kind: `member:shared-kind-subresource:${t.subresource.split('/')[0]}`, detail: `${what}: the ${t.subresource.split('/')[0]} of a shared ${t.resource} object` });
   } else if (NAMESPACED.has(t.resource)) {
-    if (!read || t.name !== undefined) out.push({ kind: `member:cluster-wide:${rec.method}`, detail: `${what}: ${t.resource} in every namespace` });
-  } else {
+    // A read of every namespace is filtered by flotilla; a named one without a namespace names nothing on a member.
+    if (!read) out.push({ kind: `member:cluster-wide:${rec.method}`, detail: `${what}: ${t.resource} in every namespace` });
+  } else if (HIDDEN.has(t.resource)) {
     out.push({ kind: `member:hidden-kind:${rec.method}`, detail: `${what}: ${t.group ? `${t.resource}.${t.group}` : t.resource} is hidden from tenants` });
   }
   if (rec.method === 'POST' || rec.method === 'PUT' || rec.method === 'PATCH') {
