@@ -71,10 +71,9 @@ function describe(rec: RecordedRequest): string {
 
 /** Whether a cluster-scoped object name is the tenant's (a CRD's by its group). */
 function ownsObject(view: TenantView, resource: string, name: string): boolean {
-  if (resource === 'customresourcedefinitions') {
-    const dot = name.indexOf('.');
-    return dot > 0 && ownsGroup(view, name.slice(dot + 1));
-  }
+  // A CRD's name is `<plural>.<group>`; one without a dot names no CRD on any member.
+  const dot = name.indexOf('.');
+  if (resource === 'customresourcedefinitions' && dot > 0) return ownsGroup(view, name.slice(dot + 1));
   return ownsName(view, name);
 }
 
@@ -107,7 +106,8 @@ function objectViolations(view: TenantView, t: Extract<RequestTarget, { type: 'r
   }
   if (clusterScoped && method === 'POST') {
     if (typeof md.name === 'string' && md.name !== '' && !ownsObject(view, t.resource, md.name)) out.push({ kind: 'member:body-foreign-name', detail: `${what}: creates ${t.resource} ${JSON.stringify(md.name)}` });
-    if (typeof md.generateName === 'string' && md.generateName !== '' && !md.name && !md.generateName.startsWith(`${view.id}-`)) {
+    // A CRD's name is its plural and group: the member refuses a generated one.
+    if (typeof md.generateName === 'string' && md.generateName !== '' && !md.name && !md.generateName.startsWith(`${view.id}-`) && t.resource !== 'customresourcedefinitions') {
       out.push({ kind: 'member:generate-name-outside-tenant', detail: `${what}: generateName ${JSON.stringify(md.generateName)}` });
     }
   }
@@ -209,7 +209,8 @@ export function checkTenantMemberRequest(view: TenantView, rec: RecordedRequest)
   } else if (HIDDEN.has(t.resource)) {
     out.push({ kind: `member:hidden-kind:${rec.method}`, detail: `${what}: ${t.group ? `${t.resource}.${t.group}` : t.resource} is hidden from tenants` });
   }
-  if (rec.method === 'POST' || rec.method === 'PUT' || rec.method === 'PATCH') {
+  // A subresource's body is no object of the kind (a proxied request, an eviction, exec's input).
+  if ((rec.method === 'POST' || rec.method === 'PUT' || rec.method === 'PATCH') && t.subresource === undefined) {
     const doc = parseBody(rec);
     if (Array.isArray(doc)) out.push(...jsonPatchViolations(view, t, doc, what));
     else if (doc && typeof doc === 'object') out.push(...objectViolations(view, t, rec.method, doc as Record<string, unknown>, what));
