@@ -17,7 +17,7 @@ import { CANARY_NS, TARGET_NAMESPACES } from './generators.js';
  */
 
 /** A fleet file whose members are reached through relays (plain HTTP, flotilla's admin token from a file). */
-export function writeRelayedFleetConfig(path: string, relays: { name: string; url: string }[], tokenFile: string, resources: ResourceRuleSpec[], tokenReviewCluster: string): void {
+export function writeRelayedFleetConfig(path: string, relays: { name: string; url: string }[], tokenFile: string, resources: ResourceRuleSpec[], tokenReviewCluster: string, tenants?: Record<string, unknown>[]): void {
   writeFileSync(
     path,
     toYaml({
@@ -25,6 +25,7 @@ export function writeRelayedFleetConfig(path: string, relays: { name: string; ur
       clusters: relays.map((r) => ({ name: r.name, server: r.url, tokenFile, insecureSkipTLSVerify: true })),
       resources,
       authentication: { tokenReviewCluster, cacheTTLSeconds: 60 },
+      ...(tenants ? { tenants } : {}),
     }),
   );
 }
@@ -38,15 +39,15 @@ export interface RelayedFlotilla {
   stop(): Promise<void>;
 }
 
-/** `mainJs`: another build of flotilla to run (default: this checkout's dist/src/main.js). */
-export async function startRelayedFlotilla(fleet: FleetInfo, dir: string, resources: ResourceRuleSpec[], mainJs?: string): Promise<RelayedFlotilla> {
+/** `mainJs`: another build of flotilla to run (default: this checkout's dist/src/main.js); `tenants`: the fleet file's tenants section. */
+export async function startRelayedFlotilla(fleet: FleetInfo, dir: string, resources: ResourceRuleSpec[], mainJs?: string, tenants?: Record<string, unknown>[]): Promise<RelayedFlotilla> {
   mkdirSync(dir, { recursive: true });
   const ca = readFileSync(fleet.caFile);
   const relays = await Promise.all(fleet.members.map((m) => startRecordingRelay({ name: m.name, server: m.server, ca })));
   const tokenFile = join(dir, 'admin-token');
   writeFileSync(tokenFile, `${fleet.members[0]!.token}\n`, { mode: 0o600 });
   const configPath = join(dir, 'fleet.yaml');
-  writeRelayedFleetConfig(configPath, relays, tokenFile, resources, fleet.members[0]!.name);
+  writeRelayedFleetConfig(configPath, relays, tokenFile, resources, fleet.members[0]!.name, tenants);
   const port = await freePort();
   const logPath = join(dir, 'flotilla.log');
   const proc = startProcess({
@@ -207,7 +208,22 @@ const NAMESPACED = [
   ['', 'v1', 'configmaps'], ['', 'v1', 'secrets'], ['', 'v1', 'serviceaccounts'], ['', 'v1', 'services'], ['', 'v1', 'pods'],
   ['rbac.authorization.k8s.io', 'v1', 'roles'], ['rbac.authorization.k8s.io', 'v1', 'rolebindings'], ['apps', 'v1', 'deployments'],
 ] as const;
-const CLUSTER_SCOPED = [['rbac.authorization.k8s.io', 'v1', 'clusterrolebindings'], ['rbac.authorization.k8s.io', 'v1', 'clusterroles']] as const;
+const CLUSTER_SCOPED = [['rbac.authorization.k8s.io', 'v1', 'clusterrolebindings'], ['rbac.authorization.k8s.io', 'v1', 'clusterroles'], ['apiextensions.k8s.io', 'v1', 'customresourcedefinitions']] as const;
+
+/** What a snapshot covers: namespaced kinds in `namespaces`, cluster-scoped kinds everywhere (both as [group, version, resource]). */
+export interface SnapshotScope {
+  namespaces: readonly string[];
+  namespaced?: readonly (readonly [string, string, string])[];
+  clusterScoped?: readonly (readonly [string, string, string])[];
+}
+
+/** A list as the admin reads it; a kind no longer served (its CRD deleted) lists nothing. */
+async function listOrNothing(m: MemberInfo, path: string): Promise<Listed> {
+  const res = await memberRequest(m, 'GET', path);
+  if (res.status === 404) return { items: [] };
+  if (res.status !== 200) throw new Error(`GET ${path} on ${m.name}: ${res.status} ${res.body.slice(0, 300)}`);
+  return JSON.parse(res.body) as Listed;
+}
 
 function base(group: string, version: string): string {
   return group ? `/apis/${group}/${version}` : `/api/${version}`;
@@ -219,27 +235,27 @@ function base(group: string, version: string): string {
  * themselves and the set of namespace names. Pods are compared by what a caller could change
  * (uid, generation, labels, annotations, deletion), not by status, which kwok writes.
  */
-export async function snapshot(members: MemberInfo[]): Promise<ObjectSnapshot> {
+export async function snapshot(members: MemberInfo[], scope: SnapshotScope = { namespaces: TARGET_NAMESPACES }): Promise<ObjectSnapshot> {
   const out: ObjectSnapshot = {};
   await Promise.all(
     members.map(async (m) => {
-      for (const ns of TARGET_NAMESPACES) {
-        for (const [g, v, r] of NAMESPACED) {
-          const list = await memberJson<Listed>(m, 'GET', `${base(g, v)}/namespaces/${ns}/${r}`);
+      for (const ns of scope.namespaces) {
+        for (const [g, v, r] of [...NAMESPACED, ...(scope.namespaced ?? [])]) {
+          const list = await listOrNothing(m, `${base(g, v)}/namespaces/${ns}/${r}`);
           for (const it of list.items) {
             const md = it.metadata;
             out[`${m.name}/${r}/${ns}/${md.name}`] = r === 'pods' ? JSON.stringify([md.uid, md.generation, md.labels, md.annotations, md.deletionTimestamp]) : md.resourceVersion;
           }
         }
       }
-      for (const [g, v, r] of CLUSTER_SCOPED) {
-        const list = await memberJson<Listed>(m, 'GET', `${base(g, v)}/${r}`);
+      for (const [g, v, r] of [...CLUSTER_SCOPED, ...(scope.clusterScoped ?? [])]) {
+        const list = await listOrNothing(m, `${base(g, v)}/${r}`);
         for (const it of list.items) out[`${m.name}/${r}//${it.metadata.name}`] = it.metadata.resourceVersion;
       }
       const namespaces = await memberJson<Listed>(m, 'GET', '/api/v1/namespaces');
       for (const it of namespaces.items) {
         // Other test files' namespaces may still be going away: their names count only while they last.
-        const aimed = (TARGET_NAMESPACES as readonly string[]).includes(it.metadata.name);
+        const aimed = scope.namespaces.includes(it.metadata.name);
         out[`${m.name}/namespaces//${it.metadata.name}`] = aimed ? it.metadata.resourceVersion : 'exists';
       }
     }),

@@ -12,7 +12,9 @@ export const CANARY_NS = 'abuse-canary';
 /** Put in every request hidden in a body: a member that sees it was handed an unframed body. */
 export const SMUGGLE_MARKER = 'abuse-smuggled-7f3a';
 
-export type CallerName = 'alice' | 'bob' | 'anonymous' | 'garbage';
+/** A fleet user the suite holds a token of (`alice`, `admin@acme`), or nobody: no credentials, or credentials that do not hold. */
+export type CallerName = string;
+const NOBODY = new Set(['anonymous', 'garbage']);
 export type AuthForm = 'bearer' | 'bearer-lowercase' | 'basic' | 'bearer-extra-word' | 'two-headers' | 'query-token';
 
 export type BodySpec =
@@ -370,7 +372,7 @@ export interface RenderContext {
   /** host:port of flotilla, for the Host header. */
   host: string;
   /** Bearer tokens of the named callers. */
-  tokens: Record<'alice' | 'bob', string>;
+  tokens: Record<string, string>;
   /** Becomes the User-Agent (`abuse-<id>`): how member requests are matched to their case. */
   caseId: number;
 }
@@ -422,7 +424,7 @@ export function credentials(c: AbuseCase, tokens: RenderContext['tokens']): { he
     };
     return { headers: forms[c.authForm], query: c.authForm === 'query-token' ? 'access_token=garbage' : '' };
   }
-  const t = tokens[c.caller];
+  const t = tokens[c.caller] ?? 'garbage';
   const forms: Record<AuthForm, [string, string][]> = {
     bearer: [['Authorization', `Bearer ${t}`]],
     'bearer-lowercase': [['Authorization', `bearer ${t}`]],
@@ -435,14 +437,14 @@ export function credentials(c: AbuseCase, tokens: RenderContext['tokens']): { he
 }
 
 /** Who flotilla should take the caller to be: a suite user whose token the case presented correctly. */
-export function authenticatedCaller(c: AbuseCase): 'alice' | 'bob' | undefined {
-  if (c.caller !== 'alice' && c.caller !== 'bob') return undefined;
+export function authenticatedCaller(c: AbuseCase): string | undefined {
+  if (NOBODY.has(c.caller)) return undefined;
   return c.authForm === 'bearer' || c.authForm === 'bearer-lowercase' ? c.caller : undefined;
 }
 
 /** The suite user whose token is anywhere in the case (an impersonation must be that user or none). */
-export function presentedCaller(c: AbuseCase): 'alice' | 'bob' | undefined {
-  return c.caller === 'alice' || c.caller === 'bob' ? c.caller : undefined;
+export function presentedCaller(c: AbuseCase): string | undefined {
+  return NOBODY.has(c.caller) ? undefined : c.caller;
 }
 
 export function sentImpersonation(c: AbuseCase): boolean {
@@ -473,7 +475,9 @@ export interface Rendered {
 
 export function render(c: AbuseCase, ctx: RenderContext): Rendered {
   const cred = credentials(c, ctx.tokens);
-  const headers: [string, string][] = [['Host', ctx.host], ['User-Agent', `abuse-${ctx.caseId}`], ...cred.headers, ...c.headers];
+  // `{case}` in a header value is the case's id: member requests it causes can be told by it.
+  const own = c.headers.map(([n, v]): [string, string] => [n, v.replaceAll('{case}', String(ctx.caseId))]);
+  const headers: [string, string][] = [['Host', ctx.host], ['User-Agent', `abuse-${ctx.caseId}`], ...cred.headers, ...own];
   if (c.upgrade) headers.push(...UPGRADE_HEADERS[c.upgrade]);
   return { method: c.method, target: withQuery(c.target, cred.query), headers, body: bodyBytes(c.body, ctx.host) };
 }

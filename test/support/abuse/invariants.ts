@@ -34,6 +34,11 @@ export interface MemberTrafficPolicy {
   callers: CallerIdentity[];
   /** A string the suite puts in every request it hides in a body; no member may ever see it. */
   smuggleMarker: string;
+  /**
+   * Set when the suite's callers may impersonate on the members (tenant admins): whom a request
+   * they asked to impersonate with may reach a member as; the reason when not. Unset: nobody.
+   */
+  impersonable?: (sent: CallerIdentity) => string | undefined;
 }
 
 /** What the suite knows about the case a member request came from (matched by its User-Agent). */
@@ -212,12 +217,15 @@ export function checkMemberRequest(rec: RecordedRequest, policy: MemberTrafficPo
       out.push({ kind: 'member:impersonation-without-caller', detail: `${what} impersonates ${JSON.stringify(sent.user)} for a case whose caller flotilla could not know` });
     } else {
       const wrong = sameIdentity(sent, ctx.caller);
-      if (wrong) out.push({ kind: 'member:impersonation-mismatch', detail: `${what} impersonates ${wrong}` });
-      else if (ctx.sentImpersonation) {
+      const outside = wrong && ctx.sentImpersonation && policy.impersonable ? policy.impersonable(sent) : undefined;
+      if (wrong && ctx.sentImpersonation && policy.impersonable) {
+        if (outside) out.push({ kind: 'member:impersonation-outside-tenant', detail: `${what} impersonates ${JSON.stringify({ user: sent.user, groups: sent.groups })}: ${outside}` });
+      } else if (wrong) out.push({ kind: 'member:impersonation-mismatch', detail: `${what} impersonates ${wrong}` });
+      else if (ctx.sentImpersonation && !policy.impersonable) {
         out.push({ kind: 'member:caller-impersonation-ignored', detail: `${what}: the caller asked to impersonate someone (Impersonate-* headers) and may not; the request reached the member as the caller instead of being refused` });
       }
     }
-  } else if (!policy.callers.some((c) => sameIdentity(sent, c) === undefined)) {
+  } else if (!policy.callers.some((c) => sameIdentity(sent, c) === undefined) && !(policy.impersonable && policy.impersonable(sent) === undefined)) {
     out.push({ kind: 'member:impersonation-mismatch', detail: `${what} impersonates ${JSON.stringify({ user: sent.user, uid: sent.uid, groups: sent.groups, extra: sent.extra })}, none of the suite's callers` });
   }
   return out;

@@ -17,8 +17,14 @@ export interface AbuseEnv {
   flotilla: Endpoint;
   relays: RecordingRelay[];
   policy: MemberTrafficPolicy;
-  identities: Record<'alice' | 'bob', CallerIdentity>;
-  tokens: Record<'alice' | 'bob', string>;
+  identities: Record<string, CallerIdentity>;
+  tokens: Record<string, string>;
+  /** The cases to run (default: the fleet-wide hostile callers' `caseArb`). */
+  arb?: fc.Arbitrary<AbuseCase>;
+  /** Suite-specific invariants of one answer (beside the common ones). */
+  checkAnswer?: (c: AbuseCase, answer: Answer) => Violation[];
+  /** Suite-specific invariants of one request a member got; `c` is its case when the suite could tell. */
+  checkMemberRequest?: (rec: RecordedRequest, c: AbuseCase | undefined, caseId: number | undefined) => Violation[];
   timeoutMs: number;
   concurrency: number;
   /** Why flotilla can no longer answer (its process exited), or undefined while it runs. */
@@ -79,7 +85,7 @@ interface Window {
 
 function ctxFor(env: AbuseEnv, c: AbuseCase): CaseContext {
   const who = presentedCaller(c);
-  return { caller: who ? env.identities[who] : null, sentImpersonation: sentImpersonation(c) };
+  return { caller: (who ? env.identities[who] : undefined) ?? null, sentImpersonation: sentImpersonation(c) };
 }
 
 function publicPath(target: string): boolean {
@@ -97,7 +103,10 @@ function isResourceRead(c: AbuseCase): boolean {
 }
 
 export function answerViolations(env: AbuseEnv, c: AbuseCase, answer: Answer): Violation[] {
-  const out = checkAnswer({ method: c.method, authenticated: authenticatedCaller(c) !== undefined, sentImpersonation: sentImpersonation(c), publicPath: publicPath(c.target) }, answer);
+  // Callers who may impersonate on the members get what they asked for: no refusal is owed.
+  const refusable = sentImpersonation(c) && !env.policy.impersonable;
+  const out = checkAnswer({ method: c.method, authenticated: authenticatedCaller(c) !== undefined, sentImpersonation: refusable, publicPath: publicPath(c.target) }, answer);
+  if (env.checkAnswer) out.push(...env.checkAnswer(c, answer));
   if (env.readAuthorization && answer.type === 'response' && answer.status >= 200 && answer.status < 300 && authenticatedCaller(c) && isResourceRead(c)) {
     out.push({ kind: `answer:read-without-rbac:${c.method}`, detail: `HTTP ${answer.status} to a ${c.method} of a resource by ${authenticatedCaller(c)}, who may not get, list or watch anything (a member would answer 403)` });
   }
@@ -154,6 +163,7 @@ function drainRelays(env: AbuseEnv, windows: Map<number, Window>, all: Window[])
       const owners = w ? [w] : inFlightAt(rec.at);
       for (const o of owners) o.memberAnswers.push({ status: rec.responseStatus, bodyHead: rec.responseBodyHead });
       for (const v of checkMemberRequest(rec, env.policy, w ? ctxFor(env, w.c) : undefined)) sightings.push({ violation: v, windows: owners });
+      for (const v of env.checkMemberRequest?.(rec, w?.c, id) ?? []) sightings.push({ violation: v, windows: owners });
     }
     for (const e of errs) sightings.push({ violation: checkParseError(e), windows: inFlightAt(e.at) });
   }
@@ -194,8 +204,8 @@ export interface ExploreOptions {
 }
 
 /** The cases of one chunk: fast-check's own sample for that seed, so `fc.check({ seed, path })` replays any. */
-export function chunkCases(seed: number, n: number): AbuseCase[] {
-  return fc.sample(caseArb, { seed, numRuns: n });
+export function chunkCases(seed: number, n: number, arb: fc.Arbitrary<AbuseCase> = caseArb): AbuseCase[] {
+  return fc.sample(arb, { seed, numRuns: n });
 }
 
 export function chunkSeed(seed: number, chunk: number): number {
@@ -216,7 +226,7 @@ export async function explore(env: AbuseEnv, opts: ExploreOptions): Promise<Expl
       break;
     }
     const seed = chunkSeed(opts.seed, chunk);
-    const cases = chunkCases(seed, Math.min(chunkSize, opts.runs - result.tried));
+    const cases = chunkCases(seed, Math.min(chunkSize, opts.runs - result.tried), env.arb);
     const windows = new Map<number, Window>();
     const all: Window[] = [];
     let next = 0;
@@ -311,7 +321,7 @@ export async function shrinkAll(env: AbuseEnv, found: Map<string, FoundKind>, op
     let origin: Origin | undefined;
     for (const o of f.origins) {
       if (Date.now() > kindDeadline) break;
-      const c = chunkCases(o.seed, o.index + 1)[o.index]!;
+      const c = chunkCases(o.seed, o.index + 1, env.arb)[o.index]!;
       if ((await runAlone(env, c)).some((v) => v.kind === f.kind)) {
         origin = o;
         f.example = c;
@@ -322,7 +332,7 @@ export async function shrinkAll(env: AbuseEnv, found: Map<string, FoundKind>, op
     if (!origin) continue;
     let last: { case: AbuseCase; detail: string } | undefined;
     const res = await fc.check(
-      fc.asyncProperty(caseArb, async (c) => {
+      fc.asyncProperty(env.arb ?? caseArb, async (c) => {
         if (Date.now() > kindDeadline || env.dead()) return true;
         const hit = (await runAlone(env, c)).find((v) => v.kind === f.kind);
         if (hit) last = { case: c, detail: hit.detail };

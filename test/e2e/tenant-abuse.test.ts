@@ -1,0 +1,165 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tailLog } from '../fleet/processes.js';
+import type { ResourceRuleSpec } from '../support/flotilla-process.js';
+import { startRelayedFlotilla, type RelayedFlotilla } from '../support/abuse/fleet-setup.js';
+import { SMUGGLE_MARKER } from '../support/abuse/generators.js';
+import { isNote, snapshotDiff, type Answer, type CallerIdentity, type Violation } from '../support/abuse/invariants.js';
+import { closeAgents, sendNode, sendRaw } from '../support/abuse/raw-client.js';
+import { explore, formatReport, shrinkAll, type AbuseEnv, type FoundKind } from '../support/abuse/runner.js';
+import { ACME, TENANTS, createTenantCanaries, foreignSnapshot, foreignUids, newMarkers, tenantAdminsAreClusterAdmins } from '../support/abuse/tenant-fleet-setup.js';
+import { requestText, tenantCaseArb } from '../support/abuse/tenant-generators.js';
+import { ReviewFanOut, checkRemainingCount, checkTenantAnswer, checkTenantMemberRequest, logViolations, outsideTenant, type ForeignObjects } from '../support/abuse/tenant-invariants.js';
+
+/**
+ * The tenant abuse suite: generated requests of tenant acme's admin (cluster-admin on every member,
+ * so flotilla's checks are the only confinement) aimed at tenant globex's and the fleet's objects:
+ * every path form (root, `/clusters/<c>`, the fleet path and its `/clusters/<c>`) disguised by
+ * percent-encoded letters of any segment, doubled and trailing slashes, upper case; every verb
+ * (get, list, watch, create, update, the four patch types, delete, deletecollection with
+ * selectors, subresources); namespaces and names in member form, tenant form and double-prefixed;
+ * bodies and patches naming foreign namespaces, owners, RBAC subjects and roles, aggregation,
+ * generateName, foreign CRD groups; impersonation of foreign users and groups and of hundreds of
+ * groups. Members sit behind recording relays. Held:
+ * - no object outside acme's names on any member changed, vanished or appeared (snapshots of
+ *   globex's and the fleet's namespaces, cluster RBAC, CRDs, custom objects);
+ * - no answer carries a foreign object (the run's markers, foreign uids) in body or header; errors
+ *   and headers name nothing foreign nor acme's names in member form unless the request did; no
+ *   continue token carries member names; a page's remainingItemCount counts only what acme lists
+ *   (probed after the run, every path form); flotilla's log carries no foreign marker;
+ * - every request a member got as acme was for acme's names (or a collection read flotilla
+ *   filters, a read of a shared kind, a self-review) with a body naming nothing outside acme, as
+ *   one of acme's identities; impersonation reviews do not fan out per group;
+ * - the common suite's invariants (no 5xx, errors are Status, answers in time, still healthy).
+ *
+ * Environment as the common suite (test/e2e/abuse.test.ts): FLOTILLA_ABUSE_RUNS (3000 here,
+ * time-bounded; `npm run test:abuse` runs 100,000), _SEED, _CONCURRENCY, _TIMEOUT_MS,
+ * _TIME_LIMIT_S, _TRACE, _MAIN (another build of flotilla).
+ */
+const fleet = inject('fleet');
+const env = process.env;
+const RUNS = Number(env.FLOTILLA_ABUSE_RUNS ?? 3000);
+const FULL = RUNS > 20_000 || env.FLOTILLA_ABUSE_PROFILE === 'full';
+const PROFILE = FULL ? 'full' : 'ci';
+const SEED = env.FLOTILLA_ABUSE_SEED !== undefined ? Number(env.FLOTILLA_ABUSE_SEED) : Date.now() % 2_147_483_647;
+const TIME_LIMIT_MS = (env.FLOTILLA_ABUSE_TIME_LIMIT_S !== undefined ? Number(env.FLOTILLA_ABUSE_TIME_LIMIT_S) : FULL ? 4 * 3600 : 45) * 1000;
+const SHRINK = FULL ? { perKindMs: 30_000, totalMs: 10 * 60_000 } : { perKindMs: 3_000, totalMs: 12_000 };
+const TEST_TIMEOUT_MS = TIME_LIMIT_MS + SHRINK.totalMs + 180_000;
+const FLEET_PATH = '/apis/search.flotilla.io/v1alpha1/fleet';
+
+// Owned cluster-scoped kinds cached (the cached view) and not (the live one): both forms are aimed at.
+const RESOURCES: ResourceRuleSpec[] = [
+  { version: 'v1', resource: 'pods' },
+  { version: 'v1', resource: 'namespaces' },
+  { version: 'v1', resource: 'nodes' },
+  { version: 'v1', resource: 'configmaps' },
+  { group: 'apps', version: 'v1', resource: 'deployments' },
+  { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'rolebindings' },
+  { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterroles' },
+];
+
+/** Lists probed after the run for their counts, as acme names them. */
+const COUNTED = [
+  '/api/v1/configmaps', '/api/v1/namespaces/web/configmaps', '/api/v1/namespaces', '/api/v1/secrets', '/api/v1/serviceaccounts', '/api/v1/pods', '/api/v1/nodes',
+  '/apis/rbac.authorization.k8s.io/v1/clusterroles', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', '/apis/rbac.authorization.k8s.io/v1/rolebindings',
+  '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
+];
+
+let flotilla: RelayedFlotilla | undefined;
+let foreign: ForeignObjects;
+const dir = join(fleet.dir, 'flotilla-tenant-abuse');
+
+beforeAll(async () => {
+  await tenantAdminsAreClusterAdmins(fleet.members);
+  const markers = newMarkers();
+  await createTenantCanaries(fleet.members, markers);
+  foreign = { markers: [markers.globex, markers.fleet], uids: await foreignUids(fleet.members) };
+  flotilla = await startRelayedFlotilla(fleet, dir, RESOURCES, env.FLOTILLA_ABUSE_MAIN, TENANTS);
+});
+
+afterAll(async () => {
+  closeAgents();
+  await flotilla?.stop();
+  await tenantAdminsAreClusterAdmins(fleet.members, true);
+});
+
+function record(found: Map<string, FoundKind>, v: Violation): void {
+  const known = found.get(v.kind);
+  if (!known) found.set(v.kind, { kind: v.kind, count: 1, detail: v.detail, origins: [], exampleId: -1 });
+  else {
+    if (known.count < 10 && known.exampleId < 0) known.detail += `; ${v.detail}`;
+    known.count++;
+  }
+}
+
+describe('tenant abuse', () => {
+  it(`tenant acme stays inside its view under ${RUNS} generated hostile requests`, async () => {
+    const f = flotilla!;
+    const user = (name: string) => fleet.users.find((u) => u.name === name)!;
+    const identity = (name: string): CallerIdentity => ({ user: name, uid: `uid-${name}`, groups: [...user(name).groups, 'system:authenticated'] });
+    // The tenant's own identities are no foreign names when a message quotes them.
+    const own = [...ACME.users, ...ACME.groups].join('\n');
+    const fanOut = new ReviewFanOut(8);
+    const abuse: AbuseEnv = {
+      flotilla: { host: '127.0.0.1', port: f.port, ca: readFileSync(fleet.caFile) },
+      relays: f.relays,
+      policy: {
+        flotillaAuthorization: `Bearer ${fleet.members[0]!.token}`,
+        cachedResources: RESOURCES.map((r) => ({ group: r.group ?? '', version: r.version, resource: r.resource })),
+        callers: [identity('admin@acme'), identity('dev@acme')],
+        smuggleMarker: SMUGGLE_MARKER,
+        impersonable: (sent) => outsideTenant(ACME, sent),
+      },
+      identities: { 'admin@acme': identity('admin@acme'), 'dev@acme': identity('dev@acme') },
+      tokens: { 'admin@acme': user('admin@acme').token, 'dev@acme': user('dev@acme').token },
+      arb: tenantCaseArb,
+      checkAnswer: (c, a) => checkTenantAnswer(a, `${requestText(c)}\n${own}`, foreign),
+      checkMemberRequest: (rec) => [...checkTenantMemberRequest(ACME, rec), ...fanOut.check(rec)],
+      timeoutMs: Number(env.FLOTILLA_ABUSE_TIMEOUT_MS ?? 10_000),
+      concurrency: Number(env.FLOTILLA_ABUSE_CONCURRENCY ?? 8),
+      dead: () => (f.proc.exited ? `flotilla exited with ${f.proc.exitCode}:\n${tailLog(f.logPath)}` : undefined),
+      // acme may read what it sees: the member's RBAC allows everything, flotilla's view decides.
+      readAuthorization: false,
+      log: (line) => console.log(line),
+      ...(env.FLOTILLA_ABUSE_TRACE ? { trace: (line: string) => appendFileSync(join(dir, 'abuse-cases.log'), `${line}\n`) } : {}),
+    };
+
+    const before = await foreignSnapshot(fleet.members);
+    const result = await explore(abuse, { runs: RUNS, seed: SEED, timeLimitMs: TIME_LIMIT_MS });
+    await shrinkAll(abuse, result.found, SHRINK);
+
+    const extra: Violation[] = [];
+    const health = await sendRaw(abuse.flotilla, Buffer.from(`GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:${f.port}\r\nConnection: close\r\n\r\n`), { timeoutMs: 10_000, streaming: false, head: false });
+    if (health.type !== 'response' || health.status !== 200) extra.push({ kind: 'flotilla:unhealthy', detail: `/healthz at the end: ${JSON.stringify(health.type === 'response' ? health.status : health)}` });
+
+    // Counts and continue tokens, with nothing else in flight: a page's counts against the whole list.
+    const token = user('admin@acme').token;
+    const get = async (path: string): Promise<Answer | undefined> =>
+      sendNode(abuse.flotilla, { method: 'GET', path, headers: ['Host', `127.0.0.1:${f.port}`, 'Authorization', `Bearer ${token}`, 'Accept', 'application/json'] }, { timeoutMs: 20_000, streaming: false, head: false });
+    for (const prefix of ['', '/clusters/east', FLEET_PATH, `${FLEET_PATH}/clusters/west`]) {
+      for (const p of COUNTED) {
+        const path = `${prefix}${p}`;
+        const page = await get(`${path}?limit=1`);
+        const whole = await get(path);
+        for (const a of [page, whole]) if (a) extra.push(...checkTenantAnswer(a, `${path}\n${own}`, foreign));
+        if (page?.type !== 'response' || whole?.type !== 'response' || page.status !== 200 || whole.status !== 200) continue;
+        const p1 = JSON.parse(page.body.toString('utf8')) as { items?: unknown[]; metadata?: { remainingItemCount?: number } };
+        const all = JSON.parse(whole.body.toString('utf8')) as { items?: unknown[] };
+        extra.push(...checkRemainingCount(path, { items: p1.items?.length ?? 0, ...(p1.metadata?.remainingItemCount !== undefined ? { remaining: p1.metadata.remainingItemCount } : {}) }, all.items?.length ?? 0));
+      }
+    }
+
+    await new Promise((r) => setTimeout(r, 500));
+    const after = await foreignSnapshot(fleet.members);
+    extra.push(...snapshotDiff(before, after));
+    extra.push(...logViolations(readFileSync(f.logPath, 'utf8'), foreign));
+    for (const v of extra) record(result.found, v);
+
+    const report = formatReport(abuse, result, PROFILE, SEED).replace(/^abuse/gm, 'tenant-abuse');
+    console.log(report);
+    writeFileSync(join(dir, 'tenant-abuse-report.txt'), `${report}\n`);
+    expect(result.tried).toBeGreaterThan(0);
+    expect([...result.found.keys()].filter((k) => !isNote(k)), report).toEqual([]);
+  }, TEST_TIMEOUT_MS);
+});
