@@ -51,7 +51,7 @@ export function bodyToMember(body: Buffer | undefined, contentType: string | und
   }
   const mediaType = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
   const rewritten = patching && resource ? patchToMember(doc, mediaType, { group: resource.group, kind: resource.kind, namespaced: resource.namespaced }, naming) : objectToMember(doc, naming);
-  if (resource) checkTenantRbacWrite(resource.group, rewritten, patching && mediaType === 'application/json-patch+json', naming.tenant);
+  if (resource) checkTenantRbacWrite(resource.group, resource.resource, rewritten, patching && mediaType === 'application/json-patch+json', naming.tenant);
   // YAML is a superset of JSON: an apply patch goes on as JSON text, with the same meaning.
   return bodyBytes(rewritten);
 }

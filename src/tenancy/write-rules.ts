@@ -18,22 +18,37 @@ const AGGREGATION_LABEL = 'rbac.authorization.k8s.io/aggregate-to-';
 const SETTING_OPS = new Set(['add', 'replace', 'copy', 'move']);
 
 /** Throws 403 when an RBAC write body (object, partial object, or JSON patch ops) reaches outside the tenant. */
-export function checkTenantRbacWrite(group: string, body: unknown, jsonPatch: boolean, tenant: Tenant): void {
+export function checkTenantRbacWrite(group: string, resource: string, body: unknown, jsonPatch: boolean, tenant: Tenant): void {
   if (group !== RBAC_GROUP) return;
+  const clusterWide = resource === 'clusterrolebindings';
   if (jsonPatch && Array.isArray(body)) {
-    for (const op of body) checkPatchOp(op, tenant);
+    for (const op of body) checkPatchOp(op, clusterWide, tenant);
     return;
   }
-  checkObject(body, tenant);
+  checkObject(body, clusterWide, tenant);
 }
 
-function checkObject(doc: unknown, tenant: Tenant): void {
+function checkObject(doc: unknown, clusterWide: boolean, tenant: Tenant): void {
   if (!isJsonObject(doc)) return;
+  if (clusterWide && doc['roleRef'] !== undefined && doc['roleRef'] !== null) checkClusterWideRole(doc['roleRef'], tenant);
   // `null` in a merge patch removes: always allowed.
   if (doc['aggregationRule'] !== undefined && doc['aggregationRule'] !== null) throw refused(tenant, 'may not aggregate roles (aggregationRule)');
   const metadata = doc['metadata'];
   if (isJsonObject(metadata)) checkLabels(metadata['labels'], tenant);
   if (doc['subjects'] !== undefined && doc['subjects'] !== null) checkSubjects(doc['subjects'], tenant);
+}
+
+/**
+ * A ClusterRoleBinding grants its role in every namespace of the member: only a role of the
+ * tenant's own. A shared role (`view`) bound so would let the tenant's subjects (its pods' service
+ * accounts, talking to the member itself) read every tenant's objects; bound in a RoleBinding, in
+ * the tenant's namespace, it may be.
+ */
+function checkClusterWideRole(roleRef: unknown, tenant: Tenant): void {
+  const name = isJsonObject(roleRef) ? roleRef['name'] : undefined;
+  if (typeof name !== 'string' || !tenant.ownsNamespace(name)) {
+    throw refused(tenant, `may bind only its own ClusterRoles cluster-wide${typeof name === 'string' ? `, not ${JSON.stringify(tenant.tenantText(name))}` : ''}; bind shared roles in its namespaces (RoleBinding)`);
+  }
 }
 
 function checkLabels(labels: unknown, tenant: Tenant): void {
@@ -53,7 +68,7 @@ function checkSubject(subject: unknown, tenant: Tenant): void {
 }
 
 /** One JSON patch op, by the path it writes. */
-function checkPatchOp(op: unknown, tenant: Tenant): void {
+function checkPatchOp(op: unknown, clusterWide: boolean, tenant: Tenant): void {
   if (!isJsonObject(op) || typeof op['op'] !== 'string' || !SETTING_OPS.has(op['op'])) return;
   const path = typeof op['path'] === 'string' ? op['path'] : '';
   const tokens = path.split('/').slice(1).map((t) => t.replace(/~1/g, '/').replace(/~0/g, '~'));
@@ -65,9 +80,14 @@ function checkPatchOp(op: unknown, tenant: Tenant): void {
   // The pointer '' is the whole document.
   if (path === '') {
     guarded();
-    return checkObject(value, tenant);
+    return checkObject(value, clusterWide, tenant);
   }
   switch (tokens[0]) {
+    case 'roleRef':
+      guarded();
+      if (!clusterWide) return;
+      if (tokens.length === 1) return checkClusterWideRole(value, tenant);
+      throw refused(tenant, 'may set only a whole roleRef');
     case 'aggregationRule':
       throw refused(tenant, 'may not aggregate roles (aggregationRule)');
     case 'subjects':

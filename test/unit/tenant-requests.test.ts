@@ -159,7 +159,7 @@ describe('a tenant’s write body', () => {
       return (e as StatusError).code;
     }
   };
-  const binding = (subjects: unknown[]) => ({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'x' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' }, subjects });
+  const binding = (subjects: unknown[], role = 'reader') => ({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'x' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role }, subjects });
 
   it('RBAC subjects are the tenant’s own only, in every form a write can take', () => {
     expect(status(binding([{ kind: 'User', name: 'a' }, { kind: 'ServiceAccount', name: 'b', namespace: 'web' }, { kind: 'User', name: 'system:serviceaccount:web:b' }, { kind: 'Group', name: 'system:serviceaccounts:web' }]))).toBe(200);
@@ -173,6 +173,16 @@ describe('a tenant’s write body', () => {
     expect(status([{ op: 'replace', path: '', value: binding([{ kind: 'User', name: 'bob' }]) }], crb, 'PATCH', 'application/json-patch+json')).toBe(403);
     expect(status([{ op: 'add', path: '/subjects/-', value: { kind: 'User', name: 'a' } }], crb, 'PATCH', 'application/json-patch+json')).toBe(200);
     expect(status([{ op: 'remove', path: '/subjects/0' }], crb, 'PATCH', 'application/json-patch+json')).toBe(200);
+  });
+
+  it('a shared role is bound in the tenant’s namespaces, never cluster-wide', () => {
+    const own = [{ kind: 'Group', name: 'system:serviceaccounts:web' }];
+    expect(status(binding(own, 'view'))).toBe(403);
+    expect(status(binding(own, 'system:controller:namespace-controller'))).toBe(403);
+    expect(status(binding(own, 'reader'))).toBe(200);
+    const roleBinding = { ...binding(own, 'view'), kind: 'RoleBinding', metadata: { name: 'x', namespace: 'web' } };
+    expect(status(roleBinding, rbac('rolebindings', 'RoleBinding', true))).toBe(200);
+    expect(status([{ op: 'replace', path: '/roleRef', value: { kind: 'ClusterRole', name: 'view' } }], crb, 'PATCH', 'application/json-patch+json')).toBe(403);
   });
 
   it('no role aggregation: neither the rule nor the labels that feed shared roles', () => {
