@@ -140,7 +140,7 @@ export function makeAdmissionPolicy(spec: TenantSpec): Manifest {
     `request.userInfo.username.startsWith(${cel(saUser)})`,
     `request.userInfo.groups.exists(g, g in ${celList(spec.groups)} || g.startsWith(${cel(saGroup)}))`,
   ].join(' || ');
-  const writing = `request.operation in ['CREATE', 'UPDATE']`;
+  const writing = `(request.operation in ['CREATE', 'UPDATE'])`;
   const subjectOk = [
     `(s.kind == 'ServiceAccount' && (has(s.namespace) && s.namespace != '' ? ${ownName('s.namespace')} : ${ownName('request.namespace')}))`,
     `(s.kind == 'User' && (s.name in ${celList(spec.users)} || s.name.startsWith(${cel(saUser)})))`,
