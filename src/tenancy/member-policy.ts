@@ -138,11 +138,11 @@ export function makeAdmissionPolicy(spec: TenantSpec): Manifest {
   const identity = [
     `request.userInfo.username in ${celList(spec.users)}`,
     `request.userInfo.username.startsWith(${cel(saUser)})`,
-    `request.userInfo.groups.exists(g, g in ${celList(spec.groups)} || g.startsWith(${cel(saGroup)}))`,
+    `(has(request.userInfo.groups) && request.userInfo.groups.exists(g, g in ${celList(spec.groups)} || g.startsWith(${cel(saGroup)})))`,
   ].join(' || ');
   const writing = `(request.operation in ['CREATE', 'UPDATE'])`;
   const subjectOk = [
-    `(s.kind == 'ServiceAccount' && (has(s.namespace) && s.namespace != '' ? ${ownName('s.namespace')} : ${ownName('request.namespace')}))`,
+    `(s.kind == 'ServiceAccount' && (has(s.namespace) && s.namespace != '' ? ${ownName('s.namespace')} : ${ownName('variables.ns')}))`,
     `(s.kind == 'User' && (s.name in ${celList(spec.users)} || s.name.startsWith(${cel(saUser)})))`,
     `(s.kind == 'Group' && (s.name in ${celList(spec.groups)} || s.name.startsWith(${cel(saGroup)})))`,
   ].join(' || ');
@@ -154,24 +154,27 @@ export function makeAdmissionPolicy(spec: TenantSpec): Manifest {
     spec: {
       failurePolicy: 'Fail',
       matchConstraints: {
-        resourceRules: [{ apiGroups: ['*'], apiVersions: ['*'], operations: ['CREATE', 'UPDATE', 'DELETE', 'CONNECT'], resources: ['*', '*/*'], scope: '*' }],
+        resourceRules: [{ apiGroups: ['*'], apiVersions: ['*'], operations: ['CREATE', 'UPDATE', 'DELETE', 'CONNECT'], resources: ['*/*'], scope: '*' }],
       },
       matchConditions: [{ name: 'tenant-identity', expression: identity }],
       variables: [
+        // The request's empty strings are absent fields: read with has(), or the policy fails (closed) on them.
+        { name: 'ns', expression: `has(request.namespace) ? request.namespace : ''` },
+        { name: 'group', expression: `has(request.resource.group) ? request.resource.group : ''` },
         { name: 'obj', expression: `request.operation == 'DELETE' ? oldObject : object` },
-        { name: 'name', expression: `variables.obj != null && has(variables.obj.metadata) && has(variables.obj.metadata.name) ? variables.obj.metadata.name : request.name` },
-        { name: 'resource', expression: `request.resource.group == '' ? request.resource.resource : request.resource.resource + '.' + request.resource.group` },
+        { name: 'name', expression: `variables.obj != null && has(variables.obj.metadata) && has(variables.obj.metadata.name) ? variables.obj.metadata.name : (has(request.name) ? request.name : '')` },
+        { name: 'resource', expression: `variables.group == '' ? request.resource.resource : request.resource.resource + '.' + variables.group` },
         // A Namespace is cluster-scoped, whatever the request's namespace says.
-        { name: 'clusterScoped', expression: `request.namespace == '' || variables.resource == 'namespaces'` },
+        { name: 'clusterScoped', expression: `variables.ns == '' || variables.resource == 'namespaces'` },
       ],
       validations: [
         {
-          expression: `variables.clusterScoped || ${ownName('request.namespace')}`,
+          expression: `variables.clusterScoped || ${ownName('variables.ns')}`,
           message: message(`writes only in its own namespaces (${prefix}…)`),
           reason: 'Forbidden',
         },
         {
-          expression: `!variables.clusterScoped || variables.resource in ${celList([...owned, ...SELF_REVIEWS])} || request.resource.group.startsWith(${cel(groupPrefix)})`,
+          expression: `!variables.clusterScoped || variables.resource in ${celList([...owned, ...SELF_REVIEWS])} || variables.group.startsWith(${cel(groupPrefix)})`,
           messageExpression: `${cel(message('may not write cluster-scoped '))} + request.resource.resource`,
           reason: 'Forbidden',
         },
