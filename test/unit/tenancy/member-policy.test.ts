@@ -47,7 +47,7 @@ describe('member policy', () => {
   });
 
   it('matches the tenant\'s identities, its service accounts included, and fails closed', () => {
-    const vap = makeAdmissionPolicy(ACME) as { spec: { failurePolicy: string; matchConditions: { expression: string }[]; validations: { expression: string }[] } };
+    const vap = makeAdmissionPolicy(ACME) as unknown as { spec: { failurePolicy: string; matchConditions: { expression: string }[]; validations: { expression: string }[] } };
     expect(vap.spec.failurePolicy).toBe('Fail');
     const match = vap.spec.matchConditions[0]!.expression;
     expect(match).toContain('"admin@acme"');
@@ -59,7 +59,7 @@ describe('member policy', () => {
   });
 
   it('quotes names as CEL string literals', () => {
-    const vap = makeAdmissionPolicy({ ...ACME, users: ['o"brien\\x'] }) as { spec: { matchConditions: { expression: string }[] } };
+    const vap = makeAdmissionPolicy({ ...ACME, users: ['o"brien\\x'] }) as unknown as { spec: { matchConditions: { expression: string }[] } };
     expect(vap.spec.matchConditions[0]!.expression).toContain('"o\\"brien\\\\x"');
   });
 });
