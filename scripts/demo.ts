@@ -7,6 +7,8 @@ import { reapStalePids } from '../test/fleet/processes.js';
 import { freePort, startFlotillaProcess, writeProxyKubeconfig, type ResourceRuleSpec } from '../test/support/flotilla-process.js';
 import { apiServiceAvailable, installChart, startHub, type Hub } from '../test/fleet/hub.js';
 import { helmBinary } from '../test/support/helm.js';
+import { installMemberPolicy } from '../test/support/member-policy.js';
+import type { TenantSpec } from '../src/tenancy/tenant.js';
 import { FLEET_GROUP, FLEET_PATH, FLEET_VERSION } from '../src/api/fleet-path.js';
 
 /**
@@ -83,31 +85,22 @@ const RBAC: Record<string, { path: string; body: object }[]> = {
 
 /**
  * Two tenants (flotilla's tenant views): each sees namespaces `<tenant>-x` of every member as `x`,
- * and nothing of the other's. Their admins have cluster-admin on the members, so what confines
- * them is flotilla (its tenant views); dev@acme is bound to `edit` in acme's `web` on east only,
- * so the member's RBAC still decides within the tenant.
+ * and nothing of the other's. The members confine them too: each member holds the tenants'
+ * member-side policy (`flotilla tenant-policy`), so an admin who reaches a member directly is an
+ * admin of its own namespaces only. dev@acme is bound to `edit` in acme's `web` on east only, so
+ * the member's RBAC still decides within the tenant.
  */
-const TENANTS = [
-  { id: 'acme', groups: ['acme-admins', 'acme-devs'] },
-  { id: 'globex', groups: ['globex-admins'] },
+const TENANTS: TenantSpec[] = [
+  { id: 'acme', users: [], groups: ['acme-admins', 'acme-devs'], clusterScoped: {}, admins: { users: [], groups: ['acme-admins'] } },
+  { id: 'globex', users: [], groups: ['globex-admins'], clusterScoped: {}, admins: { users: [], groups: ['globex-admins'] } },
 ];
 // Each tenant's namespaces, made on the members in the member's names: `default` (kubectl's
 // namespace when none is given) everywhere, `web` with a deployment of the same name for both.
 const TENANT_NAMESPACES: Record<string, string[]> = { east: ['default', 'web'], west: ['default', 'web'], north: ['default'] };
 
 function tenantRbac(member: MemberInfo): { path: string; body: object }[] {
-  const admins = TENANTS.map((t) => ({
-    path: '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
-    body: {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRoleBinding',
-      metadata: { name: `tenant-${t.id}-admins` },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
-      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: `${t.id}-admins` }],
-    },
-  }));
-  if (member.name !== 'east') return admins;
-  return [...admins, {
+  if (member.name !== 'east') return [];
+  return [{
     path: '/apis/rbac.authorization.k8s.io/v1/namespaces/acme-web/rolebindings',
     body: {
       apiVersion: 'rbac.authorization.k8s.io/v1',
@@ -132,6 +125,8 @@ async function seedTenants(member: MemberInfo): Promise<number> {
       }
     }
   }
+  const namespaces = TENANTS.flatMap((t) => (TENANT_NAMESPACES[member.name] ?? []).map((ns) => `${t.id}-${ns}`));
+  await installMemberPolicy(member, TENANTS, namespaces);
   for (const { path, body } of tenantRbac(member)) await create(member, path, body);
   return pods;
 }

@@ -6,8 +6,10 @@ import { startFlotilla } from './app.js';
 import { DEFAULT_REQUEST_HEADERS } from './auth/request-header.js';
 import { hubClient } from './hub/hub-client.js';
 import { FleetSource } from './hub/fleet-source.js';
+import { runTenantPolicy } from './tenant-policy.js';
 
-const usage = `usage: flotilla (--config FLEET.yaml | --fleet NAME) [--hub-kubeconfig FILE | --hub-in-cluster]
+const usage = `usage: flotilla tenant-policy --config FLEET.yaml [--tenant ID]... [--cluster NAME]
+       flotilla (--config FLEET.yaml | --fleet NAME) [--hub-kubeconfig FILE | --hub-in-cluster]
                 [--data-dir DIR] [--port 8443] [--bind 127.0.0.1]
                 [--tls-cert-file CERT --tls-private-key-file KEY] [--client-ca-file CA] [--log-level warn]
                 [--requestheader-client-ca-file CA] [--requestheader-allowed-names N1,N2]
@@ -136,7 +138,9 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void stop('SIGTERM'));
 }
 
-main().catch((e: unknown) => {
+// A subcommand first: the server's flags do not apply to it.
+const run = process.argv[2] === 'tenant-policy' ? runTenantPolicy(process.argv.slice(3)).then((code) => process.exit(code)) : main();
+run.catch((e: unknown) => {
   console.error(`flotilla: ${(e as Error).stack ?? e}`);
   process.exit(1);
 });

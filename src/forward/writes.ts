@@ -12,6 +12,7 @@ import { owningCluster, type OwnerLookup, type ResourceTarget } from './owner.js
 import type { WriteTracker } from './read-your-writes.js';
 import { editProtobufObject, isProtobuf } from '../api/protobuf-object.js';
 import { acceptsJson } from '../api/negotiate.js';
+import { grantTenantNamespace } from './tenant-namespace-grants.js';
 import { mergeListAnswers, memberRV, requestBodyForMember, responseForClient, type AnswerForm } from './translate.js';
 
 /**
@@ -79,6 +80,7 @@ async function forward(req: FastifyRequest, reply: FastifyReply, deps: ForwardDe
       if (made !== undefined) deps.writes.forgetDeleted(caller, key, { cluster, namespace: target.namespace ?? '', name: made });
     }
     rememberOwner(deps, caller, req.method, target, cluster, made);
+    if (tenant && made !== undefined) await grantTenantNamespace(deps.fleet.member(cluster), tenant.naming.tenant, target, made, req.log);
   }
   return send(reply, answer.status, answer.headers, translated.body);
 }

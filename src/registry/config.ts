@@ -16,6 +16,11 @@ export interface TenantSpec {
   groups: string[];
   /** Per cluster-scoped resource as kubectl names it (`nodes`, `clusterroles.rbac.authorization.k8s.io`). */
   clusterScoped: Record<string, ClusterScopedPolicy>;
+  /**
+   * Who administers the tenant on the members (src/tenancy/member-policy.ts binds them): some of
+   * its own users and groups. Absent: the member-side policy binds nobody.
+   */
+  admins?: { users: string[]; groups: string[] };
 }
 
 /**
@@ -452,7 +457,7 @@ function parseTenants(c: Checker, raw: unknown): TenantSpec[] {
   const members = new Map<string, string>();
   raw.forEach((item, i) => {
     const p = `tenants[${i}]`;
-    const o = c.object(item, p, ['id', 'users', 'groups', 'clusterScoped']);
+    const o = c.object(item, p, ['id', 'users', 'groups', 'clusterScoped', 'admins']);
     if (!o) return;
     const id = c.string(o.id, `${p}.id`, { required: true, pattern: TENANT_ID, patternDesc: 'a DNS-1123 label of at most 20 characters' });
     const users = c.stringList(o.users, `${p}.users`) ?? [];
@@ -475,12 +480,26 @@ function parseTenants(c: Checker, raw: unknown): TenantSpec[] {
         if (v !== undefined) clusterScoped[resource] = v as ClusterScopedPolicy;
       }
     }
+    const admins = parseTenantAdmins(c, o.admins, p, users, groups);
     if (tenants.some((t) => t.id === id)) c.fail(`${p}.id`, `duplicate tenant id ${JSON.stringify(id)}`);
     const clash = clashingTenantIds([...tenants.map((t) => t.id), id]);
     if (clash) c.fail(`${p}.id`, `tenant ids ${JSON.stringify(clash[0])} and ${JSON.stringify(clash[1])} clash: names of the second start with the first's id and separator`);
-    tenants.push({ id, users, groups, clusterScoped });
+    tenants.push({ id, users, groups, clusterScoped, ...(admins ? { admins } : {}) });
   });
   return tenants;
+}
+
+/** A tenant's admins: its own users and groups only, so the member-side policy never binds an outsider. */
+function parseTenantAdmins(c: Checker, raw: unknown, p: string, users: readonly string[], groups: readonly string[]): TenantSpec['admins'] {
+  if (raw === undefined || raw === null) return undefined;
+  const o = c.object(raw, `${p}.admins`, ['users', 'groups']);
+  if (!o) return undefined;
+  const own = (kind: 'user' | 'group', list: readonly string[]) => (s: string, sp: string) => {
+    if (!list.includes(s)) c.fail(sp, `${kind} ${JSON.stringify(s)} is not one of this tenant's ${kind}s`);
+  };
+  const admins = { users: c.stringList(o.users, `${p}.admins.users`, own('user', users)) ?? [], groups: c.stringList(o.groups, `${p}.admins.groups`, own('group', groups)) ?? [] };
+  if (admins.users.length + admins.groups.length === 0) c.fail(`${p}.admins`, 'names no users and no groups: leave it out to bind nobody');
+  return admins;
 }
 
 const TENANT_ID = /^[a-z0-9]([-a-z0-9]{0,18}[a-z0-9])?$/;

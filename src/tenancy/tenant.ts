@@ -133,6 +133,11 @@ export class Tenant {
     return this.others.includes(first) ? first : undefined;
   }
 
+  /** How the tenant sees each cluster-scoped resource the defaults or its configuration name (as kubectl names them). */
+  policyTable(): Readonly<Record<string, ClusterScopedPolicy>> {
+    return this.policies;
+  }
+
   /** The cluster-scoped resources (as kubectl names them) whose objects the tenant owns, its configuration's order. */
   ownedResources(): string[] {
     return Object.keys(this.policies).filter((r) => this.policies[r] === 'owned');

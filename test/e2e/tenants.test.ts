@@ -10,21 +10,25 @@ import { until } from '../support/poll.js';
 import { ACCEPT, normalise } from '../support/differential.js';
 import { clientsDir, startInformer } from '../support/informer.js';
 import { decodeGlobalRV } from '../../src/api/global-rv.js';
+import { applyManifests, deleteManifests, installMemberPolicy, removeMemberPolicy } from '../support/member-policy.js';
+import type { Manifest } from '../../src/tenancy/member-policy.js';
+import type { TenantSpec } from '../../src/tenancy/tenant.js';
 
 /**
  * Tenant views on the real fleet. Two tenants, acme and globex, apply the same manifests through
  * flotilla with kubectl: a namespace on east and west, a deployment, a service, a service account,
  * a role and its binding, a CRD and one of its objects. Each must see only its own, in its own
  * names, with every kubectl verb; the members must hold the prefixed objects; one tenant's read of
- * the other's object is a 404 that names nothing of it. The tenant admins have cluster-admin on the
- * members (so only flotilla confines them); dev@acme is bound to `edit` in acme's tn-web on east
- * only, so the member's RBAC still decides within the tenant.
+ * the other's object is a 404 that names nothing of it. The members hold the tenants' member-side
+ * policy (src/tenancy/member-policy.ts): the admins are admins of their own namespaces only, bound
+ * there by flotilla as it makes them; dev@acme is bound to `edit` in acme's tn-web on east only,
+ * so the member's RBAC still decides within the tenant.
  */
 const fleet = inject('fleet');
 const [east, west] = fleet.members as [MemberInfo, MemberInfo, MemberInfo];
-const TENANTS = [
-  { id: 'acme', groups: ['acme-admins', 'acme-devs'] },
-  { id: 'globex', groups: ['globex-admins'] },
+const TENANTS: TenantSpec[] = [
+  { id: 'acme', users: [], groups: ['acme-admins', 'acme-devs'], clusterScoped: {}, admins: { users: [], groups: ['acme-admins'] } },
+  { id: 'globex', users: [], groups: ['globex-admins'], clusterScoped: {}, admins: { users: [], groups: ['globex-admins'] } },
 ];
 const NS = 'tn-web';
 const RESOURCES = [
@@ -137,26 +141,37 @@ async function tenantEndpoint(tenant: string): Promise<MemberEndpoint> {
   return { server: flotilla.url, token: user.token, caFile: flotilla.endpoint.caFile };
 }
 
-async function clusterAdmins(m: MemberInfo, method: 'POST' | 'DELETE'): Promise<void> {
-  for (const t of TENANTS) {
-    const name = `tn-${t.id}-admins`;
-    if (method === 'DELETE') {
-      await memberRequest(m, 'DELETE', `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${name}`);
-      continue;
-    }
-    const res = await memberRequest(m, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRoleBinding',
-      metadata: { name },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
-      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: `${t.id}-admins` }],
-    });
-    if (res.status !== 201 && res.status !== 409) throw new Error(`${m.name}: ${res.status} ${res.body}`);
-  }
-}
+const policies = new Map<string, Manifest[]>();
+
+/**
+ * What flotilla still needs beyond the member-side policy, whose admins are admins of their
+ * namespaces only: a tenant's list of an uncached resource in all its namespaces reaches a member
+ * as one cluster-wide list (serviceaccounts, roles, gadgets here), and a cached page counts the
+ * rest (remainingItemCount) only for a caller who may read the whole range (configmaps here).
+ * Read-only, the kinds this file needs; to go when flotilla lists a tenant's namespaces one by
+ * one and counts within them.
+ */
+const fleetReads = (t: TenantSpec): Manifest[] => [
+  {
+    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: `tn-${t.id}-fleet-reads` },
+    rules: [
+      { apiGroups: [''], resources: ['serviceaccounts', 'configmaps'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: ['rbac.authorization.k8s.io'], resources: ['roles'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: [`${t.id}.tenants.example.com`], resources: ['*'], verbs: ['get', 'list', 'watch'] },
+    ],
+  },
+  {
+    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: `tn-${t.id}-fleet-reads` },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: `tn-${t.id}-fleet-reads` },
+    subjects: t.admins!.groups.map((name) => ({ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name })),
+  },
+];
 
 beforeAll(async () => {
-  for (const m of fleet.members) await clusterAdmins(m, 'POST');
+  for (const m of fleet.members) {
+    policies.set(m.name, await installMemberPolicy(m, TENANTS));
+    await applyManifests(m, TENANTS.flatMap(fleetReads));
+  }
   flotilla = await startFlotillaProcess({
     fleet,
     dir: join(fleet.dir, 'flotilla-tenants'),
@@ -204,7 +219,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await flotilla?.stop();
   for (const m of fleet.members) {
-    await clusterAdmins(m, 'DELETE');
+    await deleteManifests(m, TENANTS.flatMap(fleetReads));
+    await removeMemberPolicy(m, TENANTS, policies.get(m.name) ?? []);
     for (const t of TENANTS) {
       await memberRequest(m, 'DELETE', `/api/v1/namespaces/${t.id}-${NS}`);
       await memberRequest(m, 'DELETE', `/api/v1/namespaces/${t.id}-tn-sub`);

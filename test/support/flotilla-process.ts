@@ -6,6 +6,7 @@ import { stringify as toYaml } from 'yaml';
 import { findProjectRoot, type FleetInfo, type MemberInfo } from '../fleet/fleet.js';
 import { startProcess, stopProcess, tailLog, type Supervised } from '../fleet/processes.js';
 import { memberRequest } from '../fleet/http.js';
+import type { TenantSpec } from '../../src/tenancy/tenant.js';
 
 /**
  * Runs flotilla the way users do: the compiled binary as its own process, in front of (part of)
@@ -40,8 +41,8 @@ export interface FlotillaStart {
   options?: Record<string, unknown>;
   /** The `authentication` section (default: token review by the first member; null: none at all). */
   authentication?: Record<string, unknown> | null;
-  /** The `tenants` section (src/tenancy). */
-  tenants?: Record<string, unknown>[];
+  /** The `tenants` section (src/tenancy), written as given: `admins` and every other field included. */
+  tenants?: readonly TenantEntry[];
   /**
    * 'fleet' (default): --tls-cert-file with the fleet's certificate; 'self-signed': no TLS flags;
    * a pair and the CA that signed it (a Helm release's, which a hub's APIService trusts).
@@ -81,8 +82,11 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** A tenant of the fleet file: a parsed TenantSpec, or any mapping (a test of the parser's refusals). */
+export type TenantEntry = TenantSpec | Record<string, unknown>;
+
 /** A fleet file; callers' bearer tokens are reviewed by the first member (the test fleet's members share their tokens). */
-export function writeFleetConfig(path: string, members: MemberInfo[], resources: ResourceRuleSpec[], options?: Record<string, unknown>, authentication?: Record<string, unknown> | null, tenants?: Record<string, unknown>[]): void {
+export function writeFleetConfig(path: string, members: MemberInfo[], resources: ResourceRuleSpec[], options?: Record<string, unknown>, authentication?: Record<string, unknown> | null, tenants?: readonly TenantEntry[]): void {
   writeFileSync(
     path,
     toYaml({

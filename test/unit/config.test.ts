@@ -186,4 +186,26 @@ describe('tenants', () => {
     expect(problems('  - { id: acme, users: [a], clusterScoped: { nodes: writable } }\n')).toContain('tenants[0].clusterScoped.nodes: must be owned, shared or hidden');
     expect(problems('  - { id: acme, users: [a] }\n  - { id: acme, users: [b] }\n')).toContain('duplicate tenant id "acme"');
   });
+
+  it('reads admins among the tenant\'s own users and groups', () => {
+    const c = parseFleetConfig(`${base}tenants:\n  - { id: acme, users: [admin@acme, dev@acme], groups: [acme-admins], admins: { groups: [acme-admins] } }\n`, '/x/fleet.yaml');
+    expect(c.tenants[0]!.admins).toEqual({ users: [], groups: ['acme-admins'] });
+    expect(parseFleetConfig(`${base}tenants:\n  - { id: acme, users: [a] }\n`, '/x/fleet.yaml').tenants[0]).not.toHaveProperty('admins');
+  });
+
+  it('refuses admins who are not the tenant\'s, and admins naming nobody', () => {
+    const problems = (tenants: string) => {
+      try {
+        parseFleetConfig(`${base}tenants:\n${tenants}`, '/x/fleet.yaml');
+        return '';
+      } catch (e) {
+        return (e as Error).message;
+      }
+    };
+    expect(problems('  - { id: acme, users: [a], admins: { users: [bob] } }\n')).toContain('tenants[0].admins.users[0]: user "bob" is not one of this tenant\'s users');
+    expect(problems('  - { id: acme, users: [a], groups: [acme-devs], admins: { groups: [system:masters] } }\n')).toContain('tenants[0].admins.groups[0]: group "system:masters" is not one of this tenant\'s groups');
+    expect(problems('  - { id: acme, users: [a], admins: { users: [a], roles: [x] } }\n')).toContain('tenants[0].admins.roles: unknown field');
+    expect(problems('  - { id: acme, users: [a], admins: {} }\n')).toContain('tenants[0].admins: names no users and no groups');
+    expect(problems('  - { id: acme, users: [a], admins: [a] }\n')).toContain('tenants[0].admins: must be a mapping');
+  });
 });

@@ -1,0 +1,64 @@
+import { parseArgs } from 'node:util';
+import { stringify } from 'yaml';
+import { ConfigError, loadFleetConfig, type FleetConfig } from './registry/config.js';
+import { MemberClient } from './members/member-client.js';
+import { generateMemberPolicy } from './tenancy/member-policy.js';
+
+const usage = `usage: flotilla tenant-policy --config FLEET.yaml [--tenant ID]... [--cluster NAME]
+
+Prints, as YAML for kubectl apply, the member-side policy of each tenant of the fleet file (or of
+the tenants named): the admins' ClusterRole and ClusterRoleBinding, a ValidatingAdmissionPolicy and
+its binding. With --cluster, also the admins' RoleBinding in each of the tenants' namespaces that
+member holds now (read from it as flotilla); apply that output to that member.`;
+
+/** `flotilla tenant-policy`: the manifests a platform team installs on the members (docs/tenant-member-policy.md). */
+export async function runTenantPolicy(args: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      config: { type: 'string' },
+      tenant: { type: 'string', multiple: true },
+      cluster: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help || !values.config) {
+    console.error(usage);
+    return values.help ? 0 : 2;
+  }
+  let config: FleetConfig;
+  try {
+    config = await loadFleetConfig(values.config);
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    console.error(e.message);
+    return 2;
+  }
+  const wanted = values.tenant ?? config.tenants.map((t) => t.id);
+  const unknown = wanted.filter((id) => !config.tenants.some((t) => t.id === id));
+  if (unknown.length > 0) {
+    console.error(`--tenant: no such tenant in ${values.config}: ${unknown.join(', ')}`);
+    return 2;
+  }
+  let namespaces: string[] = [];
+  if (values.cluster !== undefined) {
+    const cluster = config.clusters.find((c) => c.name === values.cluster);
+    if (!cluster) {
+      console.error(`--cluster: no such cluster in ${values.config}: ${values.cluster}`);
+      return 2;
+    }
+    namespaces = await memberNamespaces(await MemberClient.create(cluster));
+  }
+  const docs = config.tenants.filter((t) => wanted.includes(t.id)).flatMap((t) => generateMemberPolicy(t, { namespaces }));
+  process.stdout.write(docs.map((d) => stringify(d, { aliasDuplicateObjects: false, lineWidth: 0 })).join('---\n'));
+  return 0;
+}
+
+async function memberNamespaces(member: MemberClient): Promise<string[]> {
+  try {
+    const list = await member.getJson<{ items: { metadata: { name: string } }[] }>('/api/v1/namespaces', AbortSignal.timeout(30_000));
+    return list.items.map((n) => n.metadata.name);
+  } finally {
+    member.close();
+  }
+}
