@@ -39,16 +39,14 @@ function checkObject(doc: unknown, clusterWide: boolean, tenant: Tenant): void {
 }
 
 /**
- * A ClusterRoleBinding grants its role in every namespace of the member: only a role of the
- * tenant's own. A shared role (`view`) bound so would let the tenant's subjects (its pods' service
- * accounts, talking to the member itself) read every tenant's objects; bound in a RoleBinding, in
- * the tenant's namespace, it may be.
+ * A ClusterRoleBinding grants its role in every namespace of the member, so no role is the
+ * tenant's to grant so: a shared one (`view`) would let the tenant's subjects (its pods' service
+ * accounts, talking to the member itself) read every tenant's objects, and one of its own can be
+ * widened after it is bound. Roles are the tenant's to bind in its namespaces (RoleBinding).
  */
 function checkClusterWideRole(roleRef: unknown, tenant: Tenant): void {
   const name = isJsonObject(roleRef) ? roleRef['name'] : undefined;
-  if (typeof name !== 'string' || !tenant.ownsNamespace(name)) {
-    throw refused(tenant, `may bind only its own ClusterRoles cluster-wide${typeof name === 'string' ? `, not ${JSON.stringify(tenant.tenantText(name))}` : ''}; bind shared roles in its namespaces (RoleBinding)`);
-  }
+  throw refused(tenant, `may not bind a role in every namespace${typeof name === 'string' ? ` (${JSON.stringify(tenant.tenantText(name))})` : ''}: bind it in its own namespaces with a RoleBinding`);
 }
 
 function checkLabels(labels: unknown, tenant: Tenant): void {

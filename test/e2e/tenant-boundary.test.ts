@@ -187,10 +187,16 @@ describe('the tenant boundary, held by flotilla alone', () => {
     expect(generated.status, generated.body).toBe(403);
     const roles = JSON.parse((await onEast('GET', `${RBAC}/clusterroles`)).body) as { items: { metadata: { name: string } }[] };
     expect(roles.items.filter((r) => r.metadata.name.startsWith('system:pt-'))).toEqual([]);
-    // Its own subjects, its own names: the tenant's to make.
-    const ownBinding = await send('POST', `/clusters/east${RBAC}/clusterrolebindings`, acme, { ...binding([{ kind: 'Group', name: 'acme-devs', apiGroup: 'rbac.authorization.k8s.io' }]), roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'tb-role' } });
+    // Its own role or a shared one, bound to its own subjects in its own namespace: the tenant's to make.
+    const ownBinding = await send('POST', `/clusters/east${RBAC}/namespaces/tb/rolebindings`, acme, {
+      ...binding([{ kind: 'Group', name: 'acme-devs', apiGroup: 'rbac.authorization.k8s.io' }]), kind: 'RoleBinding', metadata: { name: 'tb-devs' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'edit' },
+    });
     expect(ownBinding.status, ownBinding.body).toBe(201);
-    expect((await onEast('GET', `${RBAC}/clusterrolebindings/acme-tb-bob`)).status).toBe(200);
+    expect((await onEast('GET', `${RBAC}/namespaces/acme-tb/rolebindings/tb-devs`)).status).toBe(200);
+    // Not in every namespace: a ClusterRoleBinding of even its own role is refused.
+    const clusterWide = await send('POST', `/clusters/east${RBAC}/clusterrolebindings`, acme, { ...binding([{ kind: 'Group', name: 'acme-devs', apiGroup: 'rbac.authorization.k8s.io' }]), roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'tb-role' } });
+    expect(clusterWide.status, clusterWide.body).toBe(403);
     expect(await foreignState()).toEqual(before);
   });
 

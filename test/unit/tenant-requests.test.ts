@@ -162,27 +162,30 @@ describe('a tenant’s write body', () => {
   const binding = (subjects: unknown[], role = 'reader') => ({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'x' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role }, subjects });
 
   it('RBAC subjects are the tenant’s own only, in every form a write can take', () => {
-    expect(status(binding([{ kind: 'User', name: 'a' }, { kind: 'ServiceAccount', name: 'b', namespace: 'web' }, { kind: 'User', name: 'system:serviceaccount:web:b' }, { kind: 'Group', name: 'system:serviceaccounts:web' }]))).toBe(200);
+    const rb = rbac('rolebindings', 'RoleBinding', true);
+    const roleBinding = (subjects: unknown[]) => ({ ...binding(subjects, 'edit'), kind: 'RoleBinding', metadata: { name: 'x', namespace: 'web' } });
+    expect(status(roleBinding([{ kind: 'User', name: 'a' }, { kind: 'ServiceAccount', name: 'b', namespace: 'web' }, { kind: 'User', name: 'system:serviceaccount:web:b' }, { kind: 'Group', name: 'system:serviceaccounts:web' }]), rb)).toBe(200);
     for (const subject of [{ kind: 'User', name: 'bob' }, { kind: 'User', name: 'g' }, { kind: 'Group', name: 'system:masters' }, { kind: 'Group', name: 'system:authenticated' }, { kind: 'Group', name: 'system:serviceaccounts' }, { kind: 'Whatever', name: 'a' }]) {
-      expect(status(binding([subject])), JSON.stringify(subject)).toBe(403);
+      expect(status(roleBinding([subject]), rb), JSON.stringify(subject)).toBe(403);
     }
-    expect(status({ subjects: [{ kind: 'User', name: 'bob' }] }, crb, 'PATCH', 'application/merge-patch+json')).toBe(403);
-    expect(status({ subjects: [{ kind: 'User', name: 'bob' }] }, crb, 'PATCH', 'application/strategic-merge-patch+json')).toBe(403);
-    expect(status([{ op: 'add', path: '/subjects/-', value: { kind: 'Group', name: 'system:masters' } }], crb, 'PATCH', 'application/json-patch+json')).toBe(403);
-    expect(status([{ op: 'replace', path: '/subjects/0/name', value: 'bob' }], crb, 'PATCH', 'application/json-patch+json')).toBe(403);
-    expect(status([{ op: 'replace', path: '', value: binding([{ kind: 'User', name: 'bob' }]) }], crb, 'PATCH', 'application/json-patch+json')).toBe(403);
-    expect(status([{ op: 'add', path: '/subjects/-', value: { kind: 'User', name: 'a' } }], crb, 'PATCH', 'application/json-patch+json')).toBe(200);
-    expect(status([{ op: 'remove', path: '/subjects/0' }], crb, 'PATCH', 'application/json-patch+json')).toBe(200);
+    for (const type of ['application/merge-patch+json', 'application/strategic-merge-patch+json', 'application/apply-patch+yaml']) {
+      expect(status({ subjects: [{ kind: 'User', name: 'bob' }] }, crb, 'PATCH', type), type).toBe(403);
+      expect(status({ subjects: [{ kind: 'User', name: 'bob' }] }, rb, 'PATCH', type), type).toBe(403);
+    }
+    expect(status([{ op: 'add', path: '/subjects/-', value: { kind: 'Group', name: 'system:masters' } }], rb, 'PATCH', 'application/json-patch+json')).toBe(403);
+    expect(status([{ op: 'replace', path: '/subjects/0/name', value: 'bob' }], rb, 'PATCH', 'application/json-patch+json')).toBe(403);
+    expect(status([{ op: 'replace', path: '', value: roleBinding([{ kind: 'User', name: 'bob' }]) }], rb, 'PATCH', 'application/json-patch+json')).toBe(403);
+    expect(status([{ op: 'add', path: '/subjects/-', value: { kind: 'User', name: 'a' } }], rb, 'PATCH', 'application/json-patch+json')).toBe(200);
+    expect(status([{ op: 'remove', path: '/subjects/0' }], rb, 'PATCH', 'application/json-patch+json')).toBe(200);
   });
 
-  it('a shared role is bound in the tenant’s namespaces, never cluster-wide', () => {
+  it('a role is bound in the tenant’s namespaces, never cluster-wide', () => {
     const own = [{ kind: 'Group', name: 'system:serviceaccounts:web' }];
-    expect(status(binding(own, 'view'))).toBe(403);
-    expect(status(binding(own, 'system:controller:namespace-controller'))).toBe(403);
-    expect(status(binding(own, 'reader'))).toBe(200);
+    for (const role of ['view', 'system:controller:namespace-controller', 'reader']) expect(status(binding(own, role)), role).toBe(403);
     const roleBinding = { ...binding(own, 'view'), kind: 'RoleBinding', metadata: { name: 'x', namespace: 'web' } };
     expect(status(roleBinding, rbac('rolebindings', 'RoleBinding', true))).toBe(200);
     expect(status([{ op: 'replace', path: '/roleRef', value: { kind: 'ClusterRole', name: 'view' } }], crb, 'PATCH', 'application/json-patch+json')).toBe(403);
+    expect(status({ metadata: { labels: { team: 'a' } } }, crb, 'PATCH', 'application/merge-patch+json')).toBe(200);
   });
 
   it('no role aggregation: neither the rule nor the labels that feed shared roles', () => {
