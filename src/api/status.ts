@@ -54,16 +54,6 @@ export class StatusError extends Error {
   }
 
   /** The same failure with its words (message, names, causes) passed through `reword`: a tenant's names. */
-  reworded(reword: (text: string) => string): StatusError {
-    const d = this.details;
-    const details = d && {
-      ...d,
-      ...(d.name !== undefined ? { name: reword(d.name) } : {}),
-      ...(d.group !== undefined ? { group: reword(d.group) } : {}),
-      ...(d.causes ? { causes: d.causes.map((c) => ({ ...c, ...(c.message !== undefined ? { message: reword(c.message) } : {}) })) } : {}),
-    };
-    return new StatusError(this.code, this.reason, reword(this.message), details, this.retryAfterSeconds, this.listMeta);
-  }
 
   toStatus(): StatusBody {
     return {
@@ -219,4 +209,28 @@ export function answerMessage(body: Buffer | undefined, limit = 200): string {
   }
   const head = body.subarray(0, limit).toString('utf8');
   return /^[\t\x20-\x7e\u00a0-\uffff]*$/.test(head) && !head.includes('\ufffd') ? head : `(${body.length} bytes not shown)`;
+}
+
+/**
+ * A Status body (flotilla's own, or a member's passed on) with its words reworded: the message,
+ * the details' name and group, each cause's message. Any other body comes back unchanged; so does
+ * one that is not JSON.
+ */
+export function rewordStatusBody(body: string, reword: (text: string) => string): string {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(body);
+  } catch {
+    return body;
+  }
+  if (!isStatusObject(doc)) return body;
+  const status = doc as StatusBody;
+  const d = status.details;
+  const details = d && {
+    ...d,
+    ...(typeof d.name === 'string' ? { name: reword(d.name) } : {}),
+    ...(typeof d.group === 'string' ? { group: reword(d.group) } : {}),
+    ...(Array.isArray(d.causes) ? { causes: d.causes.map((c) => ({ ...c, ...(typeof c.message === 'string' ? { message: reword(c.message) } : {}) })) } : {}),
+  };
+  return JSON.stringify({ ...status, ...(typeof status.message === 'string' ? { message: reword(status.message) } : {}), ...(details ? { details } : {}) });
 }

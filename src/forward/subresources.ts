@@ -73,10 +73,38 @@ async function forward(deps: SubresourceDeps, metrics: SubresourceMetrics, open:
     throw err;
   }
   count(res.statusCode ?? 0);
+  // A refusal is no stream: answered as flotilla's own answers are, so a tenant reads it in its names.
+  if ((res.statusCode ?? 0) >= 400 && String(res.headers['content-type'] ?? '').startsWith('application/json')) {
+    reply.raw.off('close', onClientGone);
+    return answerStatus(reply, res);
+  }
   return streamBack(reply, res, target, metrics, open, (complete) => {
     reply.raw.off('close', onClientGone);
     if (!complete) abort.abort();
   });
+}
+
+// A member's error Status is a few hundred bytes; a proxied application's error may be more, and
+// past this bound is cut (flotilla holds it whole to send it).
+const MAX_STATUS_BYTES = 1024 * 1024;
+
+/** The member's error answer, read whole (to MAX_STATUS_BYTES) and sent through fastify's reply. */
+async function answerStatus(reply: FastifyReply, res: IncomingMessage): Promise<FastifyReply> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of res as AsyncIterable<Buffer>) {
+    chunks.push(chunk);
+    size += chunk.length;
+    if (size > MAX_STATUS_BYTES) {
+      res.destroy();
+      break;
+    }
+  }
+  for (const h of ['warning', 'retry-after', 'audit-id']) {
+    const v = res.headers[h];
+    if (v !== undefined) reply.header(h, v);
+  }
+  return reply.code(res.statusCode!).type(String(res.headers['content-type'])).send(Buffer.concat(chunks).subarray(0, MAX_STATUS_BYTES));
 }
 
 /** Writes the member's status and headers, then each chunk as it comes, until either side ends. */

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { MemberClient } from '../members/member-client.js';
+import { answerMessage } from '../api/status.js';
 import { hasAdmins, makeNamespaceGrant } from '../tenancy/member-policy.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import type { ResourceTarget } from './owner.js';
@@ -26,17 +27,8 @@ export async function grantTenantNamespace(member: MemberClient | undefined, ten
       signal: AbortSignal.timeout(GRANT_TIMEOUT_MS),
     });
     if (res.status < 300 || res.status === 409) return;
-    log.warn({ ...where, status: res.status, answer: statusMessage(res.body) }, 'the tenant admins\' RoleBinding was not made in the new namespace');
+    log.warn({ ...where, status: res.status, answer: answerMessage(res.body, 500) }, 'the tenant admins\' RoleBinding was not made in the new namespace');
   } catch (e) {
     log.warn({ ...where, error: (e as Error).message }, 'the tenant admins\' RoleBinding was not made in the new namespace');
-  }
-}
-
-/** A Status answer's message (never headers: they could hold credentials). */
-function statusMessage(body: Buffer): string {
-  try {
-    return String((JSON.parse(body.toString('utf8')) as { message?: unknown }).message ?? '').slice(0, 500);
-  } catch {
-    return body.subarray(0, 200).toString('utf8');
   }
 }

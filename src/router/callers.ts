@@ -62,6 +62,8 @@ export class Callers {
     let id = this.authenticator ? await this.authenticator.authenticate(req) : undefined;
     // The tenant is the authenticated caller's: no header takes a tenant's caller out of it.
     let tenant = id && this.directory ? this.directory.tenants().of(id) : undefined;
+    // Known before any check below can fail: its refusal, too, is worded in the tenant's names.
+    if (tenant) this.decidedTenants.set(req, tenant);
     if (asksImpersonation(req.headers)) {
       if (!id) throw unauthorized('Unauthorized: impersonation (Impersonate-* headers) needs an authenticated caller');
       let wanted = requestedIdentity(req.rawHeaders);
@@ -88,6 +90,14 @@ export class Callers {
     if (tenant) req.url = requestToMember(req.url ?? '/', req.method ?? 'GET', tenant, await this.directory!.names());
     this.tenancy.set(req, tenant ?? null);
     return tenant;
+  }
+
+  /**
+   * The tenant of the request's caller, once identify() has run: whose names its answers, errors
+   * included, are shown in, even where the request failed before its URL was rewritten.
+   */
+  tenantDecided(req: IncomingMessage): Tenant | undefined {
+    return this.decidedTenants.get(req);
   }
 
   /** The tenant decided for this request (tenantOf ran before any route). */

@@ -137,13 +137,7 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
     tenant: tenantNames,
   };
 
-  void app.register(errorsPlugin, {
-    fleet,
-    reword: (req) => {
-      const tenant = tenantOf(req);
-      return tenant && ((text: string) => tenant.tenantText(text));
-    },
-  });
+  void app.register(errorsPlugin, { fleet });
   void app.register(requestTimeoutPlugin);
   void app.register(authenticationPlugin, { callers });
   void app.register(metadataProtobufPlugin);

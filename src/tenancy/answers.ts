@@ -1,4 +1,4 @@
-import { StatusError } from '../api/status.js';
+import { StatusError, notServed } from '../api/status.js';
 import { bodyBytes, bodyFormat, parseBody } from '../api/write-body.js';
 import { editProtobufObject, isProtobuf } from '../api/protobuf-object.js';
 import { editsInPlace, tenantCells } from './object-bytes.js';
@@ -49,6 +49,9 @@ export function bodyToMember(body: Buffer | undefined, contentType: string | und
   for (const named of [metadata?.name, metadata?.generateName]) {
     if (!patching && resource && typeof named === 'string' && sharedName(resource.group, resource.resource, named)) throw sharedNameRefused(naming.tenant, resource.resource, named);
   }
+  // A patch is read as the resource it targets: one flotilla does not know it cannot put into the
+  // member's names, so it does not go on as written.
+  if (patching && !resource) throw notServed();
   const mediaType = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
   const rewritten = patching && resource ? patchToMember(doc, mediaType, { group: resource.group, kind: resource.kind, namespaced: resource.namespaced }, naming) : objectToMember(doc, naming);
   if (resource) checkTenantRbacWrite(resource.group, resource.resource, rewritten, patching && mediaType === 'application/json-patch+json', naming.tenant);

@@ -93,7 +93,7 @@ export class Tenant {
     this.prefixBytes = Buffer.from(this.prefix);
     this.groupPrefix = `${spec.id}.`;
     this.policies = { ...DEFAULT_CLUSTER_SCOPED, ...spec.clusterScoped };
-    this.textPattern = new RegExp(`(^|[^a-z0-9.-])${spec.id}[-.](?=[a-z0-9])`, 'g');
+    this.textPattern = new RegExp(`(^|[^a-z0-9.-])${spec.id}[-.](?=[A-Za-z0-9])`, 'g');
   }
 
   /** The member's namespace of the tenant's `ns` ('' stays '': cluster scope). */

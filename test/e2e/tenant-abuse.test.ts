@@ -8,7 +8,7 @@ import { SMUGGLE_MARKER } from '../support/abuse/generators.js';
 import { isNote, snapshotDiff, type Answer, type CallerIdentity, type Violation } from '../support/abuse/invariants.js';
 import { closeAgents, sendNode, sendRaw } from '../support/abuse/raw-client.js';
 import { explore, formatReport, shrinkAll, type AbuseEnv, type FoundKind } from '../support/abuse/runner.js';
-import { ACME, TENANTS, createTenantCanaries, foreignSnapshot, foreignUids, newMarkers, tenantAdminsAreClusterAdmins } from '../support/abuse/tenant-fleet-setup.js';
+import { ACME, TENANTS, createTenantCanaries, foreignSnapshot, foreignUids, newMarkers, removeTenantObjects, tenantAdminsAreClusterAdmins, tenantObjects } from '../support/abuse/tenant-fleet-setup.js';
 import { requestText, tenantCaseArb } from '../support/abuse/tenant-generators.js';
 import { ReviewFanOut, checkRemainingCount, checkTenantAnswer, checkTenantMemberRequest, logViolations, outsideTenant, type ForeignObjects } from '../support/abuse/tenant-invariants.js';
 
@@ -70,7 +70,10 @@ let flotilla: RelayedFlotilla | undefined;
 let foreign: ForeignObjects;
 const dir = join(fleet.dir, 'flotilla-tenant-abuse');
 
+let tenantsBefore = new Set<string>();
+
 beforeAll(async () => {
+  tenantsBefore = await tenantObjects(fleet.members);
   await tenantAdminsAreClusterAdmins(fleet.members);
   const markers = newMarkers();
   await createTenantCanaries(fleet.members, markers);
@@ -82,6 +85,7 @@ afterAll(async () => {
   closeAgents();
   await flotilla?.stop();
   await tenantAdminsAreClusterAdmins(fleet.members, true);
+  await removeTenantObjects(fleet.members, tenantsBefore);
 });
 
 function record(found: Map<string, FoundKind>, v: Violation): void {

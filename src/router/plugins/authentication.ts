@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import { parse as parseQuery } from 'node:querystring';
-import { badRequest, unauthorized } from '../../api/status.js';
+import { badRequest, rewordStatusBody, unauthorized } from '../../api/status.js';
 import type { Callers } from '../callers.js';
 
 /**
@@ -29,13 +29,19 @@ const authentication: FastifyPluginAsync<AuthenticationOptions> = async (app, { 
       req.query = parseQuery(url.includes('?') ? url.slice(url.indexOf('?') + 1) : '');
     }
   });
-  // A tenant reads every Warning in its names (member answers and flotilla's own alike).
+  // A tenant reads every Warning and every error in its names (member answers and flotilla's own
+  // alike): reworded here, once, as the answer leaves, whichever route or handler made it.
   app.addHook('onSend', async (req, reply, payload) => {
-    const tenant = callers.tenantSeen(req.raw);
-    const warning = tenant ? reply.getHeader('warning') : undefined;
-    if (tenant && warning !== undefined) {
+    const tenant = callers.tenantDecided(req.raw);
+    if (!tenant) return payload;
+    const warning = reply.getHeader('warning');
+    if (warning !== undefined) {
       reply.header('warning', (Array.isArray(warning) ? warning : [String(warning)]).map((w) => tenant.tenantText(String(w))));
     }
+    if (reply.statusCode < 400 || !String(reply.getHeader('content-type') ?? '').startsWith('application/json')) return payload;
+    const words = (text: string) => tenant.tenantText(text);
+    if (typeof payload === 'string') return rewordStatusBody(payload, words);
+    if (Buffer.isBuffer(payload)) return rewordStatusBody(payload.toString('utf8'), words);
     return payload;
   });
 };

@@ -17,15 +17,13 @@ import { targetOf } from '../target.js';
  */
 export interface ErrorsOptions {
   fleet: FleetMembers;
-  /** How a request's caller reads names (a tenant's, src/tenancy): every message is reworded so. */
-  reword?: (req: IncomingMessage) => ((text: string) => string) | undefined;
 }
 
 // How long an answer waits for a GET body still arriving: a body flotilla accepts arrives in far
 // less; a client that announces one it never sends gets its answer after this.
 const BODY_DRAIN_WAIT_MS = 2000;
 
-const errors: FastifyPluginAsync<ErrorsOptions> = async (app, { fleet, reword }) => {
+const errors: FastifyPluginAsync<ErrorsOptions> = async (app, { fleet }) => {
   app.server.on('connect', (_req: IncomingMessage, socket: Socket) => answerConnect(socket));
 
   // A GET's (or HEAD's) body means nothing to any route, and fastify does not read it; left unread
@@ -57,10 +55,8 @@ const errors: FastifyPluginAsync<ErrorsOptions> = async (app, { fleet, reword })
   });
 
   app.setErrorHandler((err: Error & { statusCode?: number }, req, reply) => {
-    if (err instanceof StatusError) {
-      const words = reword?.(req.raw);
-      return sendStatus(reply, words ? err.reworded(words) : err);
-    }
+    // A tenant's caller reads it in its names: reworded as it is sent (the authentication plugin).
+    if (err instanceof StatusError) return sendStatus(reply, err);
     if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
       const reason = err.statusCode === 415 ? 'UnsupportedMediaType' : err.statusCode === 413 ? 'RequestEntityTooLarge' : 'BadRequest';
       return sendStatus(reply, new StatusError(err.statusCode, reason, err.message));

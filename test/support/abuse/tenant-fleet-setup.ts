@@ -181,3 +181,36 @@ export async function foreignUids(members: MemberInfo[]): Promise<Set<string>> {
   }
   return uids;
 }
+
+const TENANT_PREFIXES = ['acme-', 'globex-'];
+const TENANT_GROUPS = ['acme.', 'globex.'];
+const TENANT_KINDS = ['/api/v1/namespaces', '/apis/rbac.authorization.k8s.io/v1/clusterroles', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions'];
+
+/** Each member's tenants' cluster-scoped objects (namespaces, RBAC, CRDs), by path, as they are now. */
+export async function tenantObjects(members: MemberInfo[]): Promise<Set<string>> {
+  const out = new Set<string>();
+  for (const m of members) {
+    for (const kind of TENANT_KINDS) {
+      const res = await memberRequest(m, 'GET', kind);
+      if (res.status !== 200) continue;
+      for (const o of (JSON.parse(res.body) as { items: { metadata: { name: string } }[] }).items) {
+        const name = o.metadata.name;
+        const crdGroup = name.slice(name.indexOf('.') + 1);
+        if (TENANT_PREFIXES.some((p) => name.startsWith(p)) || TENANT_GROUPS.some((g) => crdGroup.startsWith(g))) out.add(`${m.name}\u0000${kind}/${encodeURIComponent(name)}`);
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * Deletes the tenants' cluster-scoped objects the run made (everything of theirs not in `before`,
+ * canaries included), so later test files meet the fleet as they would without this one.
+ */
+export async function removeTenantObjects(members: MemberInfo[], before: Set<string>): Promise<void> {
+  for (const key of await tenantObjects(members)) {
+    if (before.has(key)) continue;
+    const [member, path] = key.split('\u0000') as [string, string];
+    await memberRequest(members.find((m) => m.name === member)!, 'DELETE', path);
+  }
+}

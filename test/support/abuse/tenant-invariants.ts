@@ -92,7 +92,7 @@ interface Meta {
   generateName?: unknown;
   namespace?: unknown;
   labels?: Record<string, unknown>;
-  ownerReferences?: { kind?: unknown; name?: unknown }[];
+  ownerReferences?: { apiVersion?: unknown; kind?: unknown; name?: unknown }[];
 }
 
 /** What a body (an object, or a merge or apply patch, which look like one) names outside the tenant. */
@@ -111,8 +111,10 @@ function objectViolations(view: TenantView, t: Extract<RequestTarget, { type: 'r
       out.push({ kind: 'member:generate-name-outside-tenant', detail: `${what}: generateName ${JSON.stringify(md.generateName)}` });
     }
   }
+  // An owner of a kind its group does not serve (`v1` ClusterRole) names nothing that exists.
+  const OWNER_GROUPS: Record<string, string> = { Namespace: 'v1', ClusterRole: 'rbac.authorization.k8s.io/v1' };
   for (const o of md.ownerReferences ?? []) {
-    if ((o?.kind === 'Namespace' || o?.kind === 'ClusterRole') && typeof o.name === 'string' && !ownsName(view, o.name) && !SHARED_ROLES.has(o.name)) {
+    if (typeof o?.kind === 'string' && OWNER_GROUPS[o.kind] === o.apiVersion && typeof o.name === 'string' && !ownsName(view, o.name) && !SHARED_ROLES.has(o.name) && !(o.kind === 'ClusterRole' && o.name.startsWith('system:'))) {
       out.push({ kind: 'member:body-foreign-owner', detail: `${what}: an ownerReference to ${o.kind} ${JSON.stringify(o.name)}` });
     }
   }
@@ -158,8 +160,9 @@ function jsonPatchViolations(view: TenantView, t: Extract<RequestTarget, { type:
     else if (path === '/metadata/ownerReferences') out.push(...objectViolations(view, t, 'PATCH', { metadata: { ownerReferences: v } }, what));
     else if (path === '/aggregationRule') out.push(...objectViolations(view, t, 'PATCH', { aggregationRule: v }, what));
     else if (path === '/spec/group') out.push(...objectViolations(view, t, 'PATCH', { spec: { group: v } }, what));
-    else if (path.startsWith('/subjects')) out.push(...bindingViolations(view, t.resource, path === '/subjects' ? v : [v], undefined, what));
-    else if (path === '/roleRef') out.push(...bindingViolations(view, t.resource, [], v, what));
+    // Only RBAC kinds have subjects and a roleRef: on any other kind the member drops the field.
+    else if (path.startsWith('/subjects') && t.group === RBAC) out.push(...bindingViolations(view, t.resource, path === '/subjects' ? v : [v], undefined, what));
+    else if (path === '/roleRef' && t.group === RBAC) out.push(...bindingViolations(view, t.resource, [], v, what));
   }
   return out;
 }
