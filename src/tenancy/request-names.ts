@@ -85,7 +85,9 @@ function pathToMember(path: string, method: string, tenant: Tenant, fleet: Fleet
     resourceAt = rest + 2;
   }
   const resource = parts[resourceAt]!;
-  const namespaced = resourceAt > rest ? true : fleet.namespaced(group, resource);
+  const served = fleet.namespaced(group, resource);
+  // In a namespace, only a namespaced resource is there (`namespaces/x/proxy` names nothing).
+  const namespaced = resourceAt > rest ? (served === true ? true : undefined) : served;
   const name = parts[resourceAt + 1];
   const subresource = parts.length > resourceAt + 2 ? parts.slice(resourceAt + 2).join('/') : undefined;
   const verb = tenantVerb(method, name !== undefined);

@@ -7,6 +7,7 @@ import { callerRights, createCanaries, revokeCallerBindings, snapshot, startRela
 import { CANARY_NS, SMUGGLE_MARKER } from '../support/abuse/generators.js';
 import { isNote, snapshotDiff, type CallerIdentity, type Violation } from '../support/abuse/invariants.js';
 import { closeAgents, sendRaw } from '../support/abuse/raw-client.js';
+import { abuseRun } from '../support/abuse/settings.js';
 import { explore, formatReport, shrinkAll, type AbuseEnv } from '../support/abuse/runner.js';
 
 /**
@@ -28,13 +29,11 @@ import { explore, formatReport, shrinkAll, type AbuseEnv } from '../support/abus
  */
 const fleet = inject('fleet');
 const env = process.env;
-const RUNS = Number(env.FLOTILLA_ABUSE_RUNS ?? 3000);
-const FULL = RUNS > 20_000 || env.FLOTILLA_ABUSE_PROFILE === 'full';
-const PROFILE = FULL ? 'full' : 'ci';
-const SEED = env.FLOTILLA_ABUSE_SEED !== undefined ? Number(env.FLOTILLA_ABUSE_SEED) : Date.now() % 2_147_483_647;
-const TIME_LIMIT_MS = (env.FLOTILLA_ABUSE_TIME_LIMIT_S !== undefined ? Number(env.FLOTILLA_ABUSE_TIME_LIMIT_S) : FULL ? 4 * 3600 : 40) * 1000;
-const SHRINK = FULL ? { perKindMs: 60_000, totalMs: 15 * 60_000 } : { perKindMs: 5_000, totalMs: 15_000 };
-const TEST_TIMEOUT_MS = TIME_LIMIT_MS + SHRINK.totalMs + 120_000;
+const { runs: RUNS, profile: PROFILE, seed: SEED, timeLimitMs: TIME_LIMIT_MS, shrink: SHRINK, testTimeoutMs: TEST_TIMEOUT_MS } = abuseRun(env, {
+  ciTimeLimitS: 40,
+  shrink: { full: { perKindMs: 60_000, totalMs: 15 * 60_000 }, ci: { perKindMs: 5_000, totalMs: 15_000 } },
+  slackMs: 120_000,
+});
 
 // Namespaced resources are cached only where the suite aims: the shared fleet holds whatever the
 // test files before it left (tens of MB of configmaps), and whole-member lists of that made the

@@ -7,6 +7,7 @@ import { startRelayedFlotilla, type RelayedFlotilla } from '../support/abuse/fle
 import { SMUGGLE_MARKER } from '../support/abuse/generators.js';
 import { isNote, snapshotDiff, type Answer, type CallerIdentity, type Violation } from '../support/abuse/invariants.js';
 import { closeAgents, sendNode, sendRaw } from '../support/abuse/raw-client.js';
+import { abuseRun } from '../support/abuse/settings.js';
 import { explore, formatReport, shrinkAll, type AbuseEnv, type FoundKind } from '../support/abuse/runner.js';
 import { ACME, TENANTS, createTenantCanaries, foreignSnapshot, foreignUids, newMarkers, removeTenantObjects, tenantAdminsAreClusterAdmins, tenantObjects } from '../support/abuse/tenant-fleet-setup.js';
 import { requestText, tenantCaseArb } from '../support/abuse/tenant-generators.js';
@@ -39,13 +40,11 @@ import { ReviewFanOut, checkRemainingCount, checkTenantAnswer, checkTenantMember
  */
 const fleet = inject('fleet');
 const env = process.env;
-const RUNS = Number(env.FLOTILLA_ABUSE_RUNS ?? 3000);
-const FULL = RUNS > 20_000 || env.FLOTILLA_ABUSE_PROFILE === 'full';
-const PROFILE = FULL ? 'full' : 'ci';
-const SEED = env.FLOTILLA_ABUSE_SEED !== undefined ? Number(env.FLOTILLA_ABUSE_SEED) : Date.now() % 2_147_483_647;
-const TIME_LIMIT_MS = (env.FLOTILLA_ABUSE_TIME_LIMIT_S !== undefined ? Number(env.FLOTILLA_ABUSE_TIME_LIMIT_S) : FULL ? 4 * 3600 : 45) * 1000;
-const SHRINK = FULL ? { perKindMs: 30_000, totalMs: 10 * 60_000 } : { perKindMs: 3_000, totalMs: 12_000 };
-const TEST_TIMEOUT_MS = TIME_LIMIT_MS + SHRINK.totalMs + 180_000;
+const { runs: RUNS, profile: PROFILE, seed: SEED, timeLimitMs: TIME_LIMIT_MS, shrink: SHRINK, testTimeoutMs: TEST_TIMEOUT_MS } = abuseRun(env, {
+  ciTimeLimitS: 45,
+  shrink: { full: { perKindMs: 30_000, totalMs: 10 * 60_000 }, ci: { perKindMs: 3_000, totalMs: 12_000 } },
+  slackMs: 180_000,
+});
 const FLEET_PATH = '/apis/search.flotilla.io/v1alpha1/fleet';
 
 // Owned cluster-scoped kinds cached (the cached view) and not (the live one): both forms are aimed at.

@@ -12,7 +12,7 @@ const [acme] = new Tenants([
   { id: 'globex', users: ['g'], groups: [], clusterScoped: {} },
 ]).all;
 const SCOPES: Record<string, boolean> = {
-  '/pods': true, '/namespaces': false, '/nodes': false, '/persistentvolumes': false,
+  '/pods': true, '/configmaps': true, '/namespaces': false, '/nodes': false, '/persistentvolumes': false,
   'rbac.authorization.k8s.io/clusterroles': false, 'apiextensions.k8s.io/customresourcedefinitions': false,
   'acme.example.com/widgets': true, 'globex.example.com/widgets': true, 'authorization.k8s.io/selfsubjectaccessreviews': false,
 };
@@ -116,6 +116,8 @@ describe('a tenant’s request, deny by default', () => {
 
   it('does not reach resources no member serves, nor write discovery or flotilla’s paths', () => {
     expect(code('/api/v1/watch/namespaces/globex-web/configmaps')).toBe(404);
+    expect(code('/api/v1/namespaces/web/proxy/metrics', 'PUT')).toBe(404);
+    expect(code('/api/v1/namespaces/web/nodes/n1')).toBe(404);
     expect(code('/api/v1/nosuch', 'POST')).toBe(404);
     expect(code('/api', 'POST')).toBe(405);
     expect(code('/apis/apps/v1', 'DELETE')).toBe(405);
