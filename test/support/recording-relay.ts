@@ -233,6 +233,12 @@ export async function startRecordingRelay(target: RelayTarget): Promise<Recordin
     socket.end('HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
   });
   server.on('clientError', (err: Error & { code?: string; rawPacket?: Buffer }, socket: Duplex) => {
+    // Node reports a connection flotilla reset or closed mid-request (a client that went away
+    // ends its member request) here too: that is no request a member could not read.
+    if (err.code === 'ECONNRESET' || err.code === 'EPIPE') {
+      socket.destroy();
+      return;
+    }
     const conn = connectionOf(socket as Socket);
     errors.push({
       relay: target.name,

@@ -144,7 +144,8 @@ function bindingViolations(view: TenantView, resource: string, subjects: unknown
   if (ref && ref.kind === 'ClusterRole' && typeof ref.name === 'string' && !ownsName(view, ref.name)) {
     // Bound cluster-wide, even a shared role reaches every namespace on the member.
     if (resource === 'clusterrolebindings') out.push({ kind: 'member:rbac-cluster-wide-grant', detail: `${what}: binds ClusterRole ${JSON.stringify(ref.name)} cluster-wide` });
-    else if (!SHARED_ROLES.has(ref.name)) out.push({ kind: 'member:rbac-foreign-role', detail: `${what}: binds ClusterRole ${JSON.stringify(ref.name)}` });
+    // In a namespace of the tenant's, a shared role (flotilla's shared names: the four user-facing ones, system:*) grants only there.
+    else if (!SHARED_ROLES.has(ref.name) && !ref.name.startsWith('system:')) out.push({ kind: 'member:rbac-foreign-role', detail: `${what}: binds ClusterRole ${JSON.stringify(ref.name)}` });
   }
   return out;
 }
