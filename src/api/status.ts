@@ -234,3 +234,10 @@ export function rewordStatusBody(body: string, reword: (text: string) => string)
   };
   return JSON.stringify({ ...status, ...(typeof status.message === 'string' ? { message: reword(status.message) } : {}), ...(details ? { details } : {}) });
 }
+
+const REASONS: Record<number, string> = { 400: 'BadRequest', 401: 'Unauthorized', 403: 'Forbidden', 404: 'NotFound', 405: 'MethodNotAllowed', 406: 'NotAcceptable', 409: 'Conflict', 410: 'Gone', 413: 'RequestEntityTooLarge', 415: 'UnsupportedMediaType', 422: 'Invalid', 429: 'TooManyRequests', 503: 'ServiceUnavailable', 504: 'Timeout' };
+
+/** A Status for an HTTP error code, with the reason the apiserver gives that code. */
+export function statusForCode(code: number, message: string): StatusError {
+  return new StatusError(code, REASONS[code] ?? (code >= 500 ? 'InternalError' : 'BadRequest'), message);
+}

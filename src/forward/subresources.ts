@@ -3,6 +3,8 @@ import type { IncomingMessage } from 'node:http';
 import type { Registry } from 'prom-client';
 import { clusterPrefix, createSubresourceMetrics, forwardedRequestHeaders, forwardedResponseHeaders, hasBody, memberFailure, noConnection, resolveStreamTarget, type OpenStreams, type StreamingDeps, type StreamTarget, type SubresourceMetrics } from './streaming.js';
 import { handleUpgrade } from './upgrade.js';
+import { statusForCode } from '../api/status.js';
+import { isProtobuf } from '../api/protobuf-object.js';
 
 /**
  * pods/log and the proxy subresources (plus exec/attach/portforward asked without an upgrade,
@@ -73,10 +75,18 @@ async function forward(deps: SubresourceDeps, metrics: SubresourceMetrics, open:
     throw err;
   }
   count(res.statusCode ?? 0);
-  // A refusal is no stream: answered as flotilla's own answers are, so a tenant reads it in its names.
-  if ((res.statusCode ?? 0) >= 400 && String(res.headers['content-type'] ?? '').startsWith('application/json')) {
+  // A refusal is no stream: answered as flotilla's own answers are, so a tenant reads it in its
+  // names. A protobuf one flotilla cannot reword: a tenant gets its code and reason alone.
+  const status = res.statusCode ?? 0;
+  const type = String(res.headers['content-type'] ?? '');
+  if (status >= 400 && type.startsWith('application/json')) {
     reply.raw.off('close', onClientGone);
     return answerStatus(reply, res);
+  }
+  if (status >= 400 && isProtobuf(type) && (await deps.enterTenant?.(req.raw)) !== undefined) {
+    reply.raw.off('close', onClientGone);
+    res.resume();
+    throw statusForCode(status, `cluster ${target.cluster} refused the ${target.subresource} request (HTTP ${status}); ask with Accept: application/json for its words`);
   }
   return streamBack(reply, res, target, metrics, open, (complete) => {
     reply.raw.off('close', onClientGone);
