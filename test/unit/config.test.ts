@@ -157,6 +157,14 @@ resources:
 
 describe('tenants', () => {
   const base = 'clusters: [{ name: east, kubeconfig: k }]\nresources: [{ version: v1, resource: pods }]\n';
+  const problems = (tenants: string) => {
+    try {
+      parseFleetConfig(`${base}tenants:\n${tenants}`, '/x/fleet.yaml');
+      return '';
+    } catch (e) {
+      return (e as Error).message;
+    }
+  };
 
   it('reads ids, users, groups and cluster-scoped policies', () => {
     const c = parseFleetConfig(`${base}tenants:\n  - { id: acme, users: [admin@acme], groups: [acme-devs], clusterScoped: { persistentvolumes: owned, nodes: hidden } }\n  - { id: globex, groups: [globex-admins] }\n`, '/x/fleet.yaml');
@@ -168,14 +176,6 @@ describe('tenants', () => {
   });
 
   it('refuses ids that cannot be told apart, bad ids, callers in two tenants, unknown policies', () => {
-    const problems = (tenants: string) => {
-      try {
-        parseFleetConfig(`${base}tenants:\n${tenants}`, '/x/fleet.yaml');
-        return '';
-      } catch (e) {
-        return (e as Error).message;
-      }
-    };
     // `ab-c-x` would be both tenants' namespace; `ab` and `abc` are told apart by the separator.
     expect(problems('  - { id: ab, users: [a] }\n  - { id: ab-c, users: [b] }\n')).toContain('tenant ids "ab" and "ab-c" clash');
     expect(problems('  - { id: ab, users: [a] }\n  - { id: abc, users: [b] }\n')).toBe('');
@@ -194,14 +194,6 @@ describe('tenants', () => {
   });
 
   it('refuses admins who are not the tenant\'s, and admins naming nobody', () => {
-    const problems = (tenants: string) => {
-      try {
-        parseFleetConfig(`${base}tenants:\n${tenants}`, '/x/fleet.yaml');
-        return '';
-      } catch (e) {
-        return (e as Error).message;
-      }
-    };
     expect(problems('  - { id: acme, users: [a], admins: { users: [bob] } }\n')).toContain('tenants[0].admins.users[0]: user "bob" is not one of this tenant\'s users');
     expect(problems('  - { id: acme, users: [a], groups: [acme-devs], admins: { groups: [system:masters] } }\n')).toContain('tenants[0].admins.groups[0]: group "system:masters" is not one of this tenant\'s groups');
     expect(problems('  - { id: acme, users: [a], admins: { users: [a], roles: [x] } }\n')).toContain('tenants[0].admins.roles: unknown field');
