@@ -76,14 +76,14 @@ async function forward(deps: SubresourceDeps, metrics: SubresourceMetrics, open:
   }
   count(res.statusCode ?? 0);
   // A refusal is no stream: answered as flotilla's own answers are, so a tenant reads it in its
-  // names. A protobuf one flotilla cannot reword: a tenant gets its code and reason alone.
+  // names. A protobuf or YAML one flotilla does not reword: a tenant gets its code and reason alone.
   const status = res.statusCode ?? 0;
   const type = String(res.headers['content-type'] ?? '');
   if (status >= 400 && type.startsWith('application/json')) {
     reply.raw.off('close', onClientGone);
     return answerStatus(reply, res);
   }
-  if (status >= 400 && isProtobuf(type) && (await deps.enterTenant?.(req.raw)) !== undefined) {
+  if (status >= 400 && (isProtobuf(type) || type.startsWith('application/yaml')) && (await deps.enterTenant?.(req.raw)) !== undefined) {
     reply.raw.off('close', onClientGone);
     res.resume();
     throw statusForCode(status, `cluster ${target.cluster} refused the ${target.subresource} request (HTTP ${status}); ask with Accept: application/json for its words`);

@@ -58,6 +58,8 @@ const RESOURCES: ResourceRuleSpec[] = [
   { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterroles' },
 ];
 
+const RBAC_KINDS: ResourceRuleSpec[] = ['roles', 'rolebindings', 'clusterroles', 'clusterrolebindings'].map((resource) => ({ group: 'rbac.authorization.k8s.io', version: 'v1', resource }));
+
 /** Lists probed after the run for their counts, as acme names them. */
 const COUNTED = [
   '/api/v1/configmaps', '/api/v1/namespaces/web/configmaps', '/api/v1/namespaces', '/api/v1/secrets', '/api/v1/serviceaccounts', '/api/v1/pods', '/api/v1/nodes',
@@ -109,7 +111,8 @@ describe('tenant abuse', () => {
       relays: f.relays,
       policy: {
         flotillaAuthorization: `Bearer ${fleet.members[0]!.token}`,
-        cachedResources: RESOURCES.map((r) => ({ group: r.group ?? '', version: r.version, resource: r.resource })),
+        // Flotilla caches the four RBAC kinds of every `rbac`-mode member whatever the rules say (read authorization).
+        cachedResources: [...RESOURCES, ...RBAC_KINDS].map((r) => ({ group: r.group ?? '', version: r.version, resource: r.resource })),
         callers: [identity('admin@acme'), identity('dev@acme')],
         smuggleMarker: SMUGGLE_MARKER,
         impersonable: (sent) => outsideTenant(ACME, sent),

@@ -28,6 +28,7 @@ const SHARED_KINDS = new Set(['nodes', 'storageclasses', 'ingressclasses', 'runt
 const OWNED_KINDS = new Set(['namespaces', 'clusterroles', 'clusterrolebindings', 'customresourcedefinitions']);
 const SELF_REVIEWS = new Set(['selfsubjectaccessreviews', 'selfsubjectrulesreviews', 'selfsubjectreviews']);
 /** Namespaced resources the suite names (a path without a namespace reads them cluster-wide). */
+const BINDINGS = new Set(['rolebindings', 'clusterrolebindings']);
 const NAMESPACED = new Set(['configmaps', 'secrets', 'serviceaccounts', 'pods', 'services', 'events', 'deployments', 'replicasets', 'roles', 'rolebindings', 'widgets', 'endpoints', 'endpointslices', 'leases', 'controllerrevisions']);
 const READS = new Set(['GET', 'HEAD']);
 /** Cluster-scoped kinds the suite names that no tenant sees (a resource no member serves is the member's 404, no finding). */
@@ -101,7 +102,9 @@ function objectViolations(view: TenantView, t: Extract<RequestTarget, { type: 'r
   const md = (doc.metadata ?? {}) as Meta;
   const clusterScoped = t.namespace === undefined && OWNED_KINDS.has(t.resource) && !t.subresource;
   // A cluster-scoped object's metadata.namespace is ignored by the member.
-  if (typeof md.namespace === 'string' && md.namespace !== '' && !ownsName(view, md.namespace) && (t.namespace !== undefined || NAMESPACED.has(t.resource))) {
+  // A kind of the tenant's own group at cluster scope is one its CRD made cluster-scoped: the member drops a namespace there.
+  const ownClusterScoped = t.namespace === undefined && ownsGroup(view, t.group);
+  if (typeof md.namespace === 'string' && md.namespace !== '' && !ownsName(view, md.namespace) && !ownClusterScoped && (t.namespace !== undefined || NAMESPACED.has(t.resource))) {
     out.push({ kind: 'member:body-foreign-namespace', detail: `${what}: metadata.namespace ${JSON.stringify(md.namespace)}` });
   }
   if (clusterScoped && method === 'POST') {
@@ -162,8 +165,8 @@ function jsonPatchViolations(view: TenantView, t: Extract<RequestTarget, { type:
     else if (path === '/aggregationRule') out.push(...objectViolations(view, t, 'PATCH', { aggregationRule: v }, what));
     else if (path === '/spec/group') out.push(...objectViolations(view, t, 'PATCH', { spec: { group: v } }, what));
     // Only RBAC kinds have subjects and a roleRef: on any other kind the member drops the field.
-    else if (path.startsWith('/subjects') && t.group === RBAC) out.push(...bindingViolations(view, t.resource, path === '/subjects' ? v : [v], undefined, what));
-    else if (path === '/roleRef' && t.group === RBAC) out.push(...bindingViolations(view, t.resource, [], v, what));
+    else if (path.startsWith('/subjects') && t.group === RBAC && BINDINGS.has(t.resource)) out.push(...bindingViolations(view, t.resource, path === '/subjects' ? v : [v], undefined, what));
+    else if (path === '/roleRef' && t.group === RBAC && BINDINGS.has(t.resource)) out.push(...bindingViolations(view, t.resource, [], v, what));
   }
   return out;
 }
