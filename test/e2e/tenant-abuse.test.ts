@@ -9,7 +9,7 @@ import { isNote, snapshotDiff, type Answer, type CallerIdentity, type Violation 
 import { closeAgents, sendNode, sendRaw } from '../support/abuse/raw-client.js';
 import { abuseRun } from '../support/abuse/settings.js';
 import { explore, formatReport, shrinkAll, type AbuseEnv, type FoundKind } from '../support/abuse/runner.js';
-import { ACME, TENANTS, createTenantCanaries, foreignSnapshot, foreignUids, newMarkers, removeTenantObjects, tenantAdminsAreClusterAdmins, tenantObjects } from '../support/abuse/tenant-fleet-setup.js';
+import { ACME, TENANTS, createTenantCanaries, foreignSnapshot, foreignUids, newMarkers, removeTenantObjects, settleNamespaces, tenantAdminsAreClusterAdmins, tenantObjects } from '../support/abuse/tenant-fleet-setup.js';
 import { requestText, tenantCaseArb } from '../support/abuse/tenant-generators.js';
 import { ReviewFanOut, checkRemainingCount, checkTenantAnswer, checkTenantMemberRequest, logViolations, outsideTenant, type ForeignObjects } from '../support/abuse/tenant-invariants.js';
 
@@ -131,7 +131,8 @@ describe('tenant abuse', () => {
       ...(env.FLOTILLA_ABUSE_TRACE ? { trace: (line: string) => appendFileSync(join(dir, 'abuse-cases.log'), `${line}\n`) } : {}),
     };
 
-    const before = await foreignSnapshot(fleet.members);
+    const stillGoing = await settleNamespaces(fleet.members);
+    const before = Object.fromEntries(Object.entries(await foreignSnapshot(fleet.members)).filter(([k]) => !stillGoing.has(k)));
     const result = await explore(abuse, { runs: RUNS, seed: SEED, timeLimitMs: TIME_LIMIT_MS });
     await shrinkAll(abuse, result.found, SHRINK);
 

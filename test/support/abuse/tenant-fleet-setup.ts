@@ -214,3 +214,27 @@ export async function removeTenantObjects(members: MemberInfo[], before: Set<str
     await memberRequest(members.find((m) => m.name === member)!, 'DELETE', path);
   }
 }
+
+/**
+ * Waits (up to a minute) until no member has a namespace still being deleted: an earlier test
+ * file's namespace that vanishes during the run would read as one acme deleted. Returns the
+ * snapshot keys (`<member>/namespaces//<name>`) of those still being deleted after that.
+ */
+export async function settleNamespaces(members: MemberInfo[]): Promise<Set<string>> {
+  const terminating = async () => {
+    const out = new Set<string>();
+    for (const m of members) {
+      const res = await memberRequest(m, 'GET', '/api/v1/namespaces');
+      if (res.status !== 200) continue;
+      for (const n of (JSON.parse(res.body) as { items: { metadata: { name: string; deletionTimestamp?: string } }[] }).items) {
+        if (n.metadata.deletionTimestamp !== undefined) out.add(`${m.name}/namespaces//${n.metadata.name}`);
+      }
+    }
+    return out;
+  };
+  for (let waited = 0; waited < 60_000; waited += 1000) {
+    if ((await terminating()).size === 0) return new Set();
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  return terminating();
+}
