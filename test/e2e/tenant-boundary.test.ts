@@ -206,6 +206,13 @@ describe('the tenant boundary, held by flotilla alone', () => {
     expect(await foreignState()).toEqual(before);
   });
 
+  it('a create that names a resourceVersion is the caller’s mistake: 400, not the member’s 500', async () => {
+    for (const who of [acme, east.token]) {
+      const res = await send('POST', '/clusters/east/api/v1/namespaces/tb/configmaps', who, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'with-rv', resourceVersion: 'eyJlYXN0IjoiMSJ9' } });
+      expect(res.status, res.body).toBe(400);
+    }
+  });
+
   it('a shared node is read, never reached past: its proxy is its kubelet, every tenant’s pods', async () => {
     const nodes = JSON.parse((await onEast('GET', '/api/v1/nodes')).body) as { items: { metadata: { name: string } }[] };
     const node = nodes.items[0]!.metadata.name;
