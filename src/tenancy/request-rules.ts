@@ -1,5 +1,5 @@
 import { forbidden, methodNotAllowed, notFound, notServed } from '../api/status.js';
-import type { ResourcePolicy, Tenant } from './tenant.js';
+import { CRDS, resourceName, type ResourcePolicy, type Tenant } from './tenant.js';
 
 /**
  * What a tenant may ask of the fleet: deny by default. A tenant's request is admitted only when a
@@ -21,6 +21,8 @@ export type RulePolicy = ResourcePolicy | 'self-review';
 interface Rule {
   policy: RulePolicy;
   scope: RequestScope;
+  /** The resources (as kubectl names them) the row is limited to; every resource of the policy when absent. */
+  resources?: readonly string[];
   /** The subresources the row admits: none (the object or collection itself), some, or any. */
   subresources: 'none' | 'any' | readonly string[];
   verbs: readonly TenantVerb[];
@@ -35,7 +37,9 @@ export const TENANT_REQUESTS: readonly Rule[] = [
   { policy: 'namespaced', scope: 'all-namespaces', subresources: 'none', verbs: ['read'] },
   // Owned cluster-scoped objects one by one: a collection delete would reach every tenant's.
   { policy: 'owned', scope: 'cluster', subresources: 'none', verbs: ['read', 'create', 'update', 'delete'] },
-  { policy: 'owned', scope: 'cluster', subresources: ['status', 'finalize'], verbs: ['read', 'update'] },
+  // Only the subresources those kinds have: another's would be a member's answer about a name.
+  { policy: 'owned', scope: 'cluster', resources: ['namespaces', CRDS], subresources: ['status'], verbs: ['read', 'update'] },
+  { policy: 'owned', scope: 'cluster', resources: ['namespaces'], subresources: ['finalize'], verbs: ['update'] },
   // The tenant's own CRD group's cluster-scoped objects are all its own.
   { policy: 'group', scope: 'cluster', subresources: 'any', verbs: EVERY_VERB },
   // Shared kinds are read, never written, and none of their subresources reaches past the object
@@ -90,7 +94,7 @@ export function admitTenantRequest(tenant: Tenant, r: TenantRequest): void {
       break;
   }
   // A subresource no row admits for this kind is, for the tenant, not there.
-  if (r.subresource !== undefined && !TENANT_REQUESTS.some((rule) => rule.policy === r.policy && rule.scope === r.scope && admitsSubresource(rule, r.subresource))) {
+  if (r.subresource !== undefined && !TENANT_REQUESTS.some((rule) => rule.policy === r.policy && rule.scope === r.scope && admitsResource(rule, r) && admitsSubresource(rule, r.subresource))) {
     throw r.name !== undefined ? notFound({ group: tenant.tenantGroup(r.group) ?? r.group, resource: r.resource }, r.name) : notServed();
   }
   const how = r.verb === 'deletecollection' && r.scope === 'cluster' ? `; tenant ${tenant.id} deletes its ${r.resource} by name` : '';
@@ -106,7 +110,11 @@ const VERB_WORDS: Record<TenantVerb, string> = {
 };
 
 function admits(rule: Rule, r: TenantRequest): boolean {
-  return rule.policy === r.policy && rule.scope === r.scope && admitsSubresource(rule, r.subresource) && rule.verbs.includes(r.verb);
+  return rule.policy === r.policy && rule.scope === r.scope && admitsResource(rule, r) && admitsSubresource(rule, r.subresource) && rule.verbs.includes(r.verb);
+}
+
+function admitsResource(rule: Rule, r: TenantRequest): boolean {
+  return rule.resources === undefined || rule.resources.includes(resourceName(r.group, r.resource));
 }
 
 function admitsSubresource(rule: Rule, subresource: string | undefined): boolean {

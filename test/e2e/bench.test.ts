@@ -109,5 +109,5 @@ describe('npm run bench', () => {
       expect(existsSync(pids), pids).toBe(true);
       expect(livePids(pids)).toEqual([]);
     }
-  }, 10 * 60_000);
+  }, 15 * 60_000);
 });

@@ -36,7 +36,7 @@ import { ReviewFanOut, checkRemainingCount, checkTenantAnswer, checkTenantMember
  *
  * Environment as the common suite (test/e2e/abuse.test.ts): FLOTILLA_ABUSE_RUNS (3000 here,
  * time-bounded; `npm run test:abuse` runs 100,000), _SEED, _CONCURRENCY, _TIMEOUT_MS,
- * _TIME_LIMIT_S, _TRACE, _MAIN (another build of flotilla).
+ * _TIME_LIMIT_S, _TRACE, _MAIN (another build of flotilla), _LOG_LEVEL (flotilla's; `info` times every request).
  */
 const fleet = inject('fleet');
 const env = process.env;

@@ -111,6 +111,12 @@ describe('a tenant’s request, deny by default', () => {
     expect(code('/api/v1/namespaces/web/status', 'PUT')).toBe(200);
     expect(code('/api/v1/namespaces/web/finalize', 'PUT')).toBe(200);
     expect(code('/apis/rbac.authorization.k8s.io/v1/clusterroles/reader/proxy')).toBe(404);
+    // Only the subresources an owned kind has: a role has neither status nor finalize.
+    expect(code('/apis/rbac.authorization.k8s.io/v1/clusterroles/system:aggregate-to-view/finalize')).toBe(404);
+    expect(code('/apis/rbac.authorization.k8s.io/v1/clusterroles/reader/status', 'PUT')).toBe(404);
+    expect(code('/apis/apiextensions.k8s.io/v1/customresourcedefinitions/a.example.com/status')).toBe(200);
+    expect(code('/apis/apiextensions.k8s.io/v1/customresourcedefinitions/a.example.com/finalize', 'PUT')).toBe(404);
+    expect(code('/api/v1/namespaces/web/finalize')).toBe(403);
     expect(code('/api/v1/namespaces/web/pods/p/log')).toBe(200);
   });
 

@@ -64,6 +64,8 @@ export async function startRelayedFlotilla(fleet: FleetInfo, dir: string, resour
       // meet the code that reads them, from callers who are not that proxy.
       `--requestheader-client-ca-file=${fleet.caFile}`,
       '--requestheader-allowed-names=front-proxy-client',
+      // `info` logs every request with its time: how a hang that does not recur is looked into.
+      ...(process.env.FLOTILLA_ABUSE_LOG_LEVEL ? [`--log-level=${process.env.FLOTILLA_ABUSE_LOG_LEVEL}`] : []),
     ],
     logPath,
     pidFile: join(fleet.dir, 'pids'),
