@@ -15,6 +15,7 @@ import { fileConfigSource, type ConfigSource } from './registry/watch.js';
 import { buildServer } from './router/server.js';
 import { Store } from './store/store.js';
 import { Tenants } from './tenancy/tenant.js';
+import { MemberPolicyApplier } from './tenancy/member-policy-apply.js';
 import { selfSignedServingPair, servingNames } from './tls/serving-pair.js';
 
 /** Wires the parts together: store, cachers, HTTP server, and config reloads. */
@@ -43,6 +44,8 @@ export interface FlotillaOptions {
   hub?: MemberClient;
   /** The front proxy's settings given by flags; they win over the hub's ConfigMap. */
   requestHeader?: RequestHeaderConfig;
+  /** Keep each tenant's member-side policy applied on every member (tenancy/member-policy-apply.ts). */
+  applyTenantPolicy?: boolean;
 }
 
 export interface Flotilla {
@@ -86,11 +89,13 @@ export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
   await manager.apply(opts.config);
   // Tenants follow the configuration file: a reload changes who sees which fleet at once.
   let tenants = new Tenants(opts.config.tenants);
+  let tenantPolicy: MemberPolicyApplier | undefined;
   const watcher = source
     ? source.watch({
         onConfig: async (config) => {
           const { started, stopped } = await manager.apply(config);
           tenants = new Tenants(config.tenants);
+          tenantPolicy?.setTenants(config.tenants);
           // A member's authorization mode may have changed: every verdict is made again.
           policies.invalidate();
           log(`flotilla: configuration reloaded: ${started.length} cacher(s) started, ${stopped.length} stopped` +
@@ -144,6 +149,10 @@ export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
     tenants: () => tenants,
     watch: { bookmarkIntervalMs: opts.config.options.watchBookmarkIntervalSeconds * 1000, minTimeoutSeconds: opts.config.options.minWatchTimeoutSeconds, catchUpStallMs: opts.config.options.watchCatchUpStallSeconds * 1000, maxBufferedBytes: opts.config.options.maxWatchBufferMiB * 1024 * 1024 },
   });
+  if (opts.applyTenantPolicy) {
+    tenantPolicy = new MemberPolicyApplier(manager, { info: (f, m) => server.log.info(f, m), warn: (f, m) => server.log.warn(f, m) });
+    tenantPolicy.setTenants(opts.config.tenants);
+  }
   await server.listen({ port: opts.port, host: opts.host });
   const addr = server.server.address() as AddressInfo;
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
@@ -153,6 +162,7 @@ export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
     manager,
     async stop() {
       watcher?.close();
+      tenantPolicy?.close();
       await server.close();
       await manager.stop();
       policies.close();

@@ -14,14 +14,16 @@ const usage = `usage: flotilla tenant-policy --config FLEET.yaml [--tenant ID]..
                 [--tls-cert-file CERT --tls-private-key-file KEY] [--client-ca-file CA] [--log-level warn]
                 [--requestheader-client-ca-file CA] [--requestheader-allowed-names N1,N2]
                 [--requestheader-username-headers H] [--requestheader-group-headers H]
-                [--requestheader-extra-headers-prefix P]
+                [--requestheader-extra-headers-prefix P] [--apply-tenant-policy]
 
 --fleet reads the configuration from the Fleet object NAME on the hub cluster (and watches it).
 Always HTTPS: without --tls-cert-file, a self-signed pair kept in DATA-DIR/tls/ (made at first start).
 With a hub (aggregated mode: flotilla registered as APIService v1alpha1.search.flotilla.io), the
 hub reviews bearer tokens and its kube-system/extension-apiserver-authentication ConfigMap says
 which front proxy may name callers in request headers; the --requestheader-* flags say it instead.
-The fleet API is served at the root and under /apis/search.flotilla.io/v1alpha1/fleet alike.`;
+The fleet API is served at the root and under /apis/search.flotilla.io/v1alpha1/fleet alike.
+--apply-tenant-policy keeps each tenant's member-side policy (what tenant-policy prints) applied on
+every member, as flotilla: at start, when the tenants change, and every 5 minutes.`;
 
 /** Comma-separated flag values; several of one flag add up. */
 function listFlag(values: string[] | undefined): string[] | undefined {
@@ -47,6 +49,7 @@ async function main(): Promise<void> {
       'requestheader-group-headers': { type: 'string', multiple: true },
       'requestheader-extra-headers-prefix': { type: 'string', multiple: true },
       'log-level': { type: 'string', default: 'warn' },
+      'apply-tenant-policy': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -110,6 +113,7 @@ async function main(): Promise<void> {
       config, ...(source ? { configSource: source } : { configPath: values.config }), dataDir: values['data-dir'], port, host: values.bind, https, logLevel: values['log-level'],
       ...(hub ? { hub } : {}),
       ...(requestHeader ? { requestHeader } : {}),
+      applyTenantPolicy: values['apply-tenant-policy'],
     });
   } catch (e) {
     if (e instanceof ConfigError) {

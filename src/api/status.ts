@@ -181,12 +181,13 @@ export function isStatusObject(x: unknown): boolean {
  * destroyed once the answer has been handed to the kernel. An answer to HEAD has no body,
  * whatever its length says (RFC 9110 §9.3.2).
  */
-export function writeRawStatus(socket: Duplex, err: StatusError, opts: { head?: boolean } = {}): void {
+export function writeRawStatus(socket: Duplex, err: StatusError, opts: { head?: boolean; reword?: (text: string) => string } = {}): void {
   if (socket.destroyed || !socket.writable) {
     socket.destroy();
     return;
   }
-  const body = JSON.stringify(err.toStatus());
+  const json = JSON.stringify(err.toStatus());
+  const body = opts.reword ? rewordStatusBody(json, opts.reword) : json;
   const extra = err.retryAfterSeconds !== undefined ? `Retry-After: ${err.retryAfterSeconds}\r\n` : '';
   socket.end(
     `HTTP/1.1 ${err.code} ${STATUS_CODES[err.code] ?? ''}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${opts.head ? '' : body}`,

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ClusterConfig, FleetConfig, ResourceRule } from '../registry/config.js';
 import { selectClusters } from '../registry/config.js';
@@ -122,7 +123,7 @@ export class CacheManager implements FleetMembers, ResourceCatalog, CacheHealth 
   private readonly pool = new IngestPool();
   /** The process's list-page budget, sized by the first configuration (a reload keeps it). */
   private pageSlots?: Semaphore;
-  private readonly abort = new AbortController();
+  private readonly abort = abortForEach();
   /** Resource discovery still running (members may be starting); keyed by resource. */
   private readonly discovering = new Map<string, Promise<ResourceInfo | undefined>>();
   private applying: Promise<unknown> = Promise.resolve();
@@ -373,4 +374,11 @@ export class CacheManager implements FleetMembers, ResourceCatalog, CacheHealth 
     for (const m of this.members.values()) m.client.close();
     await this.pool.close();
   }
+}
+
+/** One stop for all: every resource's discovery and backoff listens to it at once, more than Node's default warning count of 10. */
+function abortForEach(): AbortController {
+  const abort = new AbortController();
+  setMaxListeners(0, abort.signal);
+  return abort;
 }

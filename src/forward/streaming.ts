@@ -3,7 +3,8 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import type { FleetMembers, ResourceCatalog } from '../cacher/cache-manager.js';
 import type { Store } from '../store/store.js';
 import { memberRequestPath, parseRequestPath } from '../api/request-info.js';
-import { StatusError, badRequest, serviceUnavailable } from '../api/status.js';
+import { StatusError, badRequest, serviceUnavailable, statusForCode } from '../api/status.js';
+import { isProtobuf } from '../api/protobuf-object.js';
 import { owningCluster, type OwnerLookup } from './owner.js';
 
 /**
@@ -30,7 +31,37 @@ export interface StreamingDeps extends OwnerLookup {
    * Puts a tenant's request into the member's names (its URL rewritten). Upgrades come past
    * fastify's hooks, which do this for every other request.
    */
-  enterTenant?: (req: IncomingMessage) => Promise<unknown>;
+  enterTenant?: (req: IncomingMessage) => Promise<TenantWords | undefined>;
+}
+
+/** What a tenant's answers need of it here: the member's names put back into its own. */
+export interface TenantWords {
+  tenantText(text: string): string;
+}
+
+// A member's error Status is a few hundred bytes; a proxied application's error may be more, and
+// past this bound is cut (flotilla holds it whole to send it).
+export const MAX_STATUS_BYTES = 1024 * 1024;
+
+/** A member's error answer, read whole to MAX_STATUS_BYTES (the rest is dropped, its connection cut). */
+export async function readErrorAnswer(res: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of res as AsyncIterable<Buffer>) {
+    chunks.push(chunk);
+    size += chunk.length;
+    if (size > MAX_STATUS_BYTES) {
+      res.destroy();
+      break;
+    }
+  }
+  return Buffer.concat(chunks).subarray(0, MAX_STATUS_BYTES);
+}
+
+/** A refusal in an encoding flotilla does not reword (protobuf, YAML): a tenant gets its code and reason alone. */
+export function unreadableRefusal(status: number, contentType: string, cluster: string, subresource: string): StatusError | undefined {
+  if (!isProtobuf(contentType) && !contentType.startsWith('application/yaml')) return undefined;
+  return statusForCode(status, `cluster ${cluster} refused the ${subresource} request (HTTP ${status}); ask with Accept: application/json for its words`);
 }
 
 const POD_SUBRESOURCES = new Set(['log', 'exec', 'attach', 'portforward']);

@@ -1,10 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { IncomingMessage } from 'node:http';
 import type { Registry } from 'prom-client';
-import { clusterPrefix, createSubresourceMetrics, forwardedRequestHeaders, forwardedResponseHeaders, hasBody, memberFailure, noConnection, resolveStreamTarget, type OpenStreams, type StreamingDeps, type StreamTarget, type SubresourceMetrics } from './streaming.js';
+import { clusterPrefix, createSubresourceMetrics, forwardedRequestHeaders, forwardedResponseHeaders, hasBody, memberFailure, noConnection, readErrorAnswer, resolveStreamTarget, unreadableRefusal, type OpenStreams, type StreamingDeps, type StreamTarget, type SubresourceMetrics } from './streaming.js';
 import { handleUpgrade } from './upgrade.js';
-import { statusForCode } from '../api/status.js';
-import { isProtobuf } from '../api/protobuf-object.js';
 
 /**
  * pods/log and the proxy subresources (plus exec/attach/portforward asked without an upgrade,
@@ -83,10 +81,11 @@ async function forward(deps: SubresourceDeps, metrics: SubresourceMetrics, open:
     reply.raw.off('close', onClientGone);
     return answerStatus(reply, res);
   }
-  if (status >= 400 && (isProtobuf(type) || type.startsWith('application/yaml')) && (await deps.enterTenant?.(req.raw)) !== undefined) {
+  const unreadable = status >= 400 ? unreadableRefusal(status, type, target.cluster, target.subresource) : undefined;
+  if (unreadable && (await deps.enterTenant?.(req.raw)) !== undefined) {
     reply.raw.off('close', onClientGone);
     res.resume();
-    throw statusForCode(status, `cluster ${target.cluster} refused the ${target.subresource} request (HTTP ${status}); ask with Accept: application/json for its words`);
+    throw unreadable;
   }
   return streamBack(reply, res, target, metrics, open, (complete) => {
     reply.raw.off('close', onClientGone);
@@ -94,27 +93,14 @@ async function forward(deps: SubresourceDeps, metrics: SubresourceMetrics, open:
   });
 }
 
-// A member's error Status is a few hundred bytes; a proxied application's error may be more, and
-// past this bound is cut (flotilla holds it whole to send it).
-const MAX_STATUS_BYTES = 1024 * 1024;
-
-/** The member's error answer, read whole (to MAX_STATUS_BYTES) and sent through fastify's reply. */
+/** The member's error answer, read whole and sent through fastify's reply (whose onSend rewords it for a tenant). */
 async function answerStatus(reply: FastifyReply, res: IncomingMessage): Promise<FastifyReply> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of res as AsyncIterable<Buffer>) {
-    chunks.push(chunk);
-    size += chunk.length;
-    if (size > MAX_STATUS_BYTES) {
-      res.destroy();
-      break;
-    }
-  }
+  const body = await readErrorAnswer(res);
   for (const h of ['warning', 'retry-after', 'audit-id']) {
     const v = res.headers[h];
     if (v !== undefined) reply.header(h, v);
   }
-  return reply.code(res.statusCode!).type(String(res.headers['content-type'])).send(Buffer.concat(chunks).subarray(0, MAX_STATUS_BYTES));
+  return reply.code(res.statusCode!).type(String(res.headers['content-type'])).send(body);
 }
 
 /** Writes the member's status and headers, then each chunk as it comes, until either side ends. */

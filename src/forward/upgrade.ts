@@ -1,16 +1,17 @@
 import { edgeUrl } from '../api/fleet-path.js';
 import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { StatusError, internalError, timeout, writeRawStatus } from '../api/status.js';
+import { StatusError, internalError, rewordStatusBody, timeout, writeRawStatus } from '../api/status.js';
 import type { UpgradeResult } from '../members/member-client.js';
-import { clusterPrefix, forwardedRequestHeaders, forwardedResponseHeaders, memberFailure, noConnection, resolveStreamTarget, type OpenStreams, type StreamingDeps, type SubresourceMetrics } from './streaming.js';
+import { clusterPrefix, forwardedRequestHeaders, forwardedResponseHeaders, memberFailure, noConnection, readErrorAnswer, resolveStreamTarget, unreadableRefusal, type OpenStreams, type StreamingDeps, type StreamTarget, type SubresourceMetrics, type TenantWords } from './streaming.js';
 
 /**
  * exec, attach, portforward and proxied upgrades: the client's upgrade request goes to the owning
  * member as it came (method, path, query, the offered protocols), and once the member answers 101
  * the two sockets are joined byte for byte. Flotilla never reads the streams: websocket channels
  * and SPDY frames alike pass through. A member that does not switch protocols is answered back
- * verbatim, which is how kubectl learns to fall back from websocket to SPDY.
+ * verbatim, which is how kubectl learns to fall back from websocket to SPDY; a tenant reads its
+ * refusals in its own names, as fastify's onSend rewords every other answer, which upgrades pass by.
  */
 const HANDSHAKE_TIMEOUT_MS = 60_000;
 // After one side has closed, the other gets this long to flush and close before it is cut.
@@ -22,13 +23,17 @@ export function handleUpgrade(deps: StreamingDeps, metrics: SubresourceMetrics, 
   socket.on('error', ignore);
   // Upgrades never reach fastify's router, nor its URL rewrite: the same rewrite here.
   req.url = edgeUrl(req.url ?? '/');
-  connect(deps, metrics, open, req, socket, head).catch((e: unknown) => {
-    writeRawStatus(socket, e instanceof StatusError ? e : internalError(`flotilla failed to forward ${req.method} ${(req.url ?? '').split('?')[0]}: ${(e as Error).message}`));
+  const caller: { tenant?: TenantWords } = {};
+  connect(deps, metrics, open, req, socket, head, caller).catch((e: unknown) => {
+    const err = e instanceof StatusError ? e : internalError(`flotilla failed to forward ${req.method} ${(req.url ?? '').split('?')[0]}: ${(e as Error).message}`);
+    const tenant = caller.tenant;
+    writeRawStatus(socket, err, tenant ? { reword: (text) => tenant.tenantText(text) } : {});
   });
 }
 
-async function connect(deps: StreamingDeps, metrics: SubresourceMetrics, open: OpenStreams, req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
-  await deps.enterTenant?.(req);
+async function connect(deps: StreamingDeps, metrics: SubresourceMetrics, open: OpenStreams, req: IncomingMessage, socket: Duplex, head: Buffer, caller: { tenant?: TenantWords }): Promise<void> {
+  const tenant = await deps.enterTenant?.(req);
+  if (tenant) caller.tenant = tenant;
   const target = await resolveStreamTarget(deps, req, req.url ?? '/');
   const protocol = upgradeProtocol(req);
   const count = (code: number) => metrics.requests.inc({ cluster: target.cluster, subresource: target.subresource, protocol, code: String(code) });
@@ -37,7 +42,7 @@ async function connect(deps: StreamingDeps, metrics: SubresourceMetrics, open: O
     count(503);
     throw noConnection(target.cluster);
   }
-  const caller = deps.callerHeaders ? await deps.callerHeaders(req) : {};
+  const callerHeaders = deps.callerHeaders ? await deps.callerHeaders(req) : {};
 
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(new Error(`no answer to the upgrade within ${HANDSHAKE_TIMEOUT_MS / 1000} s`)), HANDSHAKE_TIMEOUT_MS);
@@ -48,7 +53,7 @@ async function connect(deps: StreamingDeps, metrics: SubresourceMetrics, open: O
     result = await member.upgrade({
       method: req.method ?? 'GET',
       path: target.path,
-      headers: { ...forwardedRequestHeaders(req.rawHeaders, true), ...caller },
+      headers: { ...forwardedRequestHeaders(req.rawHeaders, true), ...callerHeaders },
       signal: abort.signal,
     });
   } catch (e) {
@@ -64,7 +69,9 @@ async function connect(deps: StreamingDeps, metrics: SubresourceMetrics, open: O
   count(result.res.statusCode ?? 0);
 
   if (!result.upgraded) {
-    passBack(socket, result.res, req.url ?? '/');
+    const refusal = (result.res.statusCode ?? 0) >= 400 && tenant ? await refusalForTenant(result.res, target, tenant) : undefined;
+    if (refusal) writeRawAnswer(socket, result.res, refusal);
+    else passBack(socket, result.res, req.url ?? '/');
     return;
   }
   const upstream = result.socket;
@@ -122,6 +129,31 @@ function join(a: Duplex, b: Duplex, onClosed: () => void): void {
   b.once('close', closed(a));
   a.pipe(b);
   b.pipe(a);
+}
+
+/**
+ * A member's refusal of a tenant's upgrade in the tenant's names: a JSON Status reworded, a
+ * protobuf or YAML one as its code and reason alone; undefined for any other body (a proxied
+ * application's own), which passes back as it came.
+ */
+async function refusalForTenant(res: IncomingMessage, target: StreamTarget, tenant: TenantWords): Promise<{ contentType: string; body: string } | undefined> {
+  const status = res.statusCode ?? 0;
+  const type = String(res.headers['content-type'] ?? '');
+  const reword = (text: string) => tenant.tenantText(text);
+  const unreadable = unreadableRefusal(status, type, target.cluster, target.subresource);
+  if (unreadable) {
+    res.resume();
+    return { contentType: 'application/json', body: rewordStatusBody(JSON.stringify(unreadable.toStatus()), reword) };
+  }
+  if (!type.startsWith('application/json')) return undefined;
+  return { contentType: type, body: rewordStatusBody((await readErrorAnswer(res)).toString('utf8'), reword) };
+}
+
+/** The member's status line with a body of flotilla's, then the connection ends. */
+function writeRawAnswer(socket: Duplex, res: IncomingMessage, answer: { contentType: string; body: string }): void {
+  if (socket.destroyed || !socket.writable) return;
+  const status = res.statusCode ?? 500;
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: ${answer.contentType}\r\nContent-Length: ${Buffer.byteLength(answer.body)}\r\nConnection: close\r\n\r\n${answer.body}`, () => socket.destroy());
 }
 
 /** A member that did not switch protocols: its status, headers and body, then the connection ends. */

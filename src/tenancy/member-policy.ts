@@ -41,6 +41,23 @@ export function generateMemberPolicy(spec: TenantSpec, opts: MemberPolicyOptions
   return out;
 }
 
+/** The collection path of each kind the member-side policy is made of. */
+const COLLECTIONS: Readonly<Record<string, string>> = {
+  ClusterRole: 'clusterroles',
+  ClusterRoleBinding: 'clusterrolebindings',
+  RoleBinding: 'rolebindings',
+  ValidatingAdmissionPolicy: 'validatingadmissionpolicies',
+  ValidatingAdmissionPolicyBinding: 'validatingadmissionpolicybindings',
+};
+
+/** A manifest's collection path on a member, or with `named` its own. */
+export function manifestPath(m: Manifest, named = false): string {
+  const collection = COLLECTIONS[m.kind];
+  if (!collection) throw new Error(`no path for kind ${m.kind}`);
+  const ns = m.metadata.namespace ? `/namespaces/${encodeURIComponent(m.metadata.namespace)}` : '';
+  return `/apis/${m.apiVersion}${ns}/${collection}${named ? `/${encodeURIComponent(m.metadata.name)}` : ''}`;
+}
+
 export function hasAdmins(spec: TenantSpec): boolean {
   return (spec.admins?.users.length ?? 0) + (spec.admins?.groups.length ?? 0) > 0;
 }

@@ -30,7 +30,7 @@ export function checkTenantRbacWrite(group: string, resource: string, body: unkn
 
 function checkObject(doc: unknown, clusterWide: boolean, tenant: Tenant): void {
   if (!isJsonObject(doc)) return;
-  if (clusterWide && doc['roleRef'] !== undefined && doc['roleRef'] !== null) checkClusterWideRole(doc['roleRef'], tenant);
+  if (clusterWide && doc['roleRef'] !== undefined && doc['roleRef'] !== null) refuseClusterWideRole(doc['roleRef'], tenant);
   // `null` in a merge patch removes: always allowed.
   if (doc['aggregationRule'] !== undefined && doc['aggregationRule'] !== null) throw refused(tenant, 'may not aggregate roles (aggregationRule)');
   const metadata = doc['metadata'];
@@ -44,7 +44,7 @@ function checkObject(doc: unknown, clusterWide: boolean, tenant: Tenant): void {
  * accounts, talking to the member itself) read every tenant's objects, and one of its own can be
  * widened after it is bound. Roles are the tenant's to bind in its namespaces (RoleBinding).
  */
-function checkClusterWideRole(roleRef: unknown, tenant: Tenant): void {
+function refuseClusterWideRole(roleRef: unknown, tenant: Tenant): never {
   const name = isJsonObject(roleRef) ? roleRef['name'] : undefined;
   throw refused(tenant, `may not bind a role in every namespace${typeof name === 'string' ? ` (${JSON.stringify(tenant.tenantText(name))})` : ''}: bind it in its own namespaces with a RoleBinding`);
 }
@@ -84,7 +84,7 @@ function checkPatchOp(op: unknown, clusterWide: boolean, tenant: Tenant): void {
     case 'roleRef':
       guarded();
       if (!clusterWide) return;
-      if (tokens.length === 1) return checkClusterWideRole(value, tenant);
+      if (tokens.length === 1) return refuseClusterWideRole(value, tenant);
       throw refused(tenant, 'may set only a whole roleRef');
     case 'aggregationRule':
       throw refused(tenant, 'may not aggregate roles (aggregationRule)');

@@ -117,6 +117,8 @@ describe('deploy/helm/flotilla', () => {
     expect(args).toContain('--config=/etc/flotilla/config/fleet.yaml');
     expect(args).toContain('--hub-in-cluster');
     expect(args).not.toContain('--fleet=default');
+    // Each tenant's member-side policy, kept on the members by flotilla unless the values say not to.
+    expect(args).toContain('--apply-tenant-policy');
     expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 10001, fsGroup: 10001, seccompProfile: { type: 'RuntimeDefault' } });
     expect(pod.containers[0]!.securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
     expect(find(objects, 'ConfigMap', 'flotilla-fleet')?.data?.['fleet.yaml']).toContain('resource: pods');
@@ -135,6 +137,7 @@ describe('deploy/helm/flotilla', () => {
     expect(args).toContain('--fleet=prod');
     expect(args).toContain('--hub-in-cluster');
     expect(args.some((a) => a.startsWith('--config'))).toBe(false);
+    expect(args).toContain('--apply-tenant-policy');
     expect(find(objects, 'ConfigMap')).toBeUndefined();
     expect(find(objects, 'ClusterRole', 'flotilla')?.rules).toEqual([
       { apiGroups: ['flotilla.io'], resources: ['fleets'], verbs: ['get', 'list', 'watch'] },

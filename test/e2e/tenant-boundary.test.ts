@@ -61,6 +61,8 @@ beforeAll(async () => {
   await made('/api/v1/namespaces/globex-tb/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'plans', labels: { tb: 'canary' } }, data: { marker: 'globex-plans-marker' } });
   await made('/api/v1/namespaces/tb-fleet/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'fleet-settings', labels: { tb: 'canary' } }, data: { marker: 'fleet-marker' } });
   for (let i = 0; i < 4; i++) await made('/api/v1/namespaces/acme-tb/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `own-${i}` } });
+  await made('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'acme-tbx' } });
+  await made('/api/v1/namespaces/acme-tbx/pods', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web' }, spec: { containers: [{ name: 'web', image: 'web' }] } });
   for (const name of CANARY_ROLES) await made(`${RBAC}/clusterroles`, role(name));
   flotilla = await startFlotillaProcess({
     fleet,
@@ -75,7 +77,7 @@ afterAll(async () => {
   await flotilla?.stop();
   for (const m of fleet.members) {
     for (const t of TENANTS) await memberRequest(m, 'DELETE', `${RBAC}/clusterrolebindings/tb-${t.id}-admins`);
-    for (const ns of ['globex-tb', 'acme-tb', 'tb-fleet', 'acme-globex-tb']) await memberRequest(m, 'DELETE', `/api/v1/namespaces/${ns}`);
+    for (const ns of ['globex-tb', 'acme-tb', 'acme-tbx', 'tb-fleet', 'acme-globex-tb']) await memberRequest(m, 'DELETE', `/api/v1/namespaces/${ns}`);
     const roles = JSON.parse((await memberRequest(m, 'GET', `${RBAC}/clusterroles`)).body) as { items: { metadata: { name: string } }[] };
     for (const r of roles.items) if (/^(acme-)?(tb-|system:pt-|acme-system:pt-|globex-tb)/.test(r.metadata.name) || r.metadata.name.startsWith('acme-tb')) await memberRequest(m, 'DELETE', `${RBAC}/clusterroles/${encodeURIComponent(r.metadata.name)}`);
     for (const name of ['acme-tb-bob', 'tb-bob']) await memberRequest(m, 'DELETE', `${RBAC}/clusterrolebindings/${name}`);
@@ -211,6 +213,17 @@ describe('the tenant boundary, held by flotilla alone', () => {
       const res = await send('POST', '/clusters/east/api/v1/namespaces/tb/configmaps', who, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'with-rv', resourceVersion: 'eyJlYXN0IjoiMSJ9' } });
       expect(res.status, res.body).toBe(400);
     }
+  });
+
+  it('a member’s refusal of a tenant’s exec upgrade is told in the tenant’s names, as every other answer is', async () => {
+    // dev@acme has no rights in acme-tbx (tbx to acme): east refuses its exec there.
+    const upgrade = ['GET /clusters/east/api/v1/namespaces/tbx/pods/web/exec?command=ls&stdout=true HTTP/1.1', 'Host: 127.0.0.1', `Authorization: Bearer ${token('dev@acme')}`,
+      'Connection: Upgrade', 'Upgrade: websocket', 'Sec-WebSocket-Version: 13', 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==', 'Sec-WebSocket-Protocol: v5.channel.k8s.io'];
+    const res = await rawHttps(flotilla.url, flotilla.endpoint.caFile, `${upgrade.join('\r\n')}\r\n\r\n`, 20_000);
+    expect(res.status, res.body).toBe(403);
+    expect(JSON.parse(res.body)).toMatchObject({ kind: 'Status', code: 403, reason: 'Forbidden' });
+    expect(res.body).toContain('\\"tbx\\"');
+    expect(res.body).not.toContain('acme-tbx');
   });
 
   it('a shared node is read, never reached past: its proxy is its kubelet, every tenant’s pods', async () => {

@@ -1,24 +1,8 @@
 import type { MemberInfo } from '../fleet/fleet.js';
 import { memberRequest } from '../fleet/http.js';
 import { until } from './poll.js';
-import { admissionPolicyName, generateMemberPolicy, type Manifest } from '../../src/tenancy/member-policy.js';
+import { admissionPolicyName, generateMemberPolicy, manifestPath, type Manifest } from '../../src/tenancy/member-policy.js';
 import type { TenantSpec } from '../../src/tenancy/tenant.js';
-
-/** The collection path of the kinds the member-side policy is made of. */
-const COLLECTIONS: Record<string, string> = {
-  ClusterRole: 'clusterroles',
-  ClusterRoleBinding: 'clusterrolebindings',
-  RoleBinding: 'rolebindings',
-  ValidatingAdmissionPolicy: 'validatingadmissionpolicies',
-  ValidatingAdmissionPolicyBinding: 'validatingadmissionpolicybindings',
-};
-
-export function manifestPath(m: Manifest, named = false): string {
-  const collection = COLLECTIONS[m.kind];
-  if (!collection) throw new Error(`no path for kind ${m.kind}`);
-  const ns = m.metadata.namespace ? `/namespaces/${m.metadata.namespace}` : '';
-  return `/apis/${m.apiVersion}${ns}/${collection}${named ? `/${encodeURIComponent(m.metadata.name)}` : ''}`;
-}
 
 /** Creates (or replaces) each manifest on the member as its admin. */
 export async function applyManifests(member: MemberInfo, manifests: readonly Manifest[]): Promise<void> {
