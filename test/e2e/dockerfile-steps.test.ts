@@ -3,14 +3,14 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { numericOwner, parseDockerfile, runStages } from '../../support/dockerfile.js';
+import { numericOwner, parseDockerfile, runStages } from '../support/dockerfile.js';
 
 /**
  * deploy/Dockerfile's install steps, carried out: both stages' WORKDIR/ENV/COPY/RUN in a scratch
  * directory (npm from the local cache where it can), then the runtime stage's entrypoint, as the
  * image's user when this runs as root. No container engine is needed, and the steps cannot rot.
  */
-const root = resolve(import.meta.dirname, '..', '..', '..');
+const root = resolve(import.meta.dirname, '..', '..');
 const scratch = mkdtempSync(join(tmpdir(), 'flotilla-dockerfile-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
