@@ -9,7 +9,8 @@ import { negotiate, protobufOnly, type ResponseForm } from '../api/negotiate.js'
 import { PROTOBUF_CONTENT_TYPE, editProtobufItem, editProtobufObject, isProtobuf } from '../api/protobuf-object.js';
 import { readProtobufList, writeProtobufList, type ListMetaFields } from '../api/protobuf-list.js';
 import { PROTOBUF_WATCH_CONTENT_TYPE, WatchFrames, lengthPrefixed, readWatchEvent, watchEventFrame } from '../api/protobuf-watch.js';
-import { answerMessage, badRequest, expired, invalid, isStatusObject, notFound, notServed, serviceUnavailable } from '../api/status.js';
+import { answerMessage, badRequest, expired, isStatusObject, notFound, notServed, serviceUnavailable } from '../api/status.js';
+import { int64Param, refuseVersionWithContinue, watchRequested } from '../api/list-options.js';
 import { firstHitWarning, warningHeader as warning } from '../api/warning.js';
 import { CLUSTER_COLUMN, clusterCellOf, clusterColumnAt, withCluster } from '../api/table.js';
 import type { ResourceTarget } from './owner.js';
@@ -158,7 +159,7 @@ function accepted(form: ResponseForm, list: boolean): string {
 export async function liveRead(req: FastifyRequest, reply: FastifyReply, deps: LiveReadDeps, target: ResourceTarget, fleetClusters?: readonly string[]): Promise<FastifyReply> {
   if (!servedLive(deps.config, target.group, target.resource)) throw notServed();
   const params = new URLSearchParams(req.url.includes('?') ? req.url.slice(req.url.indexOf('?') + 1) : '');
-  const watching = params.get('watch') === 'true' || params.get('watch') === '1';
+  const watching = watchRequested(params.get('watch'));
   if (target.subresource !== undefined && (target.name === undefined || watching || !LIVE_SUBRESOURCES.has(target.subresource))) throw notServed();
   const list = target.name === undefined;
   // Protobuf, for a client that takes nothing else: the members' own encoding, edited as it
@@ -522,13 +523,9 @@ export function shareLimit(limit: number, clusters: readonly string[]): Map<stri
 async function liveList(reply: FastifyReply, deps: LiveReadDeps, clusters: readonly string[], params: URLSearchParams, ask: Ask, notes: readonly string[], protobuf: boolean): Promise<FastifyReply> {
   const continueText = params.get('continue');
   const rvText = params.get('resourceVersion');
-  const limitText = params.get('limit');
-  const limit = limitText ? Number(limitText) : 0;
-  if (limitText && !/^[0-9]{1,19}$/.test(limitText)) throw badRequest(`invalid limit: ${JSON.stringify(limitText)}`);
+  const limit = int64Param('limit', params.get('limit')) ?? 0;
   const token = continueText ? decodeLiveContinue(deps.tenant ? unsealedForTenant(continueText) : continueText) : undefined;
-  if (token && rvText && rvText !== '0') {
-    throw invalid('ListOptions.meta.k8s.io "" is invalid: resourceVersion: specifying resource version is not allowed when using continue', [{ reason: 'FieldValueInvalid', field: 'resourceVersion', message: 'specifying resource version is not allowed when using continue' }]);
-  }
+  if (token) refuseVersionWithContinue(rvText);
   const since = !token && rvText && rvText !== '0' ? decodeGlobalRV(rvText) : undefined;
   const query = new URLSearchParams(params);
   for (const p of ['continue', 'resourceVersion', 'resourceVersionMatch', 'limit']) query.delete(p);

@@ -13,6 +13,7 @@ import { compareMemberRV, decodeContinue, decodeGlobalRV } from '../../api/globa
 import { gvrKey } from '../../api/resource-info.js';
 import { negotiate, protobufOnly } from '../../api/negotiate.js';
 import { badRequest, expired, forbidden, invalid, timeout } from '../../api/status.js';
+import { int64Param, refuseVersionWithContinue, watchRequested } from '../../api/list-options.js';
 import { reviewAttributes, type ReadAuthorizer, type ReadQuestion } from '../../authz/authorizer.js';
 import { fieldSelectorName } from '../../api/field-selector.js';
 import { firstHitWarning, warningHeader } from '../../api/warning.js';
@@ -27,7 +28,7 @@ import { liveRead, servedLive, type LiveReadDeps, type LiveReadsConfig } from '.
 import type { LiveReadLimits } from '../../forward/live-read-limits.js';
 import type { Callers } from '../callers.js';
 import { CLUSTER_PREFIXES, targetOf } from '../target.js';
-import { MAX_TIMER_MS, int64Param, notServed, one, sendBytes, type Query } from '../replies.js';
+import { MAX_TIMER_MS, notServed, one, sendBytes, type Query } from '../replies.js';
 import type { TenantNames } from '../../tenancy/answers.js';
 
 /**
@@ -153,7 +154,7 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
       return forwardRead(req, reply, opts.forward, target);
     }
     const q = req.query as Query;
-    const watching = one(q, 'watch') === 'true' || one(q, 'watch') === '1';
+    const watching = watchRequested(one(q, 'watch'));
     // A client that takes protobuf alone: the cache holds JSON, so the members answer, in
     // protobuf, as for a resource not cached.
     if (live && servedLive(live, target.group, target.resource) && protobufOnly(req.headers.accept, { list: !watching && target.name === undefined })) {
@@ -205,7 +206,7 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
     }
     if (opts.hierarchy && selectsByHierarchy(view)) warnings.push(...treeWarnings(opts.hierarchy, view));
     if (watching) {
-      const timeoutSeconds = int64Param(q, 'timeoutSeconds');
+      const timeoutSeconds = int64Param('timeoutSeconds', one(q, 'timeoutSeconds'));
       // Everything that can refuse the watch does so before the response is taken over.
       const form = negotiate(req.headers.accept, { list: false });
       // A watch selecting by the namespace tree, resumed from before namespaces moved, is
@@ -267,12 +268,10 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
     }
     const form = negotiate(req.headers.accept, { list: true });
     if (since && !one(q, 'continue')) await awaitResourceVersion(resource, view, since, rvMatch === 'Exact', target.cluster);
-    const limit = int64Param(q, 'limit');
+    const limit = int64Param('limit', one(q, 'limit'));
     const continueText = one(q, 'continue');
     const continueToken = continueText ? decodeContinue(continueText) : undefined;
-    if (continueToken && rvParam && rvParam !== '0') {
-      throw invalid('ListOptions.meta.k8s.io "" is invalid: resourceVersion: specifying resource version is not allowed when using continue', [{ reason: 'FieldValueInvalid', field: 'resourceVersion', message: 'specifying resource version is not allowed when using continue' }]);
-    }
+    if (continueToken) refuseVersionWithContinue(rvParam);
     const body = listResponse(store, {
       resource,
       view,
