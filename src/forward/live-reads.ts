@@ -21,7 +21,7 @@ import { mapBounded } from '../util/map-bounded.js';
 import { seal, unseal } from '../util/sealed-token.js';
 import { answerToTenant, type TenantNames } from '../tenancy/answers.js';
 import { isJsonObject } from '../util/json-object.js';
-import { LIVE_BUFFER_MIB, LIVE_WATCHES, MEMBER_FAN_OUT } from '../registry/config.js';
+import { MEMBER_FAN_OUT, MEMBER_READ_TIMEOUT_MS } from '../registry/defaults.js';
 import { AnswerRefusedError } from '../members/member-client.js';
 import type { LiveBufferHold, LiveReadLimits } from './live-read-limits.js';
 import type { LiveReadStats } from '../metrics/metrics.js';
@@ -49,15 +49,11 @@ export interface LiveReadsConfig {
   maxWatches?: number;
 }
 
-export const DEFAULT_LIVE_READS: LiveReadsConfig = { enabled: true, exclude: [], concurrency: MEMBER_FAN_OUT, maxBufferMiB: LIVE_BUFFER_MIB, maxWatches: LIVE_WATCHES };
-
 export interface LiveReadDeps {
   fleet: FleetMembers;
   config: LiveReadsConfig;
   /** The caller's Impersonate-* headers (401 when flotilla does not know the caller). */
   callerHeaders(req: IncomingMessage): Promise<Record<string, string | string[]>>;
-  /** How long one member may take to answer (default 10 s). */
-  memberTimeoutMs?: number;
   /** The caller's tenant's names (src/tenancy): answers are shown in them, with nothing of anyone else. */
   tenant?: TenantNames;
   /**
@@ -198,6 +194,9 @@ export async function liveRead(req: FastifyRequest, reply: FastifyReply, deps: L
   return liveList(reply, deps, clusters, params, ask, notes, protobuf);
 }
 
+/** Why a member that did not answer in time is left out. */
+const UNANSWERED = `did not answer within ${MEMBER_READ_TIMEOUT_MS / 1000} s`;
+
 /**
  * One member's answer, or why there is none. A read the live reads' buffer refused fails whole
  * (its refusal, a 429), rather than leave members out: flotilla's own load is no member's failure.
@@ -209,12 +208,12 @@ async function askMember(deps: LiveReadDeps, cluster: string, path: string, quer
   if (hold?.isRefused) throw hold.refusal();
   const q = query.toString();
   try {
-    const res = await member.fetch({ method: 'GET', path: q ? `${path}?${q}` : path, headers, signal: AbortSignal.timeout(deps.memberTimeoutMs ?? 10_000) }, hold && ((n) => hold.take(n)));
+    const res = await member.fetch({ method: 'GET', path: q ? `${path}?${q}` : path, headers, signal: AbortSignal.timeout(MEMBER_READ_TIMEOUT_MS) }, hold && ((n) => hold.take(n)));
     return { cluster, status: res.status, headers: res.headers, body: res.body };
   } catch (e) {
     if (e instanceof AnswerRefusedError && hold) throw hold.refusal();
     const err = e as Error;
-    return { cluster, error: err.name === 'TimeoutError' || err.name === 'AbortError' ? `did not answer within ${Math.round((deps.memberTimeoutMs ?? 10_000) / 1000)} s` : err.message };
+    return { cluster, error: err.name === 'TimeoutError' || err.name === 'AbortError' ? UNANSWERED : err.message };
   }
 }
 
@@ -648,7 +647,7 @@ async function liveWatch(reply: FastifyReply, deps: LiveReadDeps, clusters: read
     const own = new AbortController();
     const stop = () => own.abort();
     aborter.signal.addEventListener('abort', stop, { once: true });
-    const headerTimer = setTimeout(() => own.abort(), deps.memberTimeoutMs ?? 10_000);
+    const headerTimer = setTimeout(() => own.abort(), MEMBER_READ_TIMEOUT_MS);
     try {
       const res = await member.send({ method: 'GET', path: `${path}?${q}`, headers, signal: own.signal, lane: 'long-running' });
       clearTimeout(headerTimer);
@@ -657,7 +656,7 @@ async function liveWatch(reply: FastifyReply, deps: LiveReadDeps, clusters: read
       for await (const c of res) chunks.push(c as Buffer);
       return { cluster, status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) };
     } catch (e) {
-      return { cluster, error: own.signal.aborted ? `did not answer within ${Math.round((deps.memberTimeoutMs ?? 10_000) / 1000)} s` : (e as Error).message };
+      return { cluster, error: own.signal.aborted ? UNANSWERED : (e as Error).message };
     } finally {
       clearTimeout(headerTimer);
     }
