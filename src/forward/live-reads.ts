@@ -9,7 +9,8 @@ import { negotiate, protobufOnly, type ResponseForm } from '../api/negotiate.js'
 import { PROTOBUF_CONTENT_TYPE, editProtobufItem, editProtobufObject, isProtobuf } from '../api/protobuf-object.js';
 import { readProtobufList, writeProtobufList, type ListMetaFields } from '../api/protobuf-list.js';
 import { PROTOBUF_WATCH_CONTENT_TYPE, WatchFrames, lengthPrefixed, readWatchEvent, watchEventFrame } from '../api/protobuf-watch.js';
-import { answerMessage, badRequest, expired, invalid, isStatusObject, notFound, notServed, serviceUnavailable } from '../api/status.js';
+import { answerMessage, badRequest, expired, isStatusObject, notFound, notServed, serviceUnavailable } from '../api/status.js';
+import { int64Param, refuseVersionWithContinue, watchRequested } from '../api/list-options.js';
 import { firstHitWarning, warningHeader as warning } from '../api/warning.js';
 import { CLUSTER_COLUMN, clusterCellOf, clusterColumnAt, withCluster } from '../api/table.js';
 import type { ResourceTarget } from './owner.js';
@@ -20,7 +21,7 @@ import { mapBounded } from '../util/map-bounded.js';
 import { seal, unseal } from '../util/sealed-token.js';
 import { answerToTenant, type TenantNames } from '../tenancy/answers.js';
 import { isJsonObject } from '../util/json-object.js';
-import { LIVE_BUFFER_MIB, LIVE_WATCHES, MEMBER_FAN_OUT } from '../registry/config.js';
+import { MEMBER_FAN_OUT, MEMBER_READ_TIMEOUT_MS } from '../registry/defaults.js';
 import { AnswerRefusedError } from '../members/member-client.js';
 import type { LiveBufferHold, LiveReadLimits } from './live-read-limits.js';
 import type { LiveReadStats } from '../metrics/metrics.js';
@@ -48,15 +49,11 @@ export interface LiveReadsConfig {
   maxWatches?: number;
 }
 
-export const DEFAULT_LIVE_READS: LiveReadsConfig = { enabled: true, exclude: [], concurrency: MEMBER_FAN_OUT, maxBufferMiB: LIVE_BUFFER_MIB, maxWatches: LIVE_WATCHES };
-
 export interface LiveReadDeps {
   fleet: FleetMembers;
   config: LiveReadsConfig;
   /** The caller's Impersonate-* headers (401 when flotilla does not know the caller). */
   callerHeaders(req: IncomingMessage): Promise<Record<string, string | string[]>>;
-  /** How long one member may take to answer (default 10 s). */
-  memberTimeoutMs?: number;
   /** The caller's tenant's names (src/tenancy): answers are shown in them, with nothing of anyone else. */
   tenant?: TenantNames;
   /**
@@ -158,7 +155,7 @@ function accepted(form: ResponseForm, list: boolean): string {
 export async function liveRead(req: FastifyRequest, reply: FastifyReply, deps: LiveReadDeps, target: ResourceTarget, fleetClusters?: readonly string[]): Promise<FastifyReply> {
   if (!servedLive(deps.config, target.group, target.resource)) throw notServed();
   const params = new URLSearchParams(req.url.includes('?') ? req.url.slice(req.url.indexOf('?') + 1) : '');
-  const watching = params.get('watch') === 'true' || params.get('watch') === '1';
+  const watching = watchRequested(params.get('watch'));
   if (target.subresource !== undefined && (target.name === undefined || watching || !LIVE_SUBRESOURCES.has(target.subresource))) throw notServed();
   const list = target.name === undefined;
   // Protobuf, for a client that takes nothing else: the members' own encoding, edited as it
@@ -197,6 +194,9 @@ export async function liveRead(req: FastifyRequest, reply: FastifyReply, deps: L
   return liveList(reply, deps, clusters, params, ask, notes, protobuf);
 }
 
+/** Why a member that did not answer in time is left out. */
+const UNANSWERED = `did not answer within ${MEMBER_READ_TIMEOUT_MS / 1000} s`;
+
 /**
  * One member's answer, or why there is none. A read the live reads' buffer refused fails whole
  * (its refusal, a 429), rather than leave members out: flotilla's own load is no member's failure.
@@ -208,12 +208,12 @@ async function askMember(deps: LiveReadDeps, cluster: string, path: string, quer
   if (hold?.isRefused) throw hold.refusal();
   const q = query.toString();
   try {
-    const res = await member.fetch({ method: 'GET', path: q ? `${path}?${q}` : path, headers, signal: AbortSignal.timeout(deps.memberTimeoutMs ?? 10_000) }, hold && ((n) => hold.take(n)));
+    const res = await member.fetch({ method: 'GET', path: q ? `${path}?${q}` : path, headers, signal: AbortSignal.timeout(MEMBER_READ_TIMEOUT_MS) }, hold && ((n) => hold.take(n)));
     return { cluster, status: res.status, headers: res.headers, body: res.body };
   } catch (e) {
     if (e instanceof AnswerRefusedError && hold) throw hold.refusal();
     const err = e as Error;
-    return { cluster, error: err.name === 'TimeoutError' || err.name === 'AbortError' ? `did not answer within ${Math.round((deps.memberTimeoutMs ?? 10_000) / 1000)} s` : err.message };
+    return { cluster, error: err.name === 'TimeoutError' || err.name === 'AbortError' ? UNANSWERED : err.message };
   }
 }
 
@@ -522,13 +522,9 @@ export function shareLimit(limit: number, clusters: readonly string[]): Map<stri
 async function liveList(reply: FastifyReply, deps: LiveReadDeps, clusters: readonly string[], params: URLSearchParams, ask: Ask, notes: readonly string[], protobuf: boolean): Promise<FastifyReply> {
   const continueText = params.get('continue');
   const rvText = params.get('resourceVersion');
-  const limitText = params.get('limit');
-  const limit = limitText ? Number(limitText) : 0;
-  if (limitText && !/^[0-9]{1,19}$/.test(limitText)) throw badRequest(`invalid limit: ${JSON.stringify(limitText)}`);
+  const limit = int64Param('limit', params.get('limit')) ?? 0;
   const token = continueText ? decodeLiveContinue(deps.tenant ? unsealedForTenant(continueText) : continueText) : undefined;
-  if (token && rvText && rvText !== '0') {
-    throw invalid('ListOptions.meta.k8s.io "" is invalid: resourceVersion: specifying resource version is not allowed when using continue', [{ reason: 'FieldValueInvalid', field: 'resourceVersion', message: 'specifying resource version is not allowed when using continue' }]);
-  }
+  if (token) refuseVersionWithContinue(rvText);
   const since = !token && rvText && rvText !== '0' ? decodeGlobalRV(rvText) : undefined;
   const query = new URLSearchParams(params);
   for (const p of ['continue', 'resourceVersion', 'resourceVersionMatch', 'limit']) query.delete(p);
@@ -651,7 +647,7 @@ async function liveWatch(reply: FastifyReply, deps: LiveReadDeps, clusters: read
     const own = new AbortController();
     const stop = () => own.abort();
     aborter.signal.addEventListener('abort', stop, { once: true });
-    const headerTimer = setTimeout(() => own.abort(), deps.memberTimeoutMs ?? 10_000);
+    const headerTimer = setTimeout(() => own.abort(), MEMBER_READ_TIMEOUT_MS);
     try {
       const res = await member.send({ method: 'GET', path: `${path}?${q}`, headers, signal: own.signal, lane: 'long-running' });
       clearTimeout(headerTimer);
@@ -660,7 +656,7 @@ async function liveWatch(reply: FastifyReply, deps: LiveReadDeps, clusters: read
       for await (const c of res) chunks.push(c as Buffer);
       return { cluster, status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) };
     } catch (e) {
-      return { cluster, error: own.signal.aborted ? `did not answer within ${Math.round((deps.memberTimeoutMs ?? 10_000) / 1000)} s` : (e as Error).message };
+      return { cluster, error: own.signal.aborted ? UNANSWERED : (e as Error).message };
     } finally {
       clearTimeout(headerTimer);
     }

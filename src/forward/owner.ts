@@ -8,7 +8,7 @@ import { gvrKey } from '../api/resource-info.js';
 import type { Store } from '../store/store.js';
 import { StatusError, badRequest, heldBySeveral, notFound, unknownCluster } from '../api/status.js';
 import { mapBounded } from '../util/map-bounded.js';
-import { MEMBER_FAN_OUT } from '../registry/config.js';
+import { MEMBER_FAN_OUT, MEMBER_READ_TIMEOUT_MS } from '../registry/defaults.js';
 import type { ObjectRef, RecentOwners } from './recent-owners.js';
 
 export type ResourceTarget = Extract<RequestTarget, { type: 'resource' }>;
@@ -23,8 +23,6 @@ export interface OwnerLookup {
   /** Where the caller's objects were lately created or found (src/forward/recent-owners.ts). */
   recent?: { owners: RecentOwners; callerKey(req: IncomingMessage): string };
 }
-
-const ASK_TIMEOUT_MS = 10_000;
 
 /**
  * The member a request about one named object goes to: the `/clusters/<name>/` it addressed, else
@@ -77,7 +75,7 @@ export async function owningCluster(where: OwnerLookup, store: Store, target: Re
   throw missing ?? notFound({ group: target.group, resource: target.resource }, target.name);
 }
 
-/** The members that answer the caller's get of the object (MEMBER_FAN_OUT asked at once, 10 s each). */
+/** The members that answer the caller's get of the object (MEMBER_FAN_OUT asked at once, each for MEMBER_READ_TIMEOUT_MS). */
 async function membersHolding(where: OwnerLookup, req: IncomingMessage, target: ResourceTarget, clusters: readonly string[]): Promise<string[]> {
   const identity = await where.callerHeaders!(req);
   const path = canonicalPath({ ...target, cluster: undefined, subresource: undefined });
@@ -85,7 +83,7 @@ async function membersHolding(where: OwnerLookup, req: IncomingMessage, target: 
     const member = where.fleet.member(cluster);
     if (!member) return undefined;
     try {
-      const res = await member.fetch({ path, headers: { ...identity, accept: 'application/json' }, signal: AbortSignal.timeout(ASK_TIMEOUT_MS) });
+      const res = await member.fetch({ path, headers: { ...identity, accept: 'application/json' }, signal: AbortSignal.timeout(MEMBER_READ_TIMEOUT_MS) });
       return res.status === 200 ? cluster : undefined;
     } catch {
       return undefined;

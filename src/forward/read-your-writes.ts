@@ -1,3 +1,5 @@
+import { READ_YOUR_WRITES_MAX_CALLERS, READ_YOUR_WRITES_MAX_DELETED, READ_YOUR_WRITES_TTL_MS } from '../registry/defaults.js';
+
 /**
  * The last write each caller made per resource and cluster, so that caller's next read waits for
  * the cache to catch up with it (bounded): a client that writes and then reads sees its write,
@@ -5,10 +7,6 @@
  * (its answer is the object as it was): what the caller deleted is kept instead, and its next
  * read waits until the cache no longer holds it. Entries expire; the map stays small.
  */
-const TTL_MS = 30_000;
-const MAX_CALLERS = 10_000;
-/** Deleted objects kept per caller and resource: a larger deletecollection is not waited for. */
-const MAX_DELETED = 1000;
 
 export interface DeletedObject {
   cluster: string;
@@ -38,7 +36,7 @@ export class WriteTracker {
   recordDeleted(caller: string, resource: string, objects: readonly DeletedObject[]): void {
     const c = this.entry(caller);
     const set = c.deleted.get(resource) ?? new Map<string, DeletedObject>();
-    if (set.size + objects.length > MAX_DELETED) return;
+    if (set.size + objects.length > READ_YOUR_WRITES_MAX_DELETED) return;
     for (const o of objects) set.set(keyOf(o), o);
     c.deleted.set(resource, set);
   }
@@ -68,18 +66,18 @@ export class WriteTracker {
     const now = Date.now();
     let c = this.callers.get(caller);
     if (!c || c.until < now) {
-      if (this.callers.size >= MAX_CALLERS) this.sweep(now);
+      if (this.callers.size >= READ_YOUR_WRITES_MAX_CALLERS) this.sweep(now);
       c = { until: 0, rvs: new Map(), deleted: new Map() };
       this.callers.set(caller, c);
     }
-    c.until = now + TTL_MS;
+    c.until = now + READ_YOUR_WRITES_TTL_MS;
     return c;
   }
 
   private sweep(now: number): void {
     for (const [k, c] of this.callers) if (c.until < now) this.callers.delete(k);
     // Still full of live callers: drop the oldest entry rather than grow without bound.
-    if (this.callers.size >= MAX_CALLERS) this.callers.delete(this.callers.keys().next().value!);
+    if (this.callers.size >= READ_YOUR_WRITES_MAX_CALLERS) this.callers.delete(this.callers.keys().next().value!);
   }
 }
 

@@ -1,3 +1,5 @@
+import { RECENT_OWNERS_MAX, RECENT_OWNER_TTL_MS } from '../registry/defaults.js';
+
 /**
  * Where a caller's named objects were lately created or found, so that its next write to one goes
  * there at once: the cache may not hold a create yet (it follows the member by watch), and asking
@@ -5,8 +7,6 @@
  * the fleet's size. Per caller, since what a caller finds depends on what it may get. Entries
  * expire; a route that turns out wrong costs one member's 404, then the members are asked again.
  */
-const TTL_MS = 30_000;
-const MAX_ENTRIES = 10_000;
 
 export interface ObjectRef {
   /** gvrKey of the resource. */
@@ -21,8 +21,8 @@ export class RecentOwners {
   remember(caller: string, ref: ObjectRef, cluster: string): void {
     const key = keyOf(caller, ref);
     this.entries.delete(key);
-    if (this.entries.size >= MAX_ENTRIES) this.sweep();
-    this.entries.set(key, { cluster, until: Date.now() + TTL_MS });
+    if (this.entries.size >= RECENT_OWNERS_MAX) this.sweep();
+    this.entries.set(key, { cluster, until: Date.now() + RECENT_OWNER_TTL_MS });
   }
 
   owner(caller: string, ref: ObjectRef): string | undefined {
@@ -44,7 +44,7 @@ export class RecentOwners {
     const now = Date.now();
     for (const [k, e] of this.entries) if (e.until < now) this.entries.delete(k);
     // Oldest first (insertion order): still full, the oldest goes.
-    if (this.entries.size >= MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
+    if (this.entries.size >= RECENT_OWNERS_MAX) this.entries.delete(this.entries.keys().next().value!);
   }
 }
 

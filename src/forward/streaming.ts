@@ -6,6 +6,7 @@ import { memberRequestPath, parseRequestPath } from '../api/request-info.js';
 import { StatusError, badRequest, serviceUnavailable, statusForCode } from '../api/status.js';
 import { isProtobuf } from '../api/protobuf-object.js';
 import { owningCluster, type OwnerLookup } from './owner.js';
+import { STREAMED_ERROR_MAX_BYTES } from '../registry/defaults.js';
 
 /**
  * What the streaming subresources share: which requests they are, which member a request goes to,
@@ -39,23 +40,19 @@ export interface TenantWords {
   tenantText(text: string): string;
 }
 
-// A member's error Status is a few hundred bytes; a proxied application's error may be more, and
-// past this bound is cut (flotilla holds it whole to send it).
-export const MAX_STATUS_BYTES = 1024 * 1024;
-
-/** A member's error answer, read whole to MAX_STATUS_BYTES (the rest is dropped, its connection cut). */
+/** A member's error answer, read whole to STREAMED_ERROR_MAX_BYTES (the rest is dropped, its connection cut). */
 export async function readErrorAnswer(res: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of res as AsyncIterable<Buffer>) {
     chunks.push(chunk);
     size += chunk.length;
-    if (size > MAX_STATUS_BYTES) {
+    if (size > STREAMED_ERROR_MAX_BYTES) {
       res.destroy();
       break;
     }
   }
-  return Buffer.concat(chunks).subarray(0, MAX_STATUS_BYTES);
+  return Buffer.concat(chunks).subarray(0, STREAMED_ERROR_MAX_BYTES);
 }
 
 /** A refusal in an encoding flotilla does not reword (protobuf, YAML): a tenant gets its code and reason alone. */

@@ -4,8 +4,7 @@ import { answerMessage } from '../api/status.js';
 import { hasAdmins, makeNamespaceGrant } from '../tenancy/member-policy.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import type { ResourceTarget } from './owner.js';
-
-const GRANT_TIMEOUT_MS = 10_000;
+import { TENANT_GRANT_TIMEOUT_MS } from '../registry/defaults.js';
 
 /**
  * A namespace a tenant made through flotilla gets its admins' RoleBinding (member-policy.ts)
@@ -24,7 +23,7 @@ export async function grantTenantNamespace(member: MemberClient | undefined, ten
       path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/rolebindings`,
       headers: { 'content-type': 'application/json', accept: 'application/json' },
       body: JSON.stringify(grant),
-      signal: AbortSignal.timeout(GRANT_TIMEOUT_MS),
+      signal: AbortSignal.timeout(TENANT_GRANT_TIMEOUT_MS),
     });
     if (res.status < 300 || res.status === 409) return;
     log.warn({ ...where, status: res.status, answer: answerMessage(res.body, 500) }, 'the tenant admins\' RoleBinding was not made in the new namespace');

@@ -3,6 +3,7 @@ import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { StatusError, internalError, rewordStatusBody, timeout, writeRawStatus } from '../api/status.js';
 import type { UpgradeResult } from '../members/member-client.js';
+import { UPGRADE_HANDSHAKE_TIMEOUT_MS, UPGRADE_LINGER_MS } from '../registry/defaults.js';
 import { clusterPrefix, forwardedRequestHeaders, forwardedResponseHeaders, memberFailure, noConnection, readErrorAnswer, resolveStreamTarget, unreadableRefusal, type OpenStreams, type StreamingDeps, type StreamTarget, type SubresourceMetrics, type TenantWords } from './streaming.js';
 
 /**
@@ -13,9 +14,6 @@ import { clusterPrefix, forwardedRequestHeaders, forwardedResponseHeaders, membe
  * verbatim, which is how kubectl learns to fall back from websocket to SPDY; a tenant reads its
  * refusals in its own names, as fastify's onSend rewords every other answer, which upgrades pass by.
  */
-const HANDSHAKE_TIMEOUT_MS = 60_000;
-// After one side has closed, the other gets this long to flush and close before it is cut.
-const LINGER_MS = 30_000;
 
 export function handleUpgrade(deps: StreamingDeps, metrics: SubresourceMetrics, open: OpenStreams, req: IncomingMessage, socket: Duplex, head: Buffer): void {
   // Until joined, a client reset must not become an unhandled error.
@@ -45,7 +43,7 @@ async function connect(deps: StreamingDeps, metrics: SubresourceMetrics, open: O
   const callerHeaders = deps.callerHeaders ? await deps.callerHeaders(req) : {};
 
   const abort = new AbortController();
-  const timer = setTimeout(() => abort.abort(new Error(`no answer to the upgrade within ${HANDSHAKE_TIMEOUT_MS / 1000} s`)), HANDSHAKE_TIMEOUT_MS);
+  const timer = setTimeout(() => abort.abort(new Error(`no answer to the upgrade within ${UPGRADE_HANDSHAKE_TIMEOUT_MS / 1000} s`)), UPGRADE_HANDSHAKE_TIMEOUT_MS);
   const onClientGone = () => abort.abort(new Error('the client went away'));
   socket.once('close', onClientGone);
   let result: UpgradeResult;
@@ -58,7 +56,7 @@ async function connect(deps: StreamingDeps, metrics: SubresourceMetrics, open: O
     });
   } catch (e) {
     const err = abort.signal.aborted && !socket.destroyed
-      ? timeout(`cluster "${target.cluster}" did not answer the ${target.subresource} upgrade within ${HANDSHAKE_TIMEOUT_MS / 1000} s`)
+      ? timeout(`cluster "${target.cluster}" did not answer the ${target.subresource} upgrade within ${UPGRADE_HANDSHAKE_TIMEOUT_MS / 1000} s`)
       : memberFailure(target.cluster, e);
     count(err.code);
     throw err;
@@ -119,7 +117,7 @@ function join(a: Duplex, b: Duplex, onClosed: () => void): void {
       other.end();
       // Its pipe went with the closed side: drain what it still sends so its end is seen.
       other.resume();
-      setTimeout(() => other.destroy(), LINGER_MS).unref();
+      setTimeout(() => other.destroy(), UPGRADE_LINGER_MS).unref();
     }
     if (--open === 0) onClosed();
   };

@@ -15,6 +15,7 @@ import { acceptsJson } from '../api/negotiate.js';
 import { grantTenantNamespace } from './tenant-namespace-grants.js';
 import { bodyFormat, parseBody } from '../api/write-body.js';
 import { isJsonObject } from '../util/json-object.js';
+import { FORWARD_TIMEOUT_MS, NAMESPACE_LOOKUP_TIMEOUT_MS } from '../registry/defaults.js';
 import { mergeListAnswers, memberRV, requestBodyForMember, responseForClient, type AnswerForm } from './translate.js';
 
 /**
@@ -39,7 +40,6 @@ export interface ForwardDeps extends OwnerLookup {
 }
 
 const PASSED_RESPONSE_HEADERS = ['content-type', 'warning', 'retry-after', 'audit-id'];
-const MEMBER_TIMEOUT_MS = 60_000;
 
 export async function forwardWrite(req: FastifyRequest, reply: FastifyReply, deps: ForwardDeps, target: RequestTarget): Promise<FastifyReply> {
   if (target.type !== 'resource') throw methodNotAllowed(`${req.method} is not allowed on ${req.url.split('?')[0]}`);
@@ -172,7 +172,7 @@ async function callMember(req: FastifyRequest, deps: ForwardDeps, cluster: strin
   const ua = req.headers['user-agent'];
   headers['user-agent'] = `${typeof ua === 'string' ? ua : 'unknown'} via flotilla`;
   const forwarded = requestBodyForMember(body, req.headers['content-type'], cluster);
-  const signal = AbortSignal.timeout(MEMBER_TIMEOUT_MS);
+  const signal = AbortSignal.timeout(FORWARD_TIMEOUT_MS);
   const path = memberQuery(memberRequestPath(req.url), cluster);
   try {
     return await member.fetch({ method: req.method, path, headers, body: forwarded, signal });
@@ -239,7 +239,7 @@ async function clustersWithNamespace(deps: ForwardDeps, namespace: string): Prom
   const found = await Promise.all(
     clusters.map(async (c) => {
       try {
-        const res = await deps.fleet.member(c)!.fetch({ path: `/api/v1/namespaces/${encodeURIComponent(namespace)}`, headers: { accept: 'application/json' }, signal: AbortSignal.timeout(5000) });
+        const res = await deps.fleet.member(c)!.fetch({ path: `/api/v1/namespaces/${encodeURIComponent(namespace)}`, headers: { accept: 'application/json' }, signal: AbortSignal.timeout(NAMESPACE_LOOKUP_TIMEOUT_MS) });
         return res.status === 200 ? c : undefined;
       } catch {
         return undefined;

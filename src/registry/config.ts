@@ -2,6 +2,22 @@ import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { labelSelectorFromObject, matchesLabels, validateLabelKey, validateLabelValue } from '../api/label-selector.js';
+import {
+  DEFAULT_EVENT_LOG_SIZE,
+  DEFAULT_LIST_PAGE_SIZE,
+  DEFAULT_MAX_INFLIGHT_LISTS_PER_MEMBER,
+  DEFAULT_MAX_INFLIGHT_LIST_PAGES,
+  DEFAULT_MAX_WATCH_BUFFER_MIB,
+  DEFAULT_MEMBER_HEARTBEAT_MILLISECONDS,
+  DEFAULT_MIN_WATCH_TIMEOUT_SECONDS,
+  DEFAULT_TOKEN_CACHE_TTL_SECONDS,
+  DEFAULT_TOKEN_REVIEW_STALE_SECONDS,
+  DEFAULT_WATCH_BOOKMARK_INTERVAL_SECONDS,
+  DEFAULT_WATCH_CATCH_UP_STALL_SECONDS,
+  LIVE_BUFFER_MIB,
+  LIVE_WATCHES,
+  MEMBER_FAN_OUT,
+} from './defaults.js';
 
 /** How a tenant sees a cluster-scoped resource's objects: its own (prefixed names), shared read-only, or not at all. */
 export type ClusterScopedPolicy = 'owned' | 'shared' | 'hidden';
@@ -59,25 +75,6 @@ export interface ResourceRule {
   clusters?: string[];
   clusterSelector?: LabelSelectorSpec;
 }
-
-/**
- * Members one request asks at once, by default (a live list or get, a write's search for the
- * member holding its object): every member of a fleet of hundreds. Such a request waits for its
- * slowest member, and a member beyond the bound waits for an earlier one's answer first, so
- * members that do not answer would add up their timeouts, one per wave.
- */
-export const MEMBER_FAN_OUT = 256;
-/**
- * The members' answers all live reads may hold at once, in MiB (options.liveReads.maxBufferMiB):
- * a fleet list of 10k ConfigMaps holds ~17 MB (the answers and the merged one), so ~30 of those
- * at once, within the 2 GiB the deployment requests beside a cache of 1M objects.
- */
-export const LIVE_BUFFER_MIB = 512;
-/**
- * Live watches open at once (options.liveReads.maxWatches): each holds a connection to every
- * member it asks, so 1000 over 100 members are 100k connections.
- */
-export const LIVE_WATCHES = 1000;
 
 export interface FleetOptions {
   dropManagedFields: boolean;
@@ -185,6 +182,14 @@ class Checker {
     return v;
   }
 
+  /** `v` when it is an integer from `min` to `max`; undefined (a failure named at `path` when given). */
+  intIn(v: unknown, path: string, min: number, max: number): number | undefined {
+    if (v === undefined) return undefined;
+    if (typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max) return v;
+    this.fail(path, `must be an integer from ${min} to ${max}, got ${describe(v)}`);
+    return undefined;
+  }
+
   stringList(v: unknown, path: string, check?: (s: string, p: string) => void): string[] | undefined {
     if (v === undefined || v === null) return undefined;
     if (!Array.isArray(v)) {
@@ -282,8 +287,7 @@ export function parseFleetDocument(doc: unknown, where: { source: string; baseDi
       const tokenFile = c.string(o.tokenFile, `${p}.tokenFile`);
       const context = c.string(o.context, `${p}.context`);
       const authorization = c.string(o.authorization, `${p}.authorization`, { pattern: /^(rbac|subjectAccessReview)$/, patternDesc: 'rbac or subjectAccessReview' }) as ClusterConfig['authorization'] | undefined;
-      const priority = o.priority ?? 0;
-      if (typeof priority !== 'number' || !Number.isInteger(priority) || priority < -1000 || priority > 1000) c.fail(`${p}.priority`, `must be an integer from -1000 to 1000, got ${describe(priority)}`);
+      const priority = c.intIn(o.priority ?? 0, `${p}.priority`, -1000, 1000) ?? 0;
       if (name === undefined) return;
       clusters.push({
         name,
@@ -295,7 +299,7 @@ export function parseFleetDocument(doc: unknown, where: { source: string; baseDi
         ...(typeof o.insecureSkipTLSVerify === 'boolean' ? { insecureSkipTLSVerify: o.insecureSkipTLSVerify } : {}),
         labels: c.labels(o.labels, `${p}.labels`),
         authorization: authorization ?? 'rbac',
-        priority: typeof priority === 'number' && Number.isInteger(priority) ? priority : 0,
+        priority,
       });
     });
   }
@@ -362,29 +366,30 @@ export function parseFleetDocument(doc: unknown, where: { source: string; baseDi
     });
   }
 
-  const options: FleetOptions = { dropManagedFields: true, listPageSize: 500, maxInflightListsPerMember: 4, maxInflightListPages: 8, watchBookmarkIntervalSeconds: 30, minWatchTimeoutSeconds: 1800, watchCatchUpStallSeconds: 60, maxWatchBufferMiB: 16, eventLogSize: 100_000, liveReads: { enabled: true, exclude: [], concurrency: MEMBER_FAN_OUT, maxBufferMiB: LIVE_BUFFER_MIB, maxWatches: LIVE_WATCHES }, memberHeartbeatMilliseconds: 2000 };
+  const options: FleetOptions = {
+    dropManagedFields: true,
+    listPageSize: DEFAULT_LIST_PAGE_SIZE,
+    maxInflightListsPerMember: DEFAULT_MAX_INFLIGHT_LISTS_PER_MEMBER,
+    maxInflightListPages: DEFAULT_MAX_INFLIGHT_LIST_PAGES,
+    watchBookmarkIntervalSeconds: DEFAULT_WATCH_BOOKMARK_INTERVAL_SECONDS,
+    minWatchTimeoutSeconds: DEFAULT_MIN_WATCH_TIMEOUT_SECONDS,
+    watchCatchUpStallSeconds: DEFAULT_WATCH_CATCH_UP_STALL_SECONDS,
+    maxWatchBufferMiB: DEFAULT_MAX_WATCH_BUFFER_MIB,
+    eventLogSize: DEFAULT_EVENT_LOG_SIZE,
+    liveReads: { enabled: true, exclude: [], concurrency: MEMBER_FAN_OUT, maxBufferMiB: LIVE_BUFFER_MIB, maxWatches: LIVE_WATCHES },
+    memberHeartbeatMilliseconds: DEFAULT_MEMBER_HEARTBEAT_MILLISECONDS,
+  };
   if (root.options !== undefined) {
     const o = c.object(root.options, 'options', ['dropManagedFields', 'listPageSize', 'maxInflightListsPerMember', 'maxInflightListPages', 'watchBookmarkIntervalSeconds', 'minWatchTimeoutSeconds', 'watchCatchUpStallSeconds', 'maxWatchBufferMiB', 'eventLogSize', 'liveReads', 'memberHeartbeatMilliseconds']);
     if (o?.dropManagedFields !== undefined) {
       if (typeof o.dropManagedFields !== 'boolean') c.fail('options.dropManagedFields', 'must be true or false');
       else options.dropManagedFields = o.dropManagedFields;
     }
-    if (o?.listPageSize !== undefined) {
-      const n = o.listPageSize;
-      if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 10000) c.fail('options.listPageSize', `must be an integer from 1 to 10000, got ${describe(n)}`);
-      else options.listPageSize = n;
-    }
-    /** `n` when it is an integer from `min` to `max`; undefined (a failure named at `path` when given). */
-    const intIn = (n: unknown, path: string, min: number, max: number): number | undefined => {
-      if (n === undefined) return undefined;
-      if (typeof n === 'number' && Number.isInteger(n) && n >= min && n <= max) return n;
-      c.fail(path, `must be an integer from ${min} to ${max}, got ${describe(n)}`);
-      return undefined;
-    };
-    const int = (field: 'maxInflightListsPerMember' | 'maxInflightListPages' | 'watchBookmarkIntervalSeconds' | 'minWatchTimeoutSeconds' | 'watchCatchUpStallSeconds' | 'maxWatchBufferMiB' | 'eventLogSize' | 'memberHeartbeatMilliseconds', min: number, max: number) => {
-      const n = intIn(o?.[field], `options.${field}`, min, max);
+    const int = (field: 'listPageSize' | 'maxInflightListsPerMember' | 'maxInflightListPages' | 'watchBookmarkIntervalSeconds' | 'minWatchTimeoutSeconds' | 'watchCatchUpStallSeconds' | 'maxWatchBufferMiB' | 'eventLogSize' | 'memberHeartbeatMilliseconds', min: number, max: number) => {
+      const n = c.intIn(o?.[field], `options.${field}`, min, max);
       if (n !== undefined) options[field] = n;
     };
+    int('listPageSize', 1, 10000);
     int('maxInflightListsPerMember', 1, 100);
     int('maxInflightListPages', 1, 10_000);
     int('watchBookmarkIntervalSeconds', 1, 3600);
@@ -404,13 +409,13 @@ export function parseFleetDocument(doc: unknown, where: { source: string; baseDi
       });
       if (exclude) options.liveReads.exclude = exclude;
       for (const [field, max] of [['concurrency', 10_000], ['maxBufferMiB', 1_048_576], ['maxWatches', 1_000_000]] as const) {
-        const n = intIn(live?.[field], `options.liveReads.${field}`, 1, max);
+        const n = c.intIn(live?.[field], `options.liveReads.${field}`, 1, max);
         if (n !== undefined) options.liveReads[field] = n;
       }
     }
   }
 
-  const authentication: AuthenticationSpec = { cacheTTLSeconds: 10, tokenReviewStaleSeconds: 120, anonymous: false };
+  const authentication: AuthenticationSpec = { cacheTTLSeconds: DEFAULT_TOKEN_CACHE_TTL_SECONDS, tokenReviewStaleSeconds: DEFAULT_TOKEN_REVIEW_STALE_SECONDS, anonymous: false };
   if (root.authentication !== undefined) {
     const o = c.object(root.authentication, 'authentication', ['tokenReviewCluster', 'tokenFile', 'cacheTTLSeconds', 'tokenReviewStaleSeconds', 'anonymous']);
     const reviewer = c.string(o?.tokenReviewCluster, 'authentication.tokenReviewCluster');
@@ -420,16 +425,8 @@ export function parseFleetDocument(doc: unknown, where: { source: string; baseDi
     }
     const tokenFile = c.string(o?.tokenFile, 'authentication.tokenFile');
     if (tokenFile !== undefined) authentication.tokenFile = abs(tokenFile, 'authentication.tokenFile');
-    const ttl = o?.cacheTTLSeconds;
-    if (ttl !== undefined) {
-      if (typeof ttl !== 'number' || !Number.isInteger(ttl) || ttl < 0 || ttl > 3600) c.fail('authentication.cacheTTLSeconds', `must be an integer from 0 to 3600, got ${describe(ttl)}`);
-      else authentication.cacheTTLSeconds = ttl;
-    }
-    const stale = o?.tokenReviewStaleSeconds;
-    if (stale !== undefined) {
-      if (typeof stale !== 'number' || !Number.isInteger(stale) || stale < 0 || stale > 86400) c.fail('authentication.tokenReviewStaleSeconds', `must be an integer from 0 to 86400, got ${describe(stale)}`);
-      else authentication.tokenReviewStaleSeconds = stale;
-    }
+    authentication.cacheTTLSeconds = c.intIn(o?.cacheTTLSeconds, 'authentication.cacheTTLSeconds', 0, 3600) ?? authentication.cacheTTLSeconds;
+    authentication.tokenReviewStaleSeconds = c.intIn(o?.tokenReviewStaleSeconds, 'authentication.tokenReviewStaleSeconds', 0, 86400) ?? authentication.tokenReviewStaleSeconds;
     if (o?.anonymous !== undefined) {
       if (typeof o.anonymous !== 'boolean') c.fail('authentication.anonymous', 'must be true or false');
       else authentication.anonymous = o.anonymous;

@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify';
-import { badRequest, type StatusError } from '../api/status.js';
+import type { StatusError } from '../api/status.js';
 import { AGGREGATED_DISCOVERY_V2 } from './discovery.js';
 
 /** How the plugins answer: bytes as the apiserver writes them, every error a `Status`. */
@@ -12,15 +12,6 @@ export function one(q: Query, name: string): string | undefined {
 
 // The longest delay a Node timer holds; a longer one fires at once.
 export const MAX_TIMER_MS = 2 ** 31 - 1;
-const INT64_MAX = 2n ** 63n - 1n;
-
-/** A non-negative integer query parameter as the apiserver reads it (an int64); 400 otherwise. */
-export function int64Param(q: Query, name: string): number | undefined {
-  const text = one(q, name);
-  if (text === undefined) return undefined;
-  if (!/^[0-9]{1,19}$/.test(text) || BigInt(text) > INT64_MAX) throw badRequest(`invalid ${name}: ${JSON.stringify(text)}`);
-  return Number(text);
-}
 
 export { notServed } from '../api/status.js';
 

@@ -5,7 +5,7 @@ import { SnapshotRegistry } from '../mux/snapshots.js';
 import type { Store } from '../store/store.js';
 import { createMetrics, liveReadSeries } from '../metrics/metrics.js';
 import { LiveReadLimits } from '../forward/live-read-limits.js';
-import { LIVE_BUFFER_MIB, LIVE_WATCHES } from '../registry/config.js';
+import { LIVE_BUFFER_MIB, LIVE_WATCHES } from '../registry/defaults.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import type { ReadAuthorizer } from '../authz/authorizer.js';
 import type { MemberPolicies } from '../authz/member-policies.js';

@@ -7,6 +7,7 @@ import { Objects, type RangeOptions } from './objects.js';
 import { SyncState } from './sync-state.js';
 import { TransactionQueue } from './transaction-queue.js';
 import type { ResourceInfo } from '../api/resource-info.js';
+import { DEFAULT_EVENT_LOG_SIZE } from '../registry/defaults.js';
 import type { CacheScope, Change, ObjectRef, Snapshot, StoreEvent, StoredEntry, StoreListener, SyncRecord } from './types.js';
 
 /**
@@ -76,7 +77,7 @@ export class Store {
     this.syncs = new SyncState(env.dbs);
     // Numbered on from the last change stored: after Environment.open's format check, which
     // empties the log of a store in another layout.
-    this.log = new EventLog(env.dbs, opts.eventLogSize ?? 100_000);
+    this.log = new EventLog(env.dbs, opts.eventLogSize ?? DEFAULT_EVENT_LOG_SIZE);
     // Plain puts, not transaction(): lmdb-js then does the B-tree work on its writer thread and
     // the main thread only encodes write instructions (a 100-byte-key put inside transaction()
     // costs ~5 µs of main thread; outside, ~1 µs). Puts of one event turn commit as one LMDB

@@ -2,7 +2,7 @@ import { QUOTE, memberValueAt, objectMembers } from '../util/json-members.js';
 import type { CutBytes } from '../util/byte-edits.js';
 import { storedObjectLead } from '../ingest/decode.js';
 import type { Tenant } from './tenant.js';
-import { objectToTenant, type ObjectNaming } from './object-names.js';
+import { namesOtherObjects, objectToTenant, type ObjectNaming } from './object-names.js';
 
 /**
  * A stored object's bytes as a tenant reads them. Most objects name the tenant's names in one
@@ -12,18 +12,9 @@ import { objectToTenant, type ObjectNaming } from './object-names.js';
  * own groups) are parsed and rewritten whole (object-names.ts).
  */
 
-/** Kinds whose objects name other objects (beyond `metadata.namespace`), by group and kind. */
-const REFERENCING_KINDS = new Set([
-  '/Namespace', '/Event', '/Endpoints', '/PersistentVolumeClaim', '/PersistentVolume',
-  'rbac.authorization.k8s.io/Role', 'rbac.authorization.k8s.io/RoleBinding',
-  'rbac.authorization.k8s.io/ClusterRole', 'rbac.authorization.k8s.io/ClusterRoleBinding',
-  'events.k8s.io/Event', 'discovery.k8s.io/EndpointSlice', 'networking.k8s.io/NetworkPolicy',
-  'apiextensions.k8s.io/CustomResourceDefinition', 'hnc.x-k8s.io/HierarchyConfiguration',
-]);
-
 /** Whether a kind's objects can take the in-place edit: namespaced, not referencing, not of a tenant's CRD group. */
 export function editsInPlace(tenant: Tenant, info: { group: string; kind: string; namespaced: boolean }): boolean {
-  return info.namespaced && !REFERENCING_KINDS.has(`${info.group}/${info.kind}`) && tenant.tenantGroup(info.group) === info.group;
+  return info.namespaced && !namesOtherObjects(info.group, info.kind) && tenant.tenantGroup(info.group) === info.group;
 }
 
 

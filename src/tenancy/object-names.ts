@@ -477,6 +477,11 @@ const KIND_REFERENCES: Readonly<Record<string, (obj: Json, d: Direction) => void
   },
 };
 
+/** Whether a kind's objects name other objects beyond their metadata (KIND_REFERENCES rewrites those names). */
+export function namesOtherObjects(group: string, kind: string): boolean {
+  return Object.hasOwn(KIND_REFERENCES, `${group}/${kind}`);
+}
+
 /** One object: its apiVersion, metadata and its kind's references. `fallback`: the type a List's item or a patch omits. */
 function rewriteObject(obj: Json, d: Direction, fallback?: ObjectType): void {
   const group = typeof obj.apiVersion === 'string' ? rewriteApiVersion(obj, d) : (fallback?.group ?? '');

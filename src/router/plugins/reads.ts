@@ -13,6 +13,7 @@ import { compareMemberRV, decodeContinue, decodeGlobalRV } from '../../api/globa
 import { gvrKey } from '../../api/resource-info.js';
 import { negotiate, protobufOnly } from '../../api/negotiate.js';
 import { badRequest, expired, forbidden, invalid, timeout } from '../../api/status.js';
+import { int64Param, refuseVersionWithContinue, watchRequested } from '../../api/list-options.js';
 import { reviewAttributes, type ReadAuthorizer, type ReadQuestion } from '../../authz/authorizer.js';
 import { fieldSelectorName } from '../../api/field-selector.js';
 import { firstHitWarning, warningHeader } from '../../api/warning.js';
@@ -27,8 +28,16 @@ import { liveRead, servedLive, type LiveReadDeps, type LiveReadsConfig } from '.
 import type { LiveReadLimits } from '../../forward/live-read-limits.js';
 import type { Callers } from '../callers.js';
 import { CLUSTER_PREFIXES, targetOf } from '../target.js';
-import { MAX_TIMER_MS, int64Param, notServed, one, sendBytes, type Query } from '../replies.js';
+import { MAX_TIMER_MS, notServed, one, sendBytes, type Query } from '../replies.js';
 import type { TenantNames } from '../../tenancy/answers.js';
+import {
+  DEFAULT_MAX_WATCH_BUFFER_MIB,
+  DEFAULT_MIN_WATCH_TIMEOUT_SECONDS,
+  DEFAULT_WATCH_BOOKMARK_INTERVAL_SECONDS,
+  DEFAULT_WATCH_CATCH_UP_STALL_SECONDS,
+  READ_YOUR_WRITES_WAIT_MS,
+  RESOURCE_VERSION_WAIT_MS,
+} from '../../registry/defaults.js';
 
 /**
  * Cached reads: get, list and watch of every cached resource, through the caller's read view
@@ -57,22 +66,22 @@ export interface ReadsOptions {
 
 export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) => {
   const { fleet, catalog, health, store, hub, snapshots, writes, callers, authorizer } = opts;
-  const minWatchTimeout = opts.watch?.minTimeoutSeconds ?? 1800;
+  const minWatchTimeout = opts.watch?.minTimeoutSeconds ?? DEFAULT_MIN_WATCH_TIMEOUT_SECONDS;
 
   /**
    * A list or watch from a given RV, one rule for both: a cluster the view does not show (the
    * fleet changed since the RV was read) is 410 Expired, so the client relists; "not older than"
-   * waits (up to 3 s) for cachers behind it, then answers 504 ResourceVersionTooLarge with
-   * Retry-After, as the apiserver's watch cache does; "Exact" can only be served for the current
-   * state (old snapshots are not kept): older is 410 Expired. Returns the RV's clusters that
-   * concern this request (all of them, or the addressed member's).
+   * waits (RESOURCE_VERSION_WAIT_MS) for cachers behind it, then answers 504
+   * ResourceVersionTooLarge with Retry-After, as the apiserver's watch cache does; "Exact" can
+   * only be served for the current state (old snapshots are not kept): older is 410 Expired.
+   * Returns the RV's clusters that concern this request (all of them, or the addressed member's).
    */
   async function awaitResourceVersion(cached: CachedResource, view: ReadView, since: Record<string, string>, exact: boolean, only?: string): Promise<Record<string, string>> {
     const resource = gvrKey(cached.info);
     const wanted = Object.fromEntries(Object.entries(since).filter(([c]) => only === undefined || c === only));
     // Not named: the view may hide a cluster the resource is cached from.
     if (Object.keys(wanted).some((c) => !view.showsCluster(c))) throw expired('too old resource version: it names clusters this resource is no longer served from');
-    if (!(await store.waitFor(resource, wanted, 3000))) {
+    if (!(await store.waitFor(resource, wanted, RESOURCE_VERSION_WAIT_MS))) {
       const latest = store.latestRVs(resource);
       const behind = Object.entries(wanted).filter(([c, rv]) => latest[c] === undefined || compareMemberRV(latest[c]!, rv) < 0).map(([c]) => c);
       throw timeout(`Too large resource version: the cache of ${behind.join(', ')} has not reached the requested resource version yet`, [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], 1);
@@ -153,7 +162,7 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
       return forwardRead(req, reply, opts.forward, target);
     }
     const q = req.query as Query;
-    const watching = one(q, 'watch') === 'true' || one(q, 'watch') === '1';
+    const watching = watchRequested(one(q, 'watch'));
     // A client that takes protobuf alone: the cache holds JSON, so the members answer, in
     // protobuf, as for a resource not cached.
     if (live && servedLive(live, target.group, target.resource) && protobufOnly(req.headers.accept, { list: !watching && target.name === undefined })) {
@@ -205,7 +214,7 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
     }
     if (opts.hierarchy && selectsByHierarchy(view)) warnings.push(...treeWarnings(opts.hierarchy, view));
     if (watching) {
-      const timeoutSeconds = int64Param(q, 'timeoutSeconds');
+      const timeoutSeconds = int64Param('timeoutSeconds', one(q, 'timeoutSeconds'));
       // Everything that can refuse the watch does so before the response is taken over.
       const form = negotiate(req.headers.accept, { list: false });
       // A watch selecting by the namespace tree, resumed from before namespaces moved, is
@@ -235,9 +244,9 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
         // so that the watches of a fleet of clients do not all end (and relist) at once.
         // 0 is the default, as in the apiserver; past what a timer holds (24.8 days) is that long.
         timeoutMs: Math.min(MAX_TIMER_MS, (timeoutSeconds ? timeoutSeconds : minWatchTimeout * (1 + Math.random())) * 1000),
-        bookmarkIntervalMs: opts.watch?.bookmarkIntervalMs ?? 30_000,
-        maxBufferedBytes: opts.watch?.maxBufferedBytes ?? 16 * 1024 * 1024,
-        catchUpStallMs: opts.watch?.catchUpStallMs ?? 60_000,
+        bookmarkIntervalMs: opts.watch?.bookmarkIntervalMs ?? DEFAULT_WATCH_BOOKMARK_INTERVAL_SECONDS * 1000,
+        maxBufferedBytes: opts.watch?.maxBufferedBytes ?? DEFAULT_MAX_WATCH_BUFFER_MIB * 1024 * 1024,
+        catchUpStallMs: opts.watch?.catchUpStallMs ?? DEFAULT_WATCH_CATCH_UP_STALL_SECONDS * 1000,
         // When a member's RBAC changes, what the caller may see is decided again.
         revise: (current) => buildReadView({ ...request, access: authorizer.accessNow(caller, addressed, question, accessOf(current, addressed)) }),
       });
@@ -249,11 +258,11 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
     // Read-your-writes: a caller's read waits (briefly) for the cache to hold the caller's last write.
     const writer = callers.key(req.raw);
     const written = since ? undefined : writes.pending(writer, key);
-    if (written) await store.waitFor(key, written, 2000);
+    if (written) await store.waitFor(key, written, READ_YOUR_WRITES_WAIT_MS);
     const deleted = since ? undefined : writes.deleted(writer, key);
     if (deleted) {
       const held = (d: DeletedObject) => store.lookup(key, d.namespace, d.name, d.cluster).length > 0;
-      await store.waitUntil(key, () => !deleted.some(held), 2000);
+      await store.waitUntil(key, () => !deleted.some(held), READ_YOUR_WRITES_WAIT_MS);
       for (const d of deleted) if (!held(d)) writes.forgetDeleted(writer, key, d);
     }
     if (target.name !== undefined) {
@@ -267,12 +276,10 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
     }
     const form = negotiate(req.headers.accept, { list: true });
     if (since && !one(q, 'continue')) await awaitResourceVersion(resource, view, since, rvMatch === 'Exact', target.cluster);
-    const limit = int64Param(q, 'limit');
+    const limit = int64Param('limit', one(q, 'limit'));
     const continueText = one(q, 'continue');
     const continueToken = continueText ? decodeContinue(continueText) : undefined;
-    if (continueToken && rvParam && rvParam !== '0') {
-      throw invalid('ListOptions.meta.k8s.io "" is invalid: resourceVersion: specifying resource version is not allowed when using continue', [{ reason: 'FieldValueInvalid', field: 'resourceVersion', message: 'specifying resource version is not allowed when using continue' }]);
-    }
+    if (continueToken) refuseVersionWithContinue(rvParam);
     const body = listResponse(store, {
       resource,
       view,

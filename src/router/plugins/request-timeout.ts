@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import { badRequest } from '../../api/status.js';
+import { watchRequested } from '../../api/list-options.js';
 import { streamingSubresource } from '../../forward/streaming.js';
 
 // Go's time.ParseDuration syntax: signed, a sequence of decimal numbers with units, or 0.
@@ -8,8 +9,7 @@ const GO_DURATION = /^[-+]?(0|((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+)$/;
 
 /** As the apiserver's long-running check: watches, proxies, and the streaming subresources. */
 function longRunning(url: string, query: URLSearchParams): boolean {
-  const watch = query.get('watch');
-  if (watch === 'true' || watch === '1') return true;
+  if (watchRequested(query.get('watch'))) return true;
   const segments = url.split('?')[0]!.split('/');
   return segments.includes('watch') || segments.includes('proxy') || streamingSubresource(url) !== undefined;
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, LIVE_BUFFER_MIB, LIVE_WATCHES, MEMBER_FAN_OUT, parseFleetConfig } from '../../../src/registry/config.js';
+import { ConfigError, parseFleetConfig } from '../../../src/registry/config.js';
+import { LIVE_BUFFER_MIB, LIVE_WATCHES, MEMBER_FAN_OUT } from '../../../src/registry/defaults.js';
 import { chooseLiveGet, decodeLiveContinue, encodeLiveContinue, leftOutWarning, servedLive, settled, shareLimit } from '../../../src/forward/live-reads.js';
 import { decodeContinue, encodeContinue, encodeGlobalRV } from '../../../src/api/global-rv.js';
 import type { StatusError } from '../../../src/api/status.js';

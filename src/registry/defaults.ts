@@ -1,0 +1,78 @@
+/**
+ * Flotilla's timeouts, bounds and defaults, each declared once: the fleet file's option defaults
+ * (config.ts starts from them; a fallback for an option not passed on reads the same one), then
+ * the fixed ones of the layers that ask members on a caller's behalf.
+ */
+
+// ---- The fleet file's options (`options.*`, `authentication.*`) when it leaves them out.
+
+export const DEFAULT_LIST_PAGE_SIZE = 500;
+export const DEFAULT_MAX_INFLIGHT_LISTS_PER_MEMBER = 4;
+export const DEFAULT_MAX_INFLIGHT_LIST_PAGES = 8;
+export const DEFAULT_WATCH_BOOKMARK_INTERVAL_SECONDS = 30;
+/** As the apiserver's --min-request-timeout. */
+export const DEFAULT_MIN_WATCH_TIMEOUT_SECONDS = 1800;
+export const DEFAULT_WATCH_CATCH_UP_STALL_SECONDS = 60;
+export const DEFAULT_MAX_WATCH_BUFFER_MIB = 16;
+export const DEFAULT_EVENT_LOG_SIZE = 100_000;
+export const DEFAULT_MEMBER_HEARTBEAT_MILLISECONDS = 2000;
+export const DEFAULT_TOKEN_CACHE_TTL_SECONDS = 10;
+export const DEFAULT_TOKEN_REVIEW_STALE_SECONDS = 120;
+/**
+ * Members one request asks at once, by default (a live list or get, a write's search for the
+ * member holding its object): every member of a fleet of hundreds. Such a request waits for its
+ * slowest member, and a member beyond the bound waits for an earlier one's answer first, so
+ * members that do not answer would add up their timeouts, one per wave.
+ */
+export const MEMBER_FAN_OUT = 256;
+/**
+ * The members' answers all live reads may hold at once, in MiB (options.liveReads.maxBufferMiB):
+ * a fleet list of 10k ConfigMaps holds ~17 MB (the answers and the merged one), so ~30 of those
+ * at once, within the 2 GiB the deployment requests beside a cache of 1M objects.
+ */
+export const LIVE_BUFFER_MIB = 512;
+/**
+ * Live watches open at once (options.liveReads.maxWatches): each holds a connection to every
+ * member it asks, so 1000 over 100 members are 100k connections.
+ */
+export const LIVE_WATCHES = 1000;
+
+// ---- Members asked on a caller's behalf (src/forward).
+
+/**
+ * How long a member asked for its part of a fleet-wide read may take: a live get, list or the
+ * headers of its watch, and the search for the member holding a named object. The read waits for
+ * its slowest member; one that does not answer in time is named in a Warning.
+ */
+export const MEMBER_READ_TIMEOUT_MS = 10_000;
+/** How long a member may take to say whether it has a namespace a create names. */
+export const NAMESPACE_LOOKUP_TIMEOUT_MS = 5_000;
+/** How long a member may take to answer a forwarded write or subresource read. */
+export const FORWARD_TIMEOUT_MS = 60_000;
+/** How long a member may take to make the RoleBinding of a namespace a tenant created. */
+export const TENANT_GRANT_TIMEOUT_MS = 10_000;
+/** How long a member may take to switch protocols for exec, attach, portforward or a proxy. */
+export const UPGRADE_HANDSHAKE_TIMEOUT_MS = 60_000;
+/** After one side of a joined upgrade has closed, how long the other gets to flush and close. */
+export const UPGRADE_LINGER_MS = 30_000;
+/**
+ * The most of a member's error answer to a streamed subresource or an upgrade that flotilla holds
+ * (to send it whole, or reworded for a tenant): a member's Status is a few hundred bytes, a proxied
+ * application's error may be more, and is cut here.
+ */
+export const STREAMED_ERROR_MAX_BYTES = 1024 * 1024;
+/** How long a caller's named object is remembered where it was created or found; callers remembered at most. */
+export const RECENT_OWNER_TTL_MS = 30_000;
+export const RECENT_OWNERS_MAX = 10_000;
+/** How long a caller's last write is waited for by its next read; callers remembered at most. */
+export const READ_YOUR_WRITES_TTL_MS = 30_000;
+export const READ_YOUR_WRITES_MAX_CALLERS = 10_000;
+/** Deleted objects kept per caller and resource: a larger deletecollection is not waited for. */
+export const READ_YOUR_WRITES_MAX_DELETED = 1000;
+
+// ---- Cached reads (src/router/plugins/reads.ts).
+
+/** How long a read waits for the cache to reach the caller's last write before it answers anyway. */
+export const READ_YOUR_WRITES_WAIT_MS = 2000;
+/** How long a read from a resourceVersion ahead of the cache waits for it before its 504. */
+export const RESOURCE_VERSION_WAIT_MS = 3000;
