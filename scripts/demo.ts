@@ -7,7 +7,7 @@ import { reapStalePids } from '../test/fleet/processes.js';
 import { freePort, startFlotillaProcess, writeProxyKubeconfig, type ResourceRuleSpec } from '../test/support/flotilla-process.js';
 import { apiServiceAvailable, installChart, startHub, type Hub } from '../test/fleet/hub.js';
 import { helmBinary } from '../test/support/helm.js';
-import { installMemberPolicy } from '../test/support/member-policy.js';
+import { memberEnforces } from '../test/support/member-policy.js';
 import type { TenantSpec } from '../src/tenancy/tenant.js';
 import { FLEET_GROUP, FLEET_PATH, FLEET_VERSION } from '../src/api/fleet-path.js';
 
@@ -85,8 +85,8 @@ const RBAC: Record<string, { path: string; body: object }[]> = {
 
 /**
  * Two tenants (flotilla's tenant views): each sees namespaces `<tenant>-x` of every member as `x`,
- * and nothing of the other's. The members confine them too: each member holds the tenants'
- * member-side policy (`flotilla tenant-policy`), so an admin who reaches a member directly is an
+ * and nothing of the other's. The members confine them too: flotilla keeps the tenants'
+ * member-side policy on each member (`--apply-tenant-policy`), so an admin who reaches a member directly is an
  * admin of its own namespaces only. dev@acme is bound to `edit` in acme's `web` on east only, so
  * the member's RBAC still decides within the tenant.
  */
@@ -125,8 +125,6 @@ async function seedTenants(member: MemberInfo): Promise<number> {
       }
     }
   }
-  const namespaces = TENANTS.flatMap((t) => (TENANT_NAMESPACES[member.name] ?? []).map((ns) => `${t.id}-${ns}`));
-  await installMemberPolicy(member, TENANTS, namespaces);
   for (const { path, body } of tenantRbac(member)) await create(member, path, body);
   return pods;
 }
@@ -216,8 +214,9 @@ async function main(): Promise<void> {
     const chart = await installChart(hub, { helm: helmBinary(), chart: join(findProjectRoot(), 'deploy', 'helm', 'flotilla'), port, dir: join(dir, 'chart') });
     flotilla = await startFlotillaProcess({
       fleet: fleet.info, dir: join(dir, 'flotilla'), resources: DEMO_RESOURCES, tenants: TENANTS, port, tls: chart,
-      args: [`--hub-kubeconfig=${chart.kubeconfig}`],
+      args: [`--hub-kubeconfig=${chart.kubeconfig}`, '--apply-tenant-policy'],
     });
+    await Promise.all(fleet.info.members.map((m) => memberEnforces(m, TENANTS, 60_000)));
     await apiServiceAvailable(hub, FLEET_GROUP, FLEET_VERSION);
     // Through the hub, alice and the tenants' admins need the hub's leave too: the chart's ClusterRole for fleet users.
     await memberRequest(hub.apiserver, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {

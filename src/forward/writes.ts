@@ -13,9 +13,8 @@ import type { WriteTracker } from './read-your-writes.js';
 import { editProtobufObject, isProtobuf } from '../api/protobuf-object.js';
 import { acceptsJson } from '../api/negotiate.js';
 import { grantTenantNamespace } from './tenant-namespace-grants.js';
-import { bodyFormat, parseBody } from '../api/write-body.js';
-import { isJsonObject } from '../util/json-object.js';
 import { FORWARD_TIMEOUT_MS, NAMESPACE_LOOKUP_TIMEOUT_MS } from '../registry/defaults.js';
+import { refuseUnservableCreate } from './create-checks.js';
 import { mergeListAnswers, memberRV, requestBodyForMember, responseForClient, type AnswerForm } from './translate.js';
 
 /**
@@ -47,26 +46,13 @@ export async function forwardWrite(req: FastifyRequest, reply: FastifyReply, dep
   const sent = Buffer.isBuffer(req.body) ? req.body : undefined;
   const body = tenant ? bodyToMember(sent, req.headers['content-type'], req.method, tenant.resource(target.group, target.resource), tenant.naming) : sent;
   if (req.method === 'DELETE' && target.name === undefined) return deleteCollection(req, reply, deps, target, body);
+  refuseUnservableCreate(req.method, target, body, req.headers['content-type']);
   if (req.method === 'POST' && target.name === undefined) {
-    refuseResourceVersionOnCreate(body, req.headers['content-type']);
     const cluster = await createTarget(req.raw, deps, target, body, req.headers['content-type']);
     return forward(req, reply, deps, target, cluster, body);
   }
   if (target.name === undefined) throw methodNotAllowed(`${req.method} needs an object name: ${req.url.split('?')[0]}`);
   return forward(req, reply, deps, target, await owningCluster(deps, deps.store, target, req.raw), body);
-}
-
-/**
- * A create that names a resourceVersion: the apiserver's storage refuses it with a 500, which is
- * the member's failure to word, not the caller's; flotilla answers the caller's mistake as a 400.
- */
-function refuseResourceVersionOnCreate(body: Buffer | undefined, contentType: string | undefined): void {
-  if (!body || !body.includes('resourceVersion')) return;
-  const format = bodyFormat(contentType);
-  if (!format) return;
-  const doc = parseBody(body.toString('utf8'), format) as { metadata?: { resourceVersion?: unknown } } | null;
-  const rv = isJsonObject(doc) ? doc.metadata?.resourceVersion : undefined;
-  if (typeof rv === 'string' && rv !== '') throw badRequest('metadata.resourceVersion: must not be set on an object to be created');
 }
 
 /** GET of a subresource that is not cached (status, scale, …): read through to the owner. */

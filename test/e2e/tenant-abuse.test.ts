@@ -10,7 +10,7 @@ import { closeAgents, sendNode, sendRaw } from '../support/abuse/raw-client.js';
 import { abuseRun } from '../support/abuse/settings.js';
 import { explore, formatReport, shrinkAll, type AbuseEnv, type FoundKind } from '../support/abuse/runner.js';
 import { ACME, TENANTS, createTenantCanaries, foreignSnapshot, foreignUids, newMarkers, removeTenantObjects, settleNamespaces, tenantAdminsAreClusterAdmins, tenantObjects } from '../support/abuse/tenant-fleet-setup.js';
-import { requestText, tenantCaseArb } from '../support/abuse/tenant-generators.js';
+import { TENANT_PREFIXED_NAMES, requestText, tenantCaseArb } from '../support/abuse/tenant-generators.js';
 import { ReviewFanOut, checkRemainingCount, checkTenantAnswer, checkTenantMemberRequest, logViolations, outsideTenant, type ForeignObjects } from '../support/abuse/tenant-invariants.js';
 
 /**
@@ -103,8 +103,9 @@ describe('tenant abuse', () => {
     const f = flotilla!;
     const user = (name: string) => fleet.users.find((u) => u.name === name)!;
     const identity = (name: string): CallerIdentity => ({ user: name, uid: `uid-${name}`, groups: [...user(name).groups, 'system:authenticated'] });
-    // The tenant's own identities are no foreign names when a message quotes them.
-    const own = [...ACME.users, ...ACME.groups].join('\n');
+    // The tenant's own identities are no foreign names when a message quotes them, nor the names it
+    // writes with its prefix already (stored by one case, quoted in another's answer).
+    const own = [...ACME.users, ...ACME.groups, ...TENANT_PREFIXED_NAMES].join('\n');
     const fanOut = new ReviewFanOut(8);
     const abuse: AbuseEnv = {
       flotilla: { host: '127.0.0.1', port: f.port, ca: readFileSync(fleet.caFile) },

@@ -323,6 +323,23 @@ describe('the caller’s identity decides on the member', () => {
     const noCluster = await memberRequest(flotilla.endpoint, 'PUT', `/clusters/nowhere/api/v1/namespaces/${NS}/configmaps/x`, configMap('x'));
     expect(noCluster.status).toBe(404);
   });
+
+  it('a Service no ClusterIP can be allocated for is the caller’s 422 at once, not minutes of the member’s (kubernetes#135333)', async () => {
+    // The member tries every address of its range for a Service without a valid name: flotilla
+    // answers as the member's validation would, without asking it.
+    const service = (metadata: Record<string, string>) => ({ apiVersion: 'v1', kind: 'Service', metadata, spec: { ports: [{ port: 80 }] } });
+    for (const [method, path, body] of [
+      ['POST', `/clusters/east/api/v1/namespaces/${NS}/services`, service({})],
+      ['POST', `/clusters/east/api/v1/namespaces/${NS}/services`, service({ name: 'Not:A:Label' })],
+      ['PUT', `/clusters/east/api/v1/namespaces/${NS}/services/not:a:label`, service({ name: 'not:a:label' })],
+    ] as const) {
+      const res = await memberRequest(flotilla.endpoint, method, path, body, { timeoutMs: 5_000 });
+      expect(res.status, `${method} ${path}: ${res.body}`).toBe(422);
+      expect(JSON.parse(res.body)).toMatchObject({ kind: 'Status', reason: 'Invalid', details: { kind: 'Service' } });
+    }
+    const made = await memberRequest(flotilla.endpoint, 'POST', `/clusters/east/api/v1/namespaces/${NS}/services`, service({ generateName: 'svc-' }), { timeoutMs: 30_000 });
+    expect(made.status, made.body).toBe(201);
+  });
 });
 
 describe('a controller patching pods fleet-wide', () => {

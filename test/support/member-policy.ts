@@ -31,8 +31,13 @@ export async function deleteManifests(member: MemberInfo, manifests: readonly Ma
 export async function installMemberPolicy(member: MemberInfo, tenants: readonly TenantSpec[], namespaces: readonly string[] = []): Promise<Manifest[]> {
   const manifests = tenants.flatMap((t) => generateMemberPolicy(t, { namespaces }));
   await applyManifests(member, manifests);
-  for (const t of tenants) await until(`${member.name} enforces ${admissionPolicyName(t)}`, async () => (await policyProbe(member, t)).includes(admissionPolicyName(t)), 30_000);
+  await memberEnforces(member, tenants);
   return manifests;
+}
+
+/** Waits until the member enforces each tenant's admission policy (however it was installed). */
+export async function memberEnforces(member: MemberInfo, tenants: readonly TenantSpec[], timeoutMs = 30_000): Promise<void> {
+  for (const t of tenants) await until(`${member.name} enforces ${admissionPolicyName(t)}`, async () => (await policyProbe(member, t)).includes(admissionPolicyName(t)), timeoutMs);
 }
 
 /** Removes the policy and waits until the member no longer enforces it. */

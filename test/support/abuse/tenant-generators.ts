@@ -62,10 +62,17 @@ export const KINDS: readonly Kind[] = [
   k('admissionregistration.k8s.io', 'v1', 'validatingwebhookconfigurations', 'ValidatingWebhookConfiguration', false),
 ];
 
+/**
+ * Names acme writes that already start with its prefix (`acme-acme-own` on the members): an answer
+ * may name them as acme wrote them, whichever earlier case stored them. None is `acme-` and another
+ * name of these pools, which would read the same as that name left in the member's form.
+ */
+export const TENANT_PREFIXED_NAMES = ['acme-own', 'acme-twice'] as const;
+
 /** Namespaces as a path or body names them: acme's own, globex's and the fleet's in member form, double-prefixed, unknown. */
 const NAMESPACES = [...OWN_NAMESPACES, ...OWN_NAMESPACES, ...GLOBEX_NAMESPACES, ...FLEET_NAMESPACES, 'acme-web', 'acme-globex-web', 'globex', 'new'] as const;
 const NAMES = [
-  'canary', 'marker', 'canary-east', 'default', 'kube-root-ca.crt', 'mine', GLOBEX_CLUSTER_OBJECT, FLEET_CLUSTER_OBJECT, 'acme-canary', 'web', 'db', ...GLOBEX_NAMESPACES, 'kube-system', 'abuse-canary',
+  'canary', 'marker', 'canary-east', 'default', 'kube-root-ca.crt', 'mine', GLOBEX_CLUSTER_OBJECT, FLEET_CLUSTER_OBJECT, TENANT_PREFIXED_NAMES[1], 'web', 'db', ...GLOBEX_NAMESPACES, 'kube-system', 'abuse-canary',
   'cluster-admin', 'view', 'admin', 'system:controller:namespace-controller', 'system:pt', `widgets.${GLOBEX_CRD_GROUP}`, 'widgets.example.com', `gizmos.${FLEET_CRD_GROUP}`, 'fleet-gizmo', 'kwok-node-0', 'abuse-tenant-admins-globex',
 ] as const;
 const SUBRESOURCES = [
@@ -137,7 +144,7 @@ const subjectArb = fc.oneof(
   fc.record({ name: fc.constantFrom('default', 'canary', 'namespace-controller'), namespace: fc.constantFrom(...NAMESPACES) }).map((s) => ({ kind: 'ServiceAccount', ...s })),
 );
 const roleRefArb = fc.oneof(
-  fc.constantFrom('cluster-admin', 'admin', 'edit', 'view', 'system:controller:namespace-controller', GLOBEX_CLUSTER_OBJECT, FLEET_CLUSTER_OBJECT, 'mine', 'acme-mine').map((name) => ({ apiGroup: RBAC, kind: 'ClusterRole', name })),
+  fc.constantFrom('cluster-admin', 'admin', 'edit', 'view', 'system:controller:namespace-controller', GLOBEX_CLUSTER_OBJECT, FLEET_CLUSTER_OBJECT, 'mine', TENANT_PREFIXED_NAMES[0]).map((name) => ({ apiGroup: RBAC, kind: 'ClusterRole', name })),
   fc.constantFrom('canary', 'mine').map((name) => ({ apiGroup: RBAC, kind: 'Role', name })),
 );
 const AGGREGATE_LABELS = ['rbac.authorization.k8s.io/aggregate-to-view', 'rbac.authorization.k8s.io/aggregate-to-edit', 'rbac.authorization.k8s.io/aggregate-to-admin', 'rbac.authorization.k8s.io/aggregate-to-cluster-reader'] as const;

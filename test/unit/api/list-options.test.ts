@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { int64Param, refuseVersionWithContinue, watchRequested } from '../../src/api/list-options.js';
-import { StatusError } from '../../src/api/status.js';
-import { encodeLiveContinue, liveRead, type LiveReadDeps } from '../../src/forward/live-reads.js';
-import type { ResourceTarget } from '../../src/forward/owner.js';
+import { int64Param, refuseVersionWithContinue, watchRequested } from '../../../src/api/list-options.js';
+import { StatusError } from '../../../src/api/status.js';
+import { encodeLiveContinue, liveRead, type LiveReadDeps } from '../../../src/forward/live-reads.js';
+import type { ResourceTarget } from '../../../src/forward/owner.js';
 
 /** What a call threw, as the client reads it (a Status), or undefined when it threw none. */
 function statusOf(f: () => unknown): object | undefined {
