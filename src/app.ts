@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Authenticator, parseTokenFile } from './auth/authenticator.js';
 import type { AddressInfo } from 'node:net';
-import { CacheManager } from './cacher/cache-manager.js';
+import { CacheManager, cachedNamespaces } from './cacher/cache-manager.js';
 import { ReadAuthorizer } from './authz/authorizer.js';
 import { MemberPolicies } from './authz/member-policies.js';
 import { AccessReviews } from './members/access-reviews.js';
@@ -56,11 +56,7 @@ export interface Flotilla {
   stop(): Promise<void>;
 }
 
-/** A member's namespaces, when the configuration caches them from it. */
-function cachedNamespaces(store: Store, catalog: CacheManager, cluster: string): string[] | undefined {
-  if (!catalog.resource('v1/namespaces')?.clusters.includes(cluster)) return undefined;
-  return [...store.entries('v1/namespaces', { cluster })].map((e) => e.name);
-}
+
 
 export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
   const log = opts.log ?? ((l: string) => console.log(l));
@@ -139,7 +135,7 @@ export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
       policies,
       new AccessReviews((name) => manager.member(name), 5_000),
       (cluster) => manager.authorizationMode(cluster),
-      (cluster) => cachedNamespaces(store, manager, cluster),
+      (cluster) => cachedNamespaces(manager, store, cluster),
     ),
     policies,
     https,

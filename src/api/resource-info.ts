@@ -38,6 +38,9 @@ export interface GroupVersionResource {
   resource: string;
 }
 
+/** The namespaces' key (gvrKey): the resource every tenant and hierarchy decision reads. */
+export const NAMESPACES_KEY = 'v1/namespaces';
+
 /** `v1/pods`, `apps/v1/deployments`: the resource's path fragment, also its key in the store. */
 export function gvrKey(r: GroupVersionResource): string {
   return r.group ? `${r.group}/${r.version}/${r.resource}` : `${r.version}/${r.resource}`;

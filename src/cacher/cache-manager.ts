@@ -5,7 +5,7 @@ import { selectClusters } from '../registry/config.js';
 import { MemberClient } from '../members/member-client.js';
 import { Heartbeat, type MemberHeartbeat } from '../members/heartbeat.js';
 import { discoverResource } from '../resources/discovery.js';
-import { gvrKey, type ResourceInfo } from '../api/resource-info.js';
+import { NAMESPACES_KEY, gvrKey, type ResourceInfo } from '../api/resource-info.js';
 import { RBAC_GROUP, RBAC_RESOURCES } from '../api/rbac.js';
 import type { Store } from '../store/store.js';
 import { IngestPool } from '../ingest/pool.js';
@@ -91,6 +91,12 @@ export interface FleetMembers {
 export interface ResourceCatalog {
   resource(key: string): CachedResource | undefined;
   cachedResources(): CachedResource[];
+}
+
+/** A member's namespaces, when they are cached from it; undefined when they are not. */
+export function cachedNamespaces(catalog: ResourceCatalog, store: Store, cluster: string): string[] | undefined {
+  if (!catalog.resource(NAMESPACES_KEY)?.clusters.includes(cluster)) return undefined;
+  return [...store.entries(NAMESPACES_KEY, { cluster })].map((e) => e.name);
 }
 
 /**

@@ -64,6 +64,8 @@ export interface LiveReadDeps {
   treeSelection?: { rest: string; selects(cluster: string, namespace: string): boolean };
   /** This read's share of the bytes live reads may hold (released when its response is done). */
   hold?: LiveBufferHold;
+  /** A member's namespaces (member names), when flotilla caches them from it. */
+  namespacesOf?: (cluster: string) => readonly string[] | undefined;
 }
 
 /**
@@ -168,7 +170,10 @@ export async function liveRead(req: FastifyRequest, reply: FastifyReply, deps: L
   const headers: Record<string, string | string[]> = { ...identity, accept: protobuf ? PROTOBUF_CONTENT_TYPE : accepted(form, list), 'user-agent': `${typeof ua === 'string' ? ua : 'unknown'} via flotilla` };
   const path = canonicalPath({ ...target, cluster: undefined });
   if (deps.hold && !watching) answerHolds.set(reply, deps.hold);
-  const ask = (cluster: string, query: URLSearchParams): Promise<MemberResult> => askMember(deps, cluster, path, query, headers);
+  const ask = (source: string, query: URLSearchParams): Promise<MemberResult> => {
+    const namespace = namespaceOf(source);
+    return askMember(deps, clusterOf(source), namespace === undefined ? path : canonicalPath({ ...target, cluster: undefined, namespace }), query, headers);
+  };
   // Hierarchy selectors are flotilla's (the namespace tree of cached namespaces): the members get
   // the rest of the selector, and what they answer is kept where the tree selects it. Without a
   // tree (namespaces not cached), the members match them against the objects' labels: said.
@@ -191,7 +196,7 @@ export async function liveRead(req: FastifyRequest, reply: FastifyReply, deps: L
   }
   if (watching) return liveWatch(reply, deps, clusters, params, path, { ...headers, accept: protobuf ? PROTOBUF_CONTENT_TYPE : accepted(form, false) }, notes, protobuf);
   if (!list) return liveGet(reply, deps, clusters, params, ask, target, protobuf);
-  return liveList(reply, deps, clusters, params, ask, notes, protobuf);
+  return liveList(reply, deps, sourcesOf(deps, target, clusters), params, ask, notes, protobuf);
 }
 
 /** Why a member that did not answer in time is left out. */
@@ -417,7 +422,35 @@ function sendAs(reply: FastifyReply, body: Buffer, contentType: string, warnings
   return reply.code(200).type(contentType).send(body);
 }
 
-type Ask = (cluster: string, query: URLSearchParams) => Promise<MemberResult>;
+/** Asks one source of a list (sourcesOf): a member, or one namespace of it. */
+type Ask = (source: string, query: URLSearchParams) => Promise<MemberResult>;
+
+/**
+ * What a list asks: each member, or for a tenant's list across its namespaces each of its
+ * namespaces on each member (`east/acme-web`), where flotilla knows them (namespaces cached): the
+ * member-side policy makes a tenant's admins admins of their namespaces alone, so a member refuses
+ * them the cluster-wide list. A member none of whose namespaces is the tenant's is not asked.
+ */
+function sourcesOf(deps: LiveReadDeps, target: ResourceTarget, clusters: readonly string[]): string[] {
+  const tenant = deps.tenant;
+  if (!tenant || target.namespace !== undefined || !tenant.resource(target.group, target.resource)?.namespaced) return [...clusters];
+  const sources = clusters.flatMap((c) => {
+    const namespaces = deps.namespacesOf?.(c);
+    return namespaces === undefined ? [c] : namespaces.filter((ns) => tenant.naming.tenant.ownsNamespace(ns)).map((ns) => `${c}/${ns}`);
+  });
+  // No namespace of the tenant anywhere: the members' own (empty, or refused) answer.
+  return sources.length > 0 ? sources : [...clusters];
+}
+
+function clusterOf(source: string): string {
+  const slash = source.indexOf('/');
+  return slash < 0 ? source : source.slice(0, slash);
+}
+
+function namespaceOf(source: string): string | undefined {
+  const slash = source.indexOf('/');
+  return slash < 0 ? undefined : source.slice(slash + 1);
+}
 
 /**
  * Which of several members' copies of a name a get answers: the first in the fleet's order
@@ -460,9 +493,9 @@ async function liveGet(reply: FastifyReply, deps: LiveReadDeps, clusters: readon
 }
 
 /**
- * A live list's continue token: base64url JSON `{"live": {cluster: member continue, or null for a
- * member not asked yet}, "rv": {cluster: member RV of its first page}}`. Members that are done (or
- * were left out) are not in it. A cached list's token (`{rv, start, snap}`) is not one of these,
+ * A live list's continue token: base64url JSON `{"live": {source: member continue, or null for a
+ * source not asked yet}, "rv": {cluster: member RV of its first page}}`, a source a member or one
+ * namespace of it (`east/acme-web`, sourcesOf). Sources that are done (or were left out) are not in it. A cached list's token (`{rv, start, snap}`) is not one of these,
  * nor the other way round: each path answers the other's token with 400.
  */
 export interface LiveContinue {
@@ -478,6 +511,8 @@ export function encodeLiveContinue(c: LiveContinue): string {
 }
 
 const CLUSTER_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+/** A member, or one namespace of it (sourcesOf). */
+const SOURCE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\/[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)?$/;
 
 export function decodeLiveContinue(token: string): LiveContinue {
   const fail = () => badRequest(`invalid continue token "${token}"`);
@@ -491,7 +526,7 @@ export function decodeLiveContinue(token: string): LiveContinue {
   if (!isJsonObject(doc) || !isJsonObject(doc['live']) || !isJsonObject(doc['rv'])) throw fail();
   const live: Record<string, string | null> = {};
   for (const [c, v] of Object.entries(doc['live'])) {
-    if (!CLUSTER_NAME.test(c) || (v !== null && typeof v !== 'string')) throw fail();
+    if (!SOURCE.test(c) || (v !== null && typeof v !== 'string')) throw fail();
     live[c] = v;
   }
   const rv: Record<string, string> = {};
@@ -519,7 +554,7 @@ export function shareLimit(limit: number, clusters: readonly string[]): Map<stri
   return out;
 }
 
-async function liveList(reply: FastifyReply, deps: LiveReadDeps, clusters: readonly string[], params: URLSearchParams, ask: Ask, notes: readonly string[], protobuf: boolean): Promise<FastifyReply> {
+async function liveList(reply: FastifyReply, deps: LiveReadDeps, sources: readonly string[], params: URLSearchParams, ask: Ask, notes: readonly string[], protobuf: boolean): Promise<FastifyReply> {
   const continueText = params.get('continue');
   const rvText = params.get('resourceVersion');
   const limit = int64Param('limit', params.get('limit')) ?? 0;
@@ -530,9 +565,11 @@ async function liveList(reply: FastifyReply, deps: LiveReadDeps, clusters: reado
   for (const p of ['continue', 'resourceVersion', 'resourceVersionMatch', 'limit']) query.delete(p);
   const rvMatch = params.get('resourceVersionMatch');
   // Members still to read: all of them, or those the token carries (in the fleet's order).
-  let pending = token ? clusters.filter((c) => c in token.live) : [...clusters];
+  let pending = token ? sources.filter((c) => c in token.live) : [...sources];
   const results: MemberResult[] = [];
   let ok: Parsed[] = [];
+  /** The source of each of `ok`: a member, or one namespace of it (a tenant's list, sourcesOf). */
+  let okSources: string[] = [];
   let carried: string[] = [];
   for (;;) {
     const shares = limit > 0 && pending.length > 0 ? shareLimit(limit, pending) : undefined;
@@ -541,20 +578,23 @@ async function liveList(reply: FastifyReply, deps: LiveReadDeps, clusters: reado
     const read = await mapBounded(asked, deps.config.concurrency ?? MEMBER_FAN_OUT, async (c) => {
       const q = new URLSearchParams(query);
       const own = token?.live[c];
+      const cluster = clusterOf(c);
       if (own) q.set('continue', own);
       else if (rvText === '0') q.set('resourceVersion', '0');
-      else if (since?.[c] !== undefined) q.set('resourceVersion', since[c]!);
+      else if (since?.[cluster] !== undefined) q.set('resourceVersion', since[cluster]!);
       if (rvMatch && q.has('resourceVersion')) q.set('resourceVersionMatch', rvMatch);
       if (shares) q.set('limit', String(shares.get(c)));
       const answer = await ask(c, q);
-      return { answer, list: answer.status !== 200 ? undefined : protobuf ? protobufListOf(answer) : parsedList(answer) };
+      return { source: c, answer, list: answer.status !== 200 ? undefined : protobuf ? protobufListOf(answer) : parsedList(answer) };
     });
     const answers = read.map((r) => settled(r.answer, r.list));
     results.push(...answers);
     // A member's continue that expired expires the whole list: the client lists again.
-    const gone = answers.find((r) => r.status === 410 && token?.live[r.cluster]);
-    if (gone) throw expired(`cluster ${gone.cluster}: ${bodyText(gone)}`);
-    ok = read.map((r) => r.list).filter((p): p is Parsed => p !== undefined);
+    const gone = read.find((r, i) => answers[i]!.status === 410 && token?.live[r.source]);
+    if (gone) throw expired(`cluster ${gone.answer.cluster}: ${bodyText(gone.answer)}`);
+    const listed = read.filter((r) => r.list !== undefined);
+    ok = listed.map((r) => r.list!);
+    okSources = listed.map((r) => r.source);
     // Members this page did not ask (their share of the limit was 0) keep their place in the token.
     carried = pending.filter((c) => !asked.includes(c));
     // None of those asked answered (refused, failed): the page is the next members' rather than
@@ -571,15 +611,18 @@ async function liveList(reply: FastifyReply, deps: LiveReadDeps, clusters: reado
   // The items after this page: known only when every member still to read told its own count
   // (a member not asked on this page, or one that counts nothing under a selector, leaves it unknown).
   let remaining: number | undefined = carried.length > 0 ? undefined : 0;
-  for (const a of ok) {
+  ok.forEach((a, i) => {
     const md = isJsonObject(a.doc['metadata']) ? a.doc['metadata'] : {};
-    if (rvs[a.cluster] === undefined && typeof md['resourceVersion'] === 'string' && md['resourceVersion']) rvs[a.cluster] = md['resourceVersion'];
+    // A member's RV is its first page's; of several namespaces of one member, the oldest, so that
+    // a watch from it misses nothing any of them showed.
+    const rv = md['resourceVersion'];
+    if (typeof rv === 'string' && /^[0-9]+$/.test(rv) && (rvs[a.cluster] === undefined || (!token && BigInt(rv) < BigInt(rvs[a.cluster]!)))) rvs[a.cluster] = rv;
     if (typeof md['continue'] === 'string' && md['continue']) {
-      live[a.cluster] = md['continue'];
+      live[okSources[i]!] = md['continue'];
       const own = md['remainingItemCount'];
       remaining = remaining !== undefined && typeof own === 'number' && Number.isSafeInteger(own) && own >= 0 ? remaining + own : undefined;
     }
-  }
+  });
   const head = ok[0]?.doc;
   const kind = typeof head?.['kind'] === 'string' ? { kind: head['kind'], apiVersion: String(head['apiVersion'] ?? '') } : token?.kind !== undefined ? { kind: token.kind, apiVersion: token.apiVersion ?? '' } : {};
   const open = Object.keys(live).length > 0 ? encodeLiveContinue({ live, rv: rvs, ...kind }) : undefined;
@@ -589,7 +632,8 @@ async function liveList(reply: FastifyReply, deps: LiveReadDeps, clusters: reado
   if (deps.tenant) remaining = undefined;
   const listMeta: ListMetaFields = { resourceVersion: encodeGlobalRV(rvs), ...(next ? { continue: next, ...(remaining !== undefined ? { remainingItemCount: remaining } : {}) } : {}) };
   const metadata: Doc = { ...listMeta };
-  const warnings = [...notes, ...ok.flatMap((a) => a.warnings), ...results.filter((r) => r.status !== 200).map((r) => leftOutWarning(r)).filter((w): w is string => w !== undefined)];
+  // One warning of each kind: a member's namespaces answer alike.
+  const warnings = [...new Set([...notes, ...ok.flatMap((a) => a.warnings), ...results.filter((r) => r.status !== 200).map((r) => leftOutWarning(r)).filter((w): w is string => w !== undefined)])];
   if (protobuf) {
     const list = writeProtobufList({ kind: kind.kind ?? '', apiVersion: kind.apiVersion ?? '', metadata: listMeta, items: ok.flatMap((a) => a.protobufItems ?? []) });
     return sendAs(reply, list, PROTOBUF_CONTENT_TYPE, warnings);

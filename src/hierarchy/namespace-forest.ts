@@ -1,3 +1,4 @@
+import { NAMESPACES_KEY } from '../api/resource-info.js';
 import type { Store, StoreEvent } from '../store/store.js';
 import { hncDepthsOf, NamespaceTree, SUBNAMESPACE_OF, type NamespaceFacts, type TreeProblem } from './namespace-tree.js';
 
@@ -12,7 +13,7 @@ import { hncDepthsOf, NamespaceTree, SUBNAMESPACE_OF, type NamespaceFacts, type 
  * the RV it was replaced at (a few per member): a watch resumed from before the move is replayed
  * with the tree of its time and then told what entered and left its selection since.
  */
-export const NAMESPACES = 'v1/namespaces';
+export const NAMESPACES = NAMESPACES_KEY;
 export const HIERARCHY_CONFIGURATIONS = 'hnc.x-k8s.io/v1alpha2/hierarchyconfigurations';
 
 /** Past trees kept per member: a watch resumed from before more moves than this lists again. */

@@ -5,7 +5,7 @@ import { hierarchySelection, isTreeRequirement, selectsByHierarchy } from '../..
 import { NAMESPACES } from '../../hierarchy/namespace-forest.js';
 import { formatLabelSelector, parseLabelSelector } from '../../api/label-selector.js';
 import type { ResourceTarget } from '../../forward/owner.js';
-import { outsideCache, type CacheHealth, type CachedResource, type FleetMembers, type ResourceCatalog } from '../../cacher/cache-manager.js';
+import { cachedNamespaces, outsideCache, type CacheHealth, type CachedResource, type FleetMembers, type ResourceCatalog } from '../../cacher/cache-manager.js';
 import { getResponse, listResponse, type ListOptions } from '../../mux/reads.js';
 import type { WatchHub } from '../../mux/watch.js';
 import type { SnapshotRegistry } from '../../mux/snapshots.js';
@@ -139,7 +139,8 @@ export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) =
     const hold = opts.liveLimits?.hold();
     // 'close' comes once the answer is written, or the connection is gone: either way the bytes are free.
     if (hold) reply.raw.once('close', () => hold.release());
-    return liveRead(req, reply, { fleet, config: live, callerHeaders: opts.forward.callerHeaders, ...(await liveEdits(req, target)), ...(hold ? { hold } : {}) }, target, clusters);
+    const namespacesOf = (cluster: string) => cachedNamespaces(catalog, store, cluster);
+    return liveRead(req, reply, { fleet, config: live, callerHeaders: opts.forward.callerHeaders, namespacesOf, ...(await liveEdits(req, target)), ...(hold ? { hold } : {}) }, target, clusters);
   }
 
   async function read(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {

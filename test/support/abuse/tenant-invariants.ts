@@ -266,8 +266,9 @@ function foreignContent(text: string, foreign: ForeignObjects): string | undefin
 /** Names in `text` the request did not write itself (an echo of the tenant's own words is no leak). */
 export function unwrittenNames(text: string, written: string): string[] {
   // A name the member generated from a generateName the request wrote (`globex-` in acme's own
-  // namespace) is the request's, whether the body is written as it went or quoted in a case's text.
-  const generated = [...written.matchAll(/\\?"generateName\\?"\s*:\s*\\?"([^"\\]+)\\?"/g)].map((m) => m[1]!.toLowerCase());
+  // namespace) is the request's, whether the body is written as it went or quoted in a case's
+  // text, and in either case (a case's text is lowercased).
+  const generated = [...written.matchAll(/\\?"generateName\\?"\s*:\s*\\?"([^"\\]+)\\?"/gi)].map((m) => m[1]!.toLowerCase());
   const out = new Set<string>();
   for (const m of text.toLowerCase().matchAll(NAME)) if (!written.includes(m[1]!) && !generated.some((g) => m[1]!.startsWith(g))) out.add(m[1]!);
   return [...out];

@@ -71,7 +71,7 @@ describe('tenant abuse invariants: answers', () => {
     expect(checkTenantAnswer(ok(403, '{"kind":"Status","message":"x in globex-db"}'), '/api/v1/namespaces/web', foreign).map((v) => v.kind)).toEqual(['answer:foreign-name:403']);
     // A name generated from the request's own generateName is the request's, its body raw or quoted.
     const invalidCrd = ok(422, '{"kind":"Status","message":"CustomResourceDefinition \\"globex-l7jsx\\" is invalid"}');
-    for (const body of ['{"metadata":{"generateName":"globex-"}}', JSON.stringify('{"metadata":{"generateName":"globex-"}}')]) expect(checkTenantAnswer(invalidCrd, `POST /crds\nbody: ${body}`, foreign), body).toEqual([]);
+    for (const body of ['{"metadata":{"generateName":"globex-"}}', JSON.stringify('{"metadata":{"generateName":"globex-"}}'), '{"metadata":{"generatename":"globex-"}}']) expect(checkTenantAnswer(invalidCrd, `POST /crds\nbody: ${body}`, foreign), body).toEqual([]);
     expect(checkTenantAnswer(invalidCrd, 'POST /crds\nbody: {"metadata":{"generateName":"acme-"}}', foreign).map((v) => v.kind)).toEqual(['answer:foreign-name:422']);
     const token = Buffer.from('{"v":"meta.k8s.io/v1","rv":5,"start":"acme-web/canary\\u0000"}').toString('base64');
     expect(checkTenantAnswer(ok(200, `{"metadata":{"continue":"${token}"},"items":[]}`), '/api/v1/configmaps', foreign).map((v) => v.kind)).toEqual(['answer:continue-names-member']);
