@@ -495,8 +495,9 @@ async function liveGet(reply: FastifyReply, deps: LiveReadDeps, clusters: readon
 /**
  * A live list's continue token: base64url JSON `{"live": {source: member continue, or null for a
  * source not asked yet}, "rv": {cluster: member RV of its first page}}`, a source a member or one
- * namespace of it (`east/acme-web`, sourcesOf). Sources that are done (or were left out) are not in it. A cached list's token (`{rv, start, snap}`) is not one of these,
- * nor the other way round: each path answers the other's token with 400.
+ * namespace of it (`east/acme-web`, sourcesOf). Sources that are done (or were left out) are not
+ * in it. A cached list's token (`{rv, start, snap}`) is not one of these, nor the other way round:
+ * each path answers the other's token with 400.
  */
 export interface LiveContinue {
   live: Record<string, string | null>;

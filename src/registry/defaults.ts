@@ -76,3 +76,12 @@ export const READ_YOUR_WRITES_MAX_DELETED = 1000;
 export const READ_YOUR_WRITES_WAIT_MS = 2000;
 /** How long a read from a resourceVersion ahead of the cache waits for it before its 504. */
 export const RESOURCE_VERSION_WAIT_MS = 3000;
+
+// ---- The tenants' member-side policy kept on the members (src/tenancy/member-policy-apply.ts).
+
+/** How often the policy is applied again: a namespace made on a member directly waits at most this long for its admins' RoleBinding. */
+export const TENANT_POLICY_REAPPLY_MS = 5 * 60_000;
+/** How soon a member that refused the policy is tried again. */
+export const TENANT_POLICY_RETRY_MS = 30_000;
+/** How long a member may take to answer one of the policy's requests. */
+export const TENANT_POLICY_REQUEST_TIMEOUT_MS = 30_000;

@@ -1,5 +1,6 @@
 import type { MemberClient } from '../members/member-client.js';
 import { answerMessage } from '../api/status.js';
+import { TENANT_POLICY_REAPPLY_MS, TENANT_POLICY_REQUEST_TIMEOUT_MS, TENANT_POLICY_RETRY_MS } from '../registry/defaults.js';
 import { generateMemberPolicy, manifestPath, type Manifest } from './member-policy.js';
 import type { TenantSpec } from './tenant.js';
 
@@ -14,9 +15,6 @@ import type { TenantSpec } from './tenant.js';
 
 /** Flotilla's field manager for the policy's objects on the members. */
 export const POLICY_FIELD_MANAGER = 'flotilla-tenant-policy';
-const REAPPLY_MS = 5 * 60_000;
-const RETRY_MS = 30_000;
-const REQUEST_TIMEOUT_MS = 30_000;
 
 export interface PolicyFleet {
   clusterNames(): string[];
@@ -27,7 +25,7 @@ type Log = (fields: Record<string, unknown>, message: string) => void;
 
 /** Applies the tenants' policy to one member: its namespaces read first, for the admins' RoleBindings. */
 export async function applyMemberPolicy(member: MemberClient, tenants: readonly TenantSpec[], signal?: AbortSignal): Promise<Manifest[]> {
-  const timeout = () => (signal ? AbortSignal.any([signal, AbortSignal.timeout(REQUEST_TIMEOUT_MS)]) : AbortSignal.timeout(REQUEST_TIMEOUT_MS));
+  const timeout = () => (signal ? AbortSignal.any([signal, AbortSignal.timeout(TENANT_POLICY_REQUEST_TIMEOUT_MS)]) : AbortSignal.timeout(TENANT_POLICY_REQUEST_TIMEOUT_MS));
   const namespaces = (await member.getJson<{ items: { metadata: { name: string } }[] }>('/api/v1/namespaces', timeout())).items.map((n) => n.metadata.name);
   const manifests = tenants.flatMap((t) => generateMemberPolicy(t, { namespaces }));
   for (const m of manifests) {
@@ -92,6 +90,6 @@ export class MemberPolicyApplier {
     }
     const again = this.again;
     this.again = false;
-    this.schedule(again ? 0 : failed ? RETRY_MS : REAPPLY_MS);
+    this.schedule(again ? 0 : failed ? TENANT_POLICY_RETRY_MS : TENANT_POLICY_REAPPLY_MS);
   }
 }
