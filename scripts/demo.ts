@@ -304,13 +304,14 @@ As the tenants acme and globex (each sees a fleet of its own: its namespaces wit
   kubectl --kubeconfig ${kc} get ns | grep -e acme -e globex   # the admin sees the members' names
   kubectl --kubeconfig ${kcAcme} --server ${flotilla.url}/clusters/east create namespace shop   # lands on east as acme-shop
   kubectl --kubeconfig ${kcAcme} create configmap -n shop settings --from-literal=color=blue   # an ordinary manifest, prefixed on the member
-  kubectl --kubeconfig ${kcGlobex} get configmap -n shop settings       # 404: globex has no shop (acme's is acme-shop)
+  kubectl --kubeconfig ${kcGlobex} get configmap -n shop settings       # 403: globex's admins have no shop of theirs to read (acme's is acme-shop)
+  kubectl --kubeconfig ${kcAcme} get serviceaccounts -A --chunk-size=1   # not cached: asked of each acme namespace on each member (its admins may not list cluster-wide)
   kubectl --kubeconfig ${kcAcme} get nodes                     # shared read-only with every tenant
   kubectl --kubeconfig ${kcAcme} label node east-node-0 x=y    # 403: tenants only read nodes
   kubectl --kubeconfig ${kcAcme} get --raw /api/v1/nodes/east-node-0/proxy/pods      # 403: a node's proxy is its kubelet, every tenant's pods
   kubectl --kubeconfig ${kcAcme} --as nobody --as-group system:masters get secrets -A   # 403: a tenant impersonates only its own users and groups
   kubectl --kubeconfig ${kcAcme} delete --raw /apis/rbac.authorization.k8s.io/v1/clusterroles   # 403: a tenant deletes its cluster-scoped objects by name
-  kubectl --kubeconfig ${kcAcme} get --raw /%61pi/v1/namespaces/globex-web/configmaps   # empty: an escaped path is the same path, acme's own (absent) globex-web, never globex's web
+  kubectl --kubeconfig ${kcAcme} get --raw /%61pi/v1/namespaces/globex-web/configmaps   # 403 in acme's own (absent) globex-web: an escaped path is the same path, never globex's web
   kubectl --kubeconfig ${kcAcme} get clusterrolebindings       # acme's own only (none yet): the members' are hidden
   kubectl --kubeconfig ${kcAcme} logs -n web deploy/web        # logs and exec reach acme-web on its member
   kubectl --kubeconfig ${kcDev} get pods -A                    # dev@acme (edit in web on east): east's web only
