@@ -21,6 +21,8 @@ export function refuseUnservableCreate(method: string, target: ResourceTarget, b
   const creates = method === 'POST' && target.name === undefined;
   // A PUT of a Service that does not exist creates it (services allow create on update).
   if (!creates && !(service && method === 'PUT' && target.name !== undefined)) return;
+  // Other kinds' bodies are read only when they can name a resourceVersion: a create is not parsed twice for nothing.
+  if (!service && !body?.includes('resourceVersion')) return;
   const meta = createMeta(body, contentType);
   if (creates) refuseResourceVersion(meta);
   if (service && meta) refuseUnallocatableService(method === 'PUT' ? { ...meta, name: target.name } : meta);

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { outsideCache, type FleetMembers, type ResourceCatalog } from '../cacher/cache-manager.js';
 import { CLUSTER_ANNOTATION } from '../ingest/decode.js';
-import { gvrKey } from '../api/resource-info.js';
+import { NAMESPACES_KEY, gvrKey } from '../api/resource-info.js';
 import { memberRequestPath, type RequestTarget } from '../api/request-info.js';
 import { StatusError, answerMessage, badRequest, methodNotAllowed, notFound, serviceUnavailable, unknownCluster } from '../api/status.js';
 import { answerToTenant, bodyToMember, type TenantNames } from '../tenancy/answers.js';
@@ -218,9 +218,9 @@ function annotatedCluster(body: Buffer | undefined, contentType: string | undefi
 /** The members that have a namespace: from the cache when namespaces are cached everywhere, else asked. */
 async function clustersWithNamespace(deps: ForwardDeps, namespace: string): Promise<string[]> {
   const clusters = deps.fleet.clusterNames();
-  const cached = deps.catalog.resource('v1/namespaces');
+  const cached = deps.catalog.resource(NAMESPACES_KEY);
   if (cached && clusters.every((c) => cached.clusters.includes(c))) {
-    return deps.store.lookup('v1/namespaces', '', namespace).map((e) => e.cluster);
+    return deps.store.lookup(NAMESPACES_KEY, '', namespace).map((e) => e.cluster);
   }
   const found = await Promise.all(
     clusters.map(async (c) => {
