@@ -3,6 +3,8 @@ import { stringify } from 'yaml';
 import { ConfigError, loadFleetConfig, type FleetConfig } from './registry/config.js';
 import { MemberClient } from './members/member-client.js';
 import { generateMemberPolicy } from './tenancy/member-policy.js';
+import { memberNamespaces } from './tenancy/member-policy-apply.js';
+import { TENANT_POLICY_REQUEST_TIMEOUT_MS } from './registry/defaults.js';
 
 const usage = `usage: flotilla tenant-policy --config FLEET.yaml [--tenant ID]... [--cluster NAME]
 
@@ -47,18 +49,14 @@ export async function runTenantPolicy(args: string[]): Promise<number> {
       console.error(`--cluster: no such cluster in ${values.config}: ${values.cluster}`);
       return 2;
     }
-    namespaces = await memberNamespaces(await MemberClient.create(cluster));
+    const member = await MemberClient.create(cluster);
+    try {
+      namespaces = await memberNamespaces(member, AbortSignal.timeout(TENANT_POLICY_REQUEST_TIMEOUT_MS));
+    } finally {
+      member.close();
+    }
   }
   const docs = config.tenants.filter((t) => wanted.includes(t.id)).flatMap((t) => generateMemberPolicy(t, { namespaces }));
   process.stdout.write(docs.map((d) => stringify(d, { aliasDuplicateObjects: false, lineWidth: 0 })).join('---\n'));
   return 0;
-}
-
-async function memberNamespaces(member: MemberClient): Promise<string[]> {
-  try {
-    const list = await member.getJson<{ items: { metadata: { name: string } }[] }>('/api/v1/namespaces', AbortSignal.timeout(30_000));
-    return list.items.map((n) => n.metadata.name);
-  } finally {
-    member.close();
-  }
 }

@@ -26,7 +26,7 @@ type Log = (fields: Record<string, unknown>, message: string) => void;
 /** Applies the tenants' policy to one member: its namespaces read first, for the admins' RoleBindings. */
 export async function applyMemberPolicy(member: MemberClient, tenants: readonly TenantSpec[], signal?: AbortSignal): Promise<Manifest[]> {
   const timeout = () => (signal ? AbortSignal.any([signal, AbortSignal.timeout(TENANT_POLICY_REQUEST_TIMEOUT_MS)]) : AbortSignal.timeout(TENANT_POLICY_REQUEST_TIMEOUT_MS));
-  const namespaces = (await member.getJson<{ items: { metadata: { name: string } }[] }>('/api/v1/namespaces', timeout())).items.map((n) => n.metadata.name);
+  const namespaces = await memberNamespaces(member, timeout());
   const manifests = tenants.flatMap((t) => generateMemberPolicy(t, { namespaces }));
   for (const m of manifests) {
     const path = `${manifestPath(m, true)}?fieldManager=${POLICY_FIELD_MANAGER}&force=true`;
@@ -34,6 +34,12 @@ export async function applyMemberPolicy(member: MemberClient, tenants: readonly 
     if (res.status >= 300) throw new Error(`${member.cluster}: applying ${m.kind} ${m.metadata.namespace ? `${m.metadata.namespace}/` : ''}${m.metadata.name}: HTTP ${res.status}: ${answerMessage(res.body, 300)}`);
   }
   return manifests;
+}
+
+/** The namespaces a member holds now, read as flotilla: those the admins' RoleBindings go in. */
+export async function memberNamespaces(member: MemberClient, signal: AbortSignal): Promise<string[]> {
+  const list = await member.getJson<{ items: { metadata: { name: string } }[] }>('/api/v1/namespaces', signal);
+  return list.items.map((n) => n.metadata.name);
 }
 
 export class MemberPolicyApplier {
