@@ -2,10 +2,10 @@ import { badRequest, invalid } from './status.js';
 
 /**
  * List and watch options read from a request's query as the apiserver reads them: one reader
- * for every read path (cached reads in router/plugins/reads.ts, live reads in
- * forward/live-reads.ts, the request-timeout check), so that a request is answered alike
- * whichever path serves it. Each takes a parameter's first value; undefined or null is a
- * parameter not given.
+ * for every read path (a whole read request by parseReadRequest, for cached reads in
+ * router/reads/cached.ts; single options for live reads in forward/live-reads.ts and the
+ * request-timeout check), so that a request is answered alike whichever path serves it. Each
+ * takes a parameter's first value; undefined or null is a parameter not given.
  */
 export type QueryValue = string | null | undefined;
 
@@ -36,7 +36,8 @@ export function refuseVersionWithContinue(resourceVersion: QueryValue): void {
 /** A query as a router hands it over: each parameter's values, the first one read. */
 export type ReadQuery = Readonly<Record<string, string | readonly string[] | undefined>>;
 
-function first(query: ReadQuery, name: string): string | undefined {
+/** A query parameter's first value. */
+export function one(query: ReadQuery, name: string): string | undefined {
   const v = query[name];
   return typeof v === 'string' ? v : v?.[0];
 }
@@ -76,21 +77,21 @@ export interface ReadRequest {
  * int64 (400), a resourceVersion beside a continue token (422). In that order.
  */
 export function parseReadRequest(query: ReadQuery, named: boolean): ReadRequest {
-  const watching = watchRequested(first(query, 'watch'));
+  const watching = watchRequested(one(query, 'watch'));
   const verb: ReadVerb = watching ? 'watch' : named ? 'get' : 'list';
-  const includeObject = first(query, 'includeObject');
+  const includeObject = one(query, 'includeObject');
   if (includeObject !== undefined && !INCLUDE_OBJECT.includes(includeObject)) throw badRequest(`unrecognized includeObject value: "${includeObject}"`);
-  const resourceVersion = first(query, 'resourceVersion') ?? '';
-  const resourceVersionMatch = first(query, 'resourceVersionMatch');
-  const sendInitialEvents = first(query, 'sendInitialEvents');
-  const allowWatchBookmarks = first(query, 'allowWatchBookmarks') === 'true';
+  const resourceVersion = one(query, 'resourceVersion') ?? '';
+  const resourceVersionMatch = one(query, 'resourceVersionMatch');
+  const sendInitialEvents = one(query, 'sendInitialEvents');
+  const allowWatchBookmarks = one(query, 'allowWatchBookmarks') === 'true';
   validateListOptions({ watching, rv: resourceVersion, rvMatch: resourceVersionMatch, sendInitialEvents, bookmarks: allowWatchBookmarks });
-  const timeoutSeconds = watching ? int64Param('timeoutSeconds', first(query, 'timeoutSeconds')) : undefined;
-  const limit = verb === 'list' ? int64Param('limit', first(query, 'limit')) : undefined;
-  const continueText = verb === 'list' ? first(query, 'continue') : undefined;
+  const timeoutSeconds = watching ? int64Param('timeoutSeconds', one(query, 'timeoutSeconds')) : undefined;
+  const limit = verb === 'list' ? int64Param('limit', one(query, 'limit')) : undefined;
+  const continueText = verb === 'list' ? one(query, 'continue') : undefined;
   if (continueText) refuseVersionWithContinue(resourceVersion);
-  const labelSelector = first(query, 'labelSelector');
-  const fieldSelector = first(query, 'fieldSelector');
+  const labelSelector = one(query, 'labelSelector');
+  const fieldSelector = one(query, 'fieldSelector');
   return {
     verb,
     resourceVersion,
