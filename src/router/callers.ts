@@ -5,6 +5,7 @@ import type { Authenticator } from '../auth/authenticator.js';
 import { ANONYMOUS_USER, impersonationHeaders, type Identity } from '../auth/identity.js';
 import { ImpersonationChecker, asksImpersonation, requestedIdentity } from '../auth/impersonation.js';
 import { targetOf } from './target.js';
+import { stateOf } from './request-state.js';
 import type { Tenant, Tenants } from '../tenancy/tenant.js';
 import { requestToMember, type FleetNames } from '../tenancy/request-names.js';
 
@@ -31,11 +32,7 @@ function confinedToTenant(tenant: Tenant, wanted: Identity): Identity {
  * does impersonate (asked of the members it addresses). Reads, writes and subresources all ask here.
  */
 export class Callers {
-  private readonly identities = new WeakMap<IncomingMessage, Identity | null>();
   private readonly impersonation: ImpersonationChecker;
-  private readonly tenancy = new WeakMap<IncomingMessage, Tenant | null>();
-  // The tenant decided with the identity: the authenticated caller's, before any impersonation.
-  private readonly decidedTenants = new WeakMap<IncomingMessage, Tenant>();
 
   constructor(
     private readonly fleet: FleetMembers,
@@ -55,15 +52,15 @@ export class Callers {
   }
 
   async identify(req: IncomingMessage): Promise<Identity | undefined> {
-    const known = this.identities.get(req);
-    if (known !== undefined) return known ?? undefined;
+    const state = stateOf(req);
+    if (state.identity !== undefined) return state.identity ?? undefined;
     // Undefined only for a caller without credentials where anonymous access is off: the
     // authentication plugin answers it 401, so every request past it has an identity.
     let id = this.authenticator ? await this.authenticator.authenticate(req) : undefined;
     // The tenant is the authenticated caller's: no header takes a tenant's caller out of it.
     let tenant = id && this.directory ? this.directory.tenants().of(id) : undefined;
     // Known before any check below can fail: its refusal, too, is worded in the tenant's names.
-    if (tenant) this.decidedTenants.set(req, tenant);
+    if (tenant) state.decidedTenant = tenant;
     if (asksImpersonation(req.headers)) {
       if (!id) throw unauthorized('Unauthorized: impersonation (Impersonate-* headers) needs an authenticated caller');
       let wanted = requestedIdentity(req.rawHeaders);
@@ -73,8 +70,8 @@ export class Callers {
       // A fleet caller that becomes a tenant's identity sees that tenant's fleet.
       tenant ??= this.directory?.tenants().of(id);
     }
-    if (tenant) this.decidedTenants.set(req, tenant);
-    this.identities.set(req, id ?? null);
+    if (tenant) state.decidedTenant = tenant;
+    state.identity = id ?? null;
     return id;
   }
 
@@ -83,12 +80,12 @@ export class Callers {
    * member's names, once, before any route reads it (what it may not name is a 404 here).
    */
   async tenantOf(req: IncomingMessage): Promise<Tenant | undefined> {
-    const known = this.tenancy.get(req);
-    if (known !== undefined) return known ?? undefined;
+    const state = stateOf(req);
+    if (state.tenant !== undefined) return state.tenant ?? undefined;
     await this.identify(req);
-    const tenant = this.decidedTenants.get(req);
+    const tenant = state.decidedTenant;
     if (tenant) req.url = requestToMember(req.url ?? '/', req.method ?? 'GET', tenant, await this.directory!.names());
-    this.tenancy.set(req, tenant ?? null);
+    state.tenant = tenant ?? null;
     return tenant;
   }
 
@@ -97,12 +94,12 @@ export class Callers {
    * included, are shown in, even where the request failed before its URL was rewritten.
    */
   tenantDecided(req: IncomingMessage): Tenant | undefined {
-    return this.decidedTenants.get(req);
+    return stateOf(req).decidedTenant;
   }
 
   /** The tenant decided for this request (tenantOf ran before any route). */
   tenantSeen(req: IncomingMessage): Tenant | undefined {
-    return this.tenancy.get(req) ?? undefined;
+    return stateOf(req).tenant ?? undefined;
   }
 
   /**
@@ -131,7 +128,7 @@ export class Callers {
    * told apart by address: as one user, any of them could spend the budget of all the others.
    */
   key(req: IncomingMessage): string {
-    const id = this.identities.get(req);
+    const id = stateOf(req).identity;
     return id && id.user !== ANONYMOUS_USER ? `user:${id.user}` : `addr:${req.socket.remoteAddress ?? ''}`;
   }
 

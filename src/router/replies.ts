@@ -3,12 +3,8 @@ import type { StatusError } from '../api/status.js';
 import { AGGREGATED_DISCOVERY_V2 } from './discovery.js';
 
 /** How the plugins answer: bytes as the apiserver writes them, every error a `Status`. */
-export type Query = Record<string, string | string[] | undefined>;
-
-export function one(q: Query, name: string): string | undefined {
-  const v = q[name];
-  return Array.isArray(v) ? v[0] : v;
-}
+export type { ReadQuery as Query } from '../api/list-options.js';
+export { one } from '../api/list-options.js';
 
 // The longest delay a Node timer holds; a longer one fires at once.
 export const MAX_TIMER_MS = 2 ** 31 - 1;

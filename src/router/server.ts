@@ -18,6 +18,7 @@ import { answerClientError, frameworkErrorStatus } from './client-errors.js';
 import { Callers } from './callers.js';
 import { sendStatus } from './replies.js';
 import { errorsPlugin } from './plugins/errors.js';
+import { requestStatePlugin } from './plugins/request-state.js';
 import { requestTimeoutPlugin } from './plugins/request-timeout.js';
 import { metadataProtobufPlugin } from './plugins/metadata-protobuf.js';
 import { authenticationPlugin } from './plugins/authentication.js';
@@ -137,6 +138,7 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
     tenant: tenantNames,
   };
 
+  void app.register(requestStatePlugin);
   void app.register(errorsPlugin, { fleet });
   void app.register(requestTimeoutPlugin);
   void app.register(authenticationPlugin, { callers });

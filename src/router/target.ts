@@ -2,8 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { FleetMembers } from '../cacher/cache-manager.js';
 import { parseRequestPath, type RequestTarget } from '../api/request-info.js';
 import { checkAddressedCluster } from '../forward/owner.js';
-
-const targets = new WeakMap<IncomingMessage, { url: string; target: RequestTarget }>();
+import { stateOf } from './request-state.js';
 
 /**
  * What a request's path names, read as the apiserver's RequestInfo does (a bad path is a 400) and
@@ -11,12 +10,12 @@ const targets = new WeakMap<IncomingMessage, { url: string; target: RequestTarge
  */
 export function targetOf(req: IncomingMessage, fleet: FleetMembers): RequestTarget {
   const url = req.url ?? '/';
-  const known = targets.get(req);
+  const state = stateOf(req);
   // A tenant's request is read again once in the member's names (src/tenancy/request-names.ts).
-  if (known?.url === url) return known.target;
+  if (state.target?.url === url) return state.target.target;
   const target = parseRequestPath(url);
   checkAddressedCluster(fleet, target);
-  targets.set(req, { url, target });
+  state.target = { url, target };
   return target;
 }
 
