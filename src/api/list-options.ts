@@ -3,7 +3,7 @@ import { badRequest, invalid } from './status.js';
 /**
  * List and watch options read from a request's query as the apiserver reads them: one reader
  * for every read path (a whole read request by parseReadRequest, for cached reads in
- * router/reads/cached.ts; single options for live reads in forward/live-reads.ts and the
+ * router/reads/cached.ts; single options for live reads in forward/live/ and the
  * request-timeout check), so that a request is answered alike whichever path serves it. Each
  * takes a parameter's first value; undefined or null is a parameter not given.
  */

@@ -73,7 +73,7 @@ export function prefersProtobufMetadata(accept: string | undefined, opts: { list
 /**
  * Whether the client takes plain protobuf and no JSON form negotiate() serves (client-go with
  * `AcceptContentTypes` protobuf alone): a member answers it in protobuf, and flotilla, whose cache
- * holds JSON, can only by asking the members (forward/live-reads.ts).
+ * holds JSON, can only by asking the members (src/forward/live/).
  */
 export function protobufOnly(accept: string | undefined, opts: { list: boolean }): boolean {
   // Asked of every cached read: a header that does not name protobuf is not parsed for it.

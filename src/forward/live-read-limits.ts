@@ -17,7 +17,7 @@ import type { LiveReadStats } from '../metrics/metrics.js';
  * - Watches (`options.liveReads.maxWatches`). Each live watch holds a connection to every member
  *   it asks for as long as it lasts; past the bound a new one is refused with 429 and
  *   Retry-After. Open watches are counted with what their clients have not read yet (they are
- *   paced, not held: live-reads.ts).
+ *   paced, not held: live/watch.ts).
  */
 export class LiveReadLimits {
   private heldBytes = 0;

@@ -4,8 +4,8 @@ import { outsideCache, type FleetMembers, type ResourceCatalog } from '../cacher
 import { CLUSTER_ANNOTATION } from '../ingest/decode.js';
 import { NAMESPACES_KEY, gvrKey } from '../api/resource-info.js';
 import { memberRequestPath, type RequestTarget } from '../api/request-info.js';
-import { StatusError, answerMessage, badRequest, methodNotAllowed, notFound, serviceUnavailable, unknownCluster } from '../api/status.js';
-import { answerToTenant, bodyToMember, type TenantNames } from '../tenancy/answers.js';
+import { StatusError, answerMessage, badRequest, methodNotAllowed, serviceUnavailable, unknownCluster } from '../api/status.js';
+import { answerBodyToTenant, bodyToMember, type TenantNames } from '../tenancy/answers.js';
 import { warningHeader } from '../api/warning.js';
 import type { Store } from '../store/store.js';
 import { owningCluster, type OwnerLookup, type ResourceTarget } from './owner.js';
@@ -13,7 +13,8 @@ import type { WriteTracker } from './read-your-writes.js';
 import { editProtobufObject, isProtobuf } from '../api/protobuf-object.js';
 import { acceptsJson } from '../api/negotiate.js';
 import { grantTenantNamespace } from './tenant-namespace-grants.js';
-import { FORWARD_TIMEOUT_MS, NAMESPACE_LOOKUP_TIMEOUT_MS } from '../registry/defaults.js';
+import { FORWARD_TIMEOUT_MS, MEMBER_FAN_OUT, NAMESPACE_LOOKUP_TIMEOUT_MS } from '../registry/defaults.js';
+import { asCaller, askMembers } from './member-fan-out.js';
 import { refuseUnservableCreate } from './create-checks.js';
 import { mergeListAnswers, memberRV, requestBodyForMember, responseForClient, type AnswerForm } from './translate.js';
 
@@ -68,7 +69,7 @@ async function forward(req: FastifyRequest, reply: FastifyReply, deps: ForwardDe
   const resource = deps.catalog.resource(gvrKey(target));
   const cachedHere = resource !== undefined && !outsideCache(resource, { ...target, cluster });
   const translated = responseForClient(answer.body, contentType, cluster, answerForm(deps, cachedHere));
-  if (tenant) translated.body = answerForTenant(translated.body, contentType, tenant, target);
+  if (tenant) translated.body = answerBodyToTenant(translated.body, contentType, tenant, target);
   if (answer.status < 300 && req.method !== 'GET') {
     const caller = deps.callerKey(req.raw);
     // Parsed for creates only: a patch's answer is not (the splice above avoids exactly that).
@@ -146,25 +147,38 @@ interface Answer {
 }
 
 async function callMember(req: FastifyRequest, deps: ForwardDeps, cluster: string, body: Buffer | undefined, accept?: string): Promise<Answer> {
-  const member = deps.fleet.member(cluster);
-  if (!member) throw unknownCluster(cluster);
+  const [answer] = await callMembers(req, deps, [cluster], body, accept);
+  return answer!;
+}
+
+/**
+ * The request sent on to each of `clusters` as the caller (member-fan-out.ts), its answers in
+ * their order; 503 naming the first member that did not answer.
+ */
+async function callMembers(req: FastifyRequest, deps: ForwardDeps, clusters: readonly string[], body: Buffer | undefined, accept?: string): Promise<Answer[]> {
   const identity = await deps.callerHeaders(req.raw);
-  const headers: Record<string, string | string[]> = { ...identity };
+  const unknown = clusters.find((c) => !deps.fleet.member(c));
+  if (unknown !== undefined) throw unknownCluster(unknown);
+  const own: Record<string, string> = {};
   for (const h of ['content-type', 'accept']) {
     const v = req.headers[h];
-    if (typeof v === 'string') headers[h] = v;
+    if (typeof v === 'string') own[h] = v;
   }
-  if (accept !== undefined) headers['accept'] = accept;
-  const ua = req.headers['user-agent'];
-  headers['user-agent'] = `${typeof ua === 'string' ? ua : 'unknown'} via flotilla`;
-  const forwarded = requestBodyForMember(body, req.headers['content-type'], cluster);
-  const signal = AbortSignal.timeout(FORWARD_TIMEOUT_MS);
-  const path = memberQuery(memberRequestPath(req.url), cluster);
-  try {
-    return await member.fetch({ method: req.method, path, headers, body: forwarded, signal });
-  } catch (e) {
-    throw serviceUnavailable(`cluster ${cluster} did not answer ${req.method} ${path.split('?')[0]}: ${(e as Error).message}`);
-  }
+  if (accept !== undefined) own['accept'] = accept;
+  const headers = asCaller(identity, req.headers['user-agent'], own);
+  const requestPath = memberRequestPath(req.url);
+  const bounds = { concurrency: MEMBER_FAN_OUT, timeoutMs: FORWARD_TIMEOUT_MS };
+  const results = await askMembers(deps.fleet, clusters, bounds, (cluster) => {
+    const forwarded = requestBodyForMember(body, req.headers['content-type'], cluster);
+    return { cluster, method: req.method, path: memberQuery(requestPath, cluster), headers, ...(forwarded !== undefined ? { body: forwarded } : {}) };
+  });
+  return results.map((r) => {
+    if (r.error !== undefined || r.status === undefined) {
+      const path = memberQuery(requestPath, r.cluster).split('?')[0];
+      throw serviceUnavailable(`cluster ${r.cluster} did not answer ${req.method} ${path}${r.timedOut ? ` within ${FORWARD_TIMEOUT_MS / 1000} s` : `: ${r.error}`}`);
+    }
+    return { status: r.status, headers: r.headers ?? {}, body: r.body ?? Buffer.alloc(0) };
+  });
 }
 
 /** A resourceVersion in the query (deletecollection's list options) is global on our side. */
@@ -222,17 +236,10 @@ async function clustersWithNamespace(deps: ForwardDeps, namespace: string): Prom
   if (cached && clusters.every((c) => cached.clusters.includes(c))) {
     return deps.store.lookup(NAMESPACES_KEY, '', namespace).map((e) => e.cluster);
   }
-  const found = await Promise.all(
-    clusters.map(async (c) => {
-      try {
-        const res = await deps.fleet.member(c)!.fetch({ path: `/api/v1/namespaces/${encodeURIComponent(namespace)}`, headers: { accept: 'application/json' }, signal: AbortSignal.timeout(NAMESPACE_LOOKUP_TIMEOUT_MS) });
-        return res.status === 200 ? c : undefined;
-      } catch {
-        return undefined;
-      }
-    }),
-  );
-  return found.filter((c): c is string => c !== undefined);
+  // Flotilla's own question (is the namespace there?), not the caller's: asked as flotilla.
+  const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}`;
+  const found = await askMembers(deps.fleet, clusters, { concurrency: MEMBER_FAN_OUT, timeoutMs: NAMESPACE_LOOKUP_TIMEOUT_MS }, (cluster) => ({ cluster, path, headers: { accept: 'application/json' } }));
+  return found.filter((r) => r.status === 200).map((r) => r.cluster);
 }
 
 /**
@@ -245,7 +252,7 @@ async function deleteCollection(req: FastifyRequest, reply: FastifyReply, deps: 
   // Lists of what was deleted come back as JSON when the client takes JSON too (client-go asks
   // protobuf first): flotilla merges them, and reads what each member deleted from them.
   const accept = acceptsJson(req.headers.accept) || (await deps.tenant?.(req.raw)) ? 'application/json' : undefined;
-  const answers = await Promise.all(clusters.map(async (cluster) => ({ cluster, answer: await callMember(req, deps, cluster, body, accept) })));
+  const answers = (await callMembers(req, deps, clusters, body, accept)).map((answer, i) => ({ cluster: clusters[i]!, answer }));
   const ok = answers.filter((a) => a.answer.status < 300);
   if (ok.length === 0) return send(reply, answers[0]!.answer.status, answers[0]!.answer.headers, answers[0]!.answer.body);
   // Read-your-writes: the caller's next reads do not show what each member deleted.
@@ -263,7 +270,7 @@ async function deleteCollection(req: FastifyRequest, reply: FastifyReply, deps: 
   if (failed.length) {
     reply.header('warning', failed.map((f) => warningHeader(`cluster ${f.cluster} answered ${f.answer.status}: ${answerMessage(f.answer.body)}`)));
   }
-  const shown = (body: Buffer, contentType: string | undefined) => (tenant ? answerForTenant(body, contentType, tenant, target) : body);
+  const shown = (body: Buffer, contentType: string | undefined) => (tenant ? answerBodyToTenant(body, contentType, tenant, target) : body);
   const jsonAnswers = ok.filter((a) => headerText(a.answer.headers['content-type'])?.startsWith('application/json'));
   if (jsonAnswers.length !== ok.length || ok.length === 1) {
     const only = ok[0]!;
@@ -279,20 +286,6 @@ function send(reply: FastifyReply, status: number, headers: IncomingMessage['hea
     if (v !== undefined) reply.header(h, v);
   }
   return reply.code(status).send(body);
-}
-
-/** A member's JSON answer in the tenant's names (another tenant's object is shown as not found). */
-function answerForTenant(body: Buffer, contentType: string | undefined, tenant: TenantNames, target: ResourceTarget): Buffer {
-  if (!(contentType ?? '').startsWith('application/json')) return body;
-  let doc: unknown;
-  try {
-    doc = JSON.parse(body.toString('utf8'));
-  } catch {
-    return body;
-  }
-  const shown = answerToTenant(doc, tenant.naming, tenant.resource(target.group, target.resource));
-  if (shown === undefined) throw notFound({ group: target.group, resource: target.resource }, target.name ?? '');
-  return Buffer.from(JSON.stringify(shown));
 }
 
 function headerText(v: string | string[] | undefined): string | undefined {

@@ -11,7 +11,7 @@ import type { ReadAuthorizer } from '../authz/authorizer.js';
 import type { MemberPolicies } from '../authz/member-policies.js';
 import { RecentOwners } from '../forward/recent-owners.js';
 import { WriteTracker } from '../forward/read-your-writes.js';
-import type { LiveReadsConfig } from '../forward/live-reads.js';
+import type { LiveReadsConfig } from '../forward/live/config.js';
 import type { ForwardDeps } from '../forward/writes.js';
 import type { TenantNames } from '../tenancy/answers.js';
 import { answerClientError, frameworkErrorStatus } from './client-errors.js';
@@ -34,7 +34,8 @@ import { writesPlugin } from './plugins/writes.js';
 import { selfReviewsPlugin } from './plugins/self-reviews.js';
 import type { IncomingMessage } from 'node:http';
 import { FleetDiscovery, discoveryIndex, type DiscoveryIndex } from './discovery.js';
-import { servedLive } from '../forward/live-reads.js';
+import { servedLive } from '../forward/live/config.js';
+import { decorateLiveReads } from '../forward/live/reply-state.js';
 import { Tenants } from '../tenancy/tenant.js';
 import { edgeUrl } from '../api/fleet-path.js';
 
@@ -139,6 +140,7 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
   };
 
   void app.register(requestStatePlugin);
+  decorateLiveReads(app);
   void app.register(errorsPlugin, { fleet });
   void app.register(requestTimeoutPlugin);
   void app.register(authenticationPlugin, { callers });

@@ -1,4 +1,4 @@
-import { StatusError, notServed } from '../api/status.js';
+import { StatusError, notFound, notServed } from '../api/status.js';
 import { bodyBytes, bodyFormat, parseBody } from '../api/write-body.js';
 import { editProtobufObject, isProtobuf } from '../api/protobuf-object.js';
 import { editsInPlace, tenantCells } from './object-bytes.js';
@@ -96,6 +96,36 @@ export function answerToTenant(doc: unknown, naming: ObjectNaming, resource: Nam
   }
   if (kind === 'PartialObjectMetadata') return metadataToTenant(doc, naming, resource);
   return objectToTenant(doc, naming);
+}
+
+/** What an answer is about: the resource read, and the object a get or write names. */
+export interface AnsweredTarget {
+  group: string;
+  resource: string;
+  name?: string;
+}
+
+/**
+ * A parsed answer in the tenant's names, written out: the one way forwarded writes and live reads
+ * show a tenant what members answered. 404, as the target names it, for what is not the tenant's
+ * to see (another tenant's object).
+ */
+export function tenantAnswerBytes(doc: unknown, tenant: TenantNames, target: AnsweredTarget): Buffer {
+  const shown = answerToTenant(doc, tenant.naming, tenant.resource(target.group, target.resource));
+  if (shown === undefined) throw notFound({ group: target.group, resource: target.resource }, target.name ?? '');
+  return Buffer.from(JSON.stringify(shown));
+}
+
+/** A member's answer body in the tenant's names: JSON (what a tenant's requests ask for) rewritten, another body as it came. */
+export function answerBodyToTenant(body: Buffer, contentType: string | undefined, tenant: TenantNames, target: AnsweredTarget): Buffer {
+  if (!(contentType ?? '').startsWith('application/json')) return body;
+  let doc: unknown;
+  try {
+    doc = JSON.parse(body.toString('utf8'));
+  } catch {
+    return body;
+  }
+  return tenantAnswerBytes(doc, tenant, target);
 }
 
 function tableToTenant(table: Doc, naming: ObjectNaming, resource: NamedResource | undefined): Doc {

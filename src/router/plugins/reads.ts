@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { FleetMembers, ResourceCatalog } from '../../cacher/cache-manager.js';
 import { gvrKey } from '../../api/resource-info.js';
-import type { LiveReadsConfig } from '../../forward/live-reads.js';
+import type { LiveReadsConfig } from '../../forward/live/config.js';
 import type { LiveReadLimits } from '../../forward/live-read-limits.js';
 import { CLUSTER_PREFIXES, targetOf } from '../target.js';
 import { notServed } from '../replies.js';
@@ -21,7 +21,7 @@ import { cachedHandler, type CachedReadDeps } from '../reads/cached.js';
 export interface ReadsOptions extends CachedReadDeps {
   fleet: FleetMembers;
   catalog: ResourceCatalog;
-  /** Uncached resources, read live from the members (src/forward/live-reads.ts); absent: not served. */
+  /** Uncached resources, read live from the members (src/forward/live/); absent: not served. */
   live?: LiveReadsConfig;
   /** What live reads may hold at once: bytes of the members' answers (each read takes a hold), watches. */
   liveLimits?: LiveReadLimits;

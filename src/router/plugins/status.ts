@@ -4,7 +4,7 @@ import type { ReadAuthorizer } from '../../authz/authorizer.js';
 import { forbidden } from '../../api/status.js';
 import type { Callers } from '../callers.js';
 import { sendJson } from '../replies.js';
-import { liveStatus, type LiveReadsConfig } from '../../forward/live-reads.js';
+import { liveStatus, type LiveReadsConfig } from '../../forward/live/config.js';
 import type { LiveReadLimits } from '../../forward/live-read-limits.js';
 import type { NamespaceForest } from '../../hierarchy/namespace-forest.js';
 import type { Exposition } from '../../metrics/metrics.js';

@@ -1,5 +1,5 @@
 import { outsideCache } from '../../cacher/cache-manager.js';
-import { servedLive, type LiveReadsConfig } from '../../forward/live-reads.js';
+import { servedLive, type LiveReadsConfig } from '../../forward/live/config.js';
 import type { LiveReader } from './read-live.js';
 import type { ReadHandler } from './read-handler.js';
 

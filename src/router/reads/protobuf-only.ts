@@ -1,6 +1,6 @@
 import { protobufOnly } from '../../api/negotiate.js';
 import { watchRequested } from '../../api/list-options.js';
-import { servedLive, type LiveReadsConfig } from '../../forward/live-reads.js';
+import { servedLive, type LiveReadsConfig } from '../../forward/live/config.js';
 import { one, type Query } from '../replies.js';
 import type { LiveReader } from './read-live.js';
 import { cachedScope, type ReadHandler } from './read-handler.js';

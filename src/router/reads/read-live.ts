@@ -6,7 +6,8 @@ import { buildReadView } from '../../view/steps.js';
 import { formatLabelSelector, parseLabelSelector } from '../../api/label-selector.js';
 import type { ResourceTarget } from '../../forward/owner.js';
 import type { ForwardDeps } from '../../forward/writes.js';
-import { liveRead, type LiveReadDeps, type LiveReadsConfig } from '../../forward/live-reads.js';
+import { liveRead } from '../../forward/live/live-read.js';
+import type { LiveReadDeps, LiveReadsConfig } from '../../forward/live/config.js';
 import type { LiveReadLimits } from '../../forward/live-read-limits.js';
 import type { Store } from '../../store/store.js';
 import type { TenantNames } from '../../tenancy/answers.js';
@@ -22,7 +23,7 @@ export interface LiveReaderDeps {
   liveLimits?: LiveReadLimits;
 }
 
-/** A read asked of the members (forward/live-reads.ts); `clusters`: those a cached resource comes from. */
+/** A read asked of the members (src/forward/live/); `clusters`: those a cached resource comes from. */
 export type LiveReader = (req: FastifyRequest, reply: FastifyReply, target: ResourceTarget, clusters?: readonly string[]) => Promise<FastifyReply>;
 
 /** How every live read is asked: with a hold on the answer bytes, and the request's edits. */

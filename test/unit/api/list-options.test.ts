@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { int64Param, refuseVersionWithContinue, watchRequested } from '../../../src/api/list-options.js';
 import { StatusError } from '../../../src/api/status.js';
-import { encodeLiveContinue, liveRead, type LiveReadDeps } from '../../../src/forward/live-reads.js';
+import { liveRead } from '../../../src/forward/live/live-read.js';
+import type { LiveReadDeps } from '../../../src/forward/live/config.js';
+import { encodeLiveContinue } from '../../../src/forward/live/list-paging.js';
 import type { ResourceTarget } from '../../../src/forward/owner.js';
 
 /** What a call threw, as the client reads it (a Status), or undefined when it threw none. */

@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, parseFleetConfig } from '../../../src/registry/config.js';
 import { LIVE_BUFFER_MIB, LIVE_WATCHES, MEMBER_FAN_OUT } from '../../../src/registry/defaults.js';
-import { chooseLiveGet, decodeLiveContinue, encodeLiveContinue, leftOutWarning, servedLive, settled, shareLimit } from '../../../src/forward/live-reads.js';
+import { servedLive } from '../../../src/forward/live/config.js';
+import { chooseLiveGet } from '../../../src/forward/live/get.js';
+import { decodeLiveContinue, encodeLiveContinue, shareLimit } from '../../../src/forward/live/list-paging.js';
+import { leftOutWarning, settled } from '../../../src/forward/live/member-failures.js';
 import { decodeContinue, encodeContinue, encodeGlobalRV } from '../../../src/api/global-rv.js';
 import type { StatusError } from '../../../src/api/status.js';
 

@@ -205,4 +205,16 @@ describe('a deletecollection', () => {
     expect(sent.map((s) => s.cluster).sort()).toEqual(['east', 'north', 'west']);
     expect(writes.deleted('alice', 'v1/configmaps')).toBeUndefined();
   });
+
+  it('asks every member as the caller; one that cannot be reached is a 503 naming it', async () => {
+    answer = (cluster) => {
+      if (cluster === 'north') throw new Error('connect ECONNREFUSED 10.0.0.3:6443');
+      return { status: 200, body: list('1') };
+    };
+    const res = await send('DELETE', '/api/v1/namespaces/shop/configmaps', undefined, { accept: 'application/json' });
+    expect(res.statusCode).toBe(503);
+    expect(res.json<{ message: string }>().message).toBe('cluster north did not answer DELETE /api/v1/namespaces/shop/configmaps: connect ECONNREFUSED 10.0.0.3:6443');
+    expect(sent.map((s) => s.cluster).sort()).toEqual(['east', 'north', 'west']);
+    for (const s of sent) expect(s.headers, s.cluster).toMatchObject({ 'Impersonate-User': 'alice', 'Impersonate-Group': ['team-a'], 'user-agent': 'kubectl/v1.34 via flotilla' });
+  });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import type { ResourceTarget } from '../../../src/forward/owner.js';
-import type { LiveReadsConfig } from '../../../src/forward/live-reads.js';
+import type { LiveReadsConfig } from '../../../src/forward/live/config.js';
 import { readHandlers, readsPlugin, type ReadsOptions } from '../../../src/router/plugins/reads.js';
 import { errorsPlugin } from '../../../src/router/plugins/errors.js';
 import type { CachedResource, FleetMembers, ResourceCatalog } from '../../../src/cacher/cache-manager.js';

@@ -1,0 +1,62 @@
+import type { IncomingMessage } from 'node:http';
+import type { FleetMembers } from '../../cacher/cache-manager.js';
+import type { LiveReadStats } from '../../metrics/metrics.js';
+import { MEMBER_FAN_OUT } from '../../registry/defaults.js';
+import type { TenantNames } from '../../tenancy/answers.js';
+import type { LiveBufferHold, LiveReadLimits } from '../live-read-limits.js';
+
+/**
+ * Live reads: a get, list or watch of a resource flotilla does not cache is asked of the members
+ * themselves, as the caller (member-fan-out.ts), and the answers merged as a cached list is shown
+ * (live-read.ts). This is what they are configured with and given, and whether a resource is read
+ * live at all.
+ */
+export interface LiveReadsConfig {
+  /** Whether uncached resources are read live at all. */
+  enabled: boolean;
+  /** Resources never read live, as kubectl names them: `secrets`, `leases.coordination.k8s.io`. */
+  exclude: string[];
+  /** Members one list or get asks at once (default MEMBER_FAN_OUT). */
+  concurrency?: number;
+  /** The members' answers all live reads may hold at once, in MiB (live-read-limits.ts; default LIVE_BUFFER_MIB). */
+  maxBufferMiB?: number;
+  /** Live watches open at once (live-read-limits.ts; default LIVE_WATCHES). */
+  maxWatches?: number;
+}
+
+export interface LiveReadDeps {
+  fleet: FleetMembers;
+  config: LiveReadsConfig;
+  /** The caller's Impersonate-* headers (401 when flotilla does not know the caller). */
+  callerHeaders(req: IncomingMessage): Promise<Record<string, string | string[]>>;
+  /** The caller's tenant's names (src/tenancy): answers are shown in them, with nothing of anyone else. */
+  tenant?: TenantNames;
+  /**
+   * Hierarchy selection (src/view/step-hierarchy.ts) of a read whose label selector names the
+   * namespace tree: the members get the rest of the selector, and answers keep the objects whose
+   * (cluster, namespace) the tree selects.
+   */
+  treeSelection?: { rest: string; selects(cluster: string, namespace: string): boolean };
+  /** This read's share of the bytes live reads may hold (released when its response is done). */
+  hold?: LiveBufferHold;
+  /** A member's namespaces (member names), when flotilla caches them from it. */
+  namespacesOf?: (cluster: string) => readonly string[] | undefined;
+}
+
+/** Whether a resource (not cached) is read live from the members under this configuration. */
+export function servedLive(config: LiveReadsConfig, group: string, resource: string): boolean {
+  if (!config.enabled) return false;
+  const name = group ? `${resource}.${group}` : resource;
+  return !config.exclude.includes(name);
+}
+
+/** What /status says of live reads. */
+export function liveStatus(config: LiveReadsConfig, limits?: LiveReadLimits): { enabled: boolean; served: string; exclude: string[]; concurrency: number } & Partial<LiveReadStats> {
+  return {
+    enabled: config.enabled,
+    served: config.enabled ? 'every resource the members serve that flotilla does not cache, except those excluded' : 'none',
+    exclude: [...config.exclude],
+    concurrency: config.concurrency ?? MEMBER_FAN_OUT,
+    ...(limits ? limits.stats() : {}),
+  };
+}

@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { CLUSTER_ANNOTATION } from '../../../src/ingest/decode.js';
+import { CLUSTER_COLUMN } from '../../../src/api/table.js';
+import { StatusError } from '../../../src/api/status.js';
+import { editedAnswer, editedEventObject, type AnswerEdits } from '../../../src/forward/live/answer-edits.js';
+
+/**
+ * A live answer kept where the namespace tree selects it (src/forward/live/answer-edits.ts): each
+ * item read for the (cluster, namespace) the read view's predicate takes.
+ */
+const selected = new Set(['east/team-a', 'west/team-a-child']);
+const edits: AnswerEdits = {
+  selects: (cluster, namespace) => selected.has(`${cluster}/${namespace}`),
+  target: { type: 'resource', group: '', version: 'v1', resource: 'configmaps' },
+};
+const item = (cluster: string, namespace: string, name: string) => ({ metadata: { name, namespace, annotations: { [CLUSTER_ANNOTATION]: cluster } } });
+const names = (b: Buffer) => (JSON.parse(b.toString()) as { items: { metadata: { name: string } }[] }).items.map((i) => i.metadata.name);
+
+describe('live answer edits', () => {
+  it('a list keeps the items whose cluster annotation and namespace the tree selects', () => {
+    const list = { kind: 'ConfigMapList', apiVersion: 'v1', metadata: {}, items: [item('east', 'team-a', 'a'), item('west', 'team-a', 'b'), item('west', 'team-a-child', 'c')] };
+    expect(names(editedAnswer(Buffer.from(JSON.stringify(list)), edits))).toEqual(['a', 'c']);
+  });
+
+  it('a Table keeps the rows whose Cluster cell and object namespace the tree selects', () => {
+    const columns = [{ name: 'Name', type: 'string', format: 'name' }, CLUSTER_COLUMN];
+    const row = (cluster: string, namespace: string, name: string) => ({ cells: [name, cluster], object: { metadata: { name, namespace } } });
+    const table = { kind: 'Table', apiVersion: 'meta.k8s.io/v1', columnDefinitions: columns, rows: [row('east', 'team-a', 'a'), row('east', 'other', 'b')] };
+    const shown = JSON.parse(editedAnswer(Buffer.from(JSON.stringify(table)), edits).toString()) as { rows: { cells: string[] }[] };
+    expect(shown.rows.map((r) => r.cells[0])).toEqual(['a']);
+  });
+
+  it('a watch event’s object is read as its member’s; one not selected is left out', () => {
+    expect(editedEventObject({ metadata: { name: 'a', namespace: 'team-a' } }, edits, 'east')).toBeDefined();
+    expect(editedEventObject({ metadata: { name: 'a', namespace: 'team-a' } }, edits, 'west')).toBeUndefined();
+  });
+
+  it('a single object not selected is a 404 naming it', () => {
+    const one = Buffer.from(JSON.stringify(item('east', 'other', 'x')));
+    expect(() => editedAnswer(one, { ...edits, target: { ...edits.target, name: 'x' } })).toThrow(StatusError);
+  });
+});
