@@ -2,21 +2,20 @@ import type { IncomingMessage } from 'node:http';
 import { StringDecoder } from 'node:string_decoder';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FleetMembers } from '../cacher/cache-manager.js';
-import { CLUSTER_ANNOTATION } from '../ingest/decode.js';
+import { CLUSTER_ANNOTATION, mergeParsedLists, mergeSplicedLists, protobufListToFleet, splicedList, splicedWatchEvent, stampObject, type SplicedList } from '../api/fleet-object/index.js';
 import { canonicalPath } from '../api/request-info.js';
 import { decodeGlobalRV, encodeGlobalRV } from '../api/global-rv.js';
 import { negotiate, protobufOnly, type ResponseForm } from '../api/negotiate.js';
-import { PROTOBUF_CONTENT_TYPE, editProtobufItem, editProtobufObject, isProtobuf } from '../api/protobuf-object.js';
-import { readProtobufList, writeProtobufList, type ListMetaFields } from '../api/protobuf-list.js';
+import { PROTOBUF_CONTENT_TYPE, editProtobufObject, isProtobuf } from '../api/protobuf-object.js';
+import { writeProtobufList, type ListMetaFields } from '../api/protobuf-list.js';
 import { PROTOBUF_WATCH_CONTENT_TYPE, WatchFrames, lengthPrefixed, readWatchEvent, watchEventFrame } from '../api/protobuf-watch.js';
 import { answerMessage, badRequest, expired, isStatusObject, notFound, notServed, serviceUnavailable } from '../api/status.js';
 import { int64Param, refuseVersionWithContinue, watchRequested } from '../api/list-options.js';
 import { firstHitWarning, warningHeader as warning } from '../api/warning.js';
 import { CLUSTER_COLUMN, clusterCellOf, clusterColumnAt, withCluster } from '../api/table.js';
 import type { ResourceTarget } from './owner.js';
-import { protobufToFleet, responseForClient, splicedList, splicedWatchEvent, toFleet, type SplicedList } from './translate.js';
+import { responseForClient } from './translate.js';
 import { TREE_LABEL_SUFFIX } from '../hierarchy/namespace-tree.js';
-import { piecesLength, writePieces } from '../util/byte-edits.js';
 import { mapBounded } from '../util/map-bounded.js';
 import { seal, unseal } from '../util/sealed-token.js';
 import { answerToTenant, type TenantNames } from '../tenancy/answers.js';
@@ -285,17 +284,12 @@ function isStatusBody(r: MemberResult): boolean {
   }
 }
 
-/** A member's object as flotilla shows it (translate.ts: a global RV, its cluster annotation). */
-function itemToFleet(o: unknown, cluster: string): void {
-  if (isJsonObject(o)) toFleet(o, cluster);
-}
-
 interface Parsed {
   cluster: string;
   /** The answer; of a spliced list, its members but items. */
   doc: Doc;
   warnings: string[];
-  /** A JSON list's items read in place (translate.ts splicedList), and the body they are ranges of. */
+  /** A JSON list's items read in place (api/fleet-object splicedList), and the body they are ranges of. */
   spliced?: { list: SplicedList; body: Buffer };
   /** A protobuf list's items, each edited as flotilla shows it (its doc: kind, apiVersion, metadata). */
   protobufItems?: Uint8Array[];
@@ -328,16 +322,9 @@ function parsedList(r: MemberResult): Parsed | undefined {
  * member's, the cluster annotation); undefined for an answer that is no protobuf list.
  */
 function protobufListOf(r: MemberResult): Parsed | undefined {
-  const list = r.body && isProtobuf(r.headers?.['content-type']) ? readProtobufList(r.body) : undefined;
+  const list = r.body && isProtobuf(r.headers?.['content-type']) ? protobufListToFleet(r.body, r.cluster) : undefined;
   if (!list) return undefined;
-  const itemKind = list.kind.slice(0, -'List'.length);
-  const edit = protobufToFleet(r.cluster);
-  try {
-    const protobufItems = list.items.map((item) => editProtobufItem(item, itemKind, edit));
-    return { cluster: r.cluster, doc: { kind: list.kind, apiVersion: list.apiVersion, metadata: { ...list.metadata } }, warnings: warningsOf(r), protobufItems };
-  } catch {
-    return undefined;
-  }
+  return { cluster: r.cluster, doc: { kind: list.kind, apiVersion: list.apiVersion, metadata: list.metadata }, warnings: warningsOf(r), protobufItems: list.items };
 }
 
 /** The same answer wholly parsed, for a merge where another member's answer could not be spliced. */
@@ -353,48 +340,12 @@ function unspliced(a: Parsed): Parsed | undefined {
  * likewise: the first's columns with the Cluster column, and every member's rows.
  */
 function splicedMerged(answers: readonly Parsed[], metadata: Doc): Buffer {
-  const first = answers[0]!.doc;
-  const table = answers[0]!.spliced!.list.table === true;
-  const columns = Array.isArray(first['columnDefinitions']) ? first['columnDefinitions'] : [];
-  const open = JSON.stringify({ kind: first['kind'], apiVersion: first['apiVersion'], metadata, ...(table ? { columnDefinitions: withCluster<unknown>(columns, CLUSTER_COLUMN, clusterColumnAt(columns)) } : {}) });
-  const head = `${open.slice(0, -1)},${table ? '"rows"' : '"items"'}:[`;
-  const parts = answers.filter((a) => a.spliced!.list.count > 0);
-  let length = Buffer.byteLength(head) + Math.max(0, parts.length - 1) + 2;
-  for (const a of parts) length += piecesLength(a.spliced!.list.items);
-  const out = Buffer.allocUnsafe(length);
-  let at = out.write(head, 0);
-  parts.forEach((a, i) => {
-    if (i > 0) at += out.write(',', at);
-    at = writePieces(out, at, a.spliced!.list.items, a.spliced!.body);
-  });
-  at += out.write(']}', at);
-  return at === length ? out : out.subarray(0, at);
+  return mergeSplicedLists(answers.map((a) => a.spliced!), answers[0]!.doc, metadata);
 }
 
 /** Members' answers (lists or Tables) as one, in the members' order. */
 function merged(answers: readonly Parsed[], metadata: Doc): Doc {
-  const first = answers[0]!.doc;
-  if (first['kind'] === 'Table') {
-    const columns = Array.isArray(first['columnDefinitions']) ? first['columnDefinitions'] : [];
-    const at = clusterColumnAt(columns);
-    const rows: unknown[] = [];
-    for (const a of answers) {
-      for (const row of Array.isArray(a.doc['rows']) ? a.doc['rows'] : []) {
-        if (!isJsonObject(row)) continue;
-        itemToFleet(row['object'], a.cluster);
-        rows.push({ ...row, cells: withCluster<unknown>(Array.isArray(row['cells']) ? row['cells'] : [], a.cluster, at) });
-      }
-    }
-    return { kind: 'Table', apiVersion: first['apiVersion'], metadata, columnDefinitions: withCluster<unknown>(columns, CLUSTER_COLUMN, at), rows };
-  }
-  const items: unknown[] = [];
-  for (const a of answers) {
-    for (const item of Array.isArray(a.doc['items']) ? a.doc['items'] : []) {
-      itemToFleet(item, a.cluster);
-      items.push(item);
-    }
-  }
-  return { kind: first['kind'], apiVersion: first['apiVersion'], metadata, items };
+  return mergeParsedLists(answers, metadata);
 }
 
 function send(reply: FastifyReply, doc: Doc, warnings: readonly string[]): FastifyReply {
@@ -767,12 +718,7 @@ async function liveWatch(reply: FastifyReply, deps: LiveReadDeps, clusters: read
         return;
       }
     }
-    const stamp = (o: Doc, annotate: boolean) => {
-      const md = o['metadata'];
-      if (!isJsonObject(md)) return;
-      if (typeof md['resourceVersion'] === 'string' && md['resourceVersion'] !== '') md['resourceVersion'] = globalAt(cluster, md['resourceVersion']);
-      if (annotate) md['annotations'] = { ...(isJsonObject(md['annotations']) ? md['annotations'] : {}), [CLUSTER_ANNOTATION]: cluster };
-    };
+    const stamp = (o: Doc, annotate: boolean) => stampObject(o, cluster, { annotate, globalRV: (rv) => globalAt(cluster, rv) });
     if (obj['kind'] === 'Table') {
       const own = obj['columnDefinitions'];
       const cols = Array.isArray(own) && own.length > 0 ? own : headerCluster === undefined ? heldColumns : undefined;
