@@ -1,5 +1,5 @@
 import { encodeGlobalRV } from '../api/global-rv.js';
-import { CLUSTER_ANNOTATION, metadataEdits } from '../api/fleet-object/index.js';
+import { metadataEdits, metadataToFleet, type MetadataToFleet } from '../api/fleet-object/index.js';
 import { ownersRenamedForTenants, selectableFieldValues } from './fields.js';
 import type { TableColumn } from '../api/table.js';
 import { RENAMED_OWNERS_FIELD, type MetaRecord } from '../store/meta-record.js';
@@ -130,12 +130,15 @@ function served(src: Buffer | undefined, md: FleetMetadata, rest: Pieces, view: 
   return { namespace: md.namespace, name: md.name, bytes, meta };
 }
 
+/** How ingest makes an object's metadata the fleet's: every stored object is annotated and carries a global RV. */
+function toFleetFor(ctx: IngestContext): MetadataToFleet {
+  return { cluster: ctx.cluster, annotate: true, everyRV: true, dropManagedFields: ctx.dropManagedFields, globalRV: (own) => encodeGlobalRV({ [ctx.cluster]: own }) };
+}
+
 /** Parsed metadata made flotilla's (in place): no managedFields if dropped, the cluster annotation, the global RV. */
 function parsedMetadata(md: RawMeta, ctx: IngestContext): FleetMetadata {
   const rv = md.resourceVersion ?? '';
-  if (ctx.dropManagedFields) delete md.managedFields;
-  md.annotations = { ...md.annotations, [CLUSTER_ANNOTATION]: ctx.cluster };
-  md.resourceVersion = encodeGlobalRV({ [ctx.cluster]: rv });
+  metadataToFleet(md, toFleetFor(ctx));
   return { uid: md.uid ?? '', name: md.name ?? '', namespace: md.namespace ?? '', rv, labels: md.labels, created: md.creationTimestamp, pieces: [JSON.stringify(md)] };
 }
 
@@ -207,7 +210,7 @@ function splicedMetadata(buf: Buffer, at: JsonMember, ms: JsonMember[], ctx: Ing
   const annotationsAt = member('annotations');
   // parsedMetadata spreads the old value into the new object: only an object or null spread alike.
   if (annotationsAt && buf[annotationsAt.start] !== OPEN_BRACE && buf.toString('latin1', annotationsAt.start, annotationsAt.end) !== 'null') return undefined;
-  const fleet = metadataEdits(buf, ms, at.end - 1, { cluster: ctx.cluster, annotate: true, dropManagedFields: ctx.dropManagedFields, everyRV: true, globalRV: (own) => encodeGlobalRV({ [ctx.cluster]: own }) });
+  const fleet = metadataEdits(buf, ms, at.end - 1, toFleetFor(ctx));
   if (!fleet) return undefined;
   // Up to the metadata's closing brace, its last byte.
   const pieces = editedPieces(fleet.edits, at.start, at.end - 1);

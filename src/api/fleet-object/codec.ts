@@ -50,3 +50,20 @@ export interface EventStamp {
  * caller, whose layer knows them.
  */
 export type ShownOnlyLabel = (key: string, kind: string) => boolean;
+
+/** How an object's metadata is made the fleet's (spliced: metadataEdits, parsed: metadataToFleet). */
+export interface MetadataToFleet {
+  cluster: string;
+  /** Whether the cluster annotation is set. */
+  annotate: boolean;
+  dropManagedFields?: boolean;
+  /** The global RV shown for the member's. */
+  globalRV(memberRV: string): string;
+  /**
+   * A stored object always carries a resourceVersion, the global RV of '' when the member gave
+   * none; an answer's is edited only where the member's is a non-empty string.
+   */
+  everyRV?: boolean;
+  /** clusterAnnotationEntry(cluster), made once by a caller editing many objects. */
+  entry?: string;
+}

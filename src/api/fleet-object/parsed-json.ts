@@ -2,7 +2,7 @@ import { encodeGlobalRV, memberRV } from '../global-rv.js';
 import { clusterColumnAt, withCluster } from '../table.js';
 import { isJsonObject } from '../../util/json-object.js';
 import { CLUSTER_ANNOTATION } from './cluster-annotation.js';
-import type { AnswerForm, EventStamp, FleetAnswer, FleetCodec, ShownOnlyLabel } from './codec.js';
+import type { AnswerForm, EventStamp, FleetAnswer, FleetCodec, MetadataToFleet, ShownOnlyLabel } from './codec.js';
 
 /**
  * The fleet codec for JSON already parsed: records edited in place. The reference the spliced
@@ -10,17 +10,24 @@ import type { AnswerForm, EventStamp, FleetAnswer, FleetCodec, ShownOnlyLabel } 
  */
 type Doc = Record<string, unknown>;
 
-/** A member's object as flotilla shows it, in place: global RV, cluster annotation. Status bodies stay as they are. */
+/**
+ * Metadata made the fleet's in place, as metadataEdits edits its bytes: the cluster annotation
+ * set (added last when the metadata has none), the global RV over the member's (or, `everyRV`,
+ * added after it), managedFields dropped.
+ */
+export function metadataToFleet(md: Doc, to: MetadataToFleet): void {
+  if (to.annotate) md['annotations'] = { ...(isJsonObject(md['annotations']) ? md['annotations'] : {}), [CLUSTER_ANNOTATION]: to.cluster };
+  const rv = md['resourceVersion'];
+  if (typeof rv === 'string' && rv !== '') md['resourceVersion'] = to.globalRV(rv);
+  else if (to.everyRV) md['resourceVersion'] = to.globalRV(typeof rv === 'string' ? rv : '');
+  if (to.dropManagedFields) delete md['managedFields'];
+}
+
+/** A member's object as flotilla shows it, in place: global RV, cluster annotation on a named object. Status bodies stay as they are. */
 export function toFleet(o: Doc, cluster: string, form: AnswerForm = {}): void {
   const md = o['metadata'];
   if (!isJsonObject(md)) return;
-  if (typeof md['resourceVersion'] === 'string' && md['resourceVersion'] !== '') {
-    md['resourceVersion'] = encodeGlobalRV({ [cluster]: md['resourceVersion'] });
-  }
-  if (o['kind'] !== 'Status' && typeof md['name'] === 'string') {
-    md['annotations'] = { ...(isJsonObject(md['annotations']) ? md['annotations'] : {}), [CLUSTER_ANNOTATION]: cluster };
-  }
-  if (form.dropManagedFields) delete md['managedFields'];
+  metadataToFleet(md, { cluster, annotate: o['kind'] !== 'Status' && typeof md['name'] === 'string', dropManagedFields: form.dropManagedFields === true, globalRV: (rv) => encodeGlobalRV({ [cluster]: rv }) });
 }
 
 /** The member's view of an object a client sends, in place: member RV, no cluster annotation, no shown-only labels. Whether it changed. */
@@ -74,9 +81,7 @@ export function listToFleet(doc: Doc, cluster: string, form: AnswerForm = {}): D
 /** A watch event's object stamped in place: its RV the global RV of the moment, the cluster annotation when `annotate`. */
 export function stampObject(o: Doc, cluster: string, stamp: EventStamp): void {
   const md = o['metadata'];
-  if (!isJsonObject(md)) return;
-  if (typeof md['resourceVersion'] === 'string' && md['resourceVersion'] !== '') md['resourceVersion'] = stamp.globalRV(md['resourceVersion']);
-  if (stamp.annotate) md['annotations'] = { ...(isJsonObject(md['annotations']) ? md['annotations'] : {}), [CLUSTER_ANNOTATION]: cluster };
+  if (isJsonObject(md)) metadataToFleet(md, { cluster, annotate: stamp.annotate, globalRV: stamp.globalRV });
 }
 
 /**

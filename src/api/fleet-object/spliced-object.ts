@@ -2,7 +2,7 @@ import { encodeGlobalRV, memberRV } from '../global-rv.js';
 import { editedPieces, joinPieces, type ByteEdit } from '../../util/byte-edits.js';
 import { OPEN_BRACE, QUOTE, memberRemoval, memberValueAt, objectMembers, parseSpan, skipString, type JsonMember } from '../../util/json-members.js';
 import { CLUSTER_ANNOTATION, clusterAnnotationInMetadata } from './cluster-annotation.js';
-import type { AnswerForm, FleetAnswer, FleetCodec, ShownOnlyLabel } from './codec.js';
+import type { AnswerForm, FleetAnswer, FleetCodec, MetadataToFleet, ShownOnlyLabel } from './codec.js';
 import { splicedList, type SplicedList } from './spliced-list.js';
 
 /**
@@ -12,23 +12,6 @@ import { splicedList, type SplicedList } from './spliced-list.js';
  * function is undefined for bytes it does not follow (keys written with escapes, metadata that is
  * not an object): the caller parses (parsed-json.ts), which gives the same answer.
  */
-
-/** How an object's metadata is made the fleet's (metadataEdits). */
-export interface MetadataToFleet {
-  cluster: string;
-  /** Whether the cluster annotation is set. */
-  annotate: boolean;
-  dropManagedFields?: boolean;
-  /** The global RV shown for the member's. */
-  globalRV(memberRV: string): string;
-  /**
-   * A stored object always carries a resourceVersion, the global RV of '' when the member gave
-   * none; an answer's is edited only where the member's is a non-empty string.
-   */
-  everyRV?: boolean;
-  /** clusterAnnotationEntry(cluster), made once by a caller editing many objects. */
-  entry?: string;
-}
 
 /**
  * The edits making the metadata object (its `members` and the offset of its `}`) the fleet's:
