@@ -1,4 +1,4 @@
-import { badRequest } from './status.js';
+import { badRequest, conflict } from './status.js';
 
 /**
  * The global resourceVersion: base64url (unpadded) of compact JSON mapping each cluster to its
@@ -87,4 +87,21 @@ export function decodeContinue(token: string): ContinueToken {
     throw fail();
   }
   return { rv: c.rv, start: c.start, ...(typeof c.snap === 'string' ? { snap: c.snap } : {}) };
+}
+
+/** A global RV as the member's own RV for `cluster`; a token that is not global passes as it is. */
+export function memberRV(rv: string, cluster: string): string {
+  if (rv === '' || rv === '0') return rv;
+  let rvs: Record<string, string>;
+  try {
+    rvs = decodeGlobalRV(rv);
+  } catch {
+    // Not one of ours (a member RV a client got elsewhere): the member judges it.
+    return rv;
+  }
+  const own = rvs[cluster];
+  if (own === undefined) {
+    throw conflict(`the resourceVersion ${JSON.stringify(rv)} was read from ${Object.keys(rvs).join(', ') || 'no cluster'}, not from cluster ${cluster} that this request goes to; read the object again`);
+  }
+  return own;
 }

@@ -154,6 +154,8 @@ function editMetadata(meta: Uint8Array, kind: string, edit: MetadataEdit): { byt
   };
   const parts: Uint8Array[] = [];
   let annotationsAt = -1;
+  // An object the annotation is not set on keeps its own of that key, as in JSON.
+  const set = edit.setAnnotation && edit.setAnnotation.when(facts) ? edit.setAnnotation : undefined;
   for (const f of all) {
     if (f.no === META_MANAGED_FIELDS && edit.dropManagedFields) continue;
     const renamed = RENAMED[f.no];
@@ -176,13 +178,12 @@ function editMetadata(meta: Uint8Array, kind: string, edit: MetadataEdit): { byt
       const entry = fields(f.data!);
       const key = text(entry.find((e) => e.no === MAP_KEY)?.data);
       if (key !== undefined && key === edit.readAnnotation) facts.annotation = text(entry.find((e) => e.no === MAP_VALUE)?.data) ?? '';
-      if (key === edit.dropAnnotation || key === edit.setAnnotation?.key) continue;
+      if (key === edit.dropAnnotation || key === set?.key) continue;
       annotationsAt = parts.length + 1;
     }
     parts.push(f.whole);
   }
-  const set = edit.setAnnotation;
-  if (set && set.when(facts)) {
+  if (set) {
     const entry = join([stringField(MAP_KEY, set.key), stringField(MAP_VALUE, set.value)]);
     // After the other annotations (or the other fields): map entries may come in any order.
     parts.splice(annotationsAt < 0 ? parts.length : annotationsAt, 0, messageField(META_ANNOTATIONS, entry));

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { outsideCache, type FleetMembers, type ResourceCatalog } from '../cacher/cache-manager.js';
-import { CLUSTER_ANNOTATION } from '../ingest/decode.js';
+import { CLUSTER_ANNOTATION, type AnswerForm } from '../api/fleet-object/index.js';
 import { NAMESPACES_KEY, gvrKey } from '../api/resource-info.js';
 import { memberRequestPath, type RequestTarget } from '../api/request-info.js';
 import { StatusError, answerMessage, badRequest, methodNotAllowed, serviceUnavailable, unknownCluster } from '../api/status.js';
@@ -16,7 +16,8 @@ import { grantTenantNamespace } from './tenant-namespace-grants.js';
 import { FORWARD_TIMEOUT_MS, MEMBER_FAN_OUT, NAMESPACE_LOOKUP_TIMEOUT_MS } from '../registry/defaults.js';
 import { asCaller, askMembers } from './member-fan-out.js';
 import { refuseUnservableCreate } from './create-checks.js';
-import { mergeListAnswers, memberRV, requestBodyForMember, responseForClient, type AnswerForm } from './translate.js';
+import { mergeListAnswers, requestBodyForMember, responseForClient } from './translate.js';
+import { memberRV } from '../api/global-rv.js';
 
 /**
  * Writes and the plain (non-streaming) subresources, forwarded to the member that owns the object:

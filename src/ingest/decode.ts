@@ -1,11 +1,12 @@
 import { encodeGlobalRV } from '../api/global-rv.js';
+import { metadataEdits, metadataToFleet, type MetadataToFleet } from '../api/fleet-object/index.js';
 import { ownersRenamedForTenants, selectableFieldValues } from './fields.js';
 import type { TableColumn } from '../api/table.js';
 import { RENAMED_OWNERS_FIELD, type MetaRecord } from '../store/meta-record.js';
 import { relativeCellsOf } from '../table/relative-cells.js';
-import { OPEN_BRACE, OPEN_BRACKET, forEachElement, forEachMember, memberRemoval, objectMembers, objectMembersTwoDeep, parseSpan, skipValue, type JsonMember } from '../util/json-members.js';
+import { OPEN_BRACE, OPEN_BRACKET, forEachElement, forEachMember, objectMembers, objectMembersTwoDeep, parseSpan, skipValue, type JsonMember } from '../util/json-members.js';
 import { bytesView, parsedView, type JsonView } from '../util/json-view.js';
-import { editedPieces, piecesLength, writePieces, type ByteEdit, type Pieces } from '../util/byte-edits.js';
+import { editedPieces, piecesLength, writePieces, type Pieces } from '../util/byte-edits.js';
 
 /**
  * Turns what a member sends (list pages and watch events, in Table form with the full object
@@ -19,39 +20,6 @@ import { editedPieces, piecesLength, writePieces, type ByteEdit, type Pieces } f
  * Parsing each object and serializing it again was most of ingest's CPU. Anything the walk cannot
  * follow (keys written with escapes, a malformed body) goes through JSON.parse instead.
  */
-export const CLUSTER_ANNOTATION = 'search.flotilla.io/cluster';
-
-/** The cluster annotation as a JSON member: `"search.flotilla.io/cluster":"<cluster>"`. */
-export function clusterAnnotationEntry(cluster: string): string {
-  return `${JSON.stringify(CLUSTER_ANNOTATION)}:${JSON.stringify(cluster)}`;
-}
-
-/**
- * The edit that sets the cluster annotation in the `annotations` value at `at`: its entry
- * replaced or added when the value is an object, the value replaced by a new object otherwise.
- * Undefined when the object's keys are written with escapes (one could spell the annotation).
- * `entry`: clusterAnnotationEntry(cluster), made once by a caller editing many objects.
- */
-export function clusterAnnotationEdit(buf: Buffer, at: JsonMember, cluster: string, entry = clusterAnnotationEntry(cluster)): ByteEdit | undefined {
-  if (buf[at.start] !== OPEN_BRACE) return { start: at.start, end: at.end, text: `{${entry}}` };
-  const ann = objectMembers(buf, at.start);
-  if (!ann || ann.members.some((m) => m.key.includes('\\'))) return undefined;
-  const ours = ann.members.find((m) => m.key === CLUSTER_ANNOTATION);
-  if (ours) return { start: ours.start, end: ours.end, text: JSON.stringify(cluster) };
-  return { start: ann.close, end: ann.close, text: `${ann.members.length > 0 ? ',' : ''}${entry}` };
-}
-
-/**
- * The edit that gives the metadata object whose `}` is at `close` the cluster annotation: set in
- * its `annotations` value (`at`, clusterAnnotationEdit) when it has one, else a new `annotations`
- * member, after a comma when `members` (the metadata's members kept) come before it. `entry`:
- * clusterAnnotationEntry(cluster), made once by a caller editing many objects.
- */
-export function clusterAnnotationInMetadata(buf: Buffer, at: JsonMember | undefined, close: number, members: number, cluster: string, entry = clusterAnnotationEntry(cluster)): ByteEdit | undefined {
-  if (!at) return { start: close, end: close, text: `${members > 0 ? ',' : ''}"annotations":{${entry}}` };
-  return clusterAnnotationEdit(buf, at, cluster, entry);
-}
-
 export interface IngestContext {
   cluster: string;
   apiVersion: string;
@@ -162,12 +130,15 @@ function served(src: Buffer | undefined, md: FleetMetadata, rest: Pieces, view: 
   return { namespace: md.namespace, name: md.name, bytes, meta };
 }
 
+/** How ingest makes an object's metadata the fleet's: every stored object is annotated and carries a global RV. */
+function toFleetFor(ctx: IngestContext): MetadataToFleet {
+  return { cluster: ctx.cluster, annotate: true, everyRV: true, dropManagedFields: ctx.dropManagedFields, globalRV: (own) => encodeGlobalRV({ [ctx.cluster]: own }) };
+}
+
 /** Parsed metadata made flotilla's (in place): no managedFields if dropped, the cluster annotation, the global RV. */
 function parsedMetadata(md: RawMeta, ctx: IngestContext): FleetMetadata {
   const rv = md.resourceVersion ?? '';
-  if (ctx.dropManagedFields) delete md.managedFields;
-  md.annotations = { ...md.annotations, [CLUSTER_ANNOTATION]: ctx.cluster };
-  md.resourceVersion = encodeGlobalRV({ [ctx.cluster]: rv });
+  metadataToFleet(md, toFleetFor(ctx));
   return { uid: md.uid ?? '', name: md.name ?? '', namespace: md.namespace ?? '', rv, labels: md.labels, created: md.creationTimestamp, pieces: [JSON.stringify(md)] };
 }
 
@@ -236,31 +207,13 @@ function splicedMetadata(buf: Buffer, at: JsonMember, ms: JsonMember[], ctx: Ing
   const labelsAt = member('labels');
   const labels = labelsAt ? (parseSpan(buf, labelsAt.start, labelsAt.end) as Record<string, string> | null) : undefined;
 
-  const edits: ByteEdit[] = [];
-  const appended: string[] = [];
-  let remaining = ms.length;
-  const managedAt = ctx.dropManagedFields ? ms.findIndex((m) => m.key === 'managedFields') : -1;
-  if (managedAt >= 0) {
-    edits.push(memberRemoval(ms, managedAt));
-    remaining--;
-  }
   const annotationsAt = member('annotations');
-  if (!annotationsAt) appended.push(`"annotations":{${clusterAnnotationEntry(ctx.cluster)}}`);
-  else {
-    // parsedMetadata spreads the old value into the new object: only an object or null spread alike.
-    if (buf[annotationsAt.start] !== OPEN_BRACE && buf.toString('latin1', annotationsAt.start, annotationsAt.end) !== 'null') return undefined;
-    const edit = clusterAnnotationEdit(buf, annotationsAt, ctx.cluster);
-    if (!edit) return undefined;
-    edits.push(edit);
-  }
-  const globalRV = JSON.stringify(encodeGlobalRV({ [ctx.cluster]: rv ?? '' }));
-  const rvAt = member('resourceVersion');
-  if (rvAt) edits.push({ start: rvAt.start, end: rvAt.end, text: globalRV });
-  else appended.push(`"resourceVersion":${globalRV}`);
-
+  // parsedMetadata spreads the old value into the new object: only an object or null spread alike.
+  if (annotationsAt && buf[annotationsAt.start] !== OPEN_BRACE && buf.toString('latin1', annotationsAt.start, annotationsAt.end) !== 'null') return undefined;
+  const fleet = metadataEdits(buf, ms, at.end - 1, toFleetFor(ctx));
+  if (!fleet) return undefined;
   // Up to the metadata's closing brace, its last byte.
-  const pieces = editedPieces(edits, at.start, at.end - 1);
-  for (const a of appended) pieces.push(remaining++ > 0 ? `,${a}` : a);
+  const pieces = editedPieces(fleet.edits, at.start, at.end - 1);
   pieces.push('}');
   return { uid: uid ?? '', name: name ?? '', namespace: namespace ?? '', rv: rv ?? '', ...(labels ? { labels } : {}), ...(created ? { created } : {}), pieces };
 }

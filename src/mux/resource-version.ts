@@ -1,23 +1,15 @@
+import { metadataWithResourceVersion, withResourceVersion as objectWithResourceVersion } from '../api/fleet-object/index.js';
+
 /**
  * Stored objects carry their own one-cluster global RV; a watch event's object must carry the
- * fleet-wide mark instead. The first `"resourceVersion":"` in a served object is its metadata's
- * (Kubernetes puts it before labels and annotations, and a JSON string cannot contain that
- * byte sequence unescaped), and our tokens are base64url, so the value ends at the next quote.
+ * fleet-wide mark instead. The fleet-object codec finds metadata.resourceVersion by walking the
+ * object's members (never by searching for the key's bytes, which a label or spec key may hold).
  */
-const NEEDLE = Buffer.from('"resourceVersion":"');
-
 export function withResourceVersion(bytes: Buffer, rv: string): Buffer {
-  const at = bytes.indexOf(NEEDLE);
-  if (at < 0) return bytes;
-  const start = at + NEEDLE.length;
-  const end = bytes.indexOf(0x22, start);
-  return Buffer.concat([bytes.subarray(0, start), Buffer.from(rv), bytes.subarray(end)]);
+  return objectWithResourceVersion(bytes, rv);
 }
 
+/** The same for a stored object's metadata as JSON text (metadata and Table watches). */
 export function withResourceVersionText(json: string, rv: string): string {
-  const at = json.indexOf('"resourceVersion":"');
-  if (at < 0) return json;
-  const start = at + 19;
-  const end = json.indexOf('"', start);
-  return json.slice(0, start) + rv + json.slice(end);
+  return metadataWithResourceVersion(json, rv);
 }

@@ -1,4 +1,4 @@
-import { CLUSTER_ANNOTATION } from '../../ingest/decode.js';
+import { CLUSTER_ANNOTATION } from '../../api/fleet-object/index.js';
 import { clusterCellOf, clusterColumnAt } from '../../api/table.js';
 import { notFound } from '../../api/status.js';
 import { answerToTenant, tenantAnswerBytes, type NamedResource, type TenantNames } from '../../tenancy/answers.js';

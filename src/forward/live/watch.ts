@@ -1,6 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import { StringDecoder } from 'node:string_decoder';
-import { CLUSTER_ANNOTATION } from '../../ingest/decode.js';
+import { protobufEventEdit, splicedWatchEvent, stampObject } from '../../api/fleet-object/index.js';
 import { decodeGlobalRV, encodeGlobalRV } from '../../api/global-rv.js';
 import { editProtobufObject } from '../../api/protobuf-object.js';
 import { PROTOBUF_WATCH_CONTENT_TYPE, WatchFrames, lengthPrefixed, readWatchEvent, watchEventFrame } from '../../api/protobuf-watch.js';
@@ -8,7 +8,6 @@ import { CLUSTER_COLUMN, clusterColumnAt, withCluster } from '../../api/table.js
 import { MEMBER_READ_TIMEOUT_MS } from '../../registry/defaults.js';
 import { isJsonObject } from '../../util/json-object.js';
 import { openMembers } from '../member-fan-out.js';
-import { splicedWatchEvent } from '../translate.js';
 import { editedEventObject } from './answer-edits.js';
 import { leftOutWarning, noAnswer } from './member-failures.js';
 import type { Doc } from './member-answers.js';
@@ -118,12 +117,7 @@ export async function liveWatch(reply: FastifyReply, deps: LiveReadDeps, cluster
         return;
       }
     }
-    const stamp = (o: Doc, annotate: boolean) => {
-      const md = o['metadata'];
-      if (!isJsonObject(md)) return;
-      if (typeof md['resourceVersion'] === 'string' && md['resourceVersion'] !== '') md['resourceVersion'] = globalAt(cluster, md['resourceVersion']);
-      if (annotate) md['annotations'] = { ...(isJsonObject(md['annotations']) ? md['annotations'] : {}), [CLUSTER_ANNOTATION]: cluster };
-    };
+    const stamp = (o: Doc, annotate: boolean) => stampObject(o, cluster, { annotate, globalRV: (rv) => globalAt(cluster, rv) });
     if (obj['kind'] === 'Table') {
       const own = obj['columnDefinitions'];
       const cols = Array.isArray(own) && own.length > 0 ? own : headerCluster === undefined ? heldColumns : undefined;
@@ -160,11 +154,7 @@ export async function liveWatch(reply: FastifyReply, deps: LiveReadDeps, cluster
       finish();
       return;
     }
-    const edited = editProtobufObject(e.object, {
-      resourceVersion: (rv) => (rv === '' ? rv : globalAt(cluster, rv)),
-      setAnnotation: { key: CLUSTER_ANNOTATION, value: cluster, when: () => e.type !== 'BOOKMARK' },
-      readAnnotation: INITIAL_EVENTS_END,
-    });
+    const edited = editProtobufObject(e.object, protobufEventEdit(cluster, { annotate: e.type !== 'BOOKMARK', globalRV: (rv) => globalAt(cluster, rv) }, INITIAL_EVENTS_END));
     if (!edited) {
       finish();
       return;

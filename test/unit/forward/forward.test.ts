@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { mergeListAnswers, memberRV, requestBodyForMember, responseForClient } from '../../../src/forward/translate.js';
+import { mergeListAnswers, requestBodyForMember, responseForClient } from '../../../src/forward/translate.js';
 import { yamlTooDeep } from '../../../src/api/write-body.js';
 import { anonymousIdentity, impersonationHeaders } from '../../../src/auth/identity.js';
 import type { IncomingMessage } from 'node:http';
 import { Authenticator, parseTokenFile } from '../../../src/auth/authenticator.js';
-import { encodeGlobalRV, decodeGlobalRV } from '../../../src/api/global-rv.js';
+import { encodeGlobalRV, decodeGlobalRV, memberRV } from '../../../src/api/global-rv.js';
 import { StatusError } from '../../../src/api/status.js';
 
 const CLUSTER = 'search.flotilla.io/cluster';

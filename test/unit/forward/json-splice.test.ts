@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { objectMembers } from '../../../src/util/json-members.js';
-import { parsedAnswer, responseForClient, splicedAnswer, splicedList, toFleet } from '../../../src/forward/translate.js';
+import { responseForClient } from '../../../src/forward/translate.js';
+import { parsedAnswer, splicedAnswer, splicedList, toFleet } from '../../../src/api/fleet-object/index.js';
 import { joinPieces } from '../../../src/util/byte-edits.js';
 import { encodeGlobalRV } from '../../../src/api/global-rv.js';
 

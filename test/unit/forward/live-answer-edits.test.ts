@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CLUSTER_ANNOTATION } from '../../../src/ingest/decode.js';
+import { CLUSTER_ANNOTATION } from '../../../src/api/fleet-object/index.js';
 import { CLUSTER_COLUMN } from '../../../src/api/table.js';
 import { StatusError } from '../../../src/api/status.js';
 import { editedAnswer, editedEventObject, type AnswerEdits } from '../../../src/forward/live/answer-edits.js';

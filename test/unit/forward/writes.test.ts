@@ -10,7 +10,8 @@ import type { ForwardDeps } from '../../../src/forward/writes.js';
 import type { MemberClient, MemberRequest } from '../../../src/members/member-client.js';
 import type { CachedResource } from '../../../src/cacher/cache-manager.js';
 import { Store, type Change } from '../../../src/store/store.js';
-import { CLUSTER_ANNOTATION, decodeObject } from '../../../src/ingest/decode.js';
+import { decodeObject } from '../../../src/ingest/decode.js';
+import { CLUSTER_ANNOTATION } from '../../../src/api/fleet-object/index.js';
 import { encodeObjects, viewObjects } from '../../../src/ingest/batch.js';
 import { decodeGlobalRV, encodeGlobalRV } from '../../../src/api/global-rv.js';
 

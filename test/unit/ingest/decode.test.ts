@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { decodeListPage, decodeObject, decodeWatchLine, CLUSTER_ANNOTATION, type DecodedObject, type IngestContext } from '../../../src/ingest/decode.js';
+import { decodeListPage, decodeObject, decodeWatchLine, type DecodedObject, type IngestContext } from '../../../src/ingest/decode.js';
+import { CLUSTER_ANNOTATION } from '../../../src/api/fleet-object/index.js';
 import { decodeGlobalRV } from '../../../src/api/global-rv.js';
 
 const ctx: IngestContext = { cluster: 'east', apiVersion: 'v1', kind: 'Pod', dropManagedFields: true };

@@ -1,4 +1,4 @@
-import { CLOSE_BRACE, COLON, COMMA, OPEN_BRACE, QUOTE, hasEscape, keyIs, skipSpace, skipString, skipValue } from '../util/json-members.js';
+import { CLOSE_BRACE, COLON, COMMA, OPEN_BRACE, QUOTE, hasEscape, keyIs, skipSpace, skipString, skipValue } from '../../util/json-members.js';
 
 const KIND = Buffer.from('kind');
 const METADATA = Buffer.from('metadata');
@@ -7,7 +7,7 @@ const RESOURCE_VERSION = Buffer.from('resourceVersion');
 const ANNOTATIONS = Buffer.from('annotations');
 
 /**
- * What splicing one item of a member's list needs to know of it (translate.ts splicedList), read
+ * What splicing one item of a member's list needs to know of it (spliced-list.ts), read
  * in one pass over its bytes as offsets: no key is made a string and no closure or record is
  * made per item, for lists of many thousand items read live. One instance is reused item after
  * item. Offsets are -1 where the item has no such member.
