@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ClusterConfig, FleetConfig, ResourceRule } from '../registry/config.js';
-import { selectClusters } from '../registry/config.js';
+import type { ClusterConfig, FleetConfig, ResourceRule } from '../registry/fleet-config.js';
+import { selectClusters } from '../registry/select-clusters.js';
 import { MemberClient } from '../members/member-client.js';
 import { Heartbeat, type MemberHeartbeat } from '../members/heartbeat.js';
 import { discoverResource } from '../resources/discovery.js';

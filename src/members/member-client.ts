@@ -5,7 +5,7 @@ import type { Duplex, Readable } from 'node:stream';
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { KubeConfig } from '@kubernetes/client-node';
-import type { ClusterConfig } from '../registry/config.js';
+import type { ClusterConfig } from '../registry/fleet-config.js';
 
 /**
  * The HTTP(S) connection to one member apiserver, with the member's credentials from its

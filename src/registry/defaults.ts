@@ -1,22 +1,40 @@
+import type { AuthenticationSpec, ClusterConfig, FleetOptions, LiveReadsConfig } from './fleet-config.js';
+
 /**
- * Flotilla's timeouts, bounds and defaults, each declared once: the fleet file's option defaults
- * (config.ts starts from them; a fallback for an option not passed on reads the same one), then
- * the fixed ones of the layers that ask members on a caller's behalf.
+ * Flotilla's timeouts, bounds and defaults, each declared once: the fleet file's defaults (its
+ * section parsers start from them; a fallback for an option not passed on reads the same one),
+ * then the fixed ones of the layers that ask members, watch them, and serve callers.
  */
 
-// ---- The fleet file's options (`options.*`, `authentication.*`) when it leaves them out.
+// ---- The fleet file's fields (`clusters[]`, `options.*`, `authentication.*`) when it leaves them out.
 
+/** A cluster's reads are authorized from its cached RBAC objects unless it asks for SubjectAccessReviews. */
+export const DEFAULT_CLUSTER_AUTHORIZATION: ClusterConfig['authorization'] = 'rbac';
+/** Clusters rank equal unless given a priority, so a get by name follows the configuration's order. */
+export const DEFAULT_CLUSTER_PRIORITY = 0;
+/** managedFields are dropped from cached objects: they are a third of a typical object and few readers want them. */
+export const DEFAULT_DROP_MANAGED_FIELDS = true;
+/** Objects a member is asked for in one list page, as client-go's pager asks. */
 export const DEFAULT_LIST_PAGE_SIZE = 500;
+/** Full lists one member runs at once, so a restart cannot stampede it. */
 export const DEFAULT_MAX_INFLIGHT_LISTS_PER_MEMBER = 4;
+/** List pages held at once across the fleet: bounds a first sync's memory, since more than the ingest takes only wait. */
 export const DEFAULT_MAX_INFLIGHT_LIST_PAGES = 8;
+/** How often a watch that allows bookmarks gets one, so a client resumes from a recent resourceVersion. */
 export const DEFAULT_WATCH_BOOKMARK_INTERVAL_SECONDS = 30;
 /** As the apiserver's --min-request-timeout. */
 export const DEFAULT_MIN_WATCH_TIMEOUT_SECONDS = 1800;
+/** A watch whose client takes nothing of its catch-up this long is ended: the catch-up pins a read snapshot. */
 export const DEFAULT_WATCH_CATCH_UP_STALL_SECONDS = 60;
+/** A client watch this far behind is ended, so one slow client cannot hold the process's memory. */
 export const DEFAULT_MAX_WATCH_BUFFER_MIB = 16;
+/** Events kept per resource for watches resuming from an older resourceVersion; older ones get 410. */
 export const DEFAULT_EVENT_LOG_SIZE = 100_000;
+/** How often each member's /readyz is probed: a stopped member is named silent within two intervals. */
 export const DEFAULT_MEMBER_HEARTBEAT_MILLISECONDS = 2000;
+/** How long a token's verdict is reused: a revoked token keeps working at most this long. */
 export const DEFAULT_TOKEN_CACHE_TTL_SECONDS = 10;
+/** How long a positive verdict outlives a token reviewer that cannot answer. */
 export const DEFAULT_TOKEN_REVIEW_STALE_SECONDS = 120;
 /**
  * Members one request asks at once, by default (a live list or get, a write's search for the
@@ -36,6 +54,42 @@ export const LIVE_BUFFER_MIB = 512;
  * member it asks, so 1000 over 100 members are 100k connections.
  */
 export const LIVE_WATCHES = 1000;
+/** Uncached resources are read live unless the file says `enabled: false`. */
+export const DEFAULT_LIVE_READS_ENABLED = true;
+/** Callers without credentials are refused unless the file asks for anonymous access, as kube-apiserver's --anonymous-auth=false. */
+export const DEFAULT_ANONYMOUS = false;
+
+/** `options.liveReads` when the file leaves it out: a fresh value, so one file's exclude list is never another's. */
+export function defaultLiveReads(): LiveReadsConfig {
+  return { enabled: DEFAULT_LIVE_READS_ENABLED, exclude: [], concurrency: MEMBER_FAN_OUT, maxBufferMiB: LIVE_BUFFER_MIB, maxWatches: LIVE_WATCHES };
+}
+
+/** `options` when the file leaves it out (fresh, as defaultLiveReads). */
+export function defaultFleetOptions(): FleetOptions {
+  return {
+    dropManagedFields: DEFAULT_DROP_MANAGED_FIELDS,
+    listPageSize: DEFAULT_LIST_PAGE_SIZE,
+    maxInflightListsPerMember: DEFAULT_MAX_INFLIGHT_LISTS_PER_MEMBER,
+    maxInflightListPages: DEFAULT_MAX_INFLIGHT_LIST_PAGES,
+    watchBookmarkIntervalSeconds: DEFAULT_WATCH_BOOKMARK_INTERVAL_SECONDS,
+    minWatchTimeoutSeconds: DEFAULT_MIN_WATCH_TIMEOUT_SECONDS,
+    watchCatchUpStallSeconds: DEFAULT_WATCH_CATCH_UP_STALL_SECONDS,
+    maxWatchBufferMiB: DEFAULT_MAX_WATCH_BUFFER_MIB,
+    eventLogSize: DEFAULT_EVENT_LOG_SIZE,
+    liveReads: defaultLiveReads(),
+    memberHeartbeatMilliseconds: DEFAULT_MEMBER_HEARTBEAT_MILLISECONDS,
+  };
+}
+
+/** `authentication` when the file leaves it out: no token reviewer, no token file, no anonymous callers. */
+export function defaultAuthentication(): AuthenticationSpec {
+  return { cacheTTLSeconds: DEFAULT_TOKEN_CACHE_TTL_SECONDS, tokenReviewStaleSeconds: DEFAULT_TOKEN_REVIEW_STALE_SECONDS, anonymous: DEFAULT_ANONYMOUS };
+}
+
+// ---- The configuration's sources (src/registry/watch.ts).
+
+/** How long the fleet file's directory stays quiet before the file is read again: an editor's save is several events. */
+export const CONFIG_RELOAD_DEBOUNCE_MS = 200;
 
 // ---- Members asked on a caller's behalf (src/forward).
 

@@ -9,7 +9,7 @@
  * on these (object-names.ts, request-names.ts).
  */
 
-import type { ClusterScopedPolicy, TenantSpec } from '../registry/config.js';
+import type { ClusterScopedPolicy, TenantSpec } from '../registry/fleet-config.js';
 
 export type { ClusterScopedPolicy, TenantSpec };
 
