@@ -18,6 +18,7 @@ import { Store } from './store/store.js';
 import { Tenants } from './tenancy/tenant.js';
 import { MemberPolicyApplier } from './tenancy/member-policy-apply.js';
 import { selfSignedServingPair, servingNames } from './tls/serving-pair.js';
+import { READ_ACCESS_VERDICT_TTL_MS } from './registry/defaults.js';
 
 /** Wires the parts together: store, cachers, HTTP server, and config reloads. */
 export interface FlotillaOptions {
@@ -134,7 +135,7 @@ export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
     // Verdicts of members asked directly are kept a few seconds, as the apiserver's webhook authorizer keeps them.
     authorizer: new ReadAuthorizer(
       policies,
-      new AccessReviews((name) => manager.member(name), 5_000),
+      new AccessReviews((name) => manager.member(name), READ_ACCESS_VERDICT_TTL_MS),
       (cluster) => manager.authorizationMode(cluster),
       (cluster) => cachedNamespaces(manager, store, cluster),
     ),

@@ -4,6 +4,7 @@ import { ConfigError, loadFleetConfig } from './registry/config.js';
 import type { FleetConfig } from './registry/fleet-config.js';
 import { MemberClient } from './members/member-client.js';
 import { generateMemberPolicy } from './tenancy/member-policy.js';
+import { TENANT_POLICY_REQUEST_TIMEOUT_MS } from './registry/defaults.js';
 
 const usage = `usage: flotilla tenant-policy --config FLEET.yaml [--tenant ID]... [--cluster NAME]
 
@@ -57,7 +58,7 @@ export async function runTenantPolicy(args: string[]): Promise<number> {
 
 async function memberNamespaces(member: MemberClient): Promise<string[]> {
   try {
-    const list = await member.getJson<{ items: { metadata: { name: string } }[] }>('/api/v1/namespaces', AbortSignal.timeout(30_000));
+    const list = await member.getJson<{ items: { metadata: { name: string } }[] }>('/api/v1/namespaces', AbortSignal.timeout(TENANT_POLICY_REQUEST_TIMEOUT_MS));
     return list.items.map((n) => n.metadata.name);
   } finally {
     member.close();

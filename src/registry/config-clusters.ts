@@ -1,4 +1,4 @@
-import type { Checker} from './config-checker.js';
+import type { Checker } from './config-checker.js';
 import { DNS_LABEL, DNS_LABEL_DESC } from './config-checker.js';
 import { DEFAULT_CLUSTER_AUTHORIZATION, DEFAULT_CLUSTER_PRIORITY } from './defaults.js';
 import type { ClusterConfig } from './fleet-config.js';

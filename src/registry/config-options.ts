@@ -1,4 +1,4 @@
-import type { Checker} from './config-checker.js';
+import type { Checker } from './config-checker.js';
 import { RESOURCE_NAME } from './config-checker.js';
 import { defaultFleetOptions } from './defaults.js';
 import type { FleetOptions, LiveReadsConfig } from './fleet-config.js';

@@ -1,4 +1,4 @@
-import type { Checker} from './config-checker.js';
+import type { Checker } from './config-checker.js';
 import { DNS_LABEL, DNS_LABEL_DESC, DNS_SUBDOMAIN } from './config-checker.js';
 import type { LabelSelectorSpec, ResourceRule } from './fleet-config.js';
 

@@ -1,5 +1,4 @@
-import type { Checker} from './config-checker.js';
-import { describe, type Obj, RESOURCE_NAME } from './config-checker.js';
+import { type Checker, describe, type Obj, RESOURCE_NAME } from './config-checker.js';
 import type { ClusterScopedPolicy, TenantSpec } from './fleet-config.js';
 
 const TENANT_ID = /^[a-z0-9]([-a-z0-9]{0,18}[a-z0-9])?$/;

@@ -4,6 +4,7 @@ import type { KindLookup } from '../tenancy/object-names.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import type { NamedResource } from '../tenancy/answers.js';
 import { memberDiscovery, memberStorageVersionHashes, type DiscoveryDocuments, type DiscoveryGroup, type DiscoveryResource, type DiscoverySubresource, type DiscoveryVersion } from '../resources/discovery.js';
+import { FLEET_DISCOVERY_TIMEOUT_MS, FLEET_DISCOVERY_TTL_MS } from '../registry/defaults.js';
 
 /**
  * Fleet-wide discovery: the union of the members' own (aggregated) discovery, learned from them
@@ -254,8 +255,8 @@ export class FleetDiscovery {
     private readonly catalog: ResourceCatalog,
     /** Which uncached resources flotilla reads live (absent: every one). */
     private readonly readable: ((group: string, resource: string) => boolean) | undefined,
-    private readonly ttlMs = 10_000,
-    private readonly timeoutMs = 5_000,
+    private readonly ttlMs = FLEET_DISCOVERY_TTL_MS,
+    private readonly timeoutMs = FLEET_DISCOVERY_TIMEOUT_MS,
   ) {}
 
   async documents(): Promise<FleetDocuments> {

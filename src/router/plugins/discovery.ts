@@ -7,6 +7,7 @@ import { aggregatedDiscovery, tenantDocuments, type FleetDiscovery, type FleetDo
 import { CLUSTER_PREFIXES, targetOf } from '../target.js';
 import { notServed, one, sendAggregated, sendJson, type Query } from '../replies.js';
 import { FLEET_GROUP, FLEET_VERSION, cameUnderFleetPath } from '../../api/fleet-path.js';
+import { MEMBER_OPENAPI_TIMEOUT_MS, VERSION_CACHE_TTL_MS } from '../../registry/defaults.js';
 
 /**
  * What the API serves: discovery (legacy and aggregated v2), the union of the members' own
@@ -149,7 +150,7 @@ export const discoveryPlugin: FastifyPluginAsync<DiscoveryOptions> = async (app,
 
   /** The members' version (one release across the fleet), or the addressed member's. */
   async function version(cluster: string | undefined): Promise<Buffer> {
-    if (cluster === undefined && versionCache && Date.now() - versionCache.at < 60_000) return versionCache.body;
+    if (cluster === undefined && versionCache && Date.now() - versionCache.at < VERSION_CACHE_TTL_MS) return versionCache.body;
     for (const name of cluster !== undefined ? [cluster] : fleet.clusterNames()) {
       try {
         const res = await fleet.member(name)!.fetch({ path: '/version', headers: { accept: 'application/json' } });
@@ -227,7 +228,7 @@ export const discoveryPlugin: FastifyPluginAsync<DiscoveryOptions> = async (app,
     // Asked all at once, merged in configuration order.
     const indexes = await Promise.all(names.map(async (name) => {
       try {
-        const res = await fleet.member(name)!.fetch({ path: '/openapi/v3', headers: { accept: 'application/json' }, signal: AbortSignal.timeout(10_000) });
+        const res = await fleet.member(name)!.fetch({ path: '/openapi/v3', headers: { accept: 'application/json' }, signal: AbortSignal.timeout(MEMBER_OPENAPI_TIMEOUT_MS) });
         return res.status === 200 ? JSON.parse(res.body.toString('utf8')) as { paths?: Record<string, unknown> } : undefined;
       } catch {
         return undefined; // the others answer
