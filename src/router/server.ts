@@ -11,7 +11,7 @@ import type { ReadAuthorizer } from '../authz/authorizer.js';
 import type { MemberPolicies } from '../authz/member-policies.js';
 import { RecentOwners } from '../forward/recent-owners.js';
 import { WriteTracker } from '../forward/read-your-writes.js';
-import type { LiveReadsConfig } from '../forward/live-reads.js';
+import type { LiveReadsConfig } from '../registry/fleet-config.js';
 import type { ForwardDeps } from '../forward/writes.js';
 import type { TenantNames } from '../tenancy/answers.js';
 import { answerClientError, frameworkErrorStatus } from './client-errors.js';
