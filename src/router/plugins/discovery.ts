@@ -3,7 +3,10 @@ import type { FleetMembers } from '../../cacher/cache-manager.js';
 import { serviceUnavailable } from '../../api/status.js';
 import type { IncomingMessage } from 'node:http';
 import type { Tenant } from '../../tenancy/tenant.js';
-import { aggregatedDiscovery, tenantDocuments, type FleetDiscovery, type FleetDocuments, group, groupList, legacyVersions, resourceList, servesGroupVersion, wantsAggregated } from '../discovery.js';
+import type { FleetDiscovery } from '../../discovery/fleet-discovery.js';
+import { aggregatedDiscovery, group, groupList, legacyVersions, resourceList, servesGroupVersion, wantsAggregated } from '../../discovery/documents.js';
+import { tenantDocuments } from '../../discovery/tenant-view.js';
+import type { FleetDocuments } from '../../discovery/union.js';
 import { CLUSTER_PREFIXES, targetOf } from '../target.js';
 import { notServed, one, sendAggregated, sendJson, type Query } from '../replies.js';
 import { FLEET_GROUP, FLEET_VERSION, cameUnderFleetPath } from '../../api/fleet-path.js';
@@ -11,7 +14,7 @@ import { MEMBER_OPENAPI_TIMEOUT_MS, VERSION_CACHE_TTL_MS } from '../../registry/
 
 /**
  * What the API serves: discovery (legacy and aggregated v2), the union of the members' own
- * (src/router/discovery.ts), and the members' `/version` and schema documents (`/openapi/…`),
+ * (src/discovery/), and the members' `/version` and schema documents (`/openapi/…`),
  * which kubectl explain and apply read. Members run one release, so any member's version will do.
  * Under `/clusters/<name>/`, discovery, `/version` and the schema are that member's own answers.
  */
