@@ -1,5 +1,5 @@
 import { SELF_REVIEWS, type FleetNames } from '../tenancy/request-names.js';
-import type { KindLookup } from '../tenancy/object-names.js';
+import type { KindLookup } from '../tenancy/naming-direction.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import type { NamedResource } from '../tenancy/answers.js';
 import type { DiscoveryGroup } from '../resources/discovery.js';

@@ -11,6 +11,8 @@ import type { DiscoveryDocuments, DiscoveryGroup, DiscoveryResource, DiscoverySu
  * them from aggregated discovery. Before any member has answered (all of them down at start), the
  * cached resources are listed with the verbs flotilla answers from its cache.
  */
+
+/** The verbs a cached resource is listed with: what the cache answers. */
 export const SERVED_VERBS = ['get', 'list', 'watch'];
 
 export interface FleetDocuments {
