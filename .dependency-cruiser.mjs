@@ -13,6 +13,7 @@ const LAYERS = [
   ['ingest'],
   ['cacher'],
   ['authz', 'hierarchy', 'tenancy', 'hub'],
+  ['discovery'],
   ['metrics'],
   ['view'],
   ['mux'],

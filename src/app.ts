@@ -7,7 +7,8 @@ import { ReadAuthorizer } from './authz/authorizer.js';
 import { MemberPolicies } from './authz/member-policies.js';
 import { AccessReviews } from './members/access-reviews.js';
 import { authenticationProblem } from './registry/authentication-required.js';
-import { ConfigError, type FleetConfig } from './registry/config.js';
+import { ConfigError } from './registry/config.js';
+import type { FleetConfig } from './registry/fleet-config.js';
 import type { MemberClient } from './members/member-client.js';
 import { hubAuthentication, type HubAuthentication } from './auth/hub-authentication.js';
 import { RequestHeaderAuthenticator, certificatesOf, type RequestHeaderConfig } from './auth/request-header.js';
@@ -17,6 +18,7 @@ import { Store } from './store/store.js';
 import { Tenants } from './tenancy/tenant.js';
 import { MemberPolicyApplier } from './tenancy/member-policy-apply.js';
 import { selfSignedServingPair, servingNames } from './tls/serving-pair.js';
+import { READ_ACCESS_VERDICT_TTL_MS } from './registry/defaults.js';
 
 /** Wires the parts together: store, cachers, HTTP server, and config reloads. */
 export interface FlotillaOptions {
@@ -133,7 +135,7 @@ export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
     // Verdicts of members asked directly are kept a few seconds, as the apiserver's webhook authorizer keeps them.
     authorizer: new ReadAuthorizer(
       policies,
-      new AccessReviews((name) => manager.member(name), 5_000),
+      new AccessReviews((name) => manager.member(name), READ_ACCESS_VERDICT_TTL_MS),
       (cluster) => manager.authorizationMode(cluster),
       (cluster) => cachedNamespaces(manager, store, cluster),
     ),

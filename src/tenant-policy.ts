@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
-import { ConfigError, loadFleetConfig, type FleetConfig } from './registry/config.js';
+import { ConfigError, loadFleetConfig } from './registry/config.js';
+import type { FleetConfig } from './registry/fleet-config.js';
 import { MemberClient } from './members/member-client.js';
 import { generateMemberPolicy } from './tenancy/member-policy.js';
 import { memberNamespaces } from './tenancy/member-policy-apply.js';

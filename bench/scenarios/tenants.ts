@@ -9,7 +9,7 @@ import { SnapshotRegistry } from '../../src/mux/snapshots.js';
 import { Store, type Change } from '../../src/store/store.js';
 import { requestToMember, type FleetNames } from '../../src/tenancy/request-names.js';
 import { Tenants, type Tenant } from '../../src/tenancy/tenant.js';
-import type { ObjectNaming } from '../../src/tenancy/object-names.js';
+import type { ObjectNaming } from '../../src/tenancy/naming-direction.js';
 import { buildReadView, VIEW_STEPS } from '../../src/view/steps.js';
 import type { ReadView } from '../../src/view/read-view.js';
 import type { ViewRequest, ViewStep } from '../../src/view/view-step.js';

@@ -6,6 +6,7 @@ import { serviceUnavailable, unauthorized } from '../api/status.js';
 import { anonymousIdentity, type Identity } from './identity.js';
 import { chainsTo, type RequestHeaderAuthenticator } from './request-header.js';
 import type { X509Certificate } from 'node:crypto';
+import { REJECTED_TOKEN_TTL_MS, TOKEN_REVIEW_TIMEOUT_MS, TOKEN_VERDICTS_MAX } from '../registry/defaults.js';
 
 /**
  * Who the caller is. In order: the user the aggregation layer's front proxy names in request
@@ -14,7 +15,7 @@ import type { X509Certificate } from 'node:crypto';
  * cluster vouches for through a TokenReview. Verdicts on tokens are cached briefly, by hash: a
  * watch-heavy client must not cost a TokenReview per request.
  *
- * A reviewer that cannot answer (silent, failing, slower than REVIEW_TIMEOUT_MS) is not the
+ * A reviewer that cannot answer (silent, failing, slower than TOKEN_REVIEW_TIMEOUT_MS) is not the
  * caller's fault: a positive verdict younger than `staleVerdictSeconds` is reused, so callers
  * active a moment ago keep being served; anyone else gets a 503, never a hang. The price: a token
  * revoked meanwhile keeps working that long while the reviewer is out.
@@ -51,9 +52,6 @@ interface Verdict {
   until: number;
 }
 
-const MAX_CACHED = 10_000;
-/** A TokenReview unanswered this long has failed: the caller is not kept waiting on a hung member. */
-export const REVIEW_TIMEOUT_MS = 2_000;
 
 /** Why a reviewer could not give a verdict (as opposed to refusing the token). */
 class ReviewerUnavailable extends Error {}
@@ -135,12 +133,11 @@ export class Authenticator {
       pending = this.review(token)
         .then((result) => {
           const now = Date.now();
-          // A rejected token is remembered for less time: it may be a token that just got created.
-          const ttl = result.identity ? this.config.cacheTTLSeconds * 1000 : Math.min(2000, this.config.cacheTTLSeconds * 1000);
+          const ttl = result.identity ? this.config.cacheTTLSeconds * 1000 : Math.min(REJECTED_TOKEN_TTL_MS, this.config.cacheTTLSeconds * 1000);
           const verdict: Verdict = { ...result, reviewedAt: now, until: now + ttl };
           // Deleted first: the Map's order is the order of reviews, oldest evicted first.
           this.cache.delete(key);
-          if (this.cache.size >= MAX_CACHED) this.cache.delete(this.cache.keys().next().value!);
+          if (this.cache.size >= TOKEN_VERDICTS_MAX) this.cache.delete(this.cache.keys().next().value!);
           this.cache.set(key, verdict);
           return verdict;
         })
@@ -162,11 +159,11 @@ export class Authenticator {
         path: '/apis/authentication.k8s.io/v1/tokenreviews',
         headers: { 'content-type': 'application/json', accept: 'application/json' },
         body: JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } }),
-        signal: AbortSignal.timeout(REVIEW_TIMEOUT_MS),
+        signal: AbortSignal.timeout(TOKEN_REVIEW_TIMEOUT_MS),
         lane: 'reviews',
       });
     } catch (e) {
-      const why = (e as Error).name === 'TimeoutError' || (e as Error).name === 'AbortError' ? `no answer within ${REVIEW_TIMEOUT_MS / 1000} s` : (e as Error).message;
+      const why = (e as Error).name === 'TimeoutError' || (e as Error).name === 'AbortError' ? `no answer within ${TOKEN_REVIEW_TIMEOUT_MS / 1000} s` : (e as Error).message;
       throw new ReviewerUnavailable(`${who} could not review the token (${why})`);
     }
     if (res.status >= 500 || res.status === 429) {

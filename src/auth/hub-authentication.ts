@@ -1,5 +1,6 @@
 import type { MemberClient } from '../members/member-client.js';
 import { DEFAULT_REQUEST_HEADERS, type RequestHeaderConfig } from './request-header.js';
+import { HUB_AUTHENTICATION_READ_TIMEOUT_MS } from '../registry/defaults.js';
 
 /**
  * What a hub publishes for its extension apiservers: the ConfigMap
@@ -17,7 +18,7 @@ export interface HubAuthentication {
 export const HUB_AUTHENTICATION_CONFIGMAP = '/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication';
 
 export async function hubAuthentication(hub: MemberClient): Promise<HubAuthentication> {
-  const res = await hub.fetch({ path: HUB_AUTHENTICATION_CONFIGMAP, headers: { accept: 'application/json' }, signal: AbortSignal.timeout(10_000) });
+  const res = await hub.fetch({ path: HUB_AUTHENTICATION_CONFIGMAP, headers: { accept: 'application/json' }, signal: AbortSignal.timeout(HUB_AUTHENTICATION_READ_TIMEOUT_MS) });
   if (res.status !== 200) {
     throw new Error(`the hub's ${HUB_AUTHENTICATION_CONFIGMAP} could not be read (HTTP ${res.status}): ` +
       'flotilla needs get on that ConfigMap (the role extension-apiserver-authentication-reader in kube-system)');

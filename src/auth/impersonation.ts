@@ -3,6 +3,7 @@ import type { MemberClient } from '../members/member-client.js';
 import { AccessReviews, type AccessVerdict } from '../members/access-reviews.js';
 import { badRequest, forbidden } from '../api/status.js';
 import type { Identity } from './identity.js';
+import { IMPERSONATION_REVIEWS_AT_ONCE, IMPERSONATION_VERDICTS_MAX, IMPERSONATION_VERDICT_TTL_MS } from '../registry/defaults.js';
 
 /**
  * A caller's own `Impersonate-*` headers (`kubectl --as`), honoured as the apiserver honours them:
@@ -11,10 +12,6 @@ import type { Identity } from './identity.js';
  * addresses decides, through a SubjectAccessReview about the caller; every one must allow it.
  * The request then goes on as the impersonated identity, which is what members are told.
  */
-const VERDICT_TTL_MS = 10_000;
-const MAX_VERDICTS = 10_000;
-// Attributes (user, each group, uid, each extra) whose reviews are in flight at once, per member.
-const ATTRIBUTES_AT_ONCE = 4;
 
 interface Attributes {
   group: string;
@@ -79,7 +76,7 @@ export class ImpersonationChecker {
   private readonly reviews: AccessReviews;
 
   constructor(member: (name: string) => MemberClient | undefined) {
-    this.reviews = new AccessReviews(member, VERDICT_TTL_MS, MAX_VERDICTS);
+    this.reviews = new AccessReviews(member, IMPERSONATION_VERDICT_TTL_MS, IMPERSONATION_VERDICTS_MAX);
   }
 
   /**
@@ -90,8 +87,8 @@ export class ImpersonationChecker {
    */
   async check(caller: Identity, wanted: Identity, clusters: string[]): Promise<void> {
     const attributes = impersonationAttributes(wanted);
-    for (let at = 0; at < attributes.length; at += ATTRIBUTES_AT_ONCE) {
-      const batch = attributes.slice(at, at + ATTRIBUTES_AT_ONCE);
+    for (let at = 0; at < attributes.length; at += IMPERSONATION_REVIEWS_AT_ONCE) {
+      const batch = attributes.slice(at, at + IMPERSONATION_REVIEWS_AT_ONCE);
       const checks = await Promise.allSettled(batch.map((attrs) => Promise.all(clusters.map(async (cluster) => ({ cluster, ...(await this.verdict(cluster, caller, attrs)) })))));
       for (const [i, attrs] of batch.entries()) {
         const check = checks[i]!;

@@ -1,6 +1,7 @@
 import { FULL_ACCESS, NO_ACCESS, SUPERUSER_GROUP, accessSet, authorize, authorizeNonResource, effectiveGroups, type AccessSet, type Caller, type ResourceAttributes } from '../api/rbac.js';
 import type { AccessReviews, ReviewedCaller, ReviewedPath } from '../members/access-reviews.js';
 import type { MemberPolicies } from './member-policies.js';
+import { AUTHZ_ANSWERS_MAX, AUTHZ_NAMESPACE_SETS_MAX, AUTHZ_REVIEWS_AT_ONCE } from '../registry/defaults.js';
 
 /**
  * Where a caller may read a resource, member by member, decided as each member would: by its own
@@ -25,18 +26,6 @@ export interface ReadQuestion {
 }
 
 export type ClusterAccess = ReadonlyMap<string, AccessSet>;
-
-/** Reviews in flight at once for one all-namespaces read of a member asked per namespace. */
-const REVIEWS_AT_ONCE = 16;
-
-/** Questions whose answers are kept; a caller asks a handful (verbs × resources). */
-const MAX_KEPT = 10_000;
-/**
- * Distinct namespace sets kept to be shared by the answers that grant them. Callers of a team
- * get the same namespaces, and a fleet rolled out alike grants them on every member: without
- * sharing, 10k callers asking about 100 members kept a million sets (about 230 B each).
- */
-const MAX_SHARED = 10_000;
 
 interface Kept {
   epoch: number;
@@ -83,8 +72,8 @@ export class ReadAuthorizer {
     if (!q.namespaced || q.namespace !== undefined) return NO_ACCESS;
     const namespaces = this.namespacesOf(cluster) ?? [];
     const allowed = new Set<string>();
-    for (let i = 0; i < namespaces.length; i += REVIEWS_AT_ONCE) {
-      await Promise.all(namespaces.slice(i, i + REVIEWS_AT_ONCE).map(async (namespace) => {
+    for (let i = 0; i < namespaces.length; i += AUTHZ_REVIEWS_AT_ONCE) {
+      await Promise.all(namespaces.slice(i, i + AUTHZ_REVIEWS_AT_ONCE).map(async (namespace) => {
         if ((await this.reviews.verdict(cluster, caller, reviewAttributes({ ...q, namespace }))).allowed) allowed.add(namespace);
       }));
     }
@@ -158,7 +147,7 @@ export class ReadAuthorizer {
    */
   private share(set: AccessSet): AccessSet {
     if (set.everywhere || set.namespaces.size === 0) return set;
-    if (this.sharedEpoch !== this.policies.epoch || this.shared.size >= MAX_SHARED) {
+    if (this.sharedEpoch !== this.policies.epoch || this.shared.size >= AUTHZ_NAMESPACE_SETS_MAX) {
       this.shared.clear();
       this.sharedEpoch = this.policies.epoch;
     }
@@ -180,7 +169,7 @@ export class ReadAuthorizer {
       return kept;
     }
     if (kept) this.kept.delete(key);
-    else if (this.kept.size >= MAX_KEPT) this.kept.delete(this.kept.keys().next().value!);
+    else if (this.kept.size >= AUTHZ_ANSWERS_MAX) this.kept.delete(this.kept.keys().next().value!);
     this.kept.set(key, (kept = { epoch: this.policies.epoch, byCluster: new Map() }));
     return kept;
   }

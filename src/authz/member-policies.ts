@@ -1,6 +1,7 @@
 import { gvrKey } from '../api/resource-info.js';
 import { RBAC_GROUP, RBAC_RESOURCES, indexPolicy, policyOf, type IndexedPolicy, type PolicyObjects, type RbacResource } from '../api/rbac.js';
 import type { Store } from '../store/store.js';
+import { POLICY_SETTLE_MS } from '../registry/defaults.js';
 
 /**
  * Each member's RBAC policy, as its cached Roles, ClusterRoles, RoleBindings and
@@ -13,9 +14,6 @@ import type { Store } from '../store/store.js';
  * concerns.
  */
 export const rbacKey = (resource: RbacResource): string => gvrKey({ group: RBAC_GROUP, version: 'v1', resource });
-
-/** How long changes are gathered before listeners hear them. */
-const SETTLE_MS = 100;
 
 export type PolicyListener = (clusters: ReadonlySet<string>) => void;
 
@@ -59,7 +57,7 @@ export class MemberPolicies {
       const changed = this.changed;
       this.changed = new Set();
       for (const l of this.listeners) l(changed);
-    }, SETTLE_MS);
+    }, POLICY_SETTLE_MS);
   }
 
   close(): void {

@@ -1,10 +1,12 @@
+import { BACKOFF_BASE_MS, BACKOFF_CAP_MS } from '../registry/defaults.js';
+
 /** Exponential backoff with full jitter, capped: many cachers failing at once must not retry in step. */
 export class Backoff {
   private attempt = 0;
 
   constructor(
-    private readonly baseMs = 250,
-    private readonly capMs = 30_000,
+    private readonly baseMs = BACKOFF_BASE_MS,
+    private readonly capMs = BACKOFF_CAP_MS,
   ) {}
 
   next(): number {

@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ClusterConfig, FleetConfig, ResourceRule } from '../registry/config.js';
-import { selectClusters } from '../registry/config.js';
+import type { ClusterConfig, FleetConfig, ResourceRule } from '../registry/fleet-config.js';
+import { selectClusters } from '../registry/select-clusters.js';
 import { MemberClient } from '../members/member-client.js';
 import { Heartbeat, type MemberHeartbeat } from '../members/heartbeat.js';
 import { discoverResource } from '../resources/discovery.js';
@@ -11,6 +11,7 @@ import type { Store } from '../store/store.js';
 import { IngestPool } from '../ingest/pool.js';
 import { Semaphore } from '../util/semaphore.js';
 import { ResourceCacher, type CacherStatus } from './cacher.js';
+import { DISCOVERY_RETRY_BASE_MS, DISCOVERY_RETRY_CAP_MS } from '../registry/defaults.js';
 
 /**
  * Keeps the running cachers equal to what the fleet configuration asks for: one member client per
@@ -271,7 +272,7 @@ export class CacheManager implements FleetMembers, ResourceCatalog, CacheHealth 
           // ask the next member
         }
       }
-      await sleep(Math.min(10_000, 500 * 2 ** attempt), undefined, { signal: this.abort.signal }).catch(() => undefined);
+      await sleep(Math.min(DISCOVERY_RETRY_CAP_MS, DISCOVERY_RETRY_BASE_MS * 2 ** attempt), undefined, { signal: this.abort.signal }).catch(() => undefined);
     }
     return undefined;
   }

@@ -10,6 +10,7 @@ import type { Change, ObjectRef, Store } from '../store/store.js';
 import type { Semaphore } from '../util/semaphore.js';
 import { Backoff } from './backoff.js';
 import { applyLinesInBatches } from './line-batches.js';
+import { LIST_PAGE_IDLE_TIMEOUT_MS, MEMBER_WATCH_IDLE_GRACE_SECONDS } from '../registry/defaults.js';
 
 /**
  * Keeps one (cluster, resource) of the store in step with its member: list in pages, then watch
@@ -36,12 +37,6 @@ export interface CacherStatus {
 // Table rows with the whole object: the member prints the cells (exactly what kubectl shows for
 // every kind, CRD columns included), and the object rides along.
 const TABLE_ACCEPT = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json';
-
-/**
- * A list page that sends nothing for this long has failed: the list backs off and starts again,
- * and its page slot goes to another member (a member lost without a reset must not hold it).
- */
-const PAGE_IDLE_TIMEOUT_MS = 60_000;
 
 /**
  * Watch lines read ahead of the store while a batch is applied (line-batches.ts): about a hundred
@@ -178,7 +173,7 @@ export class ResourceCacher {
     const fetchPage = (slot: () => void, token?: string) => {
       const q = new URLSearchParams({ limit: String(this.opts.pageSize), includeObject: 'Object' });
       if (token) q.set('continue', token);
-      const response = this.member.fetch({ path: `${this.path}?${q}`, headers: { accept: TABLE_ACCEPT }, signal: this.abort.signal, idleTimeoutMs: PAGE_IDLE_TIMEOUT_MS });
+      const response = this.member.fetch({ path: `${this.path}?${q}`, headers: { accept: TABLE_ACCEPT }, signal: this.abort.signal, idleTimeoutMs: LIST_PAGE_IDLE_TIMEOUT_MS });
       // A prefetched page nobody awaits any more (the list failed or stopped) must not crash the
       // process with an unhandled rejection; whoever awaits it still sees the error.
       response.catch(() => undefined);
@@ -296,7 +291,7 @@ export class ResourceCacher {
       path: `${this.path}?${q}`,
       headers: { accept: TABLE_ACCEPT },
       signal: this.abort.signal,
-      idleTimeoutMs: (timeoutSeconds + 90) * 1000,
+      idleTimeoutMs: (timeoutSeconds + MEMBER_WATCH_IDLE_GRACE_SECONDS) * 1000,
       lane: 'long-running',
     });
     if (res.statusCode === 410) {

@@ -1,6 +1,7 @@
 import { NAMESPACES_KEY } from '../api/resource-info.js';
 import type { Store, StoreEvent } from '../store/store.js';
 import { hncDepthsOf, NamespaceTree, SUBNAMESPACE_OF, type NamespaceFacts, type TreeProblem } from './namespace-tree.js';
+import { NAMESPACE_TREE_HISTORY, NAMESPACE_TREE_SETTLE_MS } from '../registry/defaults.js';
 
 /**
  * Every member's namespace tree, from the namespaces (and, where cached, the
@@ -16,10 +17,6 @@ import { hncDepthsOf, NamespaceTree, SUBNAMESPACE_OF, type NamespaceFacts, type 
 export const NAMESPACES = NAMESPACES_KEY;
 export const HIERARCHY_CONFIGURATIONS = 'hnc.x-k8s.io/v1alpha2/hierarchyconfigurations';
 
-/** Past trees kept per member: a watch resumed from before more moves than this lists again. */
-const HISTORY = 8;
-/** How long changes are gathered before listeners hear them (namespaces come in bursts). */
-const SETTLE_MS = 100;
 
 interface NamespaceDoc {
   metadata?: { name?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
@@ -150,7 +147,7 @@ export class NamespaceForest {
       if (mayMove && !before.has(e.cluster)) before.set(e.cluster, this.tree(e.cluster));
       if (movesHolders && /^[0-9]+$/.test(e.rv)) {
         m.past.push({ tree: this.tree(e.cluster), until: BigInt(e.rv) });
-        if (m.past.length > HISTORY) {
+        if (m.past.length > NAMESPACE_TREE_HISTORY) {
           m.past.shift();
           m.forgot = true;
         }
@@ -173,7 +170,7 @@ export class NamespaceForest {
       const relabelled = new Map([...this.relabelled].map(([cluster, names]) => [cluster, [...names]]));
       this.relabelled = new Map();
       for (const l of this.listeners) l(relabelled);
-    }, SETTLE_MS);
+    }, NAMESPACE_TREE_SETTLE_MS);
   }
 }
 

@@ -3,12 +3,14 @@ import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CacheHealth } from '../cacher/cache-manager.js';
 import type { MemberClient } from '../members/member-client.js';
-import { ConfigError, type FleetConfig } from '../registry/config.js';
+import { ConfigError } from '../registry/config.js';
+import type { FleetConfig } from '../registry/fleet-config.js';
 import type { ConfigSource, ConfigWatchHandlers } from '../registry/watch.js';
 import { isJsonObject } from '../util/json-object.js';
 import { fleetConfigFromSpec, fleetSource, secretRefs, type CredentialKind, type FleetFromSpec, type SecretRef, type SecretValue } from './fleet-spec.js';
 import { FleetStatusWriter, type FleetOutcome, type FleetStatus } from './fleet-status.js';
 import { HubWatch, type HubObject } from './hub-watch.js';
+import { FLEET_RELOAD_DEBOUNCE_MS } from '../registry/defaults.js';
 
 /**
  * The fleet configuration read from a Fleet object (`flotilla.io/v1alpha1`, cluster-scoped) on a
@@ -123,7 +125,7 @@ export class FleetSource implements ConfigSource {
     clearTimeout(this.timer);
     this.timer = setTimeout(() => {
       this.running = this.running.then(() => this.reload()).catch((e: unknown) => this.handlers?.onError(`${this.name}: ${String(e)}`));
-    }, this.opts.debounceMs ?? 100);
+    }, this.opts.debounceMs ?? FLEET_RELOAD_DEBOUNCE_MS);
   }
 
   private async reload(): Promise<void> {
@@ -250,7 +252,8 @@ export class FleetSource implements ConfigSource {
   /** At start, when the Fleet is refused: its status says why before the process exits. */
   private async writeStatusOnce(): Promise<void> {
     const none: CacheHealth = { isSynced: () => false, status: () => [], staleClusters: () => [], heartbeats: () => [] };
-    const writer = new FleetStatusWriter(this.opts.hub, this.opts.name, () => this.statusInputs(), none, this.log, 60_000);
+    // Written once, then closed: its interval never comes round.
+    const writer = new FleetStatusWriter(this.opts.hub, this.opts.name, () => this.statusInputs(), none, this.log);
     await writer.tick();
     writer.close();
   }

@@ -1,4 +1,5 @@
-import { ConfigError, parseFleetDocument, type FleetConfig } from '../registry/config.js';
+import { ConfigError, parseFleetDocument } from '../registry/config.js';
+import type { FleetConfig } from '../registry/fleet-config.js';
 import { isJsonObject } from '../util/json-object.js';
 
 /**

@@ -2,6 +2,7 @@ import type { CacheHealth } from '../cacher/cache-manager.js';
 import type { CacherStatus } from '../cacher/cacher.js';
 import type { MemberClient } from '../members/member-client.js';
 import type { MemberHeartbeat } from '../members/heartbeat.js';
+import { FLEET_CONDITION_MESSAGE_MAX, FLEET_STATUS_INTERVAL_MS } from '../registry/defaults.js';
 
 /**
  * What flotilla writes back to its Fleet (`/status`): whether the spec was taken, whether the cache
@@ -56,9 +57,6 @@ export interface StatusInputs {
   now: string;
 }
 
-/** Longest condition message written (the validation messages of a very wrong Fleet can be long). */
-const MAX_MESSAGE = 8192;
-
 export function computeFleetStatus(i: StatusInputs): FleetStatus {
   const members = i.outcome.members.map((name): FleetMemberStatus => {
     const scopes = i.cachers.filter((c) => c.cluster === name);
@@ -71,7 +69,7 @@ export function computeFleetStatus(i: StatusInputs): FleetStatus {
       connected: credential === undefined && beat !== undefined && !beat.silent && beat.lastAnswerAt !== undefined,
       syncedResources: scopes.filter((c) => c.synced).length,
       resources: scopes.length,
-      ...(lastError ? { lastError: lastError.slice(0, MAX_MESSAGE) } : {}),
+      ...(lastError ? { lastError: lastError.slice(0, FLEET_CONDITION_MESSAGE_MAX) } : {}),
     };
   });
   const gen = i.outcome.generation;
@@ -82,7 +80,7 @@ export function computeFleetStatus(i: StatusInputs): FleetStatus {
   const conditions: Omit<FleetCondition, 'lastTransitionTime'>[] = [
     accepted
       ? { type: 'Accepted', status: 'True', reason: 'Valid', message: 'the spec is the running configuration' }
-      : { type: 'Accepted', status: 'False', reason: 'Invalid', message: i.outcome.rejected!.slice(0, MAX_MESSAGE) },
+      : { type: 'Accepted', status: 'False', reason: 'Invalid', message: i.outcome.rejected!.slice(0, FLEET_CONDITION_MESSAGE_MAX) },
     ready
       ? { type: 'Ready', status: 'True', reason: 'Synced', message: 'every cached resource of every member has been listed' }
       : missing.length > 0
@@ -127,7 +125,7 @@ export class FleetStatusWriter {
     private readonly inputs: () => { outcome: FleetOutcome; current?: Partial<FleetStatus> } | undefined,
     private readonly health: CacheHealth,
     private readonly log: (line: string) => void,
-    intervalMs = 2_000,
+    intervalMs = FLEET_STATUS_INTERVAL_MS,
   ) {
     this.timer = setInterval(() => void this.tick(), intervalMs);
     this.timer.unref();

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { MemberClient } from '../members/member-client.js';
-import { ConfigError, type ClusterConfig } from '../registry/config.js';
+import { ConfigError } from '../registry/config.js';
+import type { ClusterConfig } from '../registry/fleet-config.js';
 
 /**
  * The hub (management) cluster flotilla reads its Fleet from, and whose apiserver may vouch for

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Backoff } from '../cacher/backoff.js';
 import type { MemberClient } from '../members/member-client.js';
+import { BACKOFF_BASE_MS, HUB_WATCH_BACKOFF_CAP_MS, HUB_WATCH_IDLE_GRACE_SECONDS } from '../registry/defaults.js';
 
 /** An object read from the hub, as JSON. */
 export interface HubObject {
@@ -28,7 +29,7 @@ export class HubWatch {
   error?: string;
   private rv?: string;
   private readonly abort = new AbortController();
-  private readonly backoff = new Backoff(250, 10_000);
+  private readonly backoff = new Backoff(BACKOFF_BASE_MS, HUB_WATCH_BACKOFF_CAP_MS);
   private readonly firstAttempt: Promise<void>;
   private settleFirst!: () => void;
 
@@ -97,7 +98,7 @@ export class HubWatch {
 
   private async watch(): Promise<void> {
     const path = this.url({ watch: '1', allowWatchBookmarks: 'true', resourceVersion: this.rv!, timeoutSeconds: String(this.timeoutSeconds) });
-    const res = await this.client.send({ path, headers: { accept: 'application/json' }, signal: this.abort.signal, idleTimeoutMs: (this.timeoutSeconds + 30) * 1000 });
+    const res = await this.client.send({ path, headers: { accept: 'application/json' }, signal: this.abort.signal, idleTimeoutMs: (this.timeoutSeconds + HUB_WATCH_IDLE_GRACE_SECONDS) * 1000 });
     if (res.statusCode !== 200) {
       const chunks: Buffer[] = [];
       for await (const c of res) chunks.push(c as Buffer);

@@ -3,6 +3,7 @@ import { Piscina } from 'piscina';
 import type { IngestContext } from './decode.js';
 import type { EventsResult, PageResult } from './batch.js';
 import type { IngestTask } from './worker.js';
+import { INGEST_WORKER_IDLE_MS } from '../registry/defaults.js';
 
 /**
  * The pool of ingest workers. Page and event bodies are transferred to the worker when the
@@ -16,7 +17,7 @@ export class IngestPool {
       filename: new URL('./worker.js', import.meta.url).href,
       minThreads: 1,
       maxThreads: threads,
-      idleTimeout: 60_000,
+      idleTimeout: INGEST_WORKER_IDLE_MS,
     });
   }
 

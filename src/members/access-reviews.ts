@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { ResourceAttributes } from '../api/rbac.js';
 import { serviceUnavailable } from '../api/status.js';
 import type { MemberClient } from './member-client.js';
+import { ACCESS_REVIEW_TIMEOUT_MS, ACCESS_VERDICTS_MAX, ACCESS_VERDICT_TTL_MS } from '../registry/defaults.js';
 
 /**
  * A member's own verdict on what a caller may do, by SubjectAccessReview, remembered for a few
@@ -29,16 +30,14 @@ export interface AccessVerdict {
   reason: string;
 }
 
-const REVIEW_TIMEOUT_MS = 5_000;
-
 export class AccessReviews {
   private readonly verdicts = new Map<string, AccessVerdict & { until: number }>();
   private readonly inflight = new Map<string, Promise<AccessVerdict>>();
 
   constructor(
     private readonly member: (name: string) => MemberClient | undefined,
-    private readonly ttlMs = 10_000,
-    private readonly maxVerdicts = 10_000,
+    private readonly ttlMs = ACCESS_VERDICT_TTL_MS,
+    private readonly maxVerdicts = ACCESS_VERDICTS_MAX,
   ) {}
 
   /** The verdict remembered for this question, if it has not expired. */
@@ -86,7 +85,7 @@ export class AccessReviews {
             ...('path' in attrs ? { nonResourceAttributes: attrs } : { resourceAttributes: attrs }),
           },
         }),
-        signal: AbortSignal.timeout(REVIEW_TIMEOUT_MS),
+        signal: AbortSignal.timeout(ACCESS_REVIEW_TIMEOUT_MS),
         lane: 'reviews',
       });
     } catch (e) {

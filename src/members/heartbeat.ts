@@ -1,3 +1,5 @@
+import { HEARTBEAT_MIN_PROBE_TIMEOUT_MS, HEARTBEAT_PROBE_TIMEOUT_INTERVALS } from '../registry/defaults.js';
+
 /**
  * Whether each member is answering at all. A member whose apiserver hangs (stopped, swapping, its
  * network black-holed) keeps its TCP connections open: its watches look healthy and send nothing,
@@ -6,7 +8,7 @@
  * or after a probe failed (network error, timeout, non-2xx), until the next good answer.
  *
  * One probe in flight per member at most: a member that does not answer is not sent a queue of
- * them. A probe outstanding for PROBE_TIMEOUT_INTERVALS intervals (at least MIN_PROBE_TIMEOUT_MS)
+ * them. A probe outstanding for HEARTBEAT_PROBE_TIMEOUT_INTERVALS intervals (at least HEARTBEAT_MIN_PROBE_TIMEOUT_MS)
  * is abandoned, so a connection that will never answer is replaced by a new one.
  *
  * Any other answer from the member but a 5xx (`heard`: a list page, a get) is as good as a
@@ -38,9 +40,6 @@ export interface Silence {
   forMs: number;
   error?: string;
 }
-
-const PROBE_TIMEOUT_INTERVALS = 10;
-const MIN_PROBE_TIMEOUT_MS = 5_000;
 
 interface Tracked {
   probe: Probe;
@@ -160,7 +159,7 @@ export class Heartbeat {
   private send(cluster: string, m: Tracked): void {
     const abort = new AbortController();
     const sentAt = this.now();
-    const timeoutMs = Math.max(MIN_PROBE_TIMEOUT_MS, PROBE_TIMEOUT_INTERVALS * this.intervalMs);
+    const timeoutMs = Math.max(HEARTBEAT_MIN_PROBE_TIMEOUT_MS, HEARTBEAT_PROBE_TIMEOUT_INTERVALS * this.intervalMs);
     const timeout = setTimeout(() => abort.abort(new Error(`no answer within ${timeoutMs / 1000} s`)), timeoutMs);
     timeout.unref();
     const inFlight = { sentAt, abort, timeout };

@@ -5,7 +5,8 @@ import type { Duplex, Readable } from 'node:stream';
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { KubeConfig } from '@kubernetes/client-node';
-import type { ClusterConfig } from '../registry/config.js';
+import type { ClusterConfig } from '../registry/fleet-config.js';
+import { TOKEN_FILE_REREAD_MS } from '../registry/defaults.js';
 
 /**
  * The HTTP(S) connection to one member apiserver, with the member's credentials from its
@@ -46,11 +47,6 @@ const STALE_SOCKET_ERRORS: ReadonlySet<string> = new Set(['ECONNRESET', 'EPIPE']
  */
 const RETRIED_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
 
-/**
- * How long a token read from `tokenFile` is used before the file is read again, as client-go's
- * file token source does: a projected service account token (in-cluster) is rotated in place.
- */
-export const TOKEN_FILE_REREAD_MS = 60_000;
 
 export class MemberClient {
   /** The token file (server + tokenFile configurations) and when it was last read. */

@@ -1,4 +1,4 @@
-import type { FleetConfig } from './config.js';
+import type { FleetConfig } from './fleet-config.js';
 
 /**
  * Flotilla refuses to run with no way to tell who calls it: such a flotilla could only serve every

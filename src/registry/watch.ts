@@ -1,7 +1,9 @@
 import { watch, type FSWatcher } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
-import { ConfigError, parseFleetConfig, type FleetConfig } from './config.js';
+import { ConfigError, parseFleetConfig } from './config.js';
+import type { FleetConfig } from './fleet-config.js';
+import { CONFIG_RELOAD_DEBOUNCE_MS } from './defaults.js';
 
 /**
  * Re-reads the fleet configuration when its file changes. The directory is watched, not the file:
@@ -15,7 +17,7 @@ export interface ConfigWatchHandlers {
   refuse?: (config: FleetConfig) => string | undefined;
 }
 
-export function watchFleetConfig(path: string, handlers: ConfigWatchHandlers, debounceMs = 200): { close(): void } {
+export function watchFleetConfig(path: string, handlers: ConfigWatchHandlers, debounceMs = CONFIG_RELOAD_DEBOUNCE_MS): { close(): void } {
   const file = resolve(path);
   const name = basename(file);
   let lastText: string | undefined;

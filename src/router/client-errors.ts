@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { StatusError, badRequest, writeRawStatus } from '../api/status.js';
+import { IN_FLIGHT_ANSWER_WAIT_MS } from '../registry/defaults.js';
 
 /**
  * Errors found before a request reaches a route (the HTTP parser's, the router's), answered as a
@@ -33,7 +34,7 @@ export function answerClientError(err: Error & { code?: string; rawPacket?: unkn
   const inFlight = (socket as Socket & { _httpMessage?: ServerResponse & { shouldKeepAlive?: boolean } })._httpMessage;
   if (inFlight && !inFlight.writableFinished) {
     inFlight.shouldKeepAlive = false;
-    const cap = setTimeout(() => socket.destroy(), IN_FLIGHT_WAIT_MS);
+    const cap = setTimeout(() => socket.destroy(), IN_FLIGHT_ANSWER_WAIT_MS);
     cap.unref();
     inFlight.once('close', () => {
       clearTimeout(cap);
@@ -47,9 +48,6 @@ export function answerClientError(err: Error & { code?: string; rawPacket?: unkn
 }
 
 const answering = new WeakSet<Socket>();
-
-// How long an answer in progress may hold the connection after what follows it failed to parse.
-const IN_FLIGHT_WAIT_MS = 10_000;
 
 /**
  * CONNECT asks a proxy for a tunnel; Node's server hands it to a 'connect' listener or drops

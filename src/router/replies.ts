@@ -1,6 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import type { StatusError } from '../api/status.js';
-import { AGGREGATED_DISCOVERY_V2 } from './discovery.js';
+import { AGGREGATED_DISCOVERY_V2 } from '../discovery/documents.js';
 
 /** How the plugins answer: bytes as the apiserver writes them, every error a `Status`. */
 export type { ReadQuery as Query } from '../api/list-options.js';

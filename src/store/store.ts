@@ -7,7 +7,7 @@ import { Objects, type RangeOptions } from './objects.js';
 import { SyncState } from './sync-state.js';
 import { TransactionQueue } from './transaction-queue.js';
 import type { ResourceInfo } from '../api/resource-info.js';
-import { DEFAULT_EVENT_LOG_SIZE } from '../registry/defaults.js';
+import { DEFAULT_EVENT_LOG_SIZE, OBJECTS_PER_TRANSACTION } from '../registry/defaults.js';
 import type { CacheScope, Change, ObjectRef, Snapshot, StoreEvent, StoredEntry, StoreListener, SyncRecord } from './types.js';
 
 /**
@@ -57,9 +57,6 @@ export interface StoreOptions {
   minFreeBytes?: number;
 }
 
-// Bench ingest at 300k objects: 100 per transaction 5.5k objects/s, event-loop p99 50 ms (CPU-profiled); 200: 7.5k/s, 42 ms;
-// 500: 7.1k/s, 68 ms. Larger transactions commit more cheaply per object but hold a turn longer.
-const OBJECTS_PER_TRANSACTION = 200;
 
 export class Store {
   private readonly objects: Objects;

@@ -4,7 +4,9 @@ import { editProtobufObject, isProtobuf } from '../api/protobuf-object.js';
 import { editsInPlace, tenantCells } from './object-bytes.js';
 import { sharedNameRefused } from './request-names.js';
 import { sharedName } from './tenant.js';
-import { objectToMember, objectToTenant, patchToMember, type ObjectNaming } from './object-names.js';
+import { objectToMember, objectToTenant } from './document-names.js';
+import type { ObjectNaming } from './naming-direction.js';
+import { patchToMember } from './patch-names.js';
 import { isJsonObject } from '../util/json-object.js';
 import { checkTenantRbacWrite } from './write-rules.js';
 

@@ -2,14 +2,16 @@ import { QUOTE, memberValueAt, objectMembers } from '../util/json-members.js';
 import type { CutBytes } from '../util/byte-edits.js';
 import { storedObjectLead } from '../ingest/decode.js';
 import type { Tenant } from './tenant.js';
-import { namesOtherObjects, objectToTenant, type ObjectNaming } from './object-names.js';
+import { objectToTenant } from './document-names.js';
+import { namesOtherObjects } from './kind-references.js';
+import type { ObjectNaming } from './naming-direction.js';
 
 /**
  * A stored object's bytes as a tenant reads them. Most objects name the tenant's names in one
  * place only, `metadata.namespace`: those are edited in place (the prefix cut out of that one
  * string), which costs a scan of the metadata. Objects of kinds that reference other objects by
  * name (RBAC, events, endpoints, CRDs, namespaces themselves, custom resources of the tenant's
- * own groups) are parsed and rewritten whole (object-names.ts).
+ * own groups) are parsed and rewritten whole (document-names.ts).
  */
 
 /** Whether a kind's objects can take the in-place edit: namespaced, not referencing, not of a tenant's CRD group. */

@@ -6,10 +6,10 @@
  * *and* the separator: `abc-x` is never tenant `ab`'s.
  *
  * Pure naming: no I/O, no configuration reading. What rewrites objects, paths and messages builds
- * on these (object-names.ts, request-names.ts).
+ * on these (document-names.ts, request-names.ts).
  */
 
-import type { ClusterScopedPolicy, TenantSpec } from '../registry/config.js';
+import type { ClusterScopedPolicy, TenantSpec } from '../registry/fleet-config.js';
 
 export type { ClusterScopedPolicy, TenantSpec };
 

@@ -4,7 +4,7 @@ import type { Tenant } from './tenant.js';
 
 /**
  * What a tenant's RBAC write may say, where renaming alone cannot keep it inside the tenant
- * (request-rules.ts admits the request; object-names.ts renames the body; this reads the result,
+ * (request-rules.ts admits the request; document-names.ts renames the body; this reads the result,
  * in the member's names):
  * - a subject is the tenant's own (`Tenant.ownsSubject`): binding the fleet's users or groups, or
  *   another tenant's, would hand them the tenant's roles or the tenant theirs;

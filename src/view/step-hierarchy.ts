@@ -4,6 +4,7 @@ import { TREE_LABEL_SUFFIX, type NamespaceTree } from '../hierarchy/namespace-tr
 import { hierarchyApplies, isGet } from './step-label-selector.js';
 import type { ViewStep } from './view-step.js';
 import type { Presentation } from './read-view.js';
+import { TREE_SELECTIONS_MAX } from '../registry/defaults.js';
 
 /**
  * Hierarchy selectors (HNC's): a label requirement on `<ancestor>.tree.hnc.x-k8s.io/depth`
@@ -38,7 +39,6 @@ interface Selection {
 }
 
 /** What a tree selects, kept with the tree (a changed member has a new tree) per requirement set. */
-const MAX_SELECTIONS_PER_TREE = 1000;
 const selections = new WeakMap<NamespaceTree, Map<string, Selection>>();
 
 function selectionOf(tree: NamespaceTree, wanted: LabelSelector, wantedKey: string): Selection {
@@ -47,7 +47,7 @@ function selectionOf(tree: NamespaceTree, wanted: LabelSelector, wantedKey: stri
   let s = byKey.get(wantedKey);
   if (s) return s;
   // Bounded: a caller sending ever new selectors must not grow what a tree keeps.
-  if (byKey.size >= MAX_SELECTIONS_PER_TREE) byKey.clear();
+  if (byKey.size >= TREE_SELECTIONS_MAX) byKey.clear();
   // Only a subtree can meet a requirement that needs its ancestor: test those candidates alone.
   const anchor = wanted.find(needsAncestor);
   const candidates = anchor ? tree.subtree(ancestorOf(anchor.key)) : [...tree.namespaces()];

@@ -1,7 +1,7 @@
 import { RENAMED_OWNERS_FIELD, fieldIndexKey, type MetaRecord } from '../store/meta-record.js';
 import { CRDS, resourceName, type ResourcePolicy } from '../tenancy/tenant.js';
 import { storedMetadataAt, editsInPlace, namespaceCut, rewrittenForTenant, tenantCells } from '../tenancy/object-bytes.js';
-import type { ObjectNaming } from '../tenancy/object-names.js';
+import type { ObjectNaming } from '../tenancy/naming-direction.js';
 import { storeKeyToTenant } from '../tenancy/request-names.js';
 import type { Presentation } from './read-view.js';
 import type { ViewStep } from './view-step.js';

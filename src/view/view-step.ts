@@ -2,7 +2,7 @@ import type { LabelSelector } from '../api/label-selector.js';
 import type { FieldSelector } from '../api/field-selector.js';
 import type { AccessSet } from '../api/rbac.js';
 import type { NamespaceTree } from '../hierarchy/namespace-tree.js';
-import type { ObjectNaming } from '../tenancy/object-names.js';
+import type { ObjectNaming } from '../tenancy/naming-direction.js';
 import { ReadView, joined, type ObjectPredicate, type Presentation } from './read-view.js';
 
 /**

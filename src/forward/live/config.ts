@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { FleetMembers } from '../../cacher/cache-manager.js';
 import type { LiveReadStats } from '../../metrics/metrics.js';
-import { MEMBER_FAN_OUT } from '../../registry/defaults.js';
+import type { LiveReadsConfig } from '../../registry/fleet-config.js';
 import type { TenantNames } from '../../tenancy/answers.js';
 import type { LiveBufferHold, LiveReadLimits } from '../live-read-limits.js';
 
@@ -9,21 +9,8 @@ import type { LiveBufferHold, LiveReadLimits } from '../live-read-limits.js';
  * Live reads: a get, list or watch of a resource flotilla does not cache is asked of the members
  * themselves, as the caller (member-fan-out.ts), and the answers merged as a cached list is shown
  * (live-read.ts). This is what they are configured with and given, and whether a resource is read
- * live at all.
+ * live at all (its configuration: LiveReadsConfig, registry/fleet-config.ts).
  */
-export interface LiveReadsConfig {
-  /** Whether uncached resources are read live at all. */
-  enabled: boolean;
-  /** Resources never read live, as kubectl names them: `secrets`, `leases.coordination.k8s.io`. */
-  exclude: string[];
-  /** Members one list or get asks at once (default MEMBER_FAN_OUT). */
-  concurrency?: number;
-  /** The members' answers all live reads may hold at once, in MiB (live-read-limits.ts; default LIVE_BUFFER_MIB). */
-  maxBufferMiB?: number;
-  /** Live watches open at once (live-read-limits.ts; default LIVE_WATCHES). */
-  maxWatches?: number;
-}
-
 export interface LiveReadDeps {
   fleet: FleetMembers;
   config: LiveReadsConfig;
@@ -56,7 +43,7 @@ export function liveStatus(config: LiveReadsConfig, limits?: LiveReadLimits): { 
     enabled: config.enabled,
     served: config.enabled ? 'every resource the members serve that flotilla does not cache, except those excluded' : 'none',
     exclude: [...config.exclude],
-    concurrency: config.concurrency ?? MEMBER_FAN_OUT,
+    concurrency: config.concurrency,
     ...(limits ? limits.stats() : {}),
   };
 }

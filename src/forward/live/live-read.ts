@@ -6,7 +6,7 @@ import { notServed } from '../../api/status.js';
 import { watchRequested } from '../../api/list-options.js';
 import { warningHeader as warning } from '../../api/warning.js';
 import { TREE_LABEL_SUFFIX } from '../../hierarchy/namespace-tree.js';
-import { MEMBER_FAN_OUT, MEMBER_READ_TIMEOUT_MS } from '../../registry/defaults.js';
+import { MEMBER_READ_TIMEOUT_MS } from '../../registry/defaults.js';
 import { asCaller } from '../member-fan-out.js';
 import type { ResourceTarget } from '../owner.js';
 import { servedLive, type LiveReadDeps } from './config.js';
@@ -67,7 +67,7 @@ export async function liveRead(req: FastifyRequest, reply: FastifyReply, deps: L
       const q = query.toString();
       return { cluster: clusterOf(source), path: q ? `${own}?${q}` : own, headers };
     },
-    bounds: { concurrency: deps.config.concurrency ?? MEMBER_FAN_OUT, timeoutMs: MEMBER_READ_TIMEOUT_MS, ...(deps.hold ? { budget: deps.hold } : {}) },
+    bounds: { concurrency: deps.config.concurrency, timeoutMs: MEMBER_READ_TIMEOUT_MS, ...(deps.hold ? { budget: deps.hold } : {}) },
   };
   // Hierarchy selectors are flotilla's (the namespace tree of cached namespaces): the members get
   // the rest of the selector, and what they answer is kept where the tree selects it. Without a

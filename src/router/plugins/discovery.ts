@@ -3,14 +3,18 @@ import type { FleetMembers } from '../../cacher/cache-manager.js';
 import { serviceUnavailable } from '../../api/status.js';
 import type { IncomingMessage } from 'node:http';
 import type { Tenant } from '../../tenancy/tenant.js';
-import { aggregatedDiscovery, tenantDocuments, type FleetDiscovery, type FleetDocuments, group, groupList, legacyVersions, resourceList, servesGroupVersion, wantsAggregated } from '../discovery.js';
+import type { FleetDiscovery } from '../../discovery/fleet-discovery.js';
+import { aggregatedDiscovery, group, groupList, legacyVersions, resourceList, servesGroupVersion, wantsAggregated } from '../../discovery/documents.js';
+import { tenantDocuments } from '../../discovery/tenant-view.js';
+import type { FleetDocuments } from '../../discovery/union.js';
 import { CLUSTER_PREFIXES, targetOf } from '../target.js';
 import { notServed, one, sendAggregated, sendJson, type Query } from '../replies.js';
 import { FLEET_GROUP, FLEET_VERSION, cameUnderFleetPath } from '../../api/fleet-path.js';
+import { MEMBER_OPENAPI_TIMEOUT_MS, VERSION_CACHE_TTL_MS } from '../../registry/defaults.js';
 
 /**
  * What the API serves: discovery (legacy and aggregated v2), the union of the members' own
- * (src/router/discovery.ts), and the members' `/version` and schema documents (`/openapi/…`),
+ * (src/discovery/), and the members' `/version` and schema documents (`/openapi/…`),
  * which kubectl explain and apply read. Members run one release, so any member's version will do.
  * Under `/clusters/<name>/`, discovery, `/version` and the schema are that member's own answers.
  */
@@ -149,7 +153,7 @@ export const discoveryPlugin: FastifyPluginAsync<DiscoveryOptions> = async (app,
 
   /** The members' version (one release across the fleet), or the addressed member's. */
   async function version(cluster: string | undefined): Promise<Buffer> {
-    if (cluster === undefined && versionCache && Date.now() - versionCache.at < 60_000) return versionCache.body;
+    if (cluster === undefined && versionCache && Date.now() - versionCache.at < VERSION_CACHE_TTL_MS) return versionCache.body;
     for (const name of cluster !== undefined ? [cluster] : fleet.clusterNames()) {
       try {
         const res = await fleet.member(name)!.fetch({ path: '/version', headers: { accept: 'application/json' } });
@@ -227,7 +231,7 @@ export const discoveryPlugin: FastifyPluginAsync<DiscoveryOptions> = async (app,
     // Asked all at once, merged in configuration order.
     const indexes = await Promise.all(names.map(async (name) => {
       try {
-        const res = await fleet.member(name)!.fetch({ path: '/openapi/v3', headers: { accept: 'application/json' }, signal: AbortSignal.timeout(10_000) });
+        const res = await fleet.member(name)!.fetch({ path: '/openapi/v3', headers: { accept: 'application/json' }, signal: AbortSignal.timeout(MEMBER_OPENAPI_TIMEOUT_MS) });
         return res.status === 200 ? JSON.parse(res.body.toString('utf8')) as { paths?: Record<string, unknown> } : undefined;
       } catch {
         return undefined; // the others answer

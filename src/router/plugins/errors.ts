@@ -8,6 +8,7 @@ import { answerConnect } from '../client-errors.js';
 import { hasBody } from '../../forward/streaming.js';
 import { notServed, sendStatus } from '../replies.js';
 import { targetOf } from '../target.js';
+import { BODY_DRAIN_WAIT_MS } from '../../registry/defaults.js';
 
 /**
  * Every failure is a Kubernetes `Status`: thrown StatusErrors as they are, fastify's own 4xx with
@@ -19,9 +20,6 @@ export interface ErrorsOptions {
   fleet: FleetMembers;
 }
 
-// How long an answer waits for a GET body still arriving: a body flotilla accepts arrives in far
-// less; a client that announces one it never sends gets its answer after this.
-const BODY_DRAIN_WAIT_MS = 2000;
 
 const errors: FastifyPluginAsync<ErrorsOptions> = async (app, { fleet }) => {
   app.server.on('connect', (_req: IncomingMessage, socket: Socket) => answerConnect(socket));

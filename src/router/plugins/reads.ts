@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { FleetMembers, ResourceCatalog } from '../../cacher/cache-manager.js';
 import { gvrKey } from '../../api/resource-info.js';
-import type { LiveReadsConfig } from '../../forward/live/config.js';
+import type { LiveReadsConfig } from '../../registry/fleet-config.js';
 import type { LiveReadLimits } from '../../forward/live-read-limits.js';
 import { CLUSTER_PREFIXES, targetOf } from '../target.js';
 import { notServed } from '../replies.js';

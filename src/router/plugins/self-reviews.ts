@@ -10,6 +10,7 @@ import { notServed, sendJson } from '../replies.js';
 import { requirePlainObject } from '../../api/negotiate.js';
 import type { Tenant } from '../../tenancy/tenant.js';
 import { bodyBytes } from '../../api/write-body.js';
+import { RULES_REVIEW_TIMEOUT_MS } from '../../registry/defaults.js';
 
 /**
  * Who am I and can I, answered by flotilla for the fleet (`kubectl auth whoami`, `auth can-i`,
@@ -26,7 +27,6 @@ export interface SelfReviewsOptions {
 
 const AUTHN = 'authentication.k8s.io';
 const AUTHZ = 'authorization.k8s.io';
-const RULES_TIMEOUT_MS = 10_000;
 
 interface AccessReviewSpec {
   resourceAttributes?: Partial<ResourceAttributes> & { version?: string };
@@ -82,7 +82,7 @@ export const selfReviewsPlugin: FastifyPluginAsync<SelfReviewsOptions> = async (
       path: (req.url.split('?')[0] ?? '').replace(/^\/clusters\/[^/]+/, ''),
       headers: { ...(await callers.headersFor(req.raw)), 'content-type': type, accept: 'application/json' },
       body,
-      signal: AbortSignal.timeout(RULES_TIMEOUT_MS),
+      signal: AbortSignal.timeout(RULES_REVIEW_TIMEOUT_MS),
     });
     if (res.status !== 201 && res.status !== 200) throw badRequest(`cluster ${cluster} could not read the review (HTTP ${res.status}): ${res.body.toString('utf8').slice(0, 200)}`);
     return JSON.parse(res.body.toString('utf8')) as unknown;
@@ -156,7 +156,7 @@ export const selfReviewsPlugin: FastifyPluginAsync<SelfReviewsOptions> = async (
           path: `/apis/${AUTHZ}/v1/selfsubjectrulesreviews`,
           headers: { ...headers, 'content-type': contentType, accept: 'application/json' },
           body,
-          signal: AbortSignal.timeout(RULES_TIMEOUT_MS),
+          signal: AbortSignal.timeout(RULES_REVIEW_TIMEOUT_MS),
         });
         if (res.status === 400) throw badRequest(`cluster ${cluster}: ${res.body.toString('utf8').slice(0, 300)}`);
         if (res.status !== 201 && res.status !== 200) throw new Error(`HTTP ${res.status}: ${res.body.toString('utf8').slice(0, 200)}`);

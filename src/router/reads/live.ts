@@ -1,5 +1,6 @@
 import { outsideCache } from '../../cacher/cache-manager.js';
-import { servedLive, type LiveReadsConfig } from '../../forward/live/config.js';
+import { servedLive } from '../../forward/live/config.js';
+import type { LiveReadsConfig } from '../../registry/fleet-config.js';
 import type { LiveReader } from './read-live.js';
 import type { ReadHandler } from './read-handler.js';
 

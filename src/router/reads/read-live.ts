@@ -7,7 +7,8 @@ import { formatLabelSelector, parseLabelSelector } from '../../api/label-selecto
 import type { ResourceTarget } from '../../forward/owner.js';
 import type { ForwardDeps } from '../../forward/writes.js';
 import { liveRead } from '../../forward/live/live-read.js';
-import type { LiveReadDeps, LiveReadsConfig } from '../../forward/live/config.js';
+import type { LiveReadDeps } from '../../forward/live/config.js';
+import type { LiveReadsConfig } from '../../registry/fleet-config.js';
 import type { LiveReadLimits } from '../../forward/live-read-limits.js';
 import type { Store } from '../../store/store.js';
 import type { TenantNames } from '../../tenancy/answers.js';

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { defaultLiveReads } from '../../../src/registry/defaults.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { int64Param, refuseVersionWithContinue, watchRequested } from '../../../src/api/list-options.js';
 import { StatusError } from '../../../src/api/status.js';
@@ -58,7 +59,7 @@ describe('a live read answers list options as a cached read does', () => {
     const asked: string[] = [];
     const deps: LiveReadDeps = {
       fleet: { clusterNames: () => ['east'], member: (c) => void asked.push(c) },
-      config: { enabled: true, exclude: [] },
+      config: { ...defaultLiveReads(), enabled: true, exclude: [] },
       callerHeaders: async () => ({}),
     };
     const req = { url: `/api/v1/configmaps?${query}`, headers: {}, raw: {} } as unknown as FastifyRequest;

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { IncomingMessage } from 'node:http';
-import { Authenticator, REVIEW_TIMEOUT_MS } from '../../../src/auth/authenticator.js';
+import { Authenticator } from '../../../src/auth/authenticator.js';
+import { TOKEN_REVIEW_TIMEOUT_MS as REVIEW_TIMEOUT_MS } from '../../../src/registry/defaults.js';
 import type { MemberClient, MemberRequest } from '../../../src/members/member-client.js';
 
 /**

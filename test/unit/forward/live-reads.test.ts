@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, parseFleetConfig } from '../../../src/registry/config.js';
-import { LIVE_BUFFER_MIB, LIVE_WATCHES, MEMBER_FAN_OUT } from '../../../src/registry/defaults.js';
+import { LIVE_BUFFER_MIB, LIVE_WATCHES, MEMBER_FAN_OUT, defaultLiveReads } from '../../../src/registry/defaults.js';
 import { servedLive } from '../../../src/forward/live/config.js';
 import { chooseLiveGet } from '../../../src/forward/live/get.js';
 import { decodeLiveContinue, encodeLiveContinue, shareLimit } from '../../../src/forward/live/list-paging.js';
@@ -21,7 +21,7 @@ describe('live reads configuration (options.liveReads)', () => {
     expect(servedLive(c.options.liveReads, 'coordination.k8s.io', 'leases')).toBe(false);
     expect(servedLive(c.options.liveReads, '', 'events')).toBe(true);
     expect(servedLive(c.options.liveReads, 'events.k8s.io', 'events')).toBe(true);
-    expect(servedLive({ enabled: false, exclude: [] }, '', 'events')).toBe(false);
+    expect(servedLive({ ...defaultLiveReads(), enabled: false, exclude: [] }, '', 'events')).toBe(false);
   });
   it('names every mistake with its path', () => {
     const bad = () => parse('options: { liveReads: { enabled: yes please, exclude: [Secrets, 3], other: 1 } }');

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { authenticationProblem } from '../../../src/registry/authentication-required.js';
-import { ConfigError, parseFleetConfig, selectClusters } from '../../../src/registry/config.js';
+import { ConfigError, parseFleetConfig } from '../../../src/registry/config.js';
+import { selectClusters } from '../../../src/registry/select-clusters.js';
 
 const parse = (text: string) => parseFleetConfig(text, '/etc/flotilla/fleet.yaml');
 

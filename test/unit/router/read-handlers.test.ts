@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { defaultLiveReads } from '../../../src/registry/defaults.js';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import type { ResourceTarget } from '../../../src/forward/owner.js';
-import type { LiveReadsConfig } from '../../../src/forward/live/config.js';
+import type { LiveReadsConfig } from '../../../src/registry/fleet-config.js';
 import { readHandlers, readsPlugin, type ReadsOptions } from '../../../src/router/plugins/reads.js';
 import { errorsPlugin } from '../../../src/router/plugins/errors.js';
 import type { CachedResource, FleetMembers, ResourceCatalog } from '../../../src/cacher/cache-manager.js';
@@ -15,7 +16,7 @@ function handlersWith(live?: LiveReadsConfig) {
   return readHandlers({ ...(live ? { live } : {}) } as unknown as ReadsOptions);
 }
 
-const LIVE: LiveReadsConfig = { enabled: true, exclude: ['secrets'] };
+const LIVE: LiveReadsConfig = { ...defaultLiveReads(), enabled: true, exclude: ['secrets'] };
 
 /** A cached resource: pods unless `info` says otherwise (what handlers read of it: its name, scope, clusters, namespaces). */
 function pods(over: { info?: { group: string; resource: string; kind: string; namespaced: boolean }; clusters?: string[]; namespaces?: string[] } = {}): CachedResource {
@@ -87,7 +88,7 @@ describe('read handlers: which one serves a read, in their order', () => {
     const secrets = pods({ info: { group: '', resource: 'secrets', kind: 'Secret', namespaced: true } });
     expect(chosen(readOf({ resource: 'secrets', namespace: 'ns' }, { resource: secrets, accept: PROTOBUF }))).toBe('cached');
     expect(chosen(readOf({ namespace: 'ns' }, { resource: pods(), accept: PROTOBUF }), null)).toBe('cached');
-    expect(chosen(readOf({ namespace: 'ns' }, { resource: pods(), accept: PROTOBUF }), { enabled: false, exclude: [] })).toBe('cached');
+    expect(chosen(readOf({ namespace: 'ns' }, { resource: pods(), accept: PROTOBUF }), { ...defaultLiveReads(), enabled: false, exclude: [] })).toBe('cached');
   });
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FleetDiscovery } from '../../../src/router/discovery.js';
+import { FleetDiscovery } from '../../../src/discovery/fleet-discovery.js';
 import type { FleetMembers, ResourceCatalog } from '../../../src/cacher/cache-manager.js';
 import type { MemberClient } from '../../../src/members/member-client.js';
 

@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { editsInPlace, namespaceCut, rewrittenForTenant } from '../../../src/tenancy/object-bytes.js';
-import { namesOtherObjects, type KindLookup, type ObjectNaming } from '../../../src/tenancy/object-names.js';
+import { namesOtherObjects } from '../../../src/tenancy/kind-references.js';
+import type { KindLookup, ObjectNaming } from '../../../src/tenancy/naming-direction.js';
 import { Tenant } from '../../../src/tenancy/tenant.js';
 
 /**
  * Which kinds a tenant's read may edit in place (object-bytes.ts: the prefix cut from
  * `metadata.namespace`) is decided by the kinds the whole rewrite renames beyond the metadata
- * (object-names.ts): an object of every kind, in the member's names, shown both ways.
+ * (document-names.ts): an object of every kind, in the member's names, shown both ways.
  */
 const RBAC = 'rbac.authorization.k8s.io';
 const tenant = new Tenant({ id: 'acme', users: [], groups: [], clusterScoped: { persistentvolumes: 'owned' } });

@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { objectToMember, objectToTenant, patchToMember, type KindLookup, type ObjectNaming, type PatchTarget } from '../../../src/tenancy/object-names.js';
+import { objectToMember, objectToTenant } from '../../../src/tenancy/document-names.js';
+import type { KindLookup, ObjectNaming } from '../../../src/tenancy/naming-direction.js';
+import { patchToMember, type PatchTarget } from '../../../src/tenancy/patch-names.js';
 import { sharedName, Tenants, type ClusterScopedPolicy, type Tenant } from '../../../src/tenancy/tenant.js';
-import { clashingTenantIds } from '../../../src/registry/config.js';
+import { clashingTenantIds } from '../../../src/registry/config-tenants.js';
 
 type Json = Record<string, unknown>;
 

@@ -4,7 +4,7 @@ import { Tenants } from '../../../src/tenancy/tenant.js';
 import { decodeContinue, encodeContinue } from '../../../src/api/global-rv.js';
 import type { StatusError } from '../../../src/api/status.js';
 import { bodyToMember } from '../../../src/tenancy/answers.js';
-import { objectToMember } from '../../../src/tenancy/object-names.js';
+import { objectToMember } from '../../../src/tenancy/document-names.js';
 
 /** A tenant's request URL in the member's names (the edge rewrite), and what it may not name. */
 const [acme] = new Tenants([

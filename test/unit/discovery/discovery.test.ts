@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { aggregatedDiscovery, fleetDocuments, group, groupList, legacyVersions, resourceList } from '../../../src/router/discovery.js';
+import { aggregatedDiscovery, group, groupList, legacyVersions, resourceList } from '../../../src/discovery/documents.js';
+import { fleetDocuments } from '../../../src/discovery/union.js';
 import type { CachedResource } from '../../../src/cacher/cache-manager.js';
 import type { DiscoveryDocuments } from '../../../src/resources/discovery.js';
 
