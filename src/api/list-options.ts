@@ -36,8 +36,9 @@ export function refuseVersionWithContinue(resourceVersion: QueryValue): void {
 /** A query as a router hands it over: each parameter's values, the first one read. */
 export type ReadQuery = Readonly<Record<string, string | readonly string[] | undefined>>;
 
-/** A query parameter's first value. */
-export function one(query: ReadQuery, name: string): string | undefined {
+/** A query parameter's first value, from fastify's parsed query or the URL's own parameters. */
+export function one(query: ReadQuery | URLSearchParams, name: string): string | undefined {
+  if (query instanceof URLSearchParams) return query.get(name) ?? undefined;
   const v = query[name];
   return typeof v === 'string' ? v : v?.[0];
 }
@@ -76,7 +77,7 @@ export interface ReadRequest {
  * where they may not stand (422, every cause at once), a limit or timeoutSeconds that is not an
  * int64 (400), a resourceVersion beside a continue token (422). In that order.
  */
-export function parseReadRequest(query: ReadQuery, named: boolean): ReadRequest {
+export function parseReadRequest(query: ReadQuery | URLSearchParams, named: boolean): ReadRequest {
   const watching = watchRequested(one(query, 'watch'));
   const verb: ReadVerb = watching ? 'watch' : named ? 'get' : 'list';
   const includeObject = one(query, 'includeObject');

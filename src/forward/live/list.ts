@@ -1,6 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import { decodeGlobalRV, encodeGlobalRV } from '../../api/global-rv.js';
-import { int64Param, refuseVersionWithContinue } from '../../api/list-options.js';
+import type { ReadRequest } from '../../api/list-options.js';
 import { PROTOBUF_CONTENT_TYPE } from '../../api/protobuf-object.js';
 import { writeProtobufList, type ListMetaFields } from '../../api/protobuf-list.js';
 import { expired } from '../../api/status.js';
@@ -21,16 +21,15 @@ import type { LiveReadDeps } from './config.js';
  * carries each source's own (list-paging.ts). A member that fails or refuses the caller is named
  * in a Warning and the others still answer.
  */
-export async function liveList(reply: FastifyReply, deps: LiveReadDeps, sources: readonly string[], params: URLSearchParams, ask: LiveAsk, notes: readonly string[], protobuf: boolean): Promise<FastifyReply> {
-  const continueText = params.get('continue');
-  const rvText = params.get('resourceVersion');
-  const limit = int64Param('limit', params.get('limit')) ?? 0;
+export async function liveList(reply: FastifyReply, deps: LiveReadDeps, sources: readonly string[], params: URLSearchParams, read: ReadRequest, ask: LiveAsk, notes: readonly string[], protobuf: boolean): Promise<FastifyReply> {
+  const continueText = read.continue;
+  const rvText = read.resourceVersion;
+  const limit = read.limit ?? 0;
   const token = continueText ? decodeLiveContinue(deps.tenant ? unsealedForTenant(continueText) : continueText) : undefined;
-  if (token) refuseVersionWithContinue(rvText);
   const since = !token && rvText && rvText !== '0' ? decodeGlobalRV(rvText) : undefined;
   const query = new URLSearchParams(params);
   for (const p of ['continue', 'resourceVersion', 'resourceVersionMatch', 'limit']) query.delete(p);
-  const rvMatch = params.get('resourceVersionMatch');
+  const rvMatch = read.resourceVersionMatch;
   // Members still to read: all of them, or those the token carries (in the fleet's order).
   let pending = token ? sources.filter((c) => c in token.live) : [...sources];
   const results: MemberResult[] = [];

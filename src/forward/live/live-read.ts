@@ -3,7 +3,7 @@ import { canonicalPath } from '../../api/request-info.js';
 import { negotiate, protobufOnly, type ResponseForm } from '../../api/negotiate.js';
 import { PROTOBUF_CONTENT_TYPE } from '../../api/protobuf-object.js';
 import { notServed } from '../../api/status.js';
-import { watchRequested } from '../../api/list-options.js';
+import { parseReadRequest } from '../../api/list-options.js';
 import { warningHeader as warning } from '../../api/warning.js';
 import { TREE_LABEL_SUFFIX } from '../../hierarchy/namespace-tree.js';
 import { MEMBER_READ_TIMEOUT_MS } from '../../registry/defaults.js';
@@ -49,7 +49,9 @@ function accepted(form: ResponseForm, list: boolean): string {
 export async function liveRead(req: FastifyRequest, reply: FastifyReply, deps: LiveReadDeps, target: ResourceTarget, fleetClusters?: readonly string[]): Promise<FastifyReply> {
   if (!servedLive(deps.config, target.group, target.resource)) throw notServed();
   const params = new URLSearchParams(req.url.includes('?') ? req.url.slice(req.url.indexOf('?') + 1) : '');
-  const watching = watchRequested(params.get('watch'));
+  // The apiserver's checks of the options, as a cached read makes them, before any member is asked.
+  const read = parseReadRequest(params, target.name !== undefined);
+  const watching = read.verb === 'watch';
   if (target.subresource !== undefined && (target.name === undefined || watching || !LIVE_SUBRESOURCES.has(target.subresource))) throw notServed();
   const list = target.name === undefined;
   // Protobuf, for a client that takes nothing else: the members' own encoding, edited as it
@@ -91,7 +93,7 @@ export async function liveRead(req: FastifyRequest, reply: FastifyReply, deps: L
   const hold = deps.hold && !watching ? deps.hold : undefined;
   const state: LiveReplyState = { ...(edits ? { edits } : {}), ...(hold ? { hold } : {}) };
   if (edits || hold) reply.liveRead = state;
-  if (watching) return liveWatch(reply, deps, clusters, params, path, { ...headers, accept: protobuf ? PROTOBUF_CONTENT_TYPE : accepted(form, false) }, notes, protobuf);
+  if (watching) return liveWatch(reply, deps, clusters, params, read, path, { ...headers, accept: protobuf ? PROTOBUF_CONTENT_TYPE : accepted(form, false) }, notes, protobuf);
   if (!list) return liveGet(reply, deps, clusters, params, ask, target, protobuf);
-  return liveList(reply, deps, sourcesOf(deps, target, clusters), params, ask, notes, protobuf);
+  return liveList(reply, deps, sourcesOf(deps, target, clusters), params, read, ask, notes, protobuf);
 }

@@ -2,6 +2,7 @@ import type { FastifyReply } from 'fastify';
 import { StringDecoder } from 'node:string_decoder';
 import { protobufEventEdit, splicedWatchEvent, stampObject } from '../../api/fleet-object/index.js';
 import { decodeGlobalRV, encodeGlobalRV } from '../../api/global-rv.js';
+import type { ReadRequest } from '../../api/list-options.js';
 import { editProtobufObject } from '../../api/protobuf-object.js';
 import { PROTOBUF_WATCH_CONTENT_TYPE, WatchFrames, lengthPrefixed, readWatchEvent, watchEventFrame } from '../../api/protobuf-watch.js';
 import { CLUSTER_COLUMN, clusterColumnAt, withCluster } from '../../api/table.js';
@@ -34,8 +35,8 @@ function endsInitialEvents(obj: Doc): boolean {
  * the last resourceVersion it saw rather than miss a member's events. Tables: the Cluster column
  * after the name, column definitions in the first event only.
  */
-export async function liveWatch(reply: FastifyReply, deps: LiveReadDeps, clusters: readonly string[], params: URLSearchParams, path: string, headers: Record<string, string | string[]>, notes: readonly string[], protobuf: boolean): Promise<FastifyReply> {
-  const rvText = params.get('resourceVersion');
+export async function liveWatch(reply: FastifyReply, deps: LiveReadDeps, clusters: readonly string[], params: URLSearchParams, read: ReadRequest, path: string, headers: Record<string, string | string[]>, notes: readonly string[], protobuf: boolean): Promise<FastifyReply> {
+  const rvText = read.resourceVersion;
   const since = rvText && rvText !== '0' ? decodeGlobalRV(rvText) : undefined;
   const query = new URLSearchParams(params);
   query.delete('resourceVersion');
