@@ -36,7 +36,7 @@ function isBlank(bytes: Buffer, from: number, to: number): boolean {
 }
 
 /** Each line of `lines` (without its newline) that carries something, in order; a last line needs no newline. */
-export function* eachWatchLine(lines: Buffer): Generator<Buffer> {
+export function* splitWatchLines(lines: Buffer): Generator<Buffer> {
   for (let start = 0; start < lines.length; ) {
     const newline = lines.indexOf(NEWLINE, start);
     const end = newline < 0 ? lines.length : newline;
@@ -48,6 +48,6 @@ export function* eachWatchLine(lines: Buffer): Generator<Buffer> {
 const OBJECT_END = Buffer.from('}\n');
 
 /** A WatchEvent's line: the event's type, then the object's JSON as given. */
-export function watchEventLine(type: string, object: Buffer | string): Buffer {
+export function frameWatchEvent(type: string, object: Buffer | string): Buffer {
   return Buffer.concat([Buffer.from(`{"type":"${type}","object":`), typeof object === 'string' ? Buffer.from(object) : object, OBJECT_END]);
 }

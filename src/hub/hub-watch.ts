@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Backoff } from '../cacher/backoff.js';
 import type { MemberClient } from '../members/member-client.js';
 import { BACKOFF_BASE_MS, HUB_WATCH_BACKOFF_CAP_MS, HUB_WATCH_IDLE_GRACE_SECONDS } from '../registry/defaults.js';
-import { WatchLines, eachWatchLine } from '../api/json-watch.js';
+import { WatchLines, splitWatchLines } from '../api/json-watch.js';
 
 /** An object read from the hub, as JSON. */
 export interface HubObject {
@@ -108,7 +108,7 @@ export class HubWatch {
     }
     const lines = new WatchLines();
     for await (const chunk of res) {
-      for (const line of eachWatchLine(lines.push(chunk as Buffer))) this.event(JSON.parse(line.toString('utf8')) as WatchEvent);
+      for (const line of splitWatchLines(lines.push(chunk as Buffer))) this.event(JSON.parse(line.toString('utf8')) as WatchEvent);
     }
   }
 

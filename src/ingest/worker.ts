@@ -1,7 +1,7 @@
 import { move, transferableSymbol, valueSymbol } from 'piscina';
 import { decodeListPage, decodeWatchLine, type DecodedObject, type IngestContext } from './decode.js';
 import { type TableColumn } from '../api/table.js';
-import { eachWatchLine } from '../api/json-watch.js';
+import { splitWatchLines } from '../api/json-watch.js';
 import { encodeObjects, EVENT_TYPES, type EventsResult, type PageResult } from './batch.js';
 
 /**
@@ -34,7 +34,7 @@ export function decodeEventsTask(body: Uint8Array, ctx: IngestContext): EventsRe
   const objects: DecodedObject[] = [];
   let columns: TableColumn[] | undefined;
   let error: EventsResult['error'];
-  for (const line of eachWatchLine(buf)) {
+  for (const line of splitWatchLines(buf)) {
     const ev = decodeWatchLine(line, ctx);
     types.push(EVENT_TYPES.indexOf(ev.type));
     if (ev.type === 'ERROR') {

@@ -1,6 +1,6 @@
 import { gvrKey } from '../api/resource-info.js';
 import { compareMemberRV, encodeGlobalRV } from '../api/global-rv.js';
-import { watchEventLine } from '../api/json-watch.js';
+import { frameWatchEvent } from '../api/json-watch.js';
 import { decodeMeta, type MetaRecord } from '../store/meta-record.js';
 import type { Snapshot } from '../store/store.js';
 import { viewRanges } from './list-plan.js';
@@ -23,7 +23,7 @@ const CATCH_UP_CHUNK_BYTES = 64 * 1024;
  * up to that snapshot's sequence are then skipped. An RV older than the log is answered here, at
  * once, with a 410 ERROR line.
  */
-export function* catchUpLines(w: Watcher, snapshot: Snapshot): Generator<Buffer> {
+export function* readCatchUp(w: Watcher, snapshot: Snapshot): Generator<Buffer> {
   const { opts, store } = w;
   const key = gvrKey(opts.resource.info);
   w.caughtUpTo = store.lastSeq(snapshot);
@@ -35,7 +35,7 @@ export function* catchUpLines(w: Watcher, snapshot: Snapshot): Generator<Buffer>
     for (const [cluster, rv] of Object.entries(since)) {
       const first = start[cluster];
       if (first !== undefined && compareMemberRV(rv, first) < 0) {
-        w.write(watchEventLine('ERROR', JSON.stringify({
+        w.write(frameWatchEvent('ERROR', JSON.stringify({
           kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure',
           message: `too old resource version: the event log of ${cluster} starts after ${rv}`, reason: 'Expired', code: 410,
         })));
@@ -61,7 +61,7 @@ export function* catchUpLines(w: Watcher, snapshot: Snapshot): Generator<Buffer>
       // from cached objects); the other clusters' entries are the snapshot's.
       const own = metaOf()?.rv;
       const objectMark = own ? encodeGlobalRV({ ...progress, [cluster]: own }) : mark;
-      yield w.eventLine('ADDED', e.cluster, e.name, e.bytes, metaOf, objectMark);
+      yield w.encodeEvent('ADDED', e.cluster, e.name, e.bytes, metaOf, objectMark);
     }
   }
   const resumeAfter = since ? store.resumeSeq(key, since, snapshot) : undefined;
@@ -78,12 +78,12 @@ export function* catchUpLines(w: Watcher, snapshot: Snapshot): Generator<Buffer>
       progress[ev.cluster] = ev.rv;
       mark = encodeGlobalRV(progress);
       const previous = sendsPrevious(ev, type, prevOf);
-      yield w.eventLine(type, ev.cluster, ev.name, previous ? ev.prevBytes! : ev.bytes, previous ? prevOf : metaOf, mark);
+      yield w.encodeEvent(type, ev.cluster, ev.name, previous ? ev.prevBytes! : ev.bytes, previous ? prevOf : metaOf, mark);
     }
   }
   // Watch-list ends its initial events with this bookmark; so does a watch from the current
   // state ("" or "0") that allows bookmarks, as the apiserver's watch cache does.
-  if (opts.sendInitialEvents || (!opts.since && opts.bookmarks)) yield w.bookmarkLine(encodeGlobalRV(latest), true);
+  if (opts.sendInitialEvents || (!opts.since && opts.bookmarks)) yield w.encodeBookmark(encodeGlobalRV(latest), true);
 }
 
 /**

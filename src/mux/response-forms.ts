@@ -33,12 +33,12 @@ export function columnsOf(store: Store, resource: CachedResource, snapshot?: Sna
 }
 
 /** The member's column definitions with the Cluster column after the name, as JSON. */
-export function columnDefinitionsJson(columns: TableColumn[]): string {
+export function encodeColumnDefinitions(columns: TableColumn[]): string {
   return JSON.stringify(withCluster<TableColumn>(columns, CLUSTER_COLUMN, clusterColumnAt(columns)));
 }
 
 /** A Table up to its first row: `metadataFields` inside its metadata, `columnDefinitions` as JSON (or null). */
-export function tableOpening(metadataFields: string, columnDefinitions: string): string {
+export function openTable(metadataFields: string, columnDefinitions: string): string {
   return `{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{${metadataFields}},"columnDefinitions":${columnDefinitions},"rows":[`;
 }
 
@@ -55,7 +55,7 @@ export function partialMetadata(metadataJson: string): string {
 }
 
 /** An object's PartialObjectMetadata; `mark`, when given, is the resourceVersion it carries (a watch event's). */
-export function partialMetadataOf(bytes: Buffer, meta: MetaRecord | undefined, mark?: string): string {
+export function encodePartialMetadata(bytes: Buffer, meta: MetaRecord | undefined, mark?: string): string {
   const metadata = metadataJsonOf(bytes, meta);
   return partialMetadata(mark === undefined ? metadata : withResourceVersionText(metadata, mark));
 }
@@ -91,12 +91,12 @@ export function tableLayout(columns: TableColumn[]): TableLayout {
  * Cluster cell after the name, and the row object `includeObject` asks for. `mark`, when given, is
  * the resourceVersion the row object carries (a watch event's).
  */
-export function tableRowJson(layout: TableLayout, includeObject: IncludeObject | undefined, cluster: string, name: string, bytes: Buffer, meta: MetaRecord | undefined, now: number, mark?: string): string {
+export function encodeTableRow(layout: TableLayout, includeObject: IncludeObject | undefined, cluster: string, name: string, bytes: Buffer, meta: MetaRecord | undefined, now: number, mark?: string): string {
   const cells = rowCells(meta, layout.columns, layout.ageIndex, name, now);
   // includeObject=None is an explicit null, as the apiserver writes an empty row object.
   let object = 'null';
   if (includeObject === 'Object') object = (mark === undefined ? bytes : withResourceVersion(bytes, mark)).toString('utf8');
-  else if (includeObject !== 'None') object = partialMetadataOf(bytes, meta, mark);
+  else if (includeObject !== 'None') object = encodePartialMetadata(bytes, meta, mark);
   return `{"cells":${JSON.stringify(withCluster<unknown>(cells, cluster, layout.clusterAt))},"object":${object}}`;
 }
 
@@ -132,11 +132,11 @@ export function listFrame(store: Store, opts: FrameOptions, listMeta: string, sn
     const layout = tableLayout(columns);
     const now = Date.now();
     return {
-      head: Buffer.from(tableOpening(listMeta, columnDefinitionsJson(columns))),
+      head: Buffer.from(openTable(listMeta, encodeColumnDefinitions(columns))),
       tail,
       item: (e) => {
         const seen = shown(e);
-        return seen ? Buffer.from(tableRowJson(layout, opts.includeObject, e.cluster, e.name, joined(seen.bytes), seen.meta(), now)) : NOTHING;
+        return seen ? Buffer.from(encodeTableRow(layout, opts.includeObject, e.cluster, e.name, joined(seen.bytes), seen.meta(), now)) : NOTHING;
       },
     };
   }
@@ -146,7 +146,7 @@ export function listFrame(store: Store, opts: FrameOptions, listMeta: string, sn
       tail,
       item: (e) => {
         const seen = shown(e);
-        return seen ? Buffer.from(partialMetadataOf(joined(seen.bytes), seen.meta())) : NOTHING;
+        return seen ? Buffer.from(encodePartialMetadata(joined(seen.bytes), seen.meta())) : NOTHING;
       },
     };
   }

@@ -61,7 +61,7 @@ export class ViewReviser {
           // As an initial event: the object's own RV for its cluster, the others' current.
           const own = c.type === 'ADDED' ? c.meta()?.rv : undefined;
           const mark = encodeGlobalRV(own ? { ...latest, [c.entry.cluster]: own } : latest);
-          return w.eventLine(c.type, c.entry.cluster, c.entry.name, c.entry.bytes, c.meta, mark);
+          return w.encodeEvent(c.type, c.entry.cluster, c.entry.name, c.entry.bytes, c.meta, mark);
         });
       });
     }
@@ -123,7 +123,7 @@ export class ViewReviser {
         let meta: MetaRecord | undefined;
         const metaOf = () => (meta ??= this.store.metaOf(resource, entry));
         if (!view.showsCluster(entry.cluster) || !view.admits(entry, () => (view.needsMeta ? metaOf() : undefined))) continue;
-        lines.push(w.eventLine('MODIFIED', entry.cluster, entry.name, entry.bytes, metaOf, mark));
+        lines.push(w.encodeEvent('MODIFIED', entry.cluster, entry.name, entry.bytes, metaOf, mark));
       }
       return lines;
     });

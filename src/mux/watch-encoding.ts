@@ -2,11 +2,11 @@ import { decodeMeta, type MetaRecord } from '../store/meta-record.js';
 import { groupVersion } from '../api/resource-info.js';
 import { withCluster } from '../api/table.js';
 import { encodeGlobalRV } from '../api/global-rv.js';
-import { watchEventLine } from '../api/json-watch.js';
+import { frameWatchEvent } from '../api/json-watch.js';
 import type { Store, StoreEvent } from '../store/store.js';
 import { joined, type ChangeKind, type ReadView } from '../view/read-view.js';
 import { withResourceVersion } from './resource-version.js';
-import { columnDefinitionsJson, columnsOf, partialMetadata, partialMetadataOf, TABLE_CLOSING, tableLayout, tableOpening, tableRowJson, type TableLayout } from './response-forms.js';
+import { encodeColumnDefinitions, columnsOf, partialMetadata, encodePartialMetadata, TABLE_CLOSING, tableLayout, openTable, encodeTableRow, type TableLayout } from './response-forms.js';
 import type { WatchOptions } from './watch-options.js';
 
 /**
@@ -41,7 +41,7 @@ export class TableState {
   /** The columns, and their definitions as JSON if this is the watch's first Table line (else null). */
   take(store: Store, opts: WatchOptions): { layout: TableLayout; header: string } {
     const layout = (this.layout ??= tableLayout(columnsOf(store, opts.resource)));
-    const header = this.headerSent ? 'null' : columnDefinitionsJson(layout.columns);
+    const header = this.headerSent ? 'null' : encodeColumnDefinitions(layout.columns);
     this.headerSent = true;
     return { layout, header };
   }
@@ -49,21 +49,21 @@ export class TableState {
 
 /** A Table of one row, as a watch event's object. */
 function oneRowTable(mark: string, header: string, row: string): string {
-  return `${tableOpening(`"resourceVersion":${JSON.stringify(mark)}`, header)}${row}${TABLE_CLOSING}`;
+  return `${openTable(`"resourceVersion":${JSON.stringify(mark)}`, header)}${row}${TABLE_CLOSING}`;
 }
 
 /** An event's line in the watch's form, its object at `mark`; NOTHING when the view's presentation hides it. */
-export function eventLine(store: Store, opts: WatchOptions, table: TableState, type: string, cluster: string, name: string, stored: Buffer, storedMeta: () => MetaRecord | undefined, mark: string): Buffer {
+export function encodeEvent(store: Store, opts: WatchOptions, table: TableState, type: string, cluster: string, name: string, stored: Buffer, storedMeta: () => MetaRecord | undefined, mark: string): Buffer {
   const presentation = opts.view.presentation;
   const shown = presentation?.present({ cluster, name }, stored, storedMeta);
   // Not shown after all (a tenant's object naming another tenant's): nothing is written.
   if (presentation && !shown) return NOTHING;
   const bytes = shown ? joined(shown.bytes) : stored;
   const meta = shown ? shown.meta : storedMeta;
-  if (opts.form === 'object') return watchEventLine(type, withResourceVersion(bytes, mark));
-  if (opts.form === 'metadata') return watchEventLine(type, partialMetadataOf(bytes, meta(), mark));
+  if (opts.form === 'object') return frameWatchEvent(type, withResourceVersion(bytes, mark));
+  if (opts.form === 'metadata') return frameWatchEvent(type, encodePartialMetadata(bytes, meta(), mark));
   const { layout, header } = table.take(store, opts);
-  return watchEventLine(type, oneRowTable(mark, header, tableRowJson(layout, opts.includeObject, cluster, name, bytes, meta(), Date.now(), mark)));
+  return frameWatchEvent(type, oneRowTable(mark, header, encodeTableRow(layout, opts.includeObject, cluster, name, bytes, meta(), Date.now(), mark)));
 }
 
 /**
@@ -73,15 +73,15 @@ export function eventLine(store: Store, opts: WatchOptions, table: TableState, t
  * A client decodes a bookmark like any event; another kind there is a decode error, and
  * client-go then falls back from watch-list to a relist.
  */
-export function bookmarkLine(store: Store, opts: WatchOptions, table: TableState, mark: string, initialEventsEnd = false): Buffer {
+export function encodeBookmark(store: Store, opts: WatchOptions, table: TableState, mark: string, initialEventsEnd = false): Buffer {
   const info = opts.resource.info;
   const annotations = initialEventsEnd ? ',"annotations":{"k8s.io/initial-events-end":"true"}' : '';
   const metadata = `{"resourceVersion":${JSON.stringify(mark)}${annotations}}`;
   // The member's empty object of the kind, as its bookmarks carry it (learned at discovery).
   const template = info.bookmark;
   const own = `{"kind":${JSON.stringify(info.kind)},"apiVersion":${JSON.stringify(groupVersion(info))},"metadata":${metadata}${template?.fields ?? ''}}`;
-  if (opts.form === 'object') return watchEventLine('BOOKMARK', own);
-  if (opts.form === 'metadata') return watchEventLine('BOOKMARK', partialMetadata(metadata));
+  if (opts.form === 'object') return frameWatchEvent('BOOKMARK', own);
+  if (opts.form === 'metadata') return frameWatchEvent('BOOKMARK', partialMetadata(metadata));
   const { layout, header } = table.take(store, opts);
   const { columns, ageIndex, clusterAt } = layout;
   // The member printer's cells for that empty object; without them, typed blanks.
@@ -91,7 +91,7 @@ export function bookmarkLine(store: Store, opts: WatchOptions, table: TableState
   // The member's row object: the bookmark, or null for includeObject=None (but the end of the
   // initial events always carries its metadata, whose annotation is the point of it).
   const object = opts.includeObject === 'Object' ? own : opts.includeObject === 'None' && !initialEventsEnd ? 'null' : partialMetadata(metadata);
-  return watchEventLine('BOOKMARK', oneRowTable(mark, header, `{"cells":${JSON.stringify(withCluster<unknown>(cells, '', clusterAt))},"object":${object}}`));
+  return frameWatchEvent('BOOKMARK', oneRowTable(mark, header, `{"cells":${JSON.stringify(withCluster<unknown>(cells, '', clusterAt))},"object":${object}}`));
 }
 
 /** Per live batch: lazily computed marks and encodings shared by every watcher. */

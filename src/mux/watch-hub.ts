@@ -5,7 +5,7 @@ import type { Store, StoreEvent } from '../store/store.js';
 import type { ChangeKind, ReadView } from '../view/read-view.js';
 import type { WatchStats } from '../metrics/metrics.js';
 import { FlushPacer } from './flush-pacer.js';
-import { catchUpLines, streamCatchUp } from './catch-up.js';
+import { readCatchUp, streamCatchUp } from './catch-up.js';
 import { ResourceWatchers } from './resource-watchers.js';
 import { ViewReviser } from './view-revision.js';
 import { BatchEncoding, sendsPrevious } from './watch-encoding.js';
@@ -63,7 +63,7 @@ export class WatchHub implements WatcherHost {
       if (!released) snapshot.done();
       released = true;
     };
-    streamCatchUp(w, catchUpLines(w, snapshot), () => this.goLive(w));
+    streamCatchUp(w, readCatchUp(w, snapshot), () => this.goLive(w));
   }
 
   schedule(w: Watcher): void {
@@ -149,8 +149,8 @@ export class WatchHub implements WatcherHost {
     // A Table watch's first event carries the column definitions; that line is this watcher's own.
     // Watchers share a line only when they also agree on its type (a selection it entered or left).
     const line = opts.form === 'table' && !w.table.headerSent
-      ? w.eventLine(type, ev.cluster, ev.name, bytes, meta, enc.mark(i, opts.view))
-      : enc.line(i, type === ev.type ? w.lineKey : `${w.lineKey}|${type}`, () => w.eventLine(type, ev.cluster, ev.name, bytes, meta, enc.mark(i, opts.view)));
+      ? w.encodeEvent(type, ev.cluster, ev.name, bytes, meta, enc.mark(i, opts.view))
+      : enc.line(i, type === ev.type ? w.lineKey : `${w.lineKey}|${type}`, () => w.encodeEvent(type, ev.cluster, ev.name, bytes, meta, enc.mark(i, opts.view)));
     w.enqueue(line);
   }
 

@@ -3,7 +3,7 @@ import { encodeGlobalRV } from '../api/global-rv.js';
 import type { MetaRecord } from '../store/meta-record.js';
 import type { Snapshot, Store } from '../store/store.js';
 import { viewRVs } from './list-plan.js';
-import { bookmarkLine, eventLine, lineKeyOf, TableState, type BatchEncoding } from './watch-encoding.js';
+import { encodeBookmark, encodeEvent, lineKeyOf, TableState, type BatchEncoding } from './watch-encoding.js';
 import type { WatchOptions } from './watch-options.js';
 
 /**
@@ -78,7 +78,7 @@ export class Watcher {
         if (this.closed) return;
         // Not while catching up: the current mark is ahead of the catch-up's lines, and a client
         // resuming from it would skip the rest of them.
-        if (!this.pending) this.enqueue(this.bookmarkLine(this.currentMark()));
+        if (!this.pending) this.enqueue(this.encodeBookmark(this.currentMark()));
         this.timers.push(setTimeout(tick, opts.bookmarkIntervalMs));
       };
       this.timers.push(setTimeout(tick, opts.bookmarkIntervalMs));
@@ -105,12 +105,12 @@ export class Watcher {
   }
 
   /** An event's line in this watch's form (watch-encoding.ts). */
-  eventLine(type: string, cluster: string, name: string, stored: Buffer, storedMeta: () => MetaRecord | undefined, mark: string): Buffer {
-    return eventLine(this.host.store, this.opts, this.table, type, cluster, name, stored, storedMeta, mark);
+  encodeEvent(type: string, cluster: string, name: string, stored: Buffer, storedMeta: () => MetaRecord | undefined, mark: string): Buffer {
+    return encodeEvent(this.host.store, this.opts, this.table, type, cluster, name, stored, storedMeta, mark);
   }
 
-  bookmarkLine(mark: string, initialEventsEnd = false): Buffer {
-    return bookmarkLine(this.host.store, this.opts, this.table, mark, initialEventsEnd);
+  encodeBookmark(mark: string, initialEventsEnd = false): Buffer {
+    return encodeBookmark(this.host.store, this.opts, this.table, mark, initialEventsEnd);
   }
 
   /** Straight to the client, ahead of any live line; the bound does not count it. */

@@ -1,23 +1,23 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { WatchLines, eachWatchLine, watchEventLine } from '../../../src/api/json-watch.js';
+import { WatchLines, splitWatchLines, frameWatchEvent } from '../../../src/api/json-watch.js';
 
 const text = (lines: Iterable<Buffer>) => [...lines].map((l) => l.toString('utf8'));
 
 describe('JSON watch lines', () => {
   it('frames an event as one line, the object as given', () => {
-    expect(watchEventLine('ADDED', '{"kind":"Pod"}').toString()).toBe('{"type":"ADDED","object":{"kind":"Pod"}}\n');
-    expect(watchEventLine('BOOKMARK', Buffer.from('{}')).toString()).toBe('{"type":"BOOKMARK","object":{}}\n');
+    expect(frameWatchEvent('ADDED', '{"kind":"Pod"}').toString()).toBe('{"type":"ADDED","object":{"kind":"Pod"}}\n');
+    expect(frameWatchEvent('BOOKMARK', Buffer.from('{}')).toString()).toBe('{"type":"BOOKMARK","object":{}}\n');
   });
 
   it('splits lines, skipping blank ones, the last one needing no newline', () => {
-    expect(text(eachWatchLine(Buffer.from('{"a":1}\n\n \r\n{"b":2}\n{"c":3}')))).toEqual(['{"a":1}', '{"b":2}', '{"c":3}']);
-    expect(text(eachWatchLine(Buffer.alloc(0)))).toEqual([]);
+    expect(text(splitWatchLines(Buffer.from('{"a":1}\n\n \r\n{"b":2}\n{"c":3}')))).toEqual(['{"a":1}', '{"b":2}', '{"c":3}']);
+    expect(text(splitWatchLines(Buffer.alloc(0)))).toEqual([]);
   });
 
   it('gives whole lines together however the stream is cut, keeping a cut character whole', () => {
     fc.assert(fc.property(fc.array(fc.string({ unit: 'grapheme', minLength: 1, maxLength: 20 }), { minLength: 1, maxLength: 10 }), fc.array(fc.integer({ min: 1, max: 30 }), { minLength: 1, maxLength: 20 }), (values, cuts) => {
-      const events = values.map((v, i) => watchEventLine(i % 2 ? 'MODIFIED' : 'ADDED', JSON.stringify({ v })));
+      const events = values.map((v, i) => frameWatchEvent(i % 2 ? 'MODIFIED' : 'ADDED', JSON.stringify({ v })));
       const stream = Buffer.concat(events);
       const lines = new WatchLines();
       const got: string[] = [];
@@ -27,7 +27,7 @@ describe('JSON watch lines', () => {
         const whole = lines.push(stream.subarray(at, at + size));
         // Only whole lines: nothing, or bytes ending in a newline.
         if (whole.length > 0) expect(whole[whole.length - 1]).toBe(0x0a);
-        got.push(...text(eachWatchLine(whole)));
+        got.push(...text(splitWatchLines(whole)));
         at += size;
       }
       expect(got.map((l) => (JSON.parse(l) as { object: { v: string } }).object.v)).toEqual(values);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { TableColumn } from '../../../src/api/table.js';
 import type { MetaRecord } from '../../../src/store/meta-record.js';
-import { columnDefinitionsJson, partialMetadataOf, tableLayout, tableOpening, tableRowJson, TABLE_CLOSING } from '../../../src/mux/response-forms.js';
+import { encodeColumnDefinitions, encodePartialMetadata, tableLayout, openTable, encodeTableRow, TABLE_CLOSING } from '../../../src/mux/response-forms.js';
 
 /**
  * The one encoder of each response form, as lists, gets and watches use it: a Table row, a
@@ -21,7 +21,7 @@ const meta: MetaRecord = {
 const now = Date.parse('2026-11-29T00:10:00Z');
 const layout = tableLayout(columns);
 const row = (includeObject: 'Object' | 'Metadata' | 'None' | undefined, mark?: string) =>
-  JSON.parse(tableRowJson(layout, includeObject, 'east', 'p1', object, meta, now, mark)) as { cells: unknown[]; object: { kind?: string; metadata?: { resourceVersion?: string } } | null };
+  JSON.parse(encodeTableRow(layout, includeObject, 'east', 'p1', object, meta, now, mark)) as { cells: unknown[]; object: { kind?: string; metadata?: { resourceVersion?: string } } | null };
 
 describe('response forms', () => {
   it('writes a Table row: the member’s cells, Age reprinted, the Cluster cell after the name', () => {
@@ -42,18 +42,18 @@ describe('response forms', () => {
   });
 
   it('names a row’s cells Name and Age when the member sent none', () => {
-    const bare = tableRowJson(tableLayout([columns[0]!, columns[2]!]), 'None', 'west', 'p1', object, { ...meta, cells: undefined }, now);
+    const bare = encodeTableRow(tableLayout([columns[0]!, columns[2]!]), 'None', 'west', 'p1', object, { ...meta, cells: undefined }, now);
     expect(JSON.parse(bare)).toEqual({ cells: ['p1', 'west', '10m'], object: null });
   });
 
   it('writes a PartialObjectMetadata from the metadata span, at a mark when given', () => {
-    expect(JSON.parse(partialMetadataOf(object, meta))).toEqual({ kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: JSON.parse(metadata) });
-    expect(JSON.parse(partialMetadataOf(object, meta, 'bWFyaw')).metadata.resourceVersion).toBe('bWFyaw');
-    expect(JSON.parse(partialMetadataOf(object, undefined)).metadata).toEqual({});
+    expect(JSON.parse(encodePartialMetadata(object, meta))).toEqual({ kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: JSON.parse(metadata) });
+    expect(JSON.parse(encodePartialMetadata(object, meta, 'bWFyaw')).metadata.resourceVersion).toBe('bWFyaw');
+    expect(JSON.parse(encodePartialMetadata(object, undefined)).metadata).toEqual({});
   });
 
   it('frames a Table with the Cluster column among the definitions', () => {
-    const table = JSON.parse(`${tableOpening('"resourceVersion":"1"', columnDefinitionsJson(columns))}${tableRowJson(layout, 'None', 'east', 'p1', object, meta, now)}${TABLE_CLOSING}`);
+    const table = JSON.parse(`${openTable('"resourceVersion":"1"', encodeColumnDefinitions(columns))}${encodeTableRow(layout, 'None', 'east', 'p1', object, meta, now)}${TABLE_CLOSING}`);
     expect(table.columnDefinitions.map((c: TableColumn) => c.name)).toEqual(['Name', 'Cluster', 'Ready', 'Age']);
     expect(table.metadata).toEqual({ resourceVersion: '1' });
     expect(table.rows).toHaveLength(1);
