@@ -4,7 +4,8 @@ import { Writable } from 'node:stream';
 import { decodeObject, type RawObject } from '../../src/ingest/decode.js';
 import { encodeObjects, viewObjects } from '../../src/ingest/batch.js';
 import type { ListBody } from '../../src/mux/reads.js';
-import type { WatchHub, WatchOptions } from '../../src/mux/watch.js';
+import type { WatchHub } from '../../src/mux/watch-hub.js';
+import type { WatchOptions } from '../../src/mux/watch-options.js';
 import type { Change } from '../../src/store/store.js';
 
 /**

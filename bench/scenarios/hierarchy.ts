@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import type { CachedResource } from '../../src/cacher/cache-manager.js';
 import { listResponse } from '../../src/mux/reads.js';
 import { SnapshotRegistry } from '../../src/mux/snapshots.js';
-import { WatchHub } from '../../src/mux/watch.js';
+import { WatchHub } from '../../src/mux/watch-hub.js';
 import { NamespaceForest, NAMESPACES } from '../../src/hierarchy/namespace-forest.js';
 import { SUBNAMESPACE_OF } from '../../src/hierarchy/namespace-tree.js';
 import { Store, type Change } from '../../src/store/store.js';

@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import type { CachedResource } from '../../src/cacher/cache-manager.js';
 import { listResponse } from '../../src/mux/reads.js';
 import { SnapshotRegistry } from '../../src/mux/snapshots.js';
-import { WatchHub } from '../../src/mux/watch.js';
+import { WatchHub } from '../../src/mux/watch-hub.js';
 import { Store, type Change } from '../../src/store/store.js';
 import { buildReadView, VIEW_STEPS } from '../../src/view/steps.js';
 import type { ViewStep } from '../../src/view/view-step.js';

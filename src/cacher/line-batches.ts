@@ -1,3 +1,5 @@
+import { WatchLines } from '../api/json-watch.js';
+
 /**
  * Applies a watch stream's whole lines in order, one apply at a time, while reading on: the lines
  * that arrive during an apply go together into the next one. Applying a batch takes a round trip
@@ -16,7 +18,7 @@ export interface LineStream extends AsyncIterable<Buffer> {
 }
 
 export async function applyLinesInBatches(stream: LineStream, apply: (lines: Buffer) => Promise<void>, maxPendingBytes: number): Promise<void> {
-  let partial: Buffer | undefined;
+  const lines = new WatchLines();
   let pending: Buffer[] = [];
   let pendingBytes = 0;
   let applying = false;
@@ -44,15 +46,10 @@ export async function applyLinesInBatches(stream: LineStream, apply: (lines: Buf
   try {
     for await (const chunk of stream) {
       if (failure) break;
-      const data = partial ? Buffer.concat([partial, chunk]) : chunk;
-      const end = data.lastIndexOf(10);
-      if (end < 0) {
-        partial = Buffer.from(data);
-        continue;
-      }
-      partial = end + 1 < data.length ? Buffer.from(data.subarray(end + 1)) : undefined;
-      pending.push(data.subarray(0, end + 1));
-      pendingBytes += end + 1;
+      const whole = lines.push(chunk);
+      if (whole.length === 0) continue;
+      pending.push(whole);
+      pendingBytes += whole.length;
       if (!applying) {
         applying = true;
         idle = applyPending();

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Backoff } from '../cacher/backoff.js';
 import type { MemberClient } from '../members/member-client.js';
 import { BACKOFF_BASE_MS, HUB_WATCH_BACKOFF_CAP_MS, HUB_WATCH_IDLE_GRACE_SECONDS } from '../registry/defaults.js';
+import { WatchLines, splitWatchLines } from '../api/json-watch.js';
 
 /** An object read from the hub, as JSON. */
 export interface HubObject {
@@ -105,15 +106,9 @@ export class HubWatch {
       if (res.statusCode === 410) throw new Gone();
       throw new Error(`watch ${this.path}: HTTP ${res.statusCode}: ${Buffer.concat(chunks).toString('utf8').slice(0, 300)}`);
     }
-    let rest = '';
+    const lines = new WatchLines();
     for await (const chunk of res) {
-      rest += (chunk as Buffer).toString('utf8');
-      let nl: number;
-      while ((nl = rest.indexOf('\n')) >= 0) {
-        const line = rest.slice(0, nl).trim();
-        rest = rest.slice(nl + 1);
-        if (line) this.event(JSON.parse(line) as WatchEvent);
-      }
+      for (const line of splitWatchLines(lines.push(chunk as Buffer))) this.event(JSON.parse(line.toString('utf8')) as WatchEvent);
     }
   }
 

@@ -1,6 +1,7 @@
 import { move, transferableSymbol, valueSymbol } from 'piscina';
 import { decodeListPage, decodeWatchLine, type DecodedObject, type IngestContext } from './decode.js';
 import { type TableColumn } from '../api/table.js';
+import { splitWatchLines } from '../api/json-watch.js';
 import { encodeObjects, EVENT_TYPES, type EventsResult, type PageResult } from './batch.js';
 
 /**
@@ -33,12 +34,7 @@ export function decodeEventsTask(body: Uint8Array, ctx: IngestContext): EventsRe
   const objects: DecodedObject[] = [];
   let columns: TableColumn[] | undefined;
   let error: EventsResult['error'];
-  for (let start = 0; start < buf.length; ) {
-    const newline = buf.indexOf(10, start);
-    const end = newline < 0 ? buf.length : newline;
-    const line = buf.subarray(start, end);
-    start = end + 1;
-    if (line.length === 0) continue;
+  for (const line of splitWatchLines(buf)) {
     const ev = decodeWatchLine(line, ctx);
     types.push(EVENT_TYPES.indexOf(ev.type));
     if (ev.type === 'ERROR') {

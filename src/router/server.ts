@@ -1,6 +1,6 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { CacheHealth, FleetMembers, ResourceCatalog } from '../cacher/cache-manager.js';
-import { WatchHub } from '../mux/watch.js';
+import { WatchHub } from '../mux/watch-hub.js';
 import { SnapshotRegistry } from '../mux/snapshots.js';
 import type { Store } from '../store/store.js';
 import { createMetrics, liveReadSeries } from '../metrics/metrics.js';

@@ -4,7 +4,7 @@ import type { NamespaceForest } from '../../hierarchy/namespace-forest.js';
 import { selectsByHierarchy } from '../../view/step-hierarchy.js';
 import type { CacheHealth, CachedResource } from '../../cacher/cache-manager.js';
 import { getResponse, listResponse } from '../../mux/reads.js';
-import type { WatchHub } from '../../mux/watch.js';
+import type { WatchHub } from '../../mux/watch-hub.js';
 import type { SnapshotRegistry } from '../../mux/snapshots.js';
 import { compareMemberRV, decodeContinue, decodeGlobalRV } from '../../api/global-rv.js';
 import { gvrKey } from '../../api/resource-info.js';

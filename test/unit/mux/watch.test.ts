@@ -7,7 +7,8 @@ import type { ServerResponse } from 'node:http';
 import { Store, type Change, type ChangeType } from '../../../src/store/store.js';
 import { decodeObject } from '../../../src/ingest/decode.js';
 import { encodeObjects, viewObjects } from '../../../src/ingest/batch.js';
-import { WatchHub, type WatchOptions } from '../../../src/mux/watch.js';
+import { WatchHub } from '../../../src/mux/watch-hub.js';
+import type { WatchOptions } from '../../../src/mux/watch-options.js';
 import { decodeGlobalRV } from '../../../src/api/global-rv.js';
 import type { CachedResource } from '../../../src/cacher/cache-manager.js';
 import { buildReadView } from '../../../src/view/steps.js';
@@ -262,5 +263,64 @@ describe('catch-up from an earlier resourceVersion', () => {
     await until(client, logged.length + 2);
     await new Promise((r) => setTimeout(r, 50));
     expect(seen(client)).toEqual([...logged, 'ADDED west/b/late-1', 'MODIFIED east/a/p0-0']);
+  });
+});
+
+describe('view revision', () => {
+  const viewOf = (namespace: string) => buildReadView({ resource: pods, watching: true, namespace });
+
+  it('tells a watcher whose view is decided again what it gained as ADDED and lost as DELETED, then follows the new view', async () => {
+    const { hub, commit } = await fleet();
+    await commit('east', [change('east', 'ADDED', 'a', 'x', '11'), change('east', 'ADDED', 'b', 'y', '12')]);
+    const client = watch(hub, new Client(), { since: { east: '12', west: '100' }, revise: () => viewOf('b') }, 'a');
+    const fixed = watch(hub, new Client(), { since: { east: '12', west: '100' } }, 'a');
+    hub.reviseViews();
+    await until(client, 4);
+    // Key order: cluster by cluster, namespace by namespace.
+    expect(seen(client)).toEqual(['DELETED east/a/listed', 'DELETED east/a/x', 'ADDED east/b/y', 'DELETED west/a/listed']);
+    // An ADDED carries the object's own RV for its cluster, as an initial event does.
+    expect(decodeGlobalRV(client.events[2]!.object.metadata.resourceVersion)).toEqual({ east: '12', west: '100' });
+
+    await commit('east', [change('east', 'MODIFIED', 'a', 'x', '13'), change('east', 'MODIFIED', 'b', 'y', '14')]);
+    await until(client, 5);
+    await until(fixed, 1);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(seen(client).slice(4)).toEqual(['MODIFIED east/b/y']);
+    // A watch without `revise` keeps its view.
+    expect(seen(fixed)).toEqual(['MODIFIED east/a/x']);
+  });
+
+  it('revises only the views picked, and a view decided the same way tells nothing', async () => {
+    const { hub } = await fleet();
+    const picked = watch(hub, new Client(), { since: { east: '10', west: '100' }, revise: () => viewOf('b') }, 'a');
+    const other = watch(hub, new Client(), { since: { east: '10', west: '100' }, revise: () => viewOf('b') }, 'c');
+    const same = watch(hub, new Client(), { since: { east: '10', west: '100' }, revise: (v) => v }, 'a');
+    hub.reviseViews((view) => view.namespaces?.includes('a') === true);
+    await until(picked, 2);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(seen(picked)).toEqual(['DELETED east/a/listed', 'DELETED west/a/listed']);
+    expect(other.events).toEqual([]);
+    expect(same.events).toEqual([]);
+  });
+
+  it('of a watch resumed with the view of its time comes once it is caught up, after the replay', async () => {
+    const { hub, commit } = await fleet();
+    await commit('east', [change('east', 'ADDED', 'a', 'x', '11')]);
+    const client = watch(hub, new Client(), { since: { east: '10', west: '100' }, reviseOnceLive: true, revise: () => viewOf('b') }, 'a');
+    await until(client, 4);
+    expect(seen(client)).toEqual(['ADDED east/a/x', 'DELETED east/a/listed', 'DELETED east/a/x', 'DELETED west/a/listed']);
+  });
+
+  it('announces objects shown otherwise though stored alike as MODIFIED to the watchers that show them', async () => {
+    const { hub, commit } = await fleet();
+    await commit('east', [change('east', 'ADDED', '', 'n1', '11')]);
+    const all = watch(hub, new Client(), { since: { east: '11', west: '100' } });
+    const other = watch(hub, new Client(), { since: { east: '11', west: '100' } }, 'b');
+    hub.announce(RESOURCE, new Map([['east', ['n1', 'gone']]]));
+    await until(all, 1);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(all.events.map((e) => `${e.type} ${e.object.metadata.name}`)).toEqual(['MODIFIED n1']);
+    expect(decodeGlobalRV(all.events[0]!.object.metadata.resourceVersion)).toEqual({ east: '11', west: '100' });
+    expect(other.events).toEqual([]);
   });
 });
