@@ -1,8 +1,8 @@
 import type { FastifyReply } from 'fastify';
-import { StringDecoder } from 'node:string_decoder';
 import { protobufEventEdit, splicedWatchEvent, stampObject } from '../../api/fleet-object/index.js';
 import { decodeGlobalRV, encodeGlobalRV } from '../../api/global-rv.js';
 import type { ReadRequest } from '../../api/list-options.js';
+import { WatchLines, splitWatchLines } from '../../api/json-watch.js';
 import { editProtobufObject } from '../../api/protobuf-object.js';
 import { PROTOBUF_WATCH_CONTENT_TYPE, WatchFrames, lengthPrefixed, readWatchEvent, watchEventFrame } from '../../api/protobuf-watch.js';
 import { CLUSTER_COLUMN, clusterColumnAt, withCluster } from '../../api/table.js';
@@ -86,16 +86,17 @@ export async function liveWatch(reply: FastifyReply, deps: LiveReadDeps, cluster
     out.end();
   };
   out.on('close', finish);
-  const event = (cluster: string, line: string) => {
+  const event = (cluster: string, line: Buffer) => {
     let e: Doc;
     try {
-      e = JSON.parse(line) as Doc;
+      e = JSON.parse(line.toString('utf8')) as Doc;
     } catch {
       return;
     }
     const obj = e['object'];
     if (e['type'] === 'ERROR' || !isJsonObject(obj)) {
-      out.write(line + '\n');
+      out.write(line);
+      out.write('\n');
       finish();
       return;
     }
@@ -111,7 +112,7 @@ export async function liveWatch(reply: FastifyReply, deps: LiveReadDeps, cluster
     }
     const edits = reply.liveRead?.edits;
     if (obj['kind'] !== 'Table' && !edits) {
-      const edited = splicedWatchEvent(Buffer.from(line), cluster, e['type'] !== 'BOOKMARK', (rv) => globalAt(cluster, rv));
+      const edited = splicedWatchEvent(line, cluster, e['type'] !== 'BOOKMARK', (rv) => globalAt(cluster, rv));
       if (edited) {
         out.write(edited);
         out.write('\n');
@@ -182,15 +183,11 @@ export async function liveWatch(reply: FastifyReply, deps: LiveReadDeps, cluster
         for (const frame of complete) if (!ended) protobufEvent(cluster, frame);
       };
     }
-    const decoder = new StringDecoder('utf8');
-    let pending = '';
+    const lines = new WatchLines();
     return (chunk) => {
-      pending += decoder.write(chunk);
-      let nl: number;
-      while (!ended && (nl = pending.indexOf('\n')) >= 0) {
-        const line = pending.slice(0, nl).trim();
-        pending = pending.slice(nl + 1);
-        if (line) event(cluster, line);
+      for (const line of splitWatchLines(lines.push(chunk))) {
+        if (ended) break;
+        event(cluster, line);
       }
     };
   };
