@@ -7,7 +7,7 @@ import { canonicalPath, type RequestTarget } from '../api/request-info.js';
 import { gvrKey } from '../api/resource-info.js';
 import type { Store } from '../store/store.js';
 import { StatusError, badRequest, heldBySeveral, notFound, unknownCluster } from '../api/status.js';
-import { mapBounded } from '../util/map-bounded.js';
+import { asCaller, askMembers } from './member-fan-out.js';
 import { MEMBER_FAN_OUT, MEMBER_READ_TIMEOUT_MS } from '../registry/defaults.js';
 import type { ObjectRef, RecentOwners } from './recent-owners.js';
 
@@ -75,21 +75,12 @@ export async function owningCluster(where: OwnerLookup, store: Store, target: Re
   throw missing ?? notFound({ group: target.group, resource: target.resource }, target.name);
 }
 
-/** The members that answer the caller's get of the object (MEMBER_FAN_OUT asked at once, each for MEMBER_READ_TIMEOUT_MS). */
+/** The members that answer the caller's get of the object (asked as the caller, MEMBER_FAN_OUT at once, each for MEMBER_READ_TIMEOUT_MS). */
 async function membersHolding(where: OwnerLookup, req: IncomingMessage, target: ResourceTarget, clusters: readonly string[]): Promise<string[]> {
-  const identity = await where.callerHeaders!(req);
+  const headers = asCaller(await where.callerHeaders!(req), req.headers['user-agent'], { accept: 'application/json' });
   const path = canonicalPath({ ...target, cluster: undefined, subresource: undefined });
-  const found = await mapBounded(clusters, MEMBER_FAN_OUT, async (cluster) => {
-    const member = where.fleet.member(cluster);
-    if (!member) return undefined;
-    try {
-      const res = await member.fetch({ path, headers: { ...identity, accept: 'application/json' }, signal: AbortSignal.timeout(MEMBER_READ_TIMEOUT_MS) });
-      return res.status === 200 ? cluster : undefined;
-    } catch {
-      return undefined;
-    }
-  });
-  return found.filter((c): c is string => c !== undefined);
+  const answers = await askMembers(where.fleet, clusters, { concurrency: MEMBER_FAN_OUT, timeoutMs: MEMBER_READ_TIMEOUT_MS }, (cluster) => ({ cluster, path, headers }));
+  return answers.filter((a) => a.status === 200).map((a) => a.cluster);
 }
 
 /** 404 for a `/clusters/<name>/` prefix naming no member of the fleet. */

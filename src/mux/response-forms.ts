@@ -7,7 +7,7 @@ import { ageCell } from '../table/human-duration.js';
 import { reprintRelativeCells } from '../table/relative-cells.js';
 import type { ResponseForm } from '../api/negotiate.js';
 import { storedTypeMeta, withoutTypeMeta, type ItemBytes } from './item-type-meta.js';
-import { withResourceVersion, withResourceVersionText } from './resource-version.js';
+import { metadataWithResourceVersion, withResourceVersion } from '../api/fleet-object/index.js';
 import { joined, type CutBytes, type Presentation, type PresentedObject, type ReadView, type Shown as ShownObject } from '../view/read-view.js';
 
 /**
@@ -57,7 +57,7 @@ export function partialMetadata(metadataJson: string): string {
 /** An object's PartialObjectMetadata; `mark`, when given, is the resourceVersion it carries (a watch event's). */
 export function encodePartialMetadata(bytes: Buffer, meta: MetaRecord | undefined, mark?: string): string {
   const metadata = metadataJsonOf(bytes, meta);
-  return partialMetadata(mark === undefined ? metadata : withResourceVersionText(metadata, mark));
+  return partialMetadata(mark === undefined ? metadata : metadataWithResourceVersion(metadata, mark));
 }
 
 /** The member's cells for an object with Age and other relative times reprinted, or Name and Age when it sent none. */

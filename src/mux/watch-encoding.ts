@@ -5,7 +5,7 @@ import { encodeGlobalRV } from '../api/global-rv.js';
 import { frameWatchEvent } from '../api/json-watch.js';
 import type { Store, StoreEvent } from '../store/store.js';
 import { joined, type ChangeKind, type ReadView } from '../view/read-view.js';
-import { withResourceVersion } from './resource-version.js';
+import { withResourceVersion } from '../api/fleet-object/index.js';
 import { encodeColumnDefinitions, columnsOf, partialMetadata, encodePartialMetadata, TABLE_CLOSING, tableLayout, openTable, encodeTableRow, type TableLayout } from './response-forms.js';
 import type { WatchOptions } from './watch-options.js';
 
