@@ -192,6 +192,15 @@ export function objectMembers(buf: Uint8Array, open: number): { members: JsonMem
 }
 
 /**
+ * objectMembers of an object none of whose keys is written with escapes, else undefined: an
+ * escaped key could spell a member an edit in place must see (`resourceVersion`, an annotation).
+ */
+export function plainObjectMembers(buf: Uint8Array, open: number): { members: JsonMember[]; close: number } | undefined {
+  const found = objectMembers(buf, open);
+  return found && !found.members.some((m) => m.key.includes('\\')) ? found : undefined;
+}
+
+/**
  * objectMembers, also finding in the same pass the members of each member whose value is an
  * object (`nested`, by the value's offset): one walk of an object's bytes serves reads two levels
  * deep (an object's `metadata.labels`, its `spec.nodeName`).

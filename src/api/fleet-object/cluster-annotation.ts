@@ -1,5 +1,5 @@
 import type { ByteEdit } from '../../util/byte-edits.js';
-import { OPEN_BRACE, objectMembers, type JsonMember } from '../../util/json-members.js';
+import { OPEN_BRACE, plainObjectMembers, type JsonMember } from '../../util/json-members.js';
 
 /** The annotation naming the member an object is shown from; never written to a member. */
 export const CLUSTER_ANNOTATION = 'search.flotilla.io/cluster';
@@ -17,8 +17,8 @@ export function clusterAnnotationEntry(cluster: string): string {
  */
 export function clusterAnnotationEdit(buf: Buffer, at: JsonMember, cluster: string, entry = clusterAnnotationEntry(cluster)): ByteEdit | undefined {
   if (buf[at.start] !== OPEN_BRACE) return { start: at.start, end: at.end, text: `{${entry}}` };
-  const ann = objectMembers(buf, at.start);
-  if (!ann || ann.members.some((m) => m.key.includes('\\'))) return undefined;
+  const ann = plainObjectMembers(buf, at.start);
+  if (!ann) return undefined;
   const ours = ann.members.find((m) => m.key === CLUSTER_ANNOTATION);
   if (ours) return { start: ours.start, end: ours.end, text: JSON.stringify(cluster) };
   return { start: ann.close, end: ann.close, text: `${ann.members.length > 0 ? ',' : ''}${entry}` };

@@ -1,6 +1,6 @@
 import { encodeGlobalRV, memberRV } from '../global-rv.js';
 import { editedPieces, joinPieces, type ByteEdit } from '../../util/byte-edits.js';
-import { OPEN_BRACE, QUOTE, memberRemoval, memberValueAt, objectMembers, parseSpan, skipString, type JsonMember } from '../../util/json-members.js';
+import { OPEN_BRACE, QUOTE, memberRemoval, memberValueAt, objectMembers, parseSpan, plainObjectMembers, skipString, type JsonMember } from '../../util/json-members.js';
 import { CLUSTER_ANNOTATION, clusterAnnotationInMetadata } from './cluster-annotation.js';
 import type { AnswerForm, FleetAnswer, FleetCodec, MetadataToFleet, ShownOnlyLabel } from './codec.js';
 import { splicedList, type SplicedList } from './spliced-list.js';
@@ -81,12 +81,12 @@ export function splicedAnswer(body: Buffer, cluster: string, form: AnswerForm = 
  * named object when `annotate` (EventStamp). Undefined for a line it does not follow.
  */
 export function splicedWatchEvent(line: Buffer, cluster: string, annotate: boolean, globalRV: (memberRV: string) => string): Buffer | undefined {
-  const top = objectMembers(line, 0);
-  if (!top || top.members.some((m) => m.key.includes('\\'))) return undefined;
+  const top = plainObjectMembers(line, 0);
+  if (!top) return undefined;
   const objectAt = top.members.find((m) => m.key === 'object');
   if (!objectAt || line[objectAt.start] !== OPEN_BRACE) return undefined;
-  const object = objectMembers(line, objectAt.start);
-  if (!object || object.members.some((m) => m.key.includes('\\'))) return undefined;
+  const object = plainObjectMembers(line, objectAt.start);
+  if (!object) return undefined;
   const fleet = fleetEdits(line, object.members, cluster, annotate, false, globalRV);
   return fleet && joinPieces(editedPieces(fleet.edits, 0, line.length), line);
 }
@@ -98,12 +98,12 @@ export function splicedWatchEvent(line: Buffer, cluster: string, annotate: boole
  * parsing (keys written with escapes, a shown-only label present).
  */
 export function splicedToMember(body: Buffer, cluster: string, shownOnly?: ShownOnlyLabel): Buffer | undefined {
-  const top = objectMembers(body, 0);
-  if (!top || top.members.some((m) => m.key.includes('\\'))) return undefined;
+  const top = plainObjectMembers(body, 0);
+  if (!top) return undefined;
   const mdAt = top.members.find((m) => m.key === 'metadata');
   if (!mdAt || body[mdAt.start] !== OPEN_BRACE) return body;
-  const md = objectMembers(body, mdAt.start);
-  if (!md || md.members.some((m) => m.key.includes('\\'))) return undefined;
+  const md = plainObjectMembers(body, mdAt.start);
+  if (!md) return undefined;
   const edits: ByteEdit[] = [];
   let labelShownOnly = false;
   const kindAt = top.members.find((m) => m.key === 'kind');
