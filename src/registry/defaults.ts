@@ -124,7 +124,7 @@ export const READ_YOUR_WRITES_MAX_CALLERS = 10_000;
 /** Deleted objects kept per caller and resource: a larger deletecollection is not waited for. */
 export const READ_YOUR_WRITES_MAX_DELETED = 1000;
 
-// ---- Cached reads (src/router/plugins/reads.ts).
+// ---- Cached reads (src/router/reads/cached.ts).
 
 /** How long a read waits for the cache to reach the caller's last write before it answers anyway. */
 export const READ_YOUR_WRITES_WAIT_MS = 2000;

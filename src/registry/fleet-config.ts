@@ -91,7 +91,7 @@ export interface FleetOptions {
   memberHeartbeatMilliseconds: number;
 }
 
-/** Live reads of resources flotilla does not cache (`options.liveReads`; src/forward/live-reads.ts). */
+/** Live reads of resources flotilla does not cache (`options.liveReads`; src/forward/live/). */
 export interface LiveReadsConfig {
   /** Whether uncached resources are read live at all. */
   enabled: boolean;
