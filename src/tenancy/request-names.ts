@@ -191,7 +191,7 @@ function continueToMember(text: string, tenant: Tenant, path: RewrittenPath): st
   try {
     token = decodeContinue(text);
   } catch (e) {
-    // Not a cached list's token: a live list's, sealed (live-reads.ts), which names nothing to
+    // Not a cached list's token: a live list's, sealed (forward/live/list-paging.ts), which names nothing to
     // rewrite; whichever path serves the list reads it, or answers it 400.
     if (e instanceof StatusError) return text;
     throw e;
