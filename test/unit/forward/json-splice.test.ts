@@ -92,7 +92,7 @@ describe('answers spliced in place', () => {
   });
 });
 
-/** A list item as a live read shows it when parsed (live-reads.ts merged): the list's kind where it has none, then toFleet. */
+/** A list item as a live read shows it when parsed (forward/live/member-answers.ts merged): the list's kind where it has none, then toFleet. */
 /** An item as flotilla shows it: toFleet's edits, its kind and apiVersion (or their absence) the member's. */
 function shownItem(item: unknown, cluster: string): unknown {
   if (typeof item !== 'object' || item === null || Array.isArray(item)) return item;
