@@ -1,7 +1,7 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { decodeContinue, type ContinueToken } from '../../src/api/global-rv.js';
+import { decodeContinue, type ContinueToken } from '../../src/api/continue-token.js';
 import type { CachedResource } from '../../src/cacher/cache-manager.js';
 import type { RawObject } from '../../src/ingest/decode.js';
 import { listResponse, type ListBody } from '../../src/mux/reads.js';

@@ -1,6 +1,7 @@
 import type { CachedResource } from '../cacher/cache-manager.js';
 import { gvrKey } from '../api/resource-info.js';
-import { encodeContinue, encodeGlobalRV, type ContinueToken } from '../api/global-rv.js';
+import { encodeGlobalRV } from '../api/global-rv.js';
+import { encodeContinue, type ContinueToken } from '../api/continue-token.js';
 import { INDEXED_FIELDS, fieldIndexKey } from '../store/meta-record.js';
 import { KEY_SEP, type Snapshot, type Store, type StoredEntry } from '../store/store.js';
 import { StatusError } from '../api/status.js';

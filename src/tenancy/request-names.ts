@@ -1,6 +1,6 @@
 import { formatFieldSelector, parseFieldSelector } from '../api/field-selector.js';
 import { formatLabelSelector, parseLabelSelector } from '../api/label-selector.js';
-import { decodeContinue, encodeContinue, type ContinueToken } from '../api/global-rv.js';
+import { decodeContinue, encodeContinue, type ContinueToken } from '../api/continue-token.js';
 import { StatusError, forbidden, methodNotAllowed, notFound, notServed } from '../api/status.js';
 import { pathSegments, segmentsPath } from '../api/request-info.js';
 import { admitTenantRequest, tenantVerb } from './request-rules.js';

@@ -10,7 +10,8 @@ import { until } from '../support/poll.js';
 import { apiserverPid, pause } from '../support/paused-member.js';
 import { openWatch, type WatchEvent } from '../support/watch-client.js';
 import { kubectl, kubectlSession } from '../support/kubectl.js';
-import { decodeGlobalRV, encodeContinue, encodeGlobalRV } from '../../src/api/global-rv.js';
+import { decodeGlobalRV, encodeGlobalRV } from '../../src/api/global-rv.js';
+import { encodeContinue } from '../../src/api/continue-token.js';
 import { annotationOf, decodeProtobufAnswer, decodeWatchStream, fieldAt, listItems, type ProtoTree } from '../support/protobuf-tree.js';
 
 /**

@@ -5,7 +5,8 @@ import { memberJson, memberRequest } from '../fleet/http.js';
 import type { MemberInfo } from '../fleet/fleet.js';
 import { startFlotillaProcess, type FlotillaProcess } from '../support/flotilla-process.js';
 import { kubectl, kubectlOk } from '../support/kubectl.js';
-import { decodeContinue, decodeGlobalRV, encodeContinue } from '../../src/api/global-rv.js';
+import { decodeGlobalRV } from '../../src/api/global-rv.js';
+import { decodeContinue, encodeContinue } from '../../src/api/continue-token.js';
 import { decodeProtobufAnswer, fieldAt, listItems } from '../support/protobuf-tree.js';
 
 /**

@@ -10,7 +10,8 @@ import { seal } from '../../util/sealed-token.js';
 import { askMembers, type MemberResult } from '../member-fan-out.js';
 import { bodyText, leftOutWarnings, noAnswer, settled } from './member-failures.js';
 import { merged, parsedList, protobufListOf, splicedMerged, unspliced, type Doc, type Parsed } from './member-answers.js';
-import { decodeLiveContinue, encodeLiveContinue, shareLimit, unsealedForTenant } from './list-paging.js';
+import { shareLimit, unsealedForTenant } from './list-paging.js';
+import { decodeLiveContinue, encodeLiveContinue } from '../../api/continue-token.js';
 import { send, sendAs, sendBody } from './send.js';
 import { clusterOf, type LiveAsk } from './sources.js';
 import type { LiveReadDeps } from './config.js';
@@ -18,7 +19,7 @@ import type { LiveReadDeps } from './config.js';
 /**
  * A live list: each source asked (sources.ts), a page's limit shared among them, and their
  * answers merged into one list or Table (member-answers.ts) under one continue token that
- * carries each source's own (list-paging.ts). A member that fails or refuses the caller is named
+ * carries each source's own (api/continue-token.ts). A member that fails or refuses the caller is named
  * in a Warning and the others still answer.
  */
 export async function liveList(reply: FastifyReply, deps: LiveReadDeps, sources: readonly string[], params: URLSearchParams, read: ReadRequest, ask: LiveAsk, notes: readonly string[], protobuf: boolean): Promise<FastifyReply> {

@@ -6,7 +6,8 @@ import type { CacheHealth, CachedResource } from '../../cacher/cache-manager.js'
 import { getResponse, listResponse } from '../../mux/reads.js';
 import type { WatchHub } from '../../mux/watch-hub.js';
 import type { SnapshotRegistry } from '../../mux/snapshots.js';
-import { compareMemberRV, decodeContinue, decodeGlobalRV } from '../../api/global-rv.js';
+import { compareMemberRV, decodeGlobalRV } from '../../api/global-rv.js';
+import { decodeContinue } from '../../api/continue-token.js';
 import { gvrKey } from '../../api/resource-info.js';
 import { negotiate } from '../../api/negotiate.js';
 import { expired, forbidden, timeout } from '../../api/status.js';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { compareMemberRV, decodeContinue, decodeGlobalRV, encodeContinue, encodeGlobalRV, mergeRVs } from '../../../src/api/global-rv.js';
+import { compareMemberRV, decodeGlobalRV, encodeGlobalRV, mergeRVs } from '../../../src/api/global-rv.js';
+import { decodeContinue, encodeContinue } from '../../../src/api/continue-token.js';
 
 describe('global resourceVersion', () => {
   it('is unpadded base64url of compact JSON with sorted keys', () => {

@@ -5,7 +5,7 @@ import { int64Param, refuseVersionWithContinue, watchRequested } from '../../../
 import { StatusError } from '../../../src/api/status.js';
 import { liveRead } from '../../../src/forward/live/live-read.js';
 import type { LiveReadDeps } from '../../../src/forward/live/config.js';
-import { encodeLiveContinue } from '../../../src/forward/live/list-paging.js';
+import { encodeLiveContinue } from '../../../src/api/continue-token.js';
 import type { ResourceTarget } from '../../../src/forward/owner.js';
 
 /** What a call threw, as the client reads it (a Status), or undefined when it threw none. */

@@ -3,9 +3,10 @@ import { ConfigError, parseFleetConfig } from '../../../src/registry/config.js';
 import { LIVE_BUFFER_MIB, LIVE_WATCHES, MEMBER_FAN_OUT, defaultLiveReads } from '../../../src/registry/defaults.js';
 import { servedLive } from '../../../src/forward/live/config.js';
 import { chooseLiveGet } from '../../../src/forward/live/get.js';
-import { decodeLiveContinue, encodeLiveContinue, shareLimit } from '../../../src/forward/live/list-paging.js';
+import { shareLimit } from '../../../src/forward/live/list-paging.js';
 import { leftOutWarning, settled } from '../../../src/forward/live/member-failures.js';
-import { decodeContinue, encodeContinue, encodeGlobalRV } from '../../../src/api/global-rv.js';
+import { encodeGlobalRV } from '../../../src/api/global-rv.js';
+import { decodeContinue, decodeLiveContinue, encodeContinue, encodeLiveContinue } from '../../../src/api/continue-token.js';
 import type { StatusError } from '../../../src/api/status.js';
 
 const parse = (options: string) => parseFleetConfig(`clusters: [{ name: east, server: https://10.0.0.1:6443 }]\nresources: [{ version: v1, resource: pods }]\n${options}`, '/etc/flotilla/fleet.yaml');

@@ -7,7 +7,7 @@ import { decodeObject } from '../../../src/ingest/decode.js';
 import { encodeObjects, viewObjects } from '../../../src/ingest/batch.js';
 import { listResponse, type ListBody } from '../../../src/mux/reads.js';
 import { SnapshotRegistry } from '../../../src/mux/snapshots.js';
-import { decodeContinue } from '../../../src/api/global-rv.js';
+import { decodeContinue } from '../../../src/api/continue-token.js';
 import type { AccessSet } from '../../../src/api/rbac.js';
 import type { CachedResource } from '../../../src/cacher/cache-manager.js';
 import { buildReadView } from '../../../src/view/steps.js';

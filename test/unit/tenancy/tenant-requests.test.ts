@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { requestToMember, type FleetNames } from '../../../src/tenancy/request-names.js';
 import { Tenants } from '../../../src/tenancy/tenant.js';
-import { decodeContinue, encodeContinue } from '../../../src/api/global-rv.js';
+import { decodeContinue, encodeContinue } from '../../../src/api/continue-token.js';
 import type { StatusError } from '../../../src/api/status.js';
 import { bodyToMember } from '../../../src/tenancy/answers.js';
 import { objectToMember } from '../../../src/tenancy/document-names.js';
