@@ -165,13 +165,26 @@ describe('tenant abuse', () => {
     for (const prefix of ['', '/clusters/east', FLEET_PATH, `${FLEET_PATH}/clusters/west`]) {
       for (const p of COUNTED) {
         const path = `${prefix}${p}`;
-        const page = await get(`${path}?limit=1`);
-        const whole = await get(path);
-        for (const a of [page, whole]) if (a) extra.push(...checkTenantAnswer(a, written(path), foreign));
-        if (page?.type !== 'response' || whole?.type !== 'response' || page.status !== 200 || whole.status !== 200) continue;
-        const p1 = JSON.parse(page.body.toString('utf8')) as { items?: unknown[]; metadata?: { remainingItemCount?: number } };
-        const all = JSON.parse(whole.body.toString('utf8')) as { items?: unknown[] };
-        extra.push(...checkRemainingCount(path, { items: p1.items?.length ?? 0, ...(p1.metadata?.remainingItemCount !== undefined ? { remaining: p1.metadata.remainingItemCount } : {}) }, all.items?.length ?? 0));
+        // The members may still be finishing what the run started (a namespace's configmaps go with it),
+        // so a page is judged against a whole list of the same state: read before and after, and again
+        // while the two differ.
+        const count = (a: Answer | undefined): number | undefined =>
+          a?.type === 'response' && a.status === 200 ? ((JSON.parse(a.body.toString('utf8')) as { items?: unknown[] }).items?.length ?? 0) : undefined;
+        for (let attempt = 0; attempt < 10; attempt++) {
+          const wholeBefore = await get(path);
+          const page = await get(`${path}?limit=1`);
+          const whole = await get(path);
+          for (const a of [wholeBefore, page, whole]) if (a) extra.push(...checkTenantAnswer(a, written(path), foreign));
+          const visible = count(whole);
+          if (page?.type !== 'response' || page.status !== 200 || visible === undefined) break;
+          if (count(wholeBefore) !== visible && attempt < 9) {
+            await new Promise((r) => setTimeout(r, 1000));
+            continue;
+          }
+          const p1 = JSON.parse(page.body.toString('utf8')) as { items?: unknown[]; metadata?: { remainingItemCount?: number } };
+          extra.push(...checkRemainingCount(path, { items: p1.items?.length ?? 0, ...(p1.metadata?.remainingItemCount !== undefined ? { remaining: p1.metadata.remainingItemCount } : {}) }, visible));
+          break;
+        }
       }
     }
 
