@@ -19,6 +19,7 @@ import { Tenants } from './tenancy/tenant.js';
 import { MemberPolicyApplier } from './tenancy/member-policy-apply.js';
 import { selfSignedServingPair, servingNames } from './tls/serving-pair.js';
 import { READ_ACCESS_VERDICT_TTL_MS } from './registry/defaults.js';
+import type { StructuredLog } from './util/structured-log.js';
 
 /** Wires the parts together: store, cachers, HTTP server, and config reloads. */
 export interface FlotillaOptions {
@@ -147,8 +148,10 @@ export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
     tenants: () => tenants,
     watch: { bookmarkIntervalMs: opts.config.options.watchBookmarkIntervalSeconds * 1000, minTimeoutSeconds: opts.config.options.minWatchTimeoutSeconds, catchUpStallMs: opts.config.options.watchCatchUpStallSeconds * 1000, maxBufferedBytes: opts.config.options.maxWatchBufferMiB * 1024 * 1024 },
   });
+  const structuredLog: StructuredLog = { info: (f, m) => server.log.info(f, m), warn: (f, m) => server.log.warn(f, m) };
+  manager.useLog(structuredLog);
   if (opts.applyTenantPolicy) {
-    tenantPolicy = new MemberPolicyApplier(manager, { info: (f, m) => server.log.info(f, m), warn: (f, m) => server.log.warn(f, m) });
+    tenantPolicy = new MemberPolicyApplier(manager, structuredLog);
     tenantPolicy.setTenants(opts.config.tenants);
   }
   await server.listen({ port: opts.port, host: opts.host });

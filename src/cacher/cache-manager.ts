@@ -11,6 +11,8 @@ import type { Store } from '../store/store.js';
 import { IngestPool } from '../ingest/pool.js';
 import { Semaphore } from '../util/semaphore.js';
 import { ResourceCacher, type CacherStatus } from './cacher.js';
+import { watchIdentity } from './member-identity.js';
+import { SILENT_LOG, type StructuredLog } from '../util/structured-log.js';
 import { DISCOVERY_RETRY_BASE_MS, DISCOVERY_RETRY_CAP_MS } from '../registry/defaults.js';
 
 /**
@@ -41,6 +43,8 @@ interface Member {
   config: ClusterConfig;
   client: MemberClient;
   listSlots: Semaphore;
+  /** Ends the member's identity checks (member-identity.ts) when it leaves the fleet. */
+  identity: AbortController;
 }
 
 interface CacherEntry {
@@ -109,6 +113,8 @@ export interface StaleCluster {
   since?: string;
   error?: string;
   silentForMs?: number;
+  /** Its history was rewritten (resourceVersions back, a new cluster): why; its state is being listed again. */
+  rewritten?: string;
 }
 
 export interface CacheHealth {
@@ -138,8 +144,17 @@ export class CacheManager implements FleetMembers, ResourceCatalog, CacheHealth 
   private served = new Set<string>();
   /** Probes every member; its interval follows the configuration (500 ms until the first one). */
   private readonly heartbeat = new Heartbeat(500);
+  private log: StructuredLog = SILENT_LOG;
+  /** Members found to be new clusters, while their cachers list them again: why. */
+  private readonly rewrites = new Map<string, string>();
+  /** What cachers log through: the logger set later (useLog), as cachers start before the server. */
+  private readonly logs: StructuredLog = { info: (f, m) => this.log.info(f, m), warn: (f, m) => this.log.warn(f, m) };
 
   constructor(private readonly store: Store) {}
+
+  useLog(log: StructuredLog): void {
+    this.log = log;
+  }
 
   /** Moves to `config`; concurrent calls are applied one after another. */
   apply(config: FleetConfig): Promise<ApplyResult> {
@@ -166,6 +181,7 @@ export class CacheManager implements FleetMembers, ResourceCatalog, CacheHealth 
           }
         }
         this.heartbeat.untrack(name);
+        m.identity.abort();
         m.client.close();
         this.members.delete(name);
       } else {
@@ -175,10 +191,12 @@ export class CacheManager implements FleetMembers, ResourceCatalog, CacheHealth 
     for (const c of config.clusters) {
       if (!this.members.has(c.name)) {
         const client = await MemberClient.create(c);
-        this.members.set(c.name, { config: c, client, listSlots: new Semaphore(config.options.maxInflightListsPerMember) });
+        const identity = new AbortController();
+        this.members.set(c.name, { config: c, client, listSlots: new Semaphore(config.options.maxInflightListsPerMember), identity });
         if (!this.abort.signal.aborted) {
           client.onAnswer = () => this.heartbeat.heard(c.name);
           this.heartbeat.track(c.name, (signal) => client.probe(HEARTBEAT_PATH, signal));
+          void watchIdentity(c.name, client, this.store, (cluster, reason) => this.relistMember(cluster, reason), this.logs, AbortSignal.any([this.abort.signal, identity.signal]));
         }
       }
     }
@@ -277,6 +295,22 @@ export class CacheManager implements FleetMembers, ResourceCatalog, CacheHealth 
     return undefined;
   }
 
+  /** Lists again the state of every cacher of a member whose history was rewritten; resolves when all have. */
+  private async relistMember(cluster: string, reason: string): Promise<void> {
+    // A cacher of the member started meanwhile (its resource discovered later) lists again too.
+    this.rewrites.set(cluster, reason);
+    try {
+      const cachers = [...this.cachers.values()].filter((e) => e.cluster === cluster).map((e) => e.cacher);
+      await Promise.all(cachers.map((c) => {
+        const before = c.getStatus().historyResets;
+        c.rewriteHistory(reason);
+        return c.whenListedAgain(before);
+      }));
+    } finally {
+      this.rewrites.delete(cluster);
+    }
+  }
+
   private startCacher(id: string, cluster: string, info: ResourceInfo, namespace?: string): void {
     const m = this.members.get(cluster);
     if (!m) return;
@@ -287,8 +321,11 @@ export class CacheManager implements FleetMembers, ResourceCatalog, CacheHealth 
       pool: this.pool,
       listSlots: m.listSlots,
       pageSlots: (this.pageSlots ??= new Semaphore(this.config.options.maxInflightListPages)),
+      log: this.logs,
     });
     this.cachers.set(id, { cacher, cluster, resource: gvrKey(info), namespace });
+    const rewritten = this.rewrites.get(cluster);
+    if (rewritten !== undefined) cacher.rewriteHistory(rewritten);
     cacher.start();
   }
 
@@ -349,7 +386,8 @@ export class CacheManager implements FleetMembers, ResourceCatalog, CacheHealth 
       if (e.resource !== resource) continue;
       clusters.add(e.cluster);
       const s = e.cacher.getStatus();
-      if (s.synced && s.phase !== 'watching' && s.lastError) stale.set(e.cluster, { cluster: e.cluster, since: s.lastEventAt, error: s.lastError });
+      if (s.rewriting !== undefined) stale.set(e.cluster, { cluster: e.cluster, rewritten: s.rewriting });
+      else if (s.synced && s.phase !== 'watching' && s.lastError && !stale.has(e.cluster)) stale.set(e.cluster, { cluster: e.cluster, since: s.lastEventAt, error: s.lastError });
     }
     // A failing cacher says more (its error, its last event) than the heartbeat does.
     for (const cluster of clusters) {
@@ -376,6 +414,7 @@ export class CacheManager implements FleetMembers, ResourceCatalog, CacheHealth 
     this.abort.abort();
     this.heartbeat.stop();
     await this.applying;
+    for (const m of this.members.values()) m.identity.abort();
     await Promise.all([...this.cachers.values()].map((e) => e.cacher.stop()));
     await Promise.allSettled([...this.discovering.values()]);
     for (const m of this.members.values()) m.client.close();

@@ -11,11 +11,15 @@ import type { Semaphore } from '../util/semaphore.js';
 import { Backoff } from './backoff.js';
 import { applyLinesInBatches } from './line-batches.js';
 import { LIST_PAGE_IDLE_TIMEOUT_MS, MEMBER_WATCH_IDLE_GRACE_SECONDS } from '../registry/defaults.js';
+import { SILENT_LOG, type StructuredLog } from '../util/structured-log.js';
 
 /**
  * Keeps one (cluster, resource) of the store in step with its member: list in pages, then watch
  * from the list's RV with bookmarks, re-watch from the last RV when a watch ends, and relist with
- * reconcile when the member says the RV has expired (410).
+ * reconcile when the member says the RV has expired (410). Before it watches from an RV it did
+ * not just list at, it asks the member where its history is: a member whose resourceVersions went
+ * back (etcd restored from a backup) would take the watch from a future RV and stay silent while
+ * the objects change, so its state is listed again and replaces the cached one in one commit.
  */
 export type CacherPhase = 'pending' | 'listing' | 'watching' | 'backoff' | 'stopped';
 
@@ -32,6 +36,12 @@ export interface CacherStatus {
   watches: number;
   lastError?: string;
   lastEventAt?: string;
+  /** Times the member's history was found rewritten (resourceVersions back, a new cluster) and listed again. */
+  historyResets: number;
+  /** The last of them: when and why. */
+  lastHistoryReset?: { at: string; reason: string };
+  /** While the state of a rewritten history is being listed: why (reads name it in a Warning). */
+  rewriting?: string;
 }
 
 // Table rows with the whole object: the member prints the cells (exactly what kubectl shows for
@@ -46,6 +56,9 @@ const TABLE_ACCEPT = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/j
  */
 const WATCH_READ_AHEAD_BYTES = 256 * 1024;
 
+/** How often whenListedAgain looks: a relist takes seconds, and nothing waits on it but the identity check. */
+const REWRITE_POLL_MS = 500;
+
 export interface CacherOptions {
   pageSize: number;
   dropManagedFields: boolean;
@@ -59,9 +72,13 @@ export interface CacherOptions {
   listSlots: Semaphore;
   /** Bounds the list pages held at once by every cacher of the process, from request to commit. */
   pageSlots: Semaphore;
+  log?: StructuredLog;
 }
 
 export class GoneError extends Error {}
+
+/** The member's history is not the one the cache followed: its state must be listed afresh. */
+export class HistoryRewrittenError extends Error {}
 
 export class ResourceCacher {
   private readonly status: CacherStatus;
@@ -73,6 +90,10 @@ export class ResourceCacher {
   private columns?: TableColumn[];
   private running?: Promise<void>;
   private readonly syncedWaiters: (() => void)[] = [];
+  /** Ends the watch in progress, when the cache manager finds the member's history rewritten. */
+  private watchAbort?: AbortController;
+  private rewrittenBy?: string;
+  private readonly log: StructuredLog;
 
   constructor(
     private readonly member: MemberClient,
@@ -83,7 +104,8 @@ export class ResourceCacher {
     this.key = gvrKey(info);
     this.scope = { cluster: member.cluster, resource: this.key, namespace: opts.namespace };
     this.path = collectionPath(info, opts.namespace);
-    this.status = { cluster: member.cluster, resource: this.key, phase: 'pending', synced: false, objects: 0, relists: 0, watches: 0 };
+    this.status = { cluster: member.cluster, resource: this.key, phase: 'pending', synced: false, objects: 0, relists: 0, watches: 0, historyResets: 0 };
+    this.log = opts.log ?? SILENT_LOG;
     if (opts.namespace) this.status.namespace = opts.namespace;
     this.ctx = { cluster: member.cluster, apiVersion: groupVersion(info), kind: info.kind, dropManagedFields: opts.dropManagedFields };
   }
@@ -100,9 +122,22 @@ export class ResourceCacher {
     }
     this.running = (async () => {
       const backoff = new Backoff();
+      let rewritten: string | undefined;
       while (!this.abort.signal.aborted) {
         try {
-          if (!rv) rv = await this.relist();
+          const asked = this.takeRewrite();
+          if (asked !== undefined) {
+            this.noteRewrite(asked);
+            rewritten = asked;
+            rv = undefined;
+          }
+          let listed = false;
+          if (!rv) {
+            rv = await this.relist(rewritten);
+            rewritten = undefined;
+            listed = true;
+          }
+          if (!listed) await this.verifyHistory(rv);
           rv = await this.watch(rv);
           backoff.reset();
         } catch (e) {
@@ -111,6 +146,14 @@ export class ResourceCacher {
             rv = undefined;
             continue;
           }
+          if (e instanceof HistoryRewrittenError) {
+            this.noteRewrite(e.message);
+            rewritten = e.message;
+            rv = undefined;
+            continue;
+          }
+          // The cache manager ended the watch: the loop's top takes its reason.
+          if (this.rewrittenBy !== undefined) continue;
           // A watch that failed after committing events resumes after them, as client-go's
           // reflector resumes from the last RV it handled: from its start, they would be logged twice.
           if (rv !== undefined && this.status.rv !== undefined) rv = this.status.rv;
@@ -132,6 +175,48 @@ export class ResourceCacher {
     return { ...this.status };
   }
 
+  /**
+   * The member is not the cluster this cache followed (the cache manager found a new identity):
+   * end the watch and list its state afresh, as for resourceVersions that went back.
+   */
+  rewriteHistory(reason: string): void {
+    this.rewrittenBy = reason;
+    this.watchAbort?.abort();
+  }
+
+  /** Resolves once the cacher has listed its member since `historyResets` was `before`, or it stopped. */
+  async whenListedAgain(before: number): Promise<void> {
+    while (!this.abort.signal.aborted && (this.status.historyResets <= before || this.status.rewriting !== undefined)) {
+      await sleep(REWRITE_POLL_MS, undefined, { signal: this.abort.signal }).catch(() => undefined);
+    }
+  }
+
+  private takeRewrite(): string | undefined {
+    const reason = this.rewrittenBy;
+    this.rewrittenBy = undefined;
+    return reason;
+  }
+
+  private noteRewrite(reason: string): void {
+    this.status.historyResets++;
+    this.status.lastHistoryReset = { at: new Date().toISOString(), reason };
+    this.status.rewriting = reason;
+    this.log.warn({ cluster: this.member.cluster, resource: this.key, ...(this.opts.namespace ? { namespace: this.opts.namespace } : {}), reason }, 'member history rewritten; listing its state again');
+  }
+
+  /**
+   * Asks the member where its history is (a list of one object, without a resourceVersion, answers
+   * at its latest), before watching from `rv`: an older answer means the member went back.
+   */
+  private async verifyHistory(rv: string): Promise<void> {
+    const res = await this.member.fetch({ path: `${this.path}?limit=1`, headers: { accept: 'application/json' }, signal: this.abort.signal, idleTimeoutMs: LIST_PAGE_IDLE_TIMEOUT_MS });
+    if (res.status !== 200) throw new Error(`list ${this.key} from ${this.member.cluster}: HTTP ${res.status}: ${res.body.toString('utf8', 0, 300)}`);
+    const latest = peekListRV(res.body);
+    if (latest !== undefined && isDecimal(latest) && isDecimal(rv) && BigInt(latest) < BigInt(rv)) {
+      throw new HistoryRewrittenError(`the member's resourceVersion went back from ${rv} to ${latest}`);
+    }
+  }
+
   /** getStatus().synced without the copy: /readyz asks it of every cacher. */
   isSynced(): boolean {
     return this.status.synced;
@@ -148,22 +233,28 @@ export class ResourceCacher {
     for (const w of this.syncedWaiters.splice(0)) w();
   }
 
-  private async relist(): Promise<string> {
+  private async relist(rewritten?: string): Promise<string> {
     this.status.phase = 'listing';
     const release = await this.opts.listSlots.acquire(this.abort.signal);
     try {
-      return await this.listAll();
+      return await this.listAll(rewritten !== undefined);
     } finally {
       release();
     }
   }
 
-  private async listAll(): Promise<string> {
+  /**
+   * Lists the member's state into the store. `rewritten`: the member's history was rewritten, so
+   * the changes are held until the whole list is read and replace the cached state in one commit
+   * (reads never see old and new mixed), which also restarts the cluster's event log at the list.
+   */
+  private async listAll(rewritten: boolean): Promise<string> {
     this.status.relists++;
     // A relist over an existing state is logged as a diff, so watchers resuming from an older RV
     // see what changed; a scope's first list is not logged (there is nothing to diff against).
     // The first page of any list writes the scope's sync record, so its absence means a first list.
     let diff = this.store.syncState(this.scope) !== undefined;
+    const held: Change[] | undefined = rewritten && diff ? [] : undefined;
     const seen = new Set<string>();
     let listRV = '';
     let continueToken: string | undefined;
@@ -193,6 +284,7 @@ export class ResourceCacher {
             // reconciled at the end, or objects deleted meanwhile would stay.
             if (count > 0) diff = true;
             seen.clear();
+            if (held) held.length = 0;
             continueToken = undefined;
             count = 0;
             current.release();
@@ -203,7 +295,7 @@ export class ResourceCacher {
           const nextToken = peekContinue(res.body);
           const slot = nextToken ? pageSlots.tryAcquire() : undefined;
           if (slot) inFlight = fetchPage(slot, nextToken);
-          const page = await this.commitPage(res.body, diff, seen);
+          const page = await this.commitPage(res.body, diff, seen, held);
           if (!continueToken) listRV = page.rv;
           count += page.objects;
           // A first list shows its progress in /status; a relist keeps the count it had.
@@ -235,22 +327,26 @@ export class ResourceCacher {
       }
     }
     const logged = this.store.logStart(this.key)[this.member.cluster] !== undefined;
-    await this.store.commit(this.scope, gone, { rv: listRV, columns: this.columns, listedAt: new Date().toISOString() }, {
+    await this.store.commit(this.scope, held ? [...held, ...gone] : gone, { rv: listRV, columns: this.columns, listedAt: new Date().toISOString() }, {
       log: diff,
-      ...(logged ? {} : { logStartRV: listRV }),
+      ...(logged && !held ? {} : { logStartRV: listRV }),
+      ...(held ? { restartLog: true } : {}),
     });
+    if (held) this.log.info({ cluster: this.member.cluster, resource: this.key, rv: listRV, changes: held.length + gone.length }, 'member state listed again after its history was rewritten');
     this.status.objects = count;
     this.status.rv = listRV;
     this.status.lastError = undefined;
+    this.status.rewriting = undefined;
     this.markSynced();
     return listRV;
   }
 
   /**
    * Decodes a list page in a worker and commits it. A relist (`diff`) writes only what changed
-   * and notes every object it saw in `seen`, for the reconcile at the end.
+   * and notes every object it saw in `seen`, for the reconcile at the end; `held` keeps the
+   * changes for that commit instead.
    */
-  private async commitPage(body: Buffer, diff: boolean, seen: Set<string>): Promise<{ objects: number; rv: string; continueToken?: string }> {
+  private async commitPage(body: Buffer, diff: boolean, seen: Set<string>, held?: Change[]): Promise<{ objects: number; rv: string; continueToken?: string }> {
     const page = await this.opts.pool.decodePage(body, this.ctx);
     const objects = viewObjects(page.objects);
     if (page.columns?.length) this.columns = page.columns;
@@ -267,6 +363,10 @@ export class ResourceCacher {
       seen.add(refKey(o));
       const stored = this.store.storedRV(this.scope, o);
       if (stored !== rv) changes.push({ type: stored === undefined ? 'ADDED' : 'MODIFIED', ...o, rv });
+    }
+    if (held) {
+      for (const c of changes) held.push(c);
+      return { objects: objects.length, rv: page.rv, ...(page.continueToken ? { continueToken: page.continueToken } : {}) };
     }
     // Pages are written as they arrive with no RV: a crash mid-list leaves a state the next
     // start relists rather than trusts. The RV is written with the reconcile after the last page.
@@ -287,10 +387,11 @@ export class ResourceCacher {
       timeoutSeconds: String(timeoutSeconds),
       includeObject: 'Object',
     });
+    const watchAbort = (this.watchAbort = new AbortController());
     const res: IncomingMessage = await this.member.send({
       path: `${this.path}?${q}`,
       headers: { accept: TABLE_ACCEPT },
-      signal: this.abort.signal,
+      signal: AbortSignal.any([this.abort.signal, watchAbort.signal]),
       idleTimeoutMs: (timeoutSeconds + MEMBER_WATCH_IDLE_GRACE_SECONDS) * 1000,
       lane: 'long-running',
     });
@@ -360,6 +461,19 @@ export function peekContinue(body: Buffer): string | undefined {
   const meta = body.toString('utf8', start, end < 0 ? Math.min(body.length, start + 8192) : end);
   const m = /"continue":"([^"]*)"/.exec(meta);
   return m?.[1] || undefined;
+}
+
+/** A list's own resourceVersion, read as peekContinue reads its token. */
+function peekListRV(body: Buffer): string | undefined {
+  const start = body.indexOf('"metadata":{');
+  if (start < 0) return undefined;
+  const end = body.indexOf('}', start);
+  const meta = body.toString('utf8', start, end < 0 ? Math.min(body.length, start + 8192) : end);
+  return /"resourceVersion":"([^"]*)"/.exec(meta)?.[1] || undefined;
+}
+
+function isDecimal(rv: string): boolean {
+  return /^[0-9]{1,30}$/.test(rv);
 }
 
 function refKey(r: ObjectRef): string {

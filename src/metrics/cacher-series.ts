@@ -26,6 +26,7 @@ const FAMILIES: readonly Family[] = [
     help: 'Seconds since the last watch event or bookmark.',
     value: (s) => (s.lastEventAt ? (Date.now() - Date.parse(s.lastEventAt)) / 1000 : undefined),
   },
+  { name: 'flotilla_cacher_history_resets_total', help: "Times the member's history was found rewritten (resourceVersions went back, or a new cluster under the name) and its state listed again.", value: (s) => s.historyResets },
   { name: 'flotilla_cacher_errored', help: '1 when the last attempt failed (see /status for the error).', value: (s) => (s.lastError ? 1 : 0) },
 ];
 const PHASE_FAMILY = { name: 'flotilla_cacher_phase', help: 'The phase each cacher is in (1 for the current one).' };

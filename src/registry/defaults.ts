@@ -165,6 +165,12 @@ export const READ_ACCESS_VERDICT_TTL_MS = 5_000;
 export const LIST_PAGE_IDLE_TIMEOUT_MS = 60_000;
 /** A member's watch that sends nothing this long past its own timeoutSeconds is lost: the member should have ended it. */
 export const MEMBER_WATCH_IDLE_GRACE_SECONDS = 90;
+/**
+ * How often each member's identity (its kube-system namespace's uid) is read: a new cluster under
+ * a known name is found within this, and its cached state listed again. A member's resourceVersions
+ * going back are found sooner, before each watch (cacher.ts).
+ */
+export const MEMBER_IDENTITY_CHECK_MS = 30_000;
 /** The first retry of a failed list or watch, doubling with full jitter up to the cap: many cachers failing at once must not retry in step. */
 export const BACKOFF_BASE_MS = 250;
 export const BACKOFF_CAP_MS = 30_000;

@@ -88,8 +88,8 @@ export interface Databases {
   events: Database<LoggedRecord, [string, number]>;
   /** [resource, cluster, member RV, seq] of every logged event: where a watch resumes in the log. */
   eventRVs: Database<boolean, [string, string, number, number]>;
-  /** Per resource its LogState; the sequence number (SEQ_KEY) and the format (FORMAT_KEY). */
-  logs: Database<LogState | { seq: number } | { format: number; dictionary: string }, string>;
+  /** Per resource its LogState; the sequence number (SEQ_KEY), the format (FORMAT_KEY) and each member's identity (memberIdentityKey). */
+  logs: Database<LogState | { seq: number } | { format: number; dictionary: string } | { uid: string }, string>;
 }
 
 /**
@@ -110,7 +110,7 @@ function openDatabases(root: RootDatabase): Databases {
     sync: root.openDB<SyncRecord, string>({ name: 'sync' }),
     events: root.openDB<LoggedRecord, [string, number]>({ name: 'events' }),
     eventRVs: root.openDB<boolean, [string, string, number, number]>({ name: 'eventRVs' }),
-    logs: root.openDB<LogState | { seq: number } | { format: number; dictionary: string }, string>({ name: 'logs' }),
+    logs: root.openDB<LogState | { seq: number } | { format: number; dictionary: string } | { uid: string }, string>({ name: 'logs' }),
     labelIndex: root.openDB<Buffer, Buffer>({ name: 'labelIndex', encoding: 'binary', keyEncoding: 'binary' }),
     byCluster: root.openDB<Buffer, string>({ name: 'byCluster', encoding: 'binary' }),
     resourceInfos: root.openDB<ResourceInfo, string>({ name: 'resources' }),

@@ -21,7 +21,7 @@ function numericRV(rv: string): number | undefined {
 export class EventLog {
   private readonly events: Database<LoggedRecord, [string, number]>;
   private readonly eventRVs: Database<boolean, [string, string, number, number]>;
-  private readonly logs: Database<LogState | { seq: number } | { format: number; dictionary: string }, string>;
+  private readonly logs: Database<LogState | { seq: number } | { format: number; dictionary: string } | { uid: string }, string>;
   /** Log states written in the transaction being built, which LMDB reads do not show yet. */
   private readonly batchLogs = new Map<string, LogState>();
   private readonly listeners = new Map<string, Set<StoreListener>>();
@@ -118,6 +118,25 @@ export class EventLog {
     state ??= { start: {}, count: 0, firstSeq: seq };
     state.count++;
     return state;
+  }
+
+  /**
+   * Forgets every logged event of one cluster's resource, in the transaction being built: its
+   * member's history was rewritten (an etcd restored from a backup, a new cluster under the same
+   * name), so those events and their RVs belong to a history no watch may resume through. The
+   * caller moves the cluster's log start (seal's `logStartRV`).
+   */
+  forget(resource: string, cluster: string, state: LogState | undefined): LogState | undefined {
+    if (!state) return state;
+    let removed = 0;
+    for (const { key, value } of this.events.getRange({ start: [resource, state.firstSeq], end: [resource, Number.MAX_SAFE_INTEGER] })) {
+      if (value.c !== cluster) continue;
+      this.events.remove(key);
+      removed++;
+      const rvNumber = numericRV(value.rv);
+      if (rvNumber !== undefined) this.eventRVs.remove([resource, cluster, rvNumber, key[1]]);
+    }
+    return { ...state, start: { ...state.start }, count: Math.max(0, state.count - removed) };
   }
 
   /**

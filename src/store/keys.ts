@@ -23,6 +23,11 @@ export const FORMAT = 10; // 3: indexed fields (src/ingest/fields.ts) in the lab
 export const FORMAT_KEY = '\u0000format';
 export const SEQ_KEY = '\u0000seq';
 
+/** A member's identity (its kube-system namespace's uid), in the `logs` database beside them. */
+export function memberIdentityKey(cluster: string): string {
+  return `\u0000member${KEY_SEP}${cluster}`;
+}
+
 /**
  * The value of every index entry (label index, byCluster): the key is the information. Raw empty
  * bytes, not a msgpack `true`: encoding that value cost a msgpack pack per entry, about 10 per pod.

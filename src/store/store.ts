@@ -1,6 +1,6 @@
 import { Environment } from './environment.js';
 import { EventLog } from './event-log.js';
-import { objectKey } from './keys.js';
+import { memberIdentityKey, objectKey } from './keys.js';
 import { LabelIndex } from './label-index.js';
 import type { MetaRecord } from './meta-record.js';
 import { Objects, type RangeOptions } from './objects.js';
@@ -37,6 +37,12 @@ export interface CommitOptions {
   log: boolean;
   /** Events of this cluster up to this RV are not in the log (set by a scope's first list). */
   logStartRV?: string;
+  /**
+   * The member's history was rewritten (its resourceVersions went back, or it is a new cluster
+   * under the same name): the cluster's logged events of the resource are forgotten before this
+   * commit's are logged, and its log starts again at `logStartRV`.
+   */
+  restartLog?: boolean;
   /** Remove the scope's sync record instead of writing one (the scope was dropped). */
   dropSync?: boolean;
   /**
@@ -112,6 +118,15 @@ export class Store {
 
   saveResourceInfo(resource: string, info: ResourceInfo): Promise<void> {
     return this.writes.run(() => this.syncs.putResourceInfo(resource, info), true);
+  }
+
+  /** The identity a member had when its state was cached (its kube-system namespace's uid). */
+  memberIdentity(cluster: string): string | undefined {
+    return (this.env.dbs.logs.get(memberIdentityKey(cluster)) as { uid: string } | undefined)?.uid;
+  }
+
+  saveMemberIdentity(cluster: string, uid: string): Promise<void> {
+    return this.writes.run(() => void this.env.dbs.logs.put(memberIdentityKey(cluster), { uid }), true);
   }
 
   /** Hears every committed batch of a resource's changes, in commit order. */
@@ -191,6 +206,7 @@ export class Store {
     await this.writes.run(() => {
       const log = this.log;
       let state = log.stateOf(resource);
+      if (opts.restartLog) state = log.forget(resource, cluster, state);
       firstSeq = log.skip(from);
       for (let i = from; i < changes.length; i++) {
         const c = changes[i]!;

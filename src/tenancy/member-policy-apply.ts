@@ -3,6 +3,7 @@ import { answerMessage } from '../api/status.js';
 import { TENANT_POLICY_REAPPLY_MS, TENANT_POLICY_REQUEST_TIMEOUT_MS, TENANT_POLICY_RETRY_MS } from '../registry/defaults.js';
 import { generateMemberPolicy, manifestPath, type Manifest } from './member-policy.js';
 import type { TenantSpec } from './tenant.js';
+import type { StructuredLog } from '../util/structured-log.js';
 
 /**
  * Keeps each tenant's member-side policy (member-policy.ts) on every member, as flotilla
@@ -20,8 +21,6 @@ export interface PolicyFleet {
   clusterNames(): string[];
   member(name: string): MemberClient | undefined;
 }
-
-type Log = (fields: Record<string, unknown>, message: string) => void;
 
 /** Applies the tenants' policy to one member: its namespaces read first, for the admins' RoleBindings. */
 export async function applyMemberPolicy(member: MemberClient, tenants: readonly TenantSpec[], signal?: AbortSignal): Promise<Manifest[]> {
@@ -49,7 +48,7 @@ export class MemberPolicyApplier {
   private again = false;
   private readonly abort = new AbortController();
 
-  constructor(private readonly fleet: PolicyFleet, private readonly log: { info: Log; warn: Log }) {}
+  constructor(private readonly fleet: PolicyFleet, private readonly log: StructuredLog) {}
 
   /** The tenants to keep the policy of; applied at once. */
   setTenants(tenants: readonly TenantSpec[]): void {

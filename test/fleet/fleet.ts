@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, mkdirSync, writeFileSync, existsSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdirSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -57,6 +57,21 @@ export interface Fleet {
    * starts it again on the same port and etcd; resolves once it is ready.
    */
   crashApiserver(member: string): Promise<void>;
+  /**
+   * Copies etcd's data as it is now (etcd stopped for the copy and started again, as an offline
+   * backup is taken); returns where the copy is.
+   */
+  backupEtcd(): Promise<string>;
+  /**
+   * Puts a backup's data back in place of etcd's (every member's resourceVersions go back to the
+   * backup's), then restarts every member's kube-apiserver, as an operator restoring etcd does.
+   */
+  restoreEtcd(backup: string): Promise<void>;
+  /**
+   * Makes one member a new cluster under its name: its kube-apiserver stopped, everything it kept
+   * in etcd deleted, and started again (new namespaces, new uids; etcd's revision goes on).
+   */
+  replaceMember(member: string): Promise<void>;
 }
 
 export interface FleetOptions {
@@ -245,7 +260,7 @@ export async function startFleet(opts: FleetOptions): Promise<Fleet> {
     const etcdEndpoint = `http://127.0.0.1:${etcdClientPort}`;
     const etcdDir = join(dir, 'etcd');
     mkdirSync(etcdDir, { recursive: true });
-    const etcd = startProcess({
+    const startEtcd = () => startProcess({
       name: 'etcd',
       command: bin('etcd'),
       args: [
@@ -263,11 +278,20 @@ export async function startFleet(opts: FleetOptions): Promise<Fleet> {
       logPath: join(etcdDir, 'etcd.log'),
       pidFile,
     });
-    procs.push(etcd);
-    await waitFor('etcd health', async () => {
-      const res = await fetch(`${etcdEndpoint}/health`);
-      return res.ok;
-    }, 30_000, etcd);
+    const etcdUp = async (p: Supervised) => {
+      procs.push(p);
+      await waitFor('etcd health', async () => {
+        const res = await fetch(`${etcdEndpoint}/health`);
+        return res.ok;
+      }, 30_000, p);
+    };
+    await etcdUp(startEtcd());
+    const etcdData = join(etcdDir, 'data');
+    const runningEtcd = () => {
+      const p = procs.find((x) => x.name === 'etcd' && !x.exited);
+      if (!p) throw new Error('etcd is not running');
+      return p;
+    };
 
     const members = await Promise.all(
       opts.names.map((name, i) =>
@@ -305,12 +329,39 @@ export async function startFleet(opts: FleetOptions): Promise<Fleet> {
       if (!restart) throw new Error(`no kube-apiserver of member ${member}`);
       await restart();
     };
+    const backupEtcd = async () => {
+      const backup = join(etcdDir, `backup-${Date.now()}`);
+      await stopProcess(runningEtcd());
+      cpSync(etcdData, backup, { recursive: true });
+      await etcdUp(startEtcd());
+      return backup;
+    };
+    const restoreEtcd = async (backup: string) => {
+      await stopProcess(runningEtcd());
+      rmSync(etcdData, { recursive: true, force: true });
+      cpSync(backup, etcdData, { recursive: true });
+      await etcdUp(startEtcd());
+      for (const m of members) await crashApiserver(m.name);
+    };
+    const replaceMember = async (member: string) => {
+      await killProcess(apiserverOf(member));
+      // etcd's JSON gateway: every key under the member's prefix, deleted in one request.
+      const b64 = (t: string) => Buffer.from(t).toString('base64');
+      const res = await fetch(`${etcdEndpoint}/v3/kv/deleterange`, { method: 'POST', body: JSON.stringify({ key: b64(`/registry-${member}/`), range_end: b64(`/registry-${member}0`) }) });
+      if (!res.ok) throw new Error(`deleting ${member}'s keys from etcd: HTTP ${res.status} ${await res.text()}`);
+      const restart = apiserverRestarts.get(member);
+      if (!restart) throw new Error(`no kube-apiserver of member ${member}`);
+      await restart();
+    };
     log(`fleet: ${members.length} member(s) ready in ${((Date.now() - started) / 1000).toFixed(1)} s (${dir})`);
     return {
       info: { dir, etcdEndpoint, caFile: pki.caCert, binDir, members, users },
       stop: stopAll,
       stopApiserver,
       crashApiserver,
+      backupEtcd,
+      restoreEtcd,
+      replaceMember,
     };
   } catch (e) {
     await stopAll();

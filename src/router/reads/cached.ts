@@ -213,7 +213,9 @@ function staleWarnings(health: CacheHealth, resource: string, view: ReadView): s
   return health
     .staleClusters(resource)
     .filter((s) => view.showsCluster(s.cluster))
-    .map((s) => warningHeader(s.silentForMs !== undefined
+    .map((s) => warningHeader(s.rewritten !== undefined
+      ? `cluster ${s.cluster} is being listed again: ${s.rewritten.slice(0, 200)}; serving its state as flotilla last saw it until then`
+      : s.silentForMs !== undefined
       ? `cluster ${s.cluster} has not answered for ${(s.silentForMs / 1000).toFixed(1)} s; serving its cached state as flotilla last saw it${s.error ? ` (${s.error.slice(0, 200)})` : ''}`
       : `cluster ${s.cluster} is not reachable; serving its cached state${s.since ? ` as of ${s.since}` : ''} (${(s.error ?? '').slice(0, 200)})`));
 }

@@ -130,7 +130,7 @@ describe('Fleet spec to FleetConfig', () => {
 
 describe('Fleet status', () => {
   const cacher = (cluster: string, resource: string, synced: boolean, extra: Partial<CacherStatus> = {}): CacherStatus => ({
-    cluster, resource, phase: synced ? 'watching' : 'listing', synced, objects: 1, relists: 0, watches: 0, ...extra,
+    cluster, resource, phase: synced ? 'watching' : 'listing', synced, objects: 1, relists: 0, watches: 0, historyResets: 0, ...extra,
   });
   const base = (over: Partial<StatusInputs> = {}): StatusInputs => ({
     outcome: { generation: 3, members: ['east', 'west', 'north'], memberErrors: new Map([['north', 'kubeconfigSecretRef: Secret fs/north not found']]) },
