@@ -183,7 +183,9 @@ async function serveCached(deps: CachedReadDeps, { req, reply, target, resource:
 /**
  * A list or watch from a given RV, one rule for both: a cluster the view does not show (the
  * fleet changed since the RV was read) is 410 Expired, so the client relists; "not older than"
- * waits (RESOURCE_VERSION_WAIT_MS) for cachers behind it, then answers 504
+ * waits (RESOURCE_VERSION_WAIT_MS) for cachers behind it (asking their members whether anything
+ * happened up to it: another replica may have issued an RV of a quiet resource that this one's
+ * cachers never saw in a bookmark), then answers 504
  * ResourceVersionTooLarge with Retry-After, as the apiserver's watch cache does; "Exact" can
  * only be served for the current state (old snapshots are not kept): older is 410 Expired.
  * Returns the RV's clusters that concern this request (all of them, or the addressed member's).
@@ -218,14 +220,15 @@ async function resumeBeforeLogStart(health: CacheHealth, store: Store, cached: C
   const resource = gvrKey(cached.info);
   const start = store.logStart(resource);
   const resumed = { ...since };
-  for (const [cluster, rv] of Object.entries(since)) {
-    const first = start[cluster];
-    if (first === undefined || compareMemberRV(rv, first) >= 0) continue;
-    const answer = await health.memberQuietBetween(resource, cluster, rv, first);
+  const before = Object.entries(since).filter(([cluster, rv]) => start[cluster] !== undefined && compareMemberRV(rv, start[cluster]!) < 0);
+  const answers = await Promise.all(before.map(([cluster, rv]) => health.memberQuietBetween(resource, cluster, rv, start[cluster]!)));
+  before.forEach(([cluster, rv], i) => {
+    const first = start[cluster]!;
+    const answer = answers[i];
     if (answer === 'quiet') resumed[cluster] = first;
     else if (answer === 'changed') throw expired(`too old resource version: ${cluster} changed after ${rv}, before this replica's event log of it starts (${first}); list again`);
     else if (answer === 'expired') throw expired(`too old resource version: ${cluster} no longer holds its events after ${rv}`);
-  }
+  });
   return resumed;
 }
 
