@@ -13,6 +13,7 @@ import { Semaphore } from '../util/semaphore.js';
 import { ResourceCacher, type CacherStatus } from './cacher.js';
 import { watchIdentity } from './member-identity.js';
 import { SILENT_LOG, type StructuredLog } from '../util/structured-log.js';
+import { MemberProgress, type MemberAnswer, type ProgressScope } from './member-progress.js';
 import { DISCOVERY_RETRY_BASE_MS, DISCOVERY_RETRY_CAP_MS } from '../registry/defaults.js';
 
 /**
@@ -123,6 +124,13 @@ export interface CacheHealth {
   staleClusters(resource: string): StaleCluster[];
   /** Each member's heartbeat: whether it answers, since when it does not. */
   heartbeats(): MemberHeartbeat[];
+  /**
+   * Resolves true once the cache of `resource` holds each cluster's RV in `rvs`, asking a member
+   * whether it holds events up to it when a scope is behind (member-progress.ts); false at `timeoutMs`.
+   */
+  reachResourceVersion(resource: string, rvs: Record<string, string>, timeoutMs: number): Promise<boolean>;
+  /** What `cluster` holds of `resource` in (from, to]: no event (`quiet`), some, its history gone, or not known. */
+  memberQuietBetween(resource: string, cluster: string, from: string, to: string): Promise<MemberAnswer['kind']>;
 }
 
 /** What probing a member asks for: cheap, public, and not ready while the member cannot serve. */
@@ -408,6 +416,23 @@ export class CacheManager implements FleetMembers, ResourceCatalog, CacheHealth 
 
   status(): CacherStatus[] {
     return [...this.cachers.values()].map((e) => e.cacher.getStatus());
+  }
+
+  private memberProgress?: MemberProgress;
+
+  /** The scopes of a resource (of one cluster, when given) for questions to their members. */
+  private progressScopes(resource: string, cluster?: string): ProgressScope[] {
+    return [...this.cachers.values()].filter((e) => e.resource === resource && (cluster === undefined || e.cluster === cluster)).map((e) => e.cacher.progressScope());
+  }
+
+  reachResourceVersion(resource: string, rvs: Record<string, string>, timeoutMs: number): Promise<boolean> {
+    this.memberProgress ??= new MemberProgress(this.abort.signal);
+    return this.memberProgress.reach(this.store, resource, this.progressScopes(resource), rvs, timeoutMs);
+  }
+
+  memberQuietBetween(resource: string, cluster: string, from: string, to: string): Promise<MemberAnswer['kind']> {
+    this.memberProgress ??= new MemberProgress(this.abort.signal);
+    return this.memberProgress.quietBetween(this.progressScopes(resource, cluster), from, to);
   }
 
   async stop(): Promise<void> {

@@ -9,6 +9,8 @@ import type { IngestPool } from '../ingest/pool.js';
 import type { Change, ObjectRef, Store } from '../store/store.js';
 import type { Semaphore } from '../util/semaphore.js';
 import { Backoff } from './backoff.js';
+import type { ProgressScope } from './member-progress.js';
+import { compareMemberRV } from '../api/global-rv.js';
 import { applyLinesInBatches } from './line-batches.js';
 import { LIST_PAGE_IDLE_TIMEOUT_MS, MEMBER_WATCH_IDLE_GRACE_SECONDS } from '../registry/defaults.js';
 import { SILENT_LOG, type StructuredLog } from '../util/structured-log.js';
@@ -437,9 +439,10 @@ export class ResourceCacher {
     }
     if (batch.columns) this.columns = batch.columns;
     if (changes.length > 0 || lastRV !== fromRV) {
-      await this.store.commit(this.scope, changes, { rv: lastRV, columns: this.columns }, { log: true });
+      const rv = this.notBelowQuietFloor(lastRV);
+      await this.store.commit(this.scope, changes, { rv, columns: this.columns }, { log: true });
       this.status.objects += objectsDelta;
-      this.status.rv = lastRV;
+      this.status.rv = rv;
     }
     this.status.lastEventAt = new Date().toISOString();
     if (batch.error) {
@@ -447,6 +450,55 @@ export class ResourceCacher {
       throw new Error(`watch ${this.key} from ${this.member.cluster}: ${batch.error.message ?? JSON.stringify(batch.error)}`);
     }
     return lastRV;
+  }
+
+  /**
+   * Since the last list: the RV the member said nothing happened up to (advanceQuiet), and the
+   * last RV the watch's batches handed to the store; neither may lower the other.
+   */
+  private quietMarks?: { relists: number; floor?: string; queued?: string };
+
+  private progressView?: ProgressScope;
+
+  /** The member and path of this scope, and its progress, for the questions member-progress.ts asks (one object: questions are shared by it). */
+  progressScope(): ProgressScope {
+    return (this.progressView ??= {
+      cluster: this.member.cluster,
+      member: this.member,
+      path: this.path,
+      watchingAt: () => (this.status.phase === 'watching' && this.status.synced ? this.status.rv : undefined),
+      advanceQuiet: (from, to) => this.advanceQuiet(from, to),
+    });
+  }
+
+  private marksOfThisList(): { relists: number; floor?: string; queued?: string } {
+    if (this.quietMarks?.relists !== this.status.relists) this.quietMarks = { relists: this.status.relists };
+    return this.quietMarks;
+  }
+
+  /**
+   * Raises the scope's RV from `from` to `to`, as a bookmark would, once the member has said it
+   * holds no event of the scope in (from, to]. Committed in the store's order with the watch's own
+   * batches; a later bookmark of the watch that is older than `to` does not lower it.
+   */
+  private async advanceQuiet(from: string, to: string): Promise<boolean> {
+    const at = this.status.rv;
+    if (this.status.phase !== 'watching' || at === undefined || compareMemberRV(at, from) < 0) return false;
+    const marks = this.marksOfThisList();
+    if (compareMemberRV(at, to) >= 0 || (marks.queued !== undefined && compareMemberRV(marks.queued, to) >= 0)) return true;
+    marks.floor = to;
+    marks.queued = to;
+    this.status.rv = to;
+    await this.store.commit(this.scope, [], { rv: to, columns: this.columns }, { log: true });
+    return true;
+  }
+
+  /** The RV a watch batch commits: `rv`, or the quiet floor above it. */
+  private notBelowQuietFloor(rv: string): string {
+    const marks = this.marksOfThisList();
+    const committed = marks.floor !== undefined && compareMemberRV(marks.floor, rv) > 0 ? marks.floor : rv;
+    marks.queued = committed;
+    return committed;
   }
 }
 

@@ -172,6 +172,16 @@ export const MEMBER_WATCH_IDLE_GRACE_SECONDS = 90;
  */
 export const MEMBER_IDENTITY_CHECK_MS = 30_000;
 /** The first retry of a failed list or watch, doubling with full jitter up to the cap: many cachers failing at once must not retry in step. */
+/**
+ * The timeoutSeconds of a watch that asks a member which events of a scope it holds after a
+ * resourceVersion (src/cacher/member-progress.ts): the apiserver replays them at once and sends
+ * its bookmark 2 s before a watch's deadline, so 3 is the least that brings one (after about 1 s).
+ */
+export const MEMBER_PROGRESS_WATCH_SECONDS = 3;
+/** Past that timeout, how long the asking watch may take to end before its answer is "unknown". */
+export const MEMBER_PROGRESS_GRACE_MS = 2000;
+/** Such watches open at once per process (one per scope at most, shared by the reads that need it); past it, reads only wait. */
+export const MEMBER_PROGRESS_MAX_IN_FLIGHT = 32;
 export const BACKOFF_BASE_MS = 250;
 export const BACKOFF_CAP_MS = 30_000;
 /** A resource no member could describe is asked about again after this, doubling, up to the cap. */

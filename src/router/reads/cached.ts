@@ -110,7 +110,8 @@ async function serveCached(deps: CachedReadDeps, { req, reply, target, resource:
       const then = buildReadView({ ...request, access, hierarchy: { tree: (c) => forest.treeAt(c, since[c] ?? '') ?? treeForgotten() } });
       if (then.key !== view.key) opened = then;
     }
-    const from = since ? await awaitResourceVersion(store, resource, opened, since, false, target.cluster) : undefined;
+    const reached = since ? await awaitResourceVersion(health, store, resource, opened, since, false, target.cluster) : undefined;
+    const from = reached ? await resumeBeforeLogStart(health, store, resource, reached) : undefined;
     warnings.push(...staleWarnings(health, gvrKey(resource.info), view));
     reply.hijack();
     // Written with the watch's own headers.
@@ -161,7 +162,7 @@ async function serveCached(deps: CachedReadDeps, { req, reply, target, resource:
     return sendBytes(reply, got.body);
   }
   const form = negotiate(req.headers.accept, { list: true });
-  if (since && !options.continue) await awaitResourceVersion(store, resource, view, since, options.resourceVersionMatch === 'Exact', target.cluster);
+  if (since && !options.continue) await awaitResourceVersion(health, store, resource, view, since, options.resourceVersionMatch === 'Exact', target.cluster);
   const body = listResponse(store, {
     resource,
     view,
@@ -182,17 +183,19 @@ async function serveCached(deps: CachedReadDeps, { req, reply, target, resource:
 /**
  * A list or watch from a given RV, one rule for both: a cluster the view does not show (the
  * fleet changed since the RV was read) is 410 Expired, so the client relists; "not older than"
- * waits (RESOURCE_VERSION_WAIT_MS) for cachers behind it, then answers 504
+ * waits (RESOURCE_VERSION_WAIT_MS) for cachers behind it (asking their members whether anything
+ * happened up to it: another replica may have issued an RV of a quiet resource that this one's
+ * cachers never saw in a bookmark), then answers 504
  * ResourceVersionTooLarge with Retry-After, as the apiserver's watch cache does; "Exact" can
  * only be served for the current state (old snapshots are not kept): older is 410 Expired.
  * Returns the RV's clusters that concern this request (all of them, or the addressed member's).
  */
-async function awaitResourceVersion(store: Store, cached: CachedResource, view: ReadView, since: Record<string, string>, exact: boolean, only?: string): Promise<Record<string, string>> {
+async function awaitResourceVersion(health: CacheHealth, store: Store, cached: CachedResource, view: ReadView, since: Record<string, string>, exact: boolean, only?: string): Promise<Record<string, string>> {
   const resource = gvrKey(cached.info);
   const wanted = Object.fromEntries(Object.entries(since).filter(([c]) => only === undefined || c === only));
   // Not named: the view may hide a cluster the resource is cached from.
   if (Object.keys(wanted).some((c) => !view.showsCluster(c))) throw expired('too old resource version: it names clusters this resource is no longer served from');
-  if (!(await store.waitFor(resource, wanted, RESOURCE_VERSION_WAIT_MS))) {
+  if (!(await health.reachResourceVersion(resource, wanted, RESOURCE_VERSION_WAIT_MS))) {
     const latest = store.latestRVs(resource);
     const behind = Object.entries(wanted).filter(([c, rv]) => latest[c] === undefined || compareMemberRV(latest[c]!, rv) < 0).map(([c]) => c);
     throw timeout(`Too large resource version: the cache of ${behind.join(', ')} has not reached the requested resource version yet`, [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], 1);
@@ -203,6 +206,30 @@ async function awaitResourceVersion(store: Store, cached: CachedResource, view: 
     if (older.length > 0) throw expired(`too old resource version: flotilla serves Exact lists only at the current resource version (${older.map(([c]) => c).join(', ')} moved on)`);
   }
   return wanted;
+}
+
+/**
+ * A watch resumed from a member RV older than where this replica's event log of that member starts
+ * (another replica, whose own sync started earlier, issued it): the member is asked what happened
+ * in between. Nothing: the state at the log's start is the state at the client's RV, and the
+ * watch resumes from there. Events: 410, so the client relists (their replay from the member is
+ * not done here). The member no longer holds them: 410, as the member would answer. Not known:
+ * left to the catch-up's own 410.
+ */
+async function resumeBeforeLogStart(health: CacheHealth, store: Store, cached: CachedResource, since: Record<string, string>): Promise<Record<string, string>> {
+  const resource = gvrKey(cached.info);
+  const start = store.logStart(resource);
+  const resumed = { ...since };
+  const before = Object.entries(since).filter(([cluster, rv]) => start[cluster] !== undefined && compareMemberRV(rv, start[cluster]!) < 0);
+  const answers = await Promise.all(before.map(([cluster, rv]) => health.memberQuietBetween(resource, cluster, rv, start[cluster]!)));
+  before.forEach(([cluster, rv], i) => {
+    const first = start[cluster]!;
+    const answer = answers[i];
+    if (answer === 'quiet') resumed[cluster] = first;
+    else if (answer === 'changed') throw expired(`too old resource version: ${cluster} changed after ${rv}, before this replica's event log of it starts (${first}); list again`);
+    else if (answer === 'expired') throw expired(`too old resource version: ${cluster} no longer holds its events after ${rv}`);
+  });
+  return resumed;
 }
 
 /**

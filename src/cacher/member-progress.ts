@@ -1,0 +1,175 @@
+import type { IncomingMessage } from 'node:http';
+import type { MemberClient } from '../members/member-client.js';
+import { compareMemberRV } from '../api/global-rv.js';
+import { WatchLines, splitWatchLines } from '../api/json-watch.js';
+import type { Store } from '../store/store.js';
+import { MEMBER_PROGRESS_GRACE_MS, MEMBER_PROGRESS_MAX_IN_FLIGHT, MEMBER_PROGRESS_WATCH_SECONDS } from '../registry/defaults.js';
+
+/**
+ * Asks a member, through its own watch, whether it holds events of a scope after a
+ * resourceVersion: a watch from `from` replays at once every event the member holds after it, and
+ * the bookmark the apiserver sends before the watch's deadline says how far that replay reached.
+ *
+ * Replicas keep stores of their own over the same members, so the member RV one replica put in a
+ * client's resourceVersion may be one the other never saw for a quiet resource (the etcd revision
+ * moves with every write in the member; each replica saw its own list and bookmarks). The member
+ * says whether anything happened in between: when nothing did, this replica's state is already the
+ * state at that RV, and it answers at once instead of a 504 or a 410 the member would not give.
+ */
+
+/**
+ * What the member holds after `from`:
+ * - `quiet`: no event in (from, through] (a bookmark at `through` came first);
+ * - `changed`: its first event is at `at` (none in (from, at));
+ * - `expired`: the member no longer holds its history after `from` (410);
+ * - `unknown`: not decided (no bookmark in time, an error, too many questions at once).
+ */
+export type MemberAnswer =
+  | { kind: 'quiet'; from: string; through: string }
+  | { kind: 'changed'; from: string; at: string }
+  | { kind: 'expired'; from: string; message: string }
+  | { kind: 'unknown'; from: string; reason: string };
+
+/** One cached scope of a member, as the cacher keeping it shows it to the questions asked here. */
+export interface ProgressScope {
+  readonly cluster: string;
+  readonly member: MemberClient;
+  /** The scope's collection path on the member. */
+  readonly path: string;
+  /** The RV the stored state is complete up to while the cacher watches; undefined while it lists or fails. */
+  watchingAt(): string | undefined;
+  /** Raises the stored RV from `from` to `to` as a bookmark would (false: the scope moved elsewhere meanwhile). */
+  advanceQuiet(from: string, to: string): Promise<boolean>;
+}
+
+/** Whether an answer says the member holds no event of the scope in (answer.from, rv]. */
+export function quietThrough(answer: MemberAnswer, rv: string): boolean {
+  if (answer.kind === 'quiet') return compareMemberRV(answer.through, rv) >= 0;
+  return answer.kind === 'changed' && compareMemberRV(answer.at, rv) > 0;
+}
+
+// Metadata is all a question reads; a member that cannot send it sends whole objects.
+const PROBE_ACCEPT = 'application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io,application/json';
+
+/** Opens the member's watch from `from` and reads it until its first event or bookmark. */
+export async function askMember(member: MemberClient, path: string, from: string, signal?: AbortSignal): Promise<MemberAnswer> {
+  const q = new URLSearchParams({ watch: '1', allowWatchBookmarks: 'true', resourceVersion: from, timeoutSeconds: String(MEMBER_PROGRESS_WATCH_SECONDS) });
+  const abort = new AbortController();
+  const onAbort = () => abort.abort();
+  signal?.addEventListener('abort', onAbort, { once: true });
+  const timer = setTimeout(onAbort, MEMBER_PROGRESS_WATCH_SECONDS * 1000 + MEMBER_PROGRESS_GRACE_MS);
+  let res: IncomingMessage | undefined;
+  try {
+    res = await member.send({ path: `${path}${path.includes('?') ? '&' : '?'}${q}`, headers: { accept: PROBE_ACCEPT }, signal: abort.signal, lane: 'long-running' });
+    if (res.statusCode === 410) return { kind: 'expired', from, message: `${member.cluster} no longer holds the events after ${from}` };
+    if (res.statusCode !== 200) return { kind: 'unknown', from, reason: `HTTP ${res.statusCode}` };
+    const lines = new WatchLines();
+    for await (const chunk of res) {
+      for (const line of splitWatchLines(lines.push(chunk as Buffer))) {
+        const answer = readLine(line, from);
+        if (answer) return answer;
+      }
+    }
+    return { kind: 'unknown', from, reason: 'the watch ended without a bookmark' };
+  } catch (e) {
+    return { kind: 'unknown', from, reason: (e as Error).message };
+  } finally {
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', onAbort);
+    res?.destroy();
+    abort.abort();
+  }
+}
+
+/** What one line of the member's watch decides, if anything. */
+function readLine(line: Buffer, from: string): MemberAnswer | undefined {
+  let event: { type?: string; object?: { code?: number; message?: string; metadata?: { resourceVersion?: string } } };
+  try {
+    event = JSON.parse(line.toString('utf8')) as typeof event;
+  } catch {
+    return { kind: 'unknown', from, reason: 'a watch line that is not JSON' };
+  }
+  if (event.type === 'ERROR') {
+    const status = event.object ?? {};
+    return status.code === 410 ? { kind: 'expired', from, message: status.message ?? 'expired' } : { kind: 'unknown', from, reason: status.message ?? 'watch error' };
+  }
+  const rv = event.object?.metadata?.resourceVersion;
+  if (!rv || !/^[0-9]+$/.test(rv)) return { kind: 'unknown', from, reason: 'an event without a numeric resourceVersion' };
+  // A bookmark older than the watch's start carries nothing: the apiserver's cacher skips those.
+  if (event.type === 'BOOKMARK') return compareMemberRV(rv, from) >= 0 ? { kind: 'quiet', from, through: rv } : undefined;
+  return { kind: 'changed', from, at: rv };
+}
+
+/**
+ * The questions a process asks its members: one open at a time per scope (requests that need the
+ * same answer share it), MEMBER_PROGRESS_MAX_IN_FLIGHT at most at once.
+ */
+export class MemberProgress {
+  private readonly asking = new Map<ProgressScope, { from: string; answer: Promise<MemberAnswer> }>();
+
+  constructor(private readonly signal?: AbortSignal) {}
+
+  /** The member's answer for `scope` after `from`, shared with any request asking the same now. */
+  ask(scope: ProgressScope, from: string): Promise<MemberAnswer> {
+    const open = this.asking.get(scope);
+    if (open?.from === from) return open.answer;
+    // One watch per scope: a question from another RV waits for the open one to end.
+    if (open) return open.answer.then(() => this.ask(scope, from));
+    if (this.asking.size >= MEMBER_PROGRESS_MAX_IN_FLIGHT) return Promise.resolve({ kind: 'unknown', from, reason: 'too many questions to members at once' });
+    const answer = askMember(scope.member, scope.path, from, this.signal).finally(() => {
+      if (this.asking.get(scope)?.answer === answer) this.asking.delete(scope);
+    });
+    this.asking.set(scope, { from, answer });
+    return answer;
+  }
+
+  /**
+   * Waits until the stored state of `resource` reaches each cluster's RV in `rvs` (true), or
+   * `timeoutMs` passes (false). A scope behind the RV it needs asks its member from its stored RV:
+   * no event up to there, and the scope is raised to it (as a bookmark would raise it); events,
+   * and they come through the cacher's own watch (asked again once the scope has moved).
+   */
+  async reach(store: Store, resource: string, scopes: readonly ProgressScope[], rvs: Record<string, string>, timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    const reached = () => {
+      const latest = store.latestRVs(resource);
+      return Object.entries(rvs).every(([c, rv]) => latest[c] !== undefined && compareMemberRV(latest[c]!, rv) >= 0);
+    };
+    // Each scope is asked once from each RV it is stored at.
+    const askedFrom = new Map<ProgressScope, string>();
+    for (;;) {
+      if (reached()) return true;
+      const left = deadline - Date.now();
+      if (left <= 0) return false;
+      const asks: Promise<unknown>[] = [];
+      for (const scope of scopes) {
+        const target = rvs[scope.cluster];
+        const at = scope.watchingAt();
+        if (target === undefined || at === undefined || compareMemberRV(at, target) >= 0 || askedFrom.get(scope) === at) continue;
+        askedFrom.set(scope, at);
+        asks.push(this.ask(scope, at).then(async (answer) => {
+          if (answer.kind === 'quiet') await scope.advanceQuiet(at, answer.through);
+          else if (quietThrough(answer, target)) await scope.advanceQuiet(at, target);
+        }));
+      }
+      // Woken by an answer, or by any scope's progress (a commit of the resource).
+      const moved = () => reached() || scopes.some((s) => {
+        const at = s.watchingAt();
+        return at !== undefined && askedFrom.has(s) && askedFrom.get(s) !== at;
+      });
+      await Promise.race([store.waitUntil(resource, moved, left), ...asks]);
+    }
+  }
+
+  /**
+   * Whether the member holds no event of any of `scopes` in (from, to]: what lets a watch resumed
+   * from `from` be served from an event log that starts at `to`.
+   */
+  async quietBetween(scopes: readonly ProgressScope[], from: string, to: string): Promise<MemberAnswer['kind']> {
+    const answers = await Promise.all(scopes.map((s) => this.ask(s, from)));
+    if (answers.some((a) => a.kind === 'expired')) return 'expired';
+    if (answers.some((a) => a.kind === 'changed' && !quietThrough(a, to))) return 'changed';
+    if (answers.length > 0 && answers.every((a) => quietThrough(a, to))) return 'quiet';
+    return 'unknown';
+  }
+}
