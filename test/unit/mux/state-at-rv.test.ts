@@ -121,7 +121,7 @@ describe('a page read at its list’s RV from the event log', () => {
       const counts: number[] = [];
       // Pages alternate stores, with member writes between them.
       for (let i = 1; token; i++) {
-        for (let w = 0; w < 5; w++) await fleet.write();
+        for (let w = 0; w < 12; w++) await fleet.write();
         const page = plan(i % 2, 7, decodeContinue(token));
         page.atRV?.done();
         expect(metaOf(page).resourceVersion).toBe(metaOf(first).resourceVersion);
