@@ -1,11 +1,12 @@
 import type { CachedResource } from '../cacher/cache-manager.js';
 import { gvrKey } from '../api/resource-info.js';
-import { encodeGlobalRV } from '../api/global-rv.js';
+import { decodeGlobalRV, encodeGlobalRV } from '../api/global-rv.js';
 import { encodeContinue, type ContinueToken } from '../api/continue-token.js';
-import { INDEXED_FIELDS, fieldIndexKey } from '../store/meta-record.js';
+import { INDEXED_FIELDS, fieldIndexKey, type MetaRecord } from '../store/meta-record.js';
 import { KEY_SEP, type Snapshot, type Store, type StoredEntry } from '../store/store.js';
 import { StatusError } from '../api/status.js';
 import type { SnapshotRegistry } from './snapshots.js';
+import { StateAtRV } from './state-at-rv.js';
 import type { ReadView } from '../view/read-view.js';
 
 /**
@@ -70,6 +71,11 @@ export interface PagePlan {
   snapshotId: string | undefined;
   /** No page follows: the snapshot may go once this one is rendered. */
   last: boolean;
+  /**
+   * A page read at the list's RV from the event log (StateAtRV): its entries' meta records as they
+   * were then, and the page's own snapshot, to let go once the page is rendered.
+   */
+  atRV?: { metaOf(e: StoredEntry): MetaRecord | undefined; done(): void };
 }
 
 export interface PageRequest extends ListScope {
@@ -81,29 +87,47 @@ export interface PageRequest extends ListScope {
 }
 
 /**
- * A page: the pages of one list read one snapshot, kept between requests behind the continue
- * token; a token whose snapshot is gone is a 410 carrying a fresh token from the same object on.
+ * A page: the pages of one list read one state, the list's RV. The first page takes a snapshot,
+ * kept here between requests behind the continue token; a later page whose snapshot is not here
+ * (another replica issued the token, or it was let go) reads the current store as it was at the
+ * token's RV through the event log (StateAtRV; the caller has waited for the store to reach it).
+ * Where the log no longer reaches back to it, 410 carrying a fresh token from the same object on.
  */
 export function planPage(store: Store, opts: PageRequest): PagePlan {
   let snapshotId = opts.continueToken?.snap;
   let snapshot: Snapshot | undefined;
-  if (snapshotId) {
-    snapshot = opts.snapshots.get(snapshotId);
-    if (!snapshot) {
-      const start = opts.continueToken!.start;
+  let atRV: StateAtRV | undefined;
+  const resource = gvrKey(opts.resource.info);
+  if (snapshotId) snapshot = opts.snapshots.get(snapshotId);
+  if (opts.continueToken && !snapshot) {
+    snapshot = store.snapshot();
+    atRV = StateAtRV.read(store, resource, decodeGlobalRV(opts.continueToken.rv), opts.continueToken.start, snapshot);
+    if (!atRV) {
+      snapshot.done();
+      const start = opts.continueToken.start;
       const fresh = encodeContinue({ rv: storeRV(store, opts.resource, opts.view), start: opts.view.presentation?.shownKey?.(start) ?? start });
       throw new StatusError(410, 'Expired', INCONSISTENT_CONTINUE, undefined, undefined, { continue: fresh });
     }
   } else if (!opts.continueToken) {
     ({ id: snapshotId, snapshot } = opts.snapshots.create(opts.caller));
   }
+  try {
+    return pageOf(store, opts, snapshot, snapshotId, atRV);
+  } catch (e) {
+    if (atRV) snapshot!.done();
+    throw e;
+  }
+}
+
+function pageOf(store: Store, opts: PageRequest, snapshot: Snapshot | undefined, snapshotId: string | undefined, atRV: StateAtRV | undefined): PagePlan {
+  const resource = gvrKey(opts.resource.info);
   const rv = opts.continueToken?.rv ?? storeRV(store, opts.resource, opts.view, snapshot);
   const entries: StoredEntry[] = [];
   let next: StoredEntry | undefined;
   let remaining = 0;
   // A count of key ranges counts what the view hides when it narrows inside them.
   const counting = !opts.view.narrows;
-  for (const e of matchingEntries(store, opts, snapshot)) {
+  for (const e of matchingEntries(store, opts, snapshot, atRV)) {
     if (opts.limit && entries.length >= opts.limit) {
       next = e;
       break;
@@ -113,7 +137,9 @@ export function planPage(store: Store, opts: PageRequest): PagePlan {
   // remainingItemCount is only given for unfiltered lists, as the apiserver does; LMDB counts
   // the keys from the next object on without reading a single object.
   if (next && counting) {
-    for (const range of viewRanges(opts.view)) remaining += store.countFrom(gvrKey(opts.resource.info), { ...range, startKey: next.key, snapshot });
+    for (const range of viewRanges(opts.view)) remaining += store.countFrom(resource, { ...range, startKey: next.key, snapshot });
+    // Without selectors or predicates the view decides on an object's key alone.
+    if (atRV) remaining += atRV.countCorrection(store, resource, next.key, (e) => opts.view.admits(e, () => undefined), snapshot!);
   }
   let listMeta = `"resourceVersion":${JSON.stringify(rv)}`;
   if (next) {
@@ -121,7 +147,12 @@ export function planPage(store: Store, opts: PageRequest): PagePlan {
     listMeta += `,"continue":${JSON.stringify(encodeContinue({ rv, start, ...(snapshotId ? { snap: snapshotId } : {}) }))}`;
     if (counting) listMeta += `,"remainingItemCount":${remaining}`;
   }
-  return { entries, listMeta, snapshot, snapshotId, last: !next };
+  const page: PagePlan = { entries, listMeta, snapshot, snapshotId, last: !next };
+  if (atRV) {
+    const own = snapshot!;
+    page.atRV = { metaOf: (e) => atRV.metaOf(store, resource, e, own), done: () => own.done() };
+  }
+  return page;
 }
 
 // The apiserver's own words for a continue token whose snapshot is gone.
@@ -129,13 +160,16 @@ const INCONSISTENT_CONTINUE =
   'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.';
 
 /** The objects the view shows, in key order, from the continue point on. */
-export function* matchingEntries(store: Store, opts: ListScope, snapshot: Snapshot | undefined): Generator<StoredEntry> {
+export function* matchingEntries(store: Store, opts: ListScope, snapshot: Snapshot | undefined, atRV?: StateAtRV): Generator<StoredEntry> {
   const key = gvrKey(opts.resource.info);
   const { view } = opts;
-  const source = indexedEntries(store, key, opts, snapshot) ?? rangeEntries(store, key, view, opts.continueToken?.start, snapshot);
+  const stored = indexedEntries(store, key, opts, snapshot) ?? rangeEntries(store, key, view, opts.continueToken?.start, snapshot);
+  const source = atRV ? atRV.entries(stored) : stored;
   // One meta getter for the whole loop, not a closure per object.
   let current: StoredEntry | undefined;
-  const metaOfCurrent = () => (view.needsMeta && current ? store.metaOf(key, current, snapshot) : undefined);
+  const metaOfCurrent = atRV
+    ? () => (view.needsMeta && current ? atRV.metaOf(store, key, current, snapshot!) : undefined)
+    : () => (view.needsMeta && current ? store.metaOf(key, current, snapshot) : undefined);
   for (const e of source) {
     current = e;
     if (!view.admits(e, metaOfCurrent)) continue;

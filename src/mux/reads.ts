@@ -30,7 +30,7 @@ export function listResponse(store: Store, opts: ListOptions): ListBody {
   if (!opts.limit && !opts.continueToken) return unpagedList(store, opts);
   const page = planPage(store, opts);
   try {
-    const frame = listFrame(store, opts, page.listMeta, page.snapshot);
+    const frame = listFrame(store, page.atRV ? { ...opts, metaOf: page.atRV.metaOf } : opts, page.listMeta, page.snapshot);
     const parts = new ListBytes();
     parts.push(frame.head);
     let first = true;
@@ -44,8 +44,10 @@ export function listResponse(store: Store, opts: ListOptions): ListBody {
     parts.push(frame.tail);
     return parts.concat();
   } finally {
-    // The last page's snapshot goes once the page is rendered (Table rows read meta from it).
-    if (page.last && page.snapshotId) opts.snapshots.release(page.snapshotId);
+    // The last page's snapshot goes once the page is rendered (Table rows read meta from it), as
+    // does a page's own, read at the list's RV.
+    if (page.atRV) page.atRV.done();
+    else if (page.last && page.snapshotId) opts.snapshots.release(page.snapshotId);
   }
 }
 

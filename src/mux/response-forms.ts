@@ -116,6 +116,8 @@ export interface FrameOptions {
   view: ReadView;
   form: ResponseForm;
   includeObject?: IncludeObject;
+  /** An entry's meta record when it is not the one stored (a page read at an earlier RV). */
+  metaOf?: (e: StoredEntry) => MetaRecord | undefined;
 }
 
 /**
@@ -125,7 +127,7 @@ export interface FrameOptions {
 export function listFrame(store: Store, opts: FrameOptions, listMeta: string, snapshot: Snapshot | undefined, many = true): ListFrame {
   const info = opts.resource.info;
   const key = gvrKey(info);
-  const { shown, bytes: shownBytes } = presented(store, key, opts.view.presentation, snapshot, many);
+  const { shown, bytes: shownBytes } = presented(store, key, opts.view.presentation, snapshot, many, opts.metaOf);
   const tail = Buffer.from(TABLE_CLOSING);
   if (opts.form === 'table') {
     const columns = columnsOf(store, opts.resource, snapshot);
@@ -167,13 +169,13 @@ type Shown = (e: StoredEntry) => ShownObject | undefined;
  * Entries as stored, or as the view's presentation shows them. The objects its mark names are
  * looked up once, in the label index, for the whole list (few objects carry one).
  */
-function presented(store: Store, key: string, presentation: Presentation | undefined, snapshot: Snapshot | undefined, many: boolean): { shown: Shown; bytes: (e: StoredEntry) => ItemBytes } {
-  if (!presentation) return { shown: (e) => ({ bytes: e.bytes, meta: () => store.metaOf(key, e, snapshot) }), bytes: (e) => e.bytes };
+function presented(store: Store, key: string, presentation: Presentation | undefined, snapshot: Snapshot | undefined, many: boolean, metaOf = (e: StoredEntry) => store.metaOf(key, e, snapshot)): { shown: Shown; bytes: (e: StoredEntry) => ItemBytes } {
+  if (!presentation) return { shown: (e) => ({ bytes: e.bytes, meta: () => metaOf(e) }), bytes: (e) => e.bytes };
   // One object (a get): its own meta record tells.
   const marks = many ? presentation.marks : undefined;
   const marked = marks ? new Set(store.keysLabelled(key, marks.key, marks.value, snapshot)) : undefined;
   const objectOf = (e: StoredEntry): PresentedObject => (marked ? { cluster: e.cluster, name: e.name, marked: marked.has(e.key) } : e);
-  const shown: Shown = (e) => presentation.present(objectOf(e), e.bytes, () => store.metaOf(key, e, snapshot));
+  const shown: Shown = (e) => presentation.present(objectOf(e), e.bytes, () => metaOf(e));
   const fast = presentation.presentBytes;
   return {
     shown,

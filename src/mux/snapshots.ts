@@ -6,8 +6,8 @@ import type { Snapshot, Store } from '../store/store.js';
  * A snapshot lives `ttlMs` after its last use. Long-lived LMDB readers hold on to old pages, so
  * they are bounded: at most `perOwner` for one caller (its own oldest go first), so that one
  * caller's lists can never expire another's continue tokens, and at most `max` in all (then the
- * oldest of whichever caller holds the most goes). A token whose snapshot is gone gets 410 with a
- * fresh token, as the apiserver does when etcd compacted its revision.
+ * oldest of whichever caller holds the most goes). A page whose snapshot is not here is read at
+ * its list's RV from the event log instead (list-plan.ts).
  */
 interface Held {
   snapshot: Snapshot;
@@ -54,6 +54,11 @@ export class SnapshotRegistry {
       if (n > count) [most, count] = [owner, n];
     }
     return most;
+  }
+
+  /** Whether the snapshot is held here (a token another replica issued names one that is not). */
+  holds(id: string | undefined): boolean {
+    return id !== undefined && this.held.has(id);
   }
 
   get(id: string): Snapshot | undefined {

@@ -108,11 +108,12 @@ export class EventLog {
   }
 
   /**
-   * Logs change `seq` of a cluster, and `prev`, the meta record a MODIFIED object had; returns
+   * Logs change `seq` of a cluster, and `prev`, the meta record a MODIFIED or DELETED object had
+   * (a DELETED's bytes carry the deletion's RV: a page read at an earlier RV gives it back); returns
    * the resource's log state counting it (`state` as stateOf gave it, or as the last append left it).
    */
   append(resource: string, cluster: string, seq: number, c: Change, prev: Buffer | undefined, prevBytes: Buffer | undefined, state: LogState | undefined): LogState {
-    this.events.put([resource, seq], { c: cluster, t: c.type, n: c.namespace, m: c.name, rv: c.rv, o: c.bytes, x: c.meta, ...(c.type === 'MODIFIED' && prev ? { p: prev, ...(prevBytes ? { q: prevBytes } : {}) } : {}) });
+    this.events.put([resource, seq], { c: cluster, t: c.type, n: c.namespace, m: c.name, rv: c.rv, o: c.bytes, x: c.meta, ...((c.type === 'MODIFIED' || c.type === 'DELETED') && prev ? { p: prev, ...(prevBytes ? { q: prevBytes } : {}) } : {}) });
     const rvNumber = numericRV(c.rv);
     if (rvNumber !== undefined) this.eventRVs.put([resource, cluster, rvNumber, seq], true);
     state ??= { start: {}, count: 0, firstSeq: seq };
@@ -189,6 +190,26 @@ export class EventLog {
         return before ? { ...c, seq: firstSeq + i, cluster, prevMeta, prevBytes: before } : { ...c, seq: firstSeq + i, cluster, prevMeta };
       });
       for (const l of listeners) l(events);
+    }
+  }
+
+  /**
+   * The logged events of each cluster of `since` after that cluster's RV, cluster by cluster in
+   * RV order: what changed after a list's RV, which a page read at that RV undoes. Found through
+   * the eventRVs index; an RV too long to order that way reads the resource's whole log.
+   */
+  *loggedAfter(resource: string, since: Record<string, string>, snapshot?: Snapshot): Generator<StoreEvent> {
+    for (const [cluster, rv] of Object.entries(since)) {
+      const n = numericRV(rv);
+      if (n === undefined) {
+        for (const ev of this.logged(resource, 0, snapshot)) if (ev.cluster === cluster && compareMemberRV(ev.rv, rv) > 0) yield ev;
+        continue;
+      }
+      for (const key of this.eventRVs.getKeys({ start: [resource, cluster, n + 1], end: [resource, cluster, Number.MAX_SAFE_INTEGER], transaction: snapshot })) {
+        const value = this.events.get([resource, key[3]], { transaction: snapshot });
+        if (!value) continue;
+        yield { seq: key[3], cluster: value.c, type: value.t, namespace: value.n, name: value.m, rv: value.rv, bytes: value.o, meta: value.x, ...(value.p ? { prevMeta: value.p } : {}), ...(value.q ? { prevBytes: value.q } : {}) };
+      }
     }
   }
 }

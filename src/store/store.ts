@@ -330,4 +330,12 @@ export class Store {
   async close(): Promise<void> {
     await this.env.root.close();
   }
+
+  /**
+   * The logged events of each cluster of `since` after that cluster's RV, cluster by cluster in
+   * RV order (what a page read at that RV undoes). Iterate synchronously, or pass a snapshot.
+   */
+  loggedAfter(resource: string, since: Record<string, string>, snapshot?: Snapshot): Generator<StoreEvent> {
+    return this.log.loggedAfter(resource, since, snapshot);
+  }
 }

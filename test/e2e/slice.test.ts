@@ -5,7 +5,7 @@ import { memberJson, memberRequest } from '../fleet/http.js';
 import type { MemberInfo } from '../fleet/fleet.js';
 import { startFlotillaProcess, type FlotillaProcess } from '../support/flotilla-process.js';
 import { kubectl, kubectlOk } from '../support/kubectl.js';
-import { decodeGlobalRV } from '../../src/api/global-rv.js';
+import { decodeGlobalRV, encodeGlobalRV } from '../../src/api/global-rv.js';
 import { decodeContinue, encodeContinue } from '../../src/api/continue-token.js';
 import { decodeProtobufAnswer, fieldAt, listItems } from '../support/protobuf-tree.js';
 
@@ -203,18 +203,23 @@ describe('paging', () => {
     await memberRequest(fleet.members[2]!, 'DELETE', `${path}/${created.metadata!.name}?gracePeriodSeconds=0`);
   });
 
-  it('answers a token whose snapshot is gone with 410 and a fresh token that works', async () => {
+  it('reads a page whose snapshot is gone at the token’s RV, from the event log; 410 and a fresh token that works where the log does not reach back', async () => {
     const path = `/api/v1/namespaces/${NS}/pods`;
     const first = await flotillaPods(`${path}?limit=2`);
-    const stale = encodeContinue({ ...decodeContinue(continueOf(first)!), snap: 'gone' });
-    const res = await memberRequest(flotilla.endpoint, 'GET', `${path}?limit=2&continue=${stale}`);
+    const whole = (await flotillaPods(path)).items.map((p) => p.metadata!.uid);
+    const gone = encodeContinue({ ...decodeContinue(continueOf(first)!), snap: 'gone' });
+    const rest = await flotillaPods(`${path}?limit=100&continue=${gone}`);
+    expect(rest.metadata!.resourceVersion).toBe(first.metadata!.resourceVersion);
+    expect([...first.items, ...rest.items].map((p) => p.metadata!.uid)).toEqual(whole);
+    const beforeLog = encodeContinue({ rv: encodeGlobalRV(Object.fromEntries(Object.keys(decodeGlobalRV(first.metadata!.resourceVersion!)).map((c) => [c, '1']))), start: decodeContinue(continueOf(first)!).start });
+    const res = await memberRequest(flotilla.endpoint, 'GET', `${path}?limit=2&continue=${beforeLog}`);
     expect(res.status).toBe(410);
     const status = JSON.parse(res.body) as { reason: string; metadata: { continue?: string } };
     expect(status.reason).toBe('Expired');
     expect(status.metadata.continue).toBeTruthy();
-    const rest = await flotillaPods(`${path}?limit=100&continue=${encodeURIComponent(status.metadata.continue!)}`);
-    expect(rest.items.length).toBeGreaterThan(0);
-    expect(rest.items.map((p) => p.metadata!.name)).not.toContain(first.items[0]!.metadata!.name);
+    const fresh = await flotillaPods(`${path}?limit=100&continue=${encodeURIComponent(status.metadata.continue!)}`);
+    expect(fresh.items.length).toBeGreaterThan(0);
+    expect(fresh.items.map((p) => p.metadata!.name)).not.toContain(first.items[0]!.metadata!.name);
     expect((await memberRequest(flotilla.endpoint, 'GET', `${path}?limit=2&continue=not-a-token!`)).status).toBe(400);
   });
 });

@@ -163,13 +163,16 @@ async function serveCached(deps: CachedReadDeps, { req, reply, target, resource:
   }
   const form = negotiate(req.headers.accept, { list: true });
   if (since && !options.continue) await awaitResourceVersion(health, store, resource, view, since, options.resourceVersionMatch === 'Exact', target.cluster);
+  const continueToken = options.continue ? decodeContinue(options.continue) : undefined;
+  // A page whose snapshot is not here (another replica began the list) is read at the list's RV: once the store has reached it.
+  if (continueToken && !snapshots.holds(continueToken.snap)) await awaitResourceVersion(health, store, resource, view, decodeGlobalRV(continueToken.rv), false, target.cluster);
   const body = listResponse(store, {
     resource,
     view,
     form,
     includeObject: options.includeObject,
     limit: options.limit,
-    continueToken: options.continue ? decodeContinue(options.continue) : undefined,
+    continueToken,
     snapshots,
     caller: writer,
   });
