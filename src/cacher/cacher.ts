@@ -12,7 +12,7 @@ import { Backoff } from './backoff.js';
 import type { ProgressScope } from './member-progress.js';
 import { compareMemberRV } from '../api/global-rv.js';
 import { applyLinesInBatches } from './line-batches.js';
-import { LIST_PAGE_IDLE_TIMEOUT_MS, MEMBER_WATCH_IDLE_GRACE_SECONDS } from '../registry/defaults.js';
+import { HISTORY_CHECK_SAMPLE, LIST_PAGE_IDLE_TIMEOUT_MS, MEMBER_WATCH_IDLE_GRACE_SECONDS } from '../registry/defaults.js';
 import { SILENT_LOG, type StructuredLog } from '../util/structured-log.js';
 
 /**
@@ -49,6 +49,7 @@ export interface CacherStatus {
 // Table rows with the whole object: the member prints the cells (exactly what kubectl shows for
 // every kind, CRD columns included), and the object rides along.
 const TABLE_ACCEPT = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json';
+const METADATA_ACCEPT = 'application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io,application/json';
 
 /**
  * Watch lines read ahead of the store while a batch is applied (line-batches.ts): about a hundred
@@ -207,15 +208,29 @@ export class ResourceCacher {
   }
 
   /**
-   * Asks the member where its history is (a list of one object, without a resourceVersion, answers
-   * at its latest), before watching from `rv`: an older answer means the member went back.
+   * Asks the member where its history is before watching from `rv`, while the store holds exactly
+   * the state at `rv`: a list of the first objects, at the member's latest, as metadata. Its RV
+   * older than `rv` means the member went back; so does an object it holds at an RV not after
+   * `rv` that the store does not hold at that RV (in one history, every change up to `rv` was
+   * seen): a restored etcd that has since been written past `rv` again is found by the objects
+   * the restore took back.
    */
   private async verifyHistory(rv: string): Promise<void> {
-    const res = await this.member.fetch({ path: `${this.path}?limit=1`, headers: { accept: 'application/json' }, signal: this.abort.signal, idleTimeoutMs: LIST_PAGE_IDLE_TIMEOUT_MS });
+    const res = await this.member.fetch({ path: `${this.path}?limit=${HISTORY_CHECK_SAMPLE}`, headers: { accept: METADATA_ACCEPT }, signal: this.abort.signal, idleTimeoutMs: LIST_PAGE_IDLE_TIMEOUT_MS });
     if (res.status !== 200) throw new Error(`list ${this.key} from ${this.member.cluster}: HTTP ${res.status}: ${res.body.toString('utf8', 0, 300)}`);
-    const latest = peekListRV(res.body);
-    if (latest !== undefined && isDecimal(latest) && isDecimal(rv) && BigInt(latest) < BigInt(rv)) {
+    if (!isDecimal(rv)) return;
+    const list = JSON.parse(res.body.toString('utf8')) as { metadata?: { resourceVersion?: string }; items?: { metadata?: { name?: string; namespace?: string; resourceVersion?: string } }[] };
+    const latest = list.metadata?.resourceVersion;
+    if (latest !== undefined && isDecimal(latest) && BigInt(latest) < BigInt(rv)) {
       throw new HistoryRewrittenError(`the member's resourceVersion went back from ${rv} to ${latest}`);
+    }
+    for (const item of list.items ?? []) {
+      const { name, namespace = '', resourceVersion } = item.metadata ?? {};
+      if (name === undefined || resourceVersion === undefined || !isDecimal(resourceVersion) || BigInt(resourceVersion) > BigInt(rv)) continue;
+      const stored = this.store.storedRV(this.scope, { namespace, name });
+      if (stored !== resourceVersion) {
+        throw new HistoryRewrittenError(`the member holds ${namespace ? `${namespace}/` : ''}${name} at resourceVersion ${resourceVersion}, which flotilla, at ${rv}, holds ${stored === undefined ? 'not at all' : `at ${stored}`}: its history went back`);
+      }
     }
   }
 
@@ -513,15 +528,6 @@ export function peekContinue(body: Buffer): string | undefined {
   const meta = body.toString('utf8', start, end < 0 ? Math.min(body.length, start + 8192) : end);
   const m = /"continue":"([^"]*)"/.exec(meta);
   return m?.[1] || undefined;
-}
-
-/** A list's own resourceVersion, read as peekContinue reads its token. */
-function peekListRV(body: Buffer): string | undefined {
-  const start = body.indexOf('"metadata":{');
-  if (start < 0) return undefined;
-  const end = body.indexOf('}', start);
-  const meta = body.toString('utf8', start, end < 0 ? Math.min(body.length, start + 8192) : end);
-  return /"resourceVersion":"([^"]*)"/.exec(meta)?.[1] || undefined;
 }
 
 function isDecimal(rv: string): boolean {

@@ -171,6 +171,8 @@ export const MEMBER_WATCH_IDLE_GRACE_SECONDS = 90;
  * going back are found sooner, before each watch (cacher.ts).
  */
 export const MEMBER_IDENTITY_CHECK_MS = 30_000;
+/** The objects a cacher compares with the member before each watch (cacher.ts verifyHistory): one page of metadata. */
+export const HISTORY_CHECK_SAMPLE = 100;
 /** The first retry of a failed list or watch, doubling with full jitter up to the cap: many cachers failing at once must not retry in step. */
 /**
  * The timeoutSeconds of a watch that asks a member which events of a scope it holds after a
