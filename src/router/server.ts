@@ -145,7 +145,7 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
   void app.register(requestTimeoutPlugin);
   void app.register(authenticationPlugin, { callers });
   void app.register(metadataProtobufPlugin);
-  void app.register(healthPlugin, { health, slis });
+  void app.register(healthPlugin, { health, slis, store });
   void app.register(statusPlugin, { health, metrics: exposition, slis, fleet, callers, authorizer: opts.authorizer, live: opts.liveReads, liveLimits, hierarchy });
   void app.register(discoveryPlugin, { fleet, discovery, tenantOf, frontProxied: (req) => callers.frontProxied(req) });
   void app.register(readsPlugin, { fleet, catalog, health, store, hub, snapshots, writes, callers, authorizer: opts.authorizer, forward, hierarchy, live: opts.liveReads, liveLimits, watch: opts.watch });
