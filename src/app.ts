@@ -188,8 +188,8 @@ function watchStoreHealth(store: Store, log: { error(o: object, m: string): void
   if (rebuilt) {
     log.error({ store: rebuilt }, `store: found damaged at start (${rebuilt.fault}); set aside in ${rebuilt.keptAt}, rebuilding from the members: not ready until every cacher has listed again`);
   }
-  let was: StoreHealth = store.health();
-  store.onHealth((now) => {
+  let was: StoreHealth = { writable: true };
+  const report = (now: StoreHealth) => {
     if (now.damaged && !was.damaged) {
       log.error({ store: now.damaged }, `store: damaged while serving (${now.damaged.reason}): marked for a rebuild at the next start`);
       onDamaged?.(now.damaged.reason);
@@ -199,5 +199,8 @@ function watchStoreHealth(store: Store, log: { error(o: object, m: string): void
       log.warn({ store: { writable: true } }, 'store: the cache volume has room again: writing, cachers catching up');
     }
     was = now;
-  });
+  };
+  store.onHealth(report);
+  // Writes made before the server (and this log) existed: a first discovery answer on a full volume.
+  report(store.health());
 }

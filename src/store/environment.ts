@@ -7,6 +7,7 @@ import { FORMAT, FORMAT_KEY } from './keys.js';
 import { OBJECT_COMPRESSION } from './object-compression.js';
 import { DICTIONARY_DIGEST } from './object-dictionary.js';
 import { verifyStore } from './integrity.js';
+import { STORE_MIN_FREE_BYTES } from '../registry/defaults.js';
 import { slabValues } from './slab-values.js';
 import type { ChangeType, SyncRecord } from './types.js';
 
@@ -85,13 +86,6 @@ export function ensureDataDir(path: string): void {
   }
 }
 
-/**
- * Default free space kept. A transaction writes at most OBJECTS_PER_TRANSACTION (store.ts) objects
- * and their index entries (a few MB for pods; 200 objects at the apiserver's 1.5 MB object limit
- * would be 300 MB, which no resource comes near in practice), and the file grows by no more than
- * the pages it dirties.
- */
-export const MIN_FREE_BYTES = 256 * 1024 ** 2;
 
 /** LMDB's files in the data directory: what a rebuild removes or sets aside (the directory also holds tls/). */
 const STORE_FILES = ['data.mdb', 'lock.mdb'];
@@ -273,7 +267,7 @@ export class Environment {
    * Opens the environment at `path`: emptied first if it was written in another key layout, set
    * aside and started empty if it is damaged.
    */
-  static open(path: string, minFreeBytes = MIN_FREE_BYTES, verify = true): Environment {
+  static open(path: string, minFreeBytes = STORE_MIN_FREE_BYTES, verify = true): Environment {
     // `verify` (the default) checks a store kept from an earlier run before anything reads it (integrity.ts).
     const env = new Environment(openRoot(path), path, minFreeBytes);
     try {
