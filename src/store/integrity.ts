@@ -1,5 +1,17 @@
-import type { Databases } from './environment.js';
+import type { Database } from 'lmdb';
 import { KEY_SEP as SEP } from './keys.js';
+import type { SyncRecord } from './types.js';
+
+/** The trees the check reads (environment.ts's Databases, which opens them, has these and more). */
+export interface CheckedTrees {
+  objectsAsStored: Database<Buffer, string>;
+  meta: Database<Buffer, string>;
+  byCluster: Database<Buffer, string>;
+  sync: Database<SyncRecord, string>;
+  events: Pick<Database, 'getCount'>;
+  eventRVs: Pick<Database, 'getCount'>;
+  labelIndex: Pick<Database, 'getCount'>;
+}
 
 /**
  * Whether a store opened from disk can be served: LMDB keeps no checksums, so a page damaged
@@ -33,7 +45,7 @@ function scopeOfOwnKey(key: string): string {
 }
 
 /** Walks the store's trees and cross-checks them; returns what is wrong, or undefined. */
-export function verifyStore(dbs: Databases): IntegrityFault | undefined {
+export function verifyStore(dbs: CheckedTrees): IntegrityFault | undefined {
   try {
     return checkTrees(dbs);
   } catch (e) {
@@ -41,7 +53,7 @@ export function verifyStore(dbs: Databases): IntegrityFault | undefined {
   }
 }
 
-function checkTrees(dbs: Databases): IntegrityFault | undefined {
+function checkTrees(dbs: CheckedTrees): IntegrityFault | undefined {
   // Counted by lmdb-js in native code, keys and values left undecoded: every leaf page is read.
   const objects = dbs.objectsAsStored.getCount({});
   const metas = dbs.meta.getCount({});
@@ -58,7 +70,7 @@ function checkTrees(dbs: Databases): IntegrityFault | undefined {
 }
 
 /** Which (resource, cluster) the counts differ in, for the log line: read only once the store is known damaged. */
-function whereCountsDiffer(dbs: Databases): string {
+function whereCountsDiffer(dbs: CheckedTrees): string {
   try {
     const tally = (keys: Iterable<string>, scopeOf: (k: string) => string) => {
       const counts = new Map<string, number>();

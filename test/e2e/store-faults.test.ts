@@ -1,13 +1,12 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { MemberInfo } from '../fleet/fleet.js';
+import { findProjectRoot, type MemberInfo } from '../fleet/fleet.js';
 import { memberJson, memberRequest } from '../fleet/http.js';
 import { expectConverged, flotillaView, inParallel, membersView } from '../support/compare.js';
 import { startFlotillaProcess, waitReady, type FlotillaProcess, type FlotillaStart } from '../support/flotilla-process.js';
 import { damageObjectPages } from '../support/store-damage.js';
-import { Store } from '../../src/store/store.js';
 
 /**
  * Disk and store faults, on the real fleet: a store file damaged while flotilla was stopped, an
@@ -23,6 +22,15 @@ const members: MemberInfo[] = fleetInfo.members.slice(0, 2);
 const base = join(fleetInfo.dir, 'store-faults');
 const running: FlotillaProcess[] = [];
 const mounts: string[] = [];
+
+/** Opens a store without the check (Store.open's verify: false) and counts what a list of NS would serve. */
+const UNCHECKED_COUNT = `
+  const { Store } = await import('./dist/src/store/store.js');
+  const [dir, ns] = process.argv.slice(-2);
+  const store = Store.open(dir, { verify: false });
+  console.log([...store.entries('v1/configmaps', { namespace: ns })].length);
+  await store.close();
+`;
 
 /** Root may mount a tmpfs of a given size: the real thing for a volume without room. */
 const isRoot = process.getuid?.() === 0;
@@ -84,15 +92,16 @@ describe('store faults', () => {
     await first.stop();
     running.splice(running.indexOf(first), 1);
 
-    // Bad sectors in the middle of the objects: the leaf pages holding configmaps' JSON.
+    // Bad sectors in the middle of the objects: leaf pages holding configmaps' JSON, from the middle
+    // on (some are stale copies LMDB keeps for reuse: the check below makes sure the live tree was hit).
     const data = join(first.dataDir, 'data.mdb');
-    expect(damageObjectPages(data, '"uid":"', { kind: 'count', pages: 4 })).toBe(4);
-    // What a store that does not check (flotilla before) would serve from these files: a short list, its sync records intact.
-    const unchecked = Store.open(first.dataDir, { verify: false });
-    const servedUnchecked = [...unchecked.entries('v1/configmaps', { namespace: NS })].length;
-    await unchecked.close();
+    expect(damageObjectPages(data, '"uid":"', { kind: 'count', pages: 8 })).toBeGreaterThan(0);
+    // What a store that does not check (flotilla before) serves from these files: a short list (or,
+    // on some damage, lmdb-js dies in the walk), its sync records intact. In a process of its own.
+    const unchecked = spawnSync(process.execPath, ['--input-type=module', '-e', UNCHECKED_COUNT, first.dataDir, NS], { cwd: findProjectRoot(), encoding: 'utf8' });
+    const servedUnchecked = unchecked.status === 0 ? Number(unchecked.stdout.trim()) : `died (${unchecked.signal ?? unchecked.status})`;
     const expected = (await membersView(members, PATH)).length;
-    expect(servedUnchecked).toBeLessThan(expected);
+    expect(servedUnchecked).not.toBe(expected);
 
     const again = await start('damaged', { waitReady: false });
     // Ready means synced again: at that moment the list is the members' own (uids, resourceVersions).
