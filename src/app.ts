@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Authenticator, parseTokenFile } from './auth/authenticator.js';
 import type { AddressInfo } from 'node:net';
@@ -14,7 +14,7 @@ import { hubAuthentication, type HubAuthentication } from './auth/hub-authentica
 import { RequestHeaderAuthenticator, certificatesOf, type RequestHeaderConfig } from './auth/request-header.js';
 import { fileConfigSource, type ConfigSource } from './registry/watch.js';
 import { buildServer } from './router/server.js';
-import { Store } from './store/store.js';
+import { Store, ensureDataDir, isStoreCorruption, type StoreHealth } from './store/store.js';
 import { Tenants } from './tenancy/tenant.js';
 import { MemberPolicyApplier } from './tenancy/member-policy-apply.js';
 import { selfSignedServingPair, servingNames } from './tls/serving-pair.js';
@@ -49,6 +49,11 @@ export interface FlotillaOptions {
   requestHeader?: RequestHeaderConfig;
   /** Keep each tenant's member-side policy applied on every member (tenancy/member-policy-apply.ts). */
   applyTenantPolicy?: boolean;
+  /**
+   * LMDB reported the store damaged while serving: it is marked for a rebuild at the next start,
+   * and this is called so the process can stop and be started again (main.ts exits).
+   */
+  onStoreDamaged?: (reason: string) => void;
 }
 
 export interface Flotilla {
@@ -80,7 +85,7 @@ export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
   const problem = authenticationProblem(opts.config, configFile, credentials);
   if (problem) throw new ConfigError(problem);
   if ((opts.https?.key === undefined) !== (opts.https?.cert === undefined)) throw new ConfigError('https: key and cert go together');
-  mkdirSync(opts.dataDir, { recursive: true });
+  ensureDataDir(opts.dataDir);
   const selfSigned = opts.https?.cert ? undefined : await selfSignedServingPair(join(opts.dataDir, 'tls'), servingNames(opts.host));
   const store = Store.open(opts.dataDir, { eventLogSize: opts.config.options.eventLogSize });
   const manager = new CacheManager(store);
@@ -154,6 +159,11 @@ export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
     tenantPolicy = new MemberPolicyApplier(manager, structuredLog);
     tenantPolicy.setTenants(opts.config.tenants);
   }
+  watchStoreHealth(store, server.log, opts.onStoreDamaged);
+  // A read that met LMDB's corruption error: mark the store for a rebuild rather than serve from it.
+  server.addHook('onError', async (_req, _reply, err) => {
+    if (isStoreCorruption(err)) store.markDamaged(err.message);
+  });
   await server.listen({ port: opts.port, host: opts.host });
   const addr = server.server.address() as AddressInfo;
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
@@ -170,4 +180,30 @@ export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
       await store.close();
     },
   };
+}
+
+/**
+ * Says in the log what the store went through: set aside at open, the volume full and free again,
+ * and LMDB's corruption errors met by a request (the store is then marked for a rebuild at the next start).
+ */
+function watchStoreHealth(store: Store, log: { error(o: object, m: string): void; warn(o: object, m: string): void }, onDamaged?: (reason: string) => void): void {
+  const { rebuilt } = store.health();
+  if (rebuilt) {
+    log.error({ store: rebuilt }, `store: found damaged at start (${rebuilt.fault}); set aside in ${rebuilt.keptAt}, rebuilding from the members: not ready until every cacher has listed again`);
+  }
+  let was: StoreHealth = { writable: true };
+  const report = (now: StoreHealth) => {
+    if (now.damaged && !was.damaged) {
+      log.error({ store: now.damaged }, `store: damaged while serving (${now.damaged.reason}): marked for a rebuild at the next start`);
+      onDamaged?.(now.damaged.reason);
+    } else if (now.full && !was.full) {
+      log.error({ store: now.full }, `store: ${now.full.message}: not ready, cachers retry from the resourceVersions they hold`);
+    } else if (!now.full && was.full) {
+      log.warn({ store: { writable: true } }, 'store: the cache volume has room again: writing, cachers catching up');
+    }
+    was = now;
+  };
+  store.onHealth(report);
+  // Writes made before the server (and this log) existed: a first discovery answer on a full volume.
+  report(store.health());
 }

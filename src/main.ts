@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
 import { loadFleetConfig, ConfigError } from './registry/config.js';
 import { startFlotilla } from './app.js';
+import { DataDirError } from './store/store.js';
 import { DEFAULT_REQUEST_HEADERS } from './auth/request-header.js';
 import { hubClient } from './hub/hub-client.js';
 import { FleetSource } from './hub/fleet-source.js';
@@ -107,18 +108,32 @@ async function main(): Promise<void> {
     ...(values['tls-cert-file'] ? { cert: readFileSync(values['tls-cert-file']), key: readFileSync(values['tls-private-key-file']!) } : {}),
     ...(values['client-ca-file'] ? { ca: readFileSync(values['client-ca-file']) } : {}),
   };
-  let flotilla;
+  let flotilla: Awaited<ReturnType<typeof startFlotilla>> | undefined;
+  let stopping = false;
+  const stop = async (why: string, code = 0) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`flotilla: ${why}, stopping`);
+    await flotilla?.stop();
+    process.exit(code);
+  };
   try {
     flotilla = await startFlotilla({
       config, ...(source ? { configSource: source } : { configPath: values.config }), dataDir: values['data-dir'], port, host: values.bind, https, logLevel: values['log-level'],
       ...(hub ? { hub } : {}),
       ...(requestHeader ? { requestHeader } : {}),
       applyTenantPolicy: values['apply-tenant-policy'],
+      // Started again (by its supervisor), flotilla sets the damaged store aside and lists afresh.
+      onStoreDamaged: () => void stop('the store is damaged (see the log above); the next start rebuilds it', 1),
     });
   } catch (e) {
     if (e instanceof ConfigError) {
       console.error(e.message);
       process.exit(2);
+    }
+    if (e instanceof DataDirError) {
+      console.error(`flotilla: ${e.message}`);
+      process.exit(1);
     }
     throw e;
   }
@@ -130,14 +145,6 @@ async function main(): Promise<void> {
       ` (clients trust it as their CA: a kubeconfig's certificate-authority; give --tls-cert-file and --tls-private-key-file to serve your own)`);
   }
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    console.log(`flotilla: ${signal}, stopping`);
-    await flotilla.stop();
-    process.exit(0);
-  };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
 }

@@ -273,7 +273,8 @@ export class CacheManager implements FleetMembers, ResourceCatalog, CacheHealth 
       pending = this.discover(rule, clusters)
         .then(async (info) => {
           if (info) {
-            await this.store.saveResourceInfo(key, info);
+            // Kept only for a restart with every member down: on a full volume the answer is used unsaved (a later start discovers again).
+            await this.store.saveResourceInfo(key, info).catch(() => undefined);
             const entry = this.resources.get(key);
             if (entry) entry.info = info;
           }

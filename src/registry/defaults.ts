@@ -189,6 +189,14 @@ export const BACKOFF_CAP_MS = 30_000;
 /** A resource no member could describe is asked about again after this, doubling, up to the cap. */
 export const DISCOVERY_RETRY_BASE_MS = 500;
 export const DISCOVERY_RETRY_CAP_MS = 10_000;
+/**
+ * Free space the store keeps on its volume (environment.ts): below it, writes are refused
+ * (StoreFullError) rather than dying of SIGBUS on a page of the mapped file the filesystem has no
+ * block for. A transaction writes at most OBJECTS_PER_TRANSACTION objects and their index entries
+ * (a few MB for pods; 200 objects at the apiserver's 1.5 MB object limit would be 300 MB, which no
+ * resource comes near in practice), and the file grows by no more than the pages it dirties.
+ */
+export const STORE_MIN_FREE_BYTES = 256 * 1024 ** 2;
 /** A decoding worker idle this long ends (one is kept): a quiet fleet holds no spare threads. */
 export const INGEST_WORKER_IDLE_MS = 60_000;
 

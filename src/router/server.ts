@@ -145,8 +145,8 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
   void app.register(requestTimeoutPlugin);
   void app.register(authenticationPlugin, { callers });
   void app.register(metadataProtobufPlugin);
-  void app.register(healthPlugin, { health, slis });
-  void app.register(statusPlugin, { health, metrics: exposition, slis, fleet, callers, authorizer: opts.authorizer, live: opts.liveReads, liveLimits, hierarchy });
+  void app.register(healthPlugin, { health, slis, store });
+  void app.register(statusPlugin, { health, metrics: exposition, slis, fleet, callers, authorizer: opts.authorizer, live: opts.liveReads, liveLimits, hierarchy, store });
   void app.register(discoveryPlugin, { fleet, discovery, tenantOf, frontProxied: (req) => callers.frontProxied(req) });
   void app.register(readsPlugin, { fleet, catalog, health, store, hub, snapshots, writes, callers, authorizer: opts.authorizer, forward, hierarchy, live: opts.liveReads, liveLimits, watch: opts.watch });
   void app.register(subresourcesPlugin, { fleet, catalog, store, callerHeaders: forward.callerHeaders, enterTenant: (req) => callers.tenantOf(req), getAccess: forward.getAccess, recent: forward.recent, metrics });

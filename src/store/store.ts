@@ -1,4 +1,4 @@
-import { Environment } from './environment.js';
+import { Environment, type StoreHealth } from './environment.js';
 import { EventLog } from './event-log.js';
 import { memberIdentityKey, objectKey } from './keys.js';
 import { LabelIndex } from './label-index.js';
@@ -30,7 +30,7 @@ import type { CacheScope, Change, ObjectRef, Snapshot, StoreEvent, StoredEntry, 
  */
 export type { CacheScope, Change, ChangeType, ObjectRef, Snapshot, StoreEvent, StoredEntry, StoreListener, SyncRecord } from './types.js';
 export { KEY_SEP, objectKey } from './keys.js';
-export { StoreFullError } from './environment.js';
+export { StoreFullError, DataDirError, ensureDataDir, isStoreCorruption, DAMAGE_MARKER, type StoreHealth } from './environment.js';
 
 export interface CommitOptions {
   /** Write the changes to the event log (everything but a scope's first list). */
@@ -61,6 +61,8 @@ export interface StoreOptions {
   eventLogSize?: number;
   /** Free bytes the data directory's filesystem must keep: below it, writes fail with StoreFullError. */
   minFreeBytes?: number;
+  /** Check a store kept from an earlier run before serving it (integrity.ts); true unless a test says otherwise. */
+  verify?: boolean;
 }
 
 
@@ -92,7 +94,7 @@ export class Store {
     // longest key (a label index entry, at most ~900 bytes from Kubernetes' name limits) is far
     // below LMDB's 1978.
     this.writes = new TransactionQueue((fn) => {
-      env.ensureFreeSpace();
+      env.prepareWrite();
       // The last transaction has committed: LMDB holds what the batch overlays kept.
       this.log.newTransaction();
       this.objects.newTransaction();
@@ -102,13 +104,28 @@ export class Store {
   }
 
   static open(path: string, opts: StoreOptions = {}): Store {
-    const env = Environment.open(path, opts.minFreeBytes);
+    const env = Environment.open(path, opts.minFreeBytes, opts.verify ?? true);
     try {
       return new Store(env, opts);
     } catch (e) {
       void env.root.close();
       throw e;
     }
+  }
+
+  /** Whether writes go through, and whether the store was rebuilt at open (shown at /status, asked by readiness). */
+  health(): StoreHealth {
+    return this.env.status();
+  }
+
+  /** LMDB said the store is damaged while serving (isStoreCorruption): marked for a rebuild at the next open. */
+  markDamaged(reason: string): void {
+    this.env.markDamaged(reason);
+  }
+
+  /** Tells `listener` each time the health changes (the volume fills up, or has room again). */
+  onHealth(listener: (health: StoreHealth) => void): void {
+    this.env.onHealth = listener;
   }
 
   /** The discovery answer last saved for a resource (by gvrKey). */

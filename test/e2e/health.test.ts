@@ -62,7 +62,7 @@ describe('health endpoints', () => {
       }
       expect(String(via.headers['content-type'])).toBe('text/plain; charset=utf-8');
     }
-    expect((await memberRequest(ready.endpoint, 'GET', '/readyz?verbose')).body).toBe('[+]ping ok\n[+]cache-sync ok\nreadyz check passed\n');
+    expect((await memberRequest(ready.endpoint, 'GET', '/readyz?verbose')).body).toBe('[+]ping ok\n[+]cache-sync ok\n[+]store ok\nreadyz check passed\n');
     expect((await memberRequest(ready.endpoint, 'GET', '/readyz')).body).toBe('ok');
   });
 
@@ -95,7 +95,7 @@ describe('health endpoints', () => {
     await new Promise((r) => setTimeout(r, 3000));
     const verbose = await memberRequest(syncing.endpoint, 'GET', '/readyz?verbose');
     expect(verbose.status).toBe(503);
-    expect(verbose.body).toBe('[+]ping ok\n[-]cache-sync failed: reason withheld\nreadyz check failed');
+    expect(verbose.body).toBe('[+]ping ok\n[-]cache-sync failed: reason withheld\n[+]store ok\nreadyz check failed');
     expect(verbose.body).not.toContain('nowhere');
     const plain = await memberRequest(syncing.endpoint, 'GET', '/readyz');
     expect(plain.status).toBe(503);

@@ -2,12 +2,15 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { CacheHealth } from '../../cacher/cache-manager.js';
 import type { HealthSlis } from '../../metrics/health-slis.js';
 import { notServed, serviceUnavailable } from '../../api/status.js';
+import type { StoreHealth } from '../../store/store.js';
 
 /** Liveness and readiness: ready once every configured cacher has synced. */
 export interface HealthOptions {
   health: CacheHealth;
   /** Each check's evaluations, for /metrics/slis. */
   slis?: HealthSlis;
+  /** Not ready while the store refuses writes (a full volume, damage): the cache falls behind its members. */
+  store?: { health(): StoreHealth };
 }
 
 interface HealthCheck {
@@ -25,10 +28,11 @@ interface HealthCheck {
  * where an apiserver answers 500. Without `?verbose` a failure is a Status naming the checks that
  * failed and what that means.
  */
-export const healthPlugin: FastifyPluginAsync<HealthOptions> = async (app, { health, slis }) => {
+export const healthPlugin: FastifyPluginAsync<HealthOptions> = async (app, { health, slis, store }) => {
   const ping: HealthCheck = { name: 'ping', passes: () => true, failure: 'no answer' };
   const cacheSync: HealthCheck = { name: 'cache-sync', passes: () => health.isSynced(), failure: 'not every cacher has synced yet' };
-  const endpoints: Record<string, HealthCheck[]> = { healthz: [ping], livez: [ping], readyz: [ping, cacheSync] };
+  const storeWritable: HealthCheck = { name: 'store', passes: () => store?.health().writable !== false, failure: 'the cache store refuses writes (see /status)' };
+  const endpoints: Record<string, HealthCheck[]> = { healthz: [ping], livez: [ping], readyz: [ping, cacheSync, storeWritable] };
   for (const [type, checks] of Object.entries(endpoints)) {
     const run = (check: HealthCheck): boolean => {
       const passed = check.passes();

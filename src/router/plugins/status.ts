@@ -10,6 +10,7 @@ import type { LiveReadLimits } from '../../forward/live-read-limits.js';
 import type { NamespaceForest } from '../../hierarchy/namespace-forest.js';
 import type { Exposition } from '../../metrics/metrics.js';
 import type { HealthSlis } from '../../metrics/health-slis.js';
+import type { StoreHealth } from '../../store/store.js';
 
 /**
  * Each member's heartbeat and each cacher's state at /status, and every series at /metrics (Prometheus). Both name and count
@@ -30,9 +31,11 @@ export interface StatusOptions {
   liveLimits?: LiveReadLimits;
   /** The members' namespace trees: their cycles and missing parents are shown as `hierarchy`. */
   hierarchy?: NamespaceForest;
+  /** The store's health (shown as `store`): writes refused on a full volume, a damaged store set aside. */
+  store?: { health(): StoreHealth };
 }
 
-export const statusPlugin: FastifyPluginAsync<StatusOptions> = async (app, { health, metrics, slis, fleet, callers, authorizer, live, liveLimits, hierarchy }) => {
+export const statusPlugin: FastifyPluginAsync<StatusOptions> = async (app, { health, metrics, slis, fleet, callers, authorizer, live, liveLimits, hierarchy, store }) => {
   app.addHook('onRequest', async (req) => {
     const path = req.url.split('?')[0]!;
     const caller = await callers.reader(req.raw);
@@ -49,6 +52,7 @@ export const statusPlugin: FastifyPluginAsync<StatusOptions> = async (app, { hea
       cachers: health.status(),
       live: live ? liveStatus(live, liveLimits) : { enabled: false, served: 'none', exclude: [] },
       hierarchy: { problems: hierarchy ? hierarchy.problems(fleet.clusterNames()) : [] },
+      ...(store ? { store: store.health() } : {}),
     }),
   );
   app.get('/metrics', async (_req, reply) => reply.type(metrics.contentType).send(await metrics.metrics()));

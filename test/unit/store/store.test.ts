@@ -439,12 +439,21 @@ describe('Store', () => {
       // Everything acknowledged before the refusal is there, and nothing of the refused commit.
       expect([...store.entries('v1/pods')]).toHaveLength(written * 20);
       expect(store.syncState(pods('east'))?.rv).toBe(String(written));
-      // A new store's first writes (its format record) are refused the same way.
-      expect(() => Store.open(join(mnt, 'another'), { minFreeBytes: 8 * 1024 ** 2 })).toThrow(StoreFullError);
+      expect(store.health()).toMatchObject({ writable: false, full: { message: expect.stringMatching(/nearly full/) } });
+      // A new store opens on a full volume (flotilla starts, not ready) and writes nothing, its format record included, until there is room.
+      const another = Store.open(join(mnt, 'another'), { minFreeBytes: 8 * 1024 ** 2 });
+      await expect(another.commit(pods('east'), batch(1), { rv: '1' }, { log: true })).rejects.toBeInstanceOf(StoreFullError);
       rmSync(join(mnt, 'filler'));
       await store.commit(pods('east'), batch(written + 1), { rv: String(written + 1) }, { log: true });
+      expect(store.health()).toEqual({ writable: true });
       expect([...store.entries('v1/pods')]).toHaveLength((written + 1) * 20);
       await store.close();
+      await another.commit(pods('east'), batch(1), { rv: '1' }, { log: true });
+      await another.close();
+      // The format record went with the first write: reopened, the store keeps what it holds.
+      const reopened = Store.open(join(mnt, 'another'), { minFreeBytes: 1024 ** 2 });
+      expect([...reopened.entries('v1/pods')]).toHaveLength(20);
+      await reopened.close();
     } finally {
       execFileSync('umount', [mnt]);
       rmSync(mnt, { recursive: true, force: true });
