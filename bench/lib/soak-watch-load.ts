@@ -28,6 +28,8 @@ export interface SoakWatchGroup {
   /** The watch's path and query (without watch=1 or resourceVersion). */
   url: string;
   count: number;
+  /** This group's timeoutSeconds range, instead of the spec's. */
+  timeoutSeconds?: [number, number];
 }
 
 export interface SoakWatchSpec {
@@ -107,7 +109,10 @@ function main(): void {
       req.on('error', reject);
     });
 
-  const timeout = () => String(Math.round(spec.timeoutSeconds[0] + Math.random() * (spec.timeoutSeconds[1] - spec.timeoutSeconds[0])));
+  const timeout = (group: SoakWatchGroup) => {
+    const [lo, hi] = group.timeoutSeconds ?? spec.timeoutSeconds;
+    return String(Math.round(lo + Math.random() * (hi - lo)));
+  };
 
   const watch = async (group: SoakWatchGroup, rv: string | undefined, first: boolean): Promise<void> => {
     if (stopping) return;
@@ -122,7 +127,7 @@ function main(): void {
     let lastRV = rv;
     let answered = false;
     opened++;
-    const req = get(group, { watch: '1', resourceVersion: rv, timeoutSeconds: timeout(), allowWatchBookmarks: 'true' }, (res) => {
+    const req = get(group, { watch: '1', resourceVersion: rv, timeoutSeconds: timeout(group), allowWatchBookmarks: 'true' }, (res) => {
       answered = true;
       if (first) send({ connected: ++connected });
       if (res.statusCode !== 200) {

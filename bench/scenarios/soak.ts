@@ -43,7 +43,7 @@ const MAX_WATCH_BUFFER_MIB = 1;
 /** Resources are read from flotilla this often; each interval takes the samples in it. */
 const SAMPLE_MS = 2000;
 /** Stamps of an interval may still arrive this long after it ends before it is collected. */
-const COLLECT_GRACE_MS = 5000;
+const COLLECT_GRACE_MS = 10_000;
 /** Lists and live reads: one every this many ms, round-robin over the kinds. */
 const READ_PAUSE_MS = 250;
 const TENANT = 'acme';
@@ -66,12 +66,15 @@ interface GroupDef {
   namespace?: string;
   selector?: [string, string];
   count: number;
+  /** Watches that end and are opened again every 10–20 s: every open and forget of a watch, many times a minute. */
+  churn?: boolean;
 }
 
-/** 1,000 watchers: the fleet admin (all, by label, one namespace), a tenant, two users of partial RBAC. */
+/** 1,000 watchers: the fleet admin (all, by label, one namespace, short-lived), a tenant, two users of partial RBAC. */
 const GROUPS: GroupDef[] = [
   { name: 'admin-configmaps', caller: 'admin', kind: 'configmaps', count: 20 },
-  { name: 'admin-configmaps-soak', caller: 'admin', kind: 'configmaps', selector: ['soak', 'yes'], count: 180 },
+  { name: 'admin-configmaps-soak', caller: 'admin', kind: 'configmaps', selector: ['soak', 'yes'], count: 130 },
+  { name: 'admin-configmaps-churn', caller: 'admin', kind: 'configmaps', selector: ['app', 'a3'], count: 50, churn: true },
   { name: 'admin-pods', caller: 'admin', kind: 'pods', count: 150 },
   { name: 'admin-configmaps-app', caller: 'admin', kind: 'configmaps', selector: ['app', 'a1'], count: 150 },
   { name: 'admin-pods-ns', caller: 'admin', kind: 'pods', namespace: 'soak-3', count: 100 },
@@ -211,8 +214,8 @@ async function runSoak(ctx: BenchContext, emit: (f: Figure) => void, minutes: nu
     stamp: STAMP,
     t0,
     intervalMs,
-    // Short runs still see watches end and open again.
-    timeoutSeconds: minutes <= 3 ? [40, 80] : [120, 300],
+    // Long enough that the watchers, all opened at once, do not all come back at once within a short run.
+    timeoutSeconds: minutes <= 3 ? [300, 600] : [120, 300],
     ...(slow ? { slow } : {}),
   });
   const share = (g: GroupDef, part: number, parts: number): SoakWatchGroup => ({
@@ -220,6 +223,7 @@ async function runSoak(ctx: BenchContext, emit: (f: Figure) => void, minutes: nu
     token: tokens[g.caller],
     url: urlOf(g),
     count: Math.floor(g.count / parts) + (part < g.count % parts ? 1 : 0),
+    ...(g.churn ? { timeoutSeconds: [10, 20] as [number, number] } : {}),
   });
   const loads = [
     startLoad(ctx, spec(GROUPS.map((g) => share(g, 0, 2)))),
@@ -453,12 +457,13 @@ async function runSoak(ctx: BenchContext, emit: (f: Figure) => void, minutes: nu
   notes.push(
     `${minutes} min of load after the watchers connected; the first ${warmupMs / 60_000} min are warm-up; ${measured.length} intervals of ${intervalMs / 1000} s measured, resources sampled every ${SAMPLE_MS / 1000} s`,
     `one kube-apiserver registered as ${NAMES} cluster names; ${seeded.objects} objects seeded (${NAMESPACES.length} namespaces × ${CONFIGMAPS_PER_NS} configmaps of ${CONFIGMAP_DATA_BYTES} B and ${PODS_PER_NS} pods, ${BULK_CONFIGMAPS} configmaps of ${BULK_DATA_BYTES / 1024} KiB in ${BULK_NS}, 20 secrets read live); tenant ${TENANT} owns ${NAMESPACES.filter((n) => n.startsWith(`${TENANT}-`)).join(', ')}; alice reads soak-0 and soak-1, bob soak-2 (RoleBindings on the member)`,
-    `watchers: ${GROUPS.map((g) => `${g.count} ${g.name}`).join(', ')}; each asks a timeoutSeconds in ${minutes <= 3 ? '40–80' : '120–300'} s and is opened again at once from its last resourceVersion (watches_reopened)`,
+    `watchers: ${GROUPS.map((g) => `${g.count} ${g.name}`).join(', ')}; each asks a timeoutSeconds in ${minutes <= 3 ? '300–600' : '120–300'} s (the churn group 10–20 s) and is opened again at once from its last resourceVersion (watches_reopened)`,
     `writes: ${WRITES_PER_SECOND} merge patches/s on the member (of every 6, 2 a configmap, 2 a pod, 2 a bulk configmap), each a stamp; delivered = stamps received ÷ (writes × the watchers whose view holds the object × ${NAMES} names), per interval of the stamp`,
     `reads back to back (${READ_PAUSE_MS} ms apart): ${reads.map((r) => r.name).join(', ')}`,
     `slow consumers: ${SLOW_CONSUMERS} watches of ${BULK_NS} that read nothing for ${SLOW_HOLD_MS / 1000} s, then another each; flotilla runs with maxWatchBufferMiB ${MAX_WATCH_BUFFER_MIB} (default 16) so they pass it within a minute`,
     'growth: the least-squares slope of the interval values after warm-up (RssAnon and fds: the interval median; heap: the interval minimum, the floor under GC; connections and watches: the median), per 10 minutes as a share of the mean; drift: the mean of the last third of the interval percentiles ÷ the first third',
     'the machine (2 CPUs) is shared with the member, the load generators and, during this run, other work: read the trends and ratios, not the absolute times',
+    'to run: `npm run soak` (30 min), `npm run soak -- --minutes N`, `npm run soak -- --quick` (2 min, as test/e2e/soak.test.ts does)',
   );
   const table = {
     header: ['min', 'RssAnon MB', 'heap floor MB', 'fds', 'member conns', 'watches', 'evictions', 'delivered', 'delivery p50 ms', 'delivery p99 ms', 'cached read p99 ms', 'live read p99 ms', 'loop p99 ms'],

@@ -18,14 +18,15 @@ const root = findProjectRoot();
 const LINE = /^BENCH soak\.([a-z0-9_]+) = (-?[0-9.]+(?:e[+-]?[0-9]+)?|NaN|-?Infinity) (\S+)/;
 
 /**
- * Growth allowed over the 90 s measured, % of the level. On an idle 2-CPU machine a run moved
- * RssAnon and the heap's floor by a few per cent either way (GC, the slow consumers' buffers);
- * a watcher never forgotten adds hundreds of watches in the window, and a 64 KiB buffer kept
- * per request adds tens of MB.
+ * Growth allowed over the 90 s measured, % of the level. Open watches and fds are counts the load
+ * holds constant (runs here: within 1.2%): a watch never forgotten, or a socket kept, adds one per
+ * re-watch, ~300 in the window. Memory is still settling 30 s in (runs here on a busy machine:
+ * RssAnon +12% and +25%, the heap's floor +17%): its tolerance catches a gross leak only (~1 MB/s,
+ * e.g. a 64 KiB buffer kept per request); the 30-minute soak's trend is the finer test.
  */
 const TOLERANCE: Record<string, number> = {
-  rss_anon: 15,
-  heap_used_floor: 15,
+  rss_anon: 35,
+  heap_used_floor: 35,
   open_fds: 3,
   watches_open: 3,
 };
