@@ -104,9 +104,10 @@ interface SeriesDef {
  * Growth allowed per 10 minutes as a share of the series' level. RssAnon and the heap's floor
  * move by a few per cent between intervals with the load's phases (GC, the slow consumers'
  * buffers filling and being dropped); 5% per 10 minutes is above that noise over 10 minutes and
- * is 30% an hour, a leak that a day's uptime would turn into an OOM kill. File descriptors, member
- * connections and open watches are counts the load holds constant: a leak of one per watch
- * re-opened (thousands an hour) breaks 2% at once.
+ * is 30% an hour, a leak that a day's uptime would turn into an OOM kill. File descriptors and
+ * open watches are counts the load holds constant: a leak of one per watch re-opened (thousands an
+ * hour) breaks 2% at once. Member connections fall after the sync (idle keep-alive ones close) and
+ * then hold: one kept per live read would add hundreds.
  */
 export const SOAK_SERIES: SeriesDef[] = [
   { key: 'rssAnon', metric: 'rss_anon', unit: 'MB', scale: MB, per10min: 5 },

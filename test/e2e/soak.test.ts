@@ -72,8 +72,10 @@ describe('soak (2 minutes)', () => {
     for (const [series, tolerance] of Object.entries(TOLERANCE)) {
       expect(figures.get(`${series}_growth_pct_over_window`), `${series} grew over the window\n${context}`).toBeLessThanOrEqual(tolerance);
     }
-    // Each member name holds its watches and no more: no connection kept per request or per watch.
-    expect(figures.get('member_connections_range'), context).toBeLessThanOrEqual(4);
+    // Connections to the member: the cachers' watches, and keep-alive ones for live reads that
+    // close when idle (runs here: 25 after the sync falling to 17–20). One kept per live read
+    // (one every 1.25 s) would add ~70 in the window.
+    expect(figures.get('member_connections_growth_pct_over_window'), context).toBeLessThanOrEqual(20);
     expect(figures.get('evictions'), context).toBeGreaterThanOrEqual(1);
     expect(figures.get('other_watches_evicted'), context).toBe(0);
     expect(figures.get('delivered_min'), context).toBeGreaterThanOrEqual(0.98);
