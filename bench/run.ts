@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /**
  * The benchmark runner: `npm run bench [-- <scenario>...] [--quick] [--pods N] [--names K] [--cpu-prof] [--results-dir D]` (and the watch load's flags, see usage).
+ * `soak` runs only when named (`npm run soak` = `npm run bench -- soak`), for `--minutes N` (default 30, 2 with --quick).
  * Every figure is printed as `BENCH <scenario>.<metric> = <value> <unit> (target <op> <v>: ok|miss)`
  * and the run is recorded in bench/RESULTS.md. Each run starts its own fleet (one etcd and one bare
  * kube-apiserver), seeds it, runs flotilla as its own process, and stops all of it at the end, on
@@ -32,6 +33,7 @@ import { tenants } from './scenarios/tenants.js';
 import { authz } from './scenarios/authz.js';
 import { karmada } from './scenarios/karmada.js';
 import { hub } from './scenarios/hub.js';
+import { soakScenario } from './scenarios/soak.js';
 
 // watchers adds pods to the member: after the scenarios that count the seeded ones. scaling and
 // memory-limit leave flotilla caching everything, as the scenarios after them would start it.
@@ -39,7 +41,10 @@ import { hub } from './scenarios/hub.js';
 // karmada runs last: it stops flotilla, starts its own, then a Karmada control plane beside the fleet.
 const SCENARIOS: Scenario[] = [ingest, decode, clientDecode, warmRestart, list, peers, hub, live, scaling, memoryLimit, table, patch, watchers, logs, views, hierarchy, tenants, authz, karmada];
 
-const usage = `usage: npm run bench -- [${SCENARIOS.map((s) => s.name).join('|')} ...] [--quick] [--pods N] [--names K] [--watchers N] [--watch-rate R] [--watch-rate-light R] [--cpu-prof] [--results-dir D]`;
+// Run only when named: the soak takes its own --minutes, and a whole run need not wait 30 minutes for it.
+const OPT_IN = ['soak'];
+
+const usage = `usage: npm run bench -- [${[...SCENARIOS.map((s) => s.name), ...OPT_IN].join('|')} ...] [--quick] [--pods N] [--names K] [--watchers N] [--watch-rate R] [--watch-rate-light R] [--minutes N (soak)] [--cpu-prof] [--results-dir D]`;
 
 function positiveInt(flag: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
@@ -61,6 +66,7 @@ async function main(): Promise<number> {
       watchers: { type: 'string' },
       'watch-rate': { type: 'string' },
       'watch-rate-light': { type: 'string' },
+      minutes: { type: 'string' },
       'cpu-prof': { type: 'boolean', default: false },
       // Where results.json and RESULTS.md are kept: bench/ by default; the bench's own test records elsewhere.
       'results-dir': { type: 'string' },
@@ -71,13 +77,16 @@ async function main(): Promise<number> {
     console.log(usage);
     return 0;
   }
-  const unknown = positionals.filter((p) => !SCENARIOS.some((s) => s.name === p));
+  const soakMinutes = positiveInt('--minutes', values.minutes);
+  const all = [...SCENARIOS, soakScenario(soakMinutes !== undefined ? { minutes: soakMinutes } : {})];
+  const unknown = positionals.filter((p) => !all.some((s) => s.name === p));
   if (unknown.length) {
     console.error(`unknown scenario(s): ${unknown.join(', ')}\n${usage}`);
     return 2;
   }
-  const chosen = positionals.length ? SCENARIOS.filter((s) => positionals.includes(s.name)) : SCENARIOS;
+  const chosen = positionals.length ? all.filter((s) => positionals.includes(s.name)) : SCENARIOS;
   const base = PROFILES[values.quick ? 'quick' : 'full'];
+  const soaking = chosen.some((s) => s.name === 'soak');
   const profile: Profile = {
     ...base,
     pods: positiveInt('--pods', values.pods) ?? base.pods,
@@ -85,6 +94,8 @@ async function main(): Promise<number> {
     watchers: positiveInt('--watchers', values.watchers) ?? base.watchers,
     watchEventsPerSecond: positiveInt('--watch-rate', values['watch-rate']) ?? base.watchEventsPerSecond,
     watchEventsPerSecondLight: positiveInt('--watch-rate-light', values['watch-rate-light']) ?? base.watchEventsPerSecondLight,
+    // The soak's own minutes, with room for its setup, on top of the rest.
+    runBudgetMs: base.runBudgetMs + (soaking ? ((soakMinutes ?? (values.quick ? 2 : 30)) + 10) * 60_000 : 0),
   };
   const watchLoadChanged = profile.watchers !== base.watchers || profile.watchEventsPerSecond !== base.watchEventsPerSecond || profile.watchEventsPerSecondLight !== base.watchEventsPerSecondLight;
   const overridden = profile.pods !== base.pods || profile.names !== base.names || watchLoadChanged;
@@ -151,13 +162,14 @@ async function main(): Promise<number> {
   }
 
   const run: RunRecord = {
-    profile: profile.name + (overridden ? `-${profile.pods}x${profile.names}` : '') + (watchLoadChanged ? `-w${profile.watchers}x${profile.watchEventsPerSecond}${profile.watchEventsPerSecondLight !== undefined ? `+${profile.watchEventsPerSecondLight}` : ''}` : '') + (ctx.cpuProfDir ? '+cpu-prof' : ''),
+    profile: profile.name + (overridden ? `-${profile.pods}x${profile.names}` : '') + (soaking && soakMinutes !== undefined ? `-soak${soakMinutes}m` : '') + (watchLoadChanged ? `-w${profile.watchers}x${profile.watchEventsPerSecond}${profile.watchEventsPerSecondLight !== undefined ? `+${profile.watchEventsPerSecondLight}` : ''}` : '') + (ctx.cpuProfDir ? '+cpu-prof' : ''),
     scenarios: chosen.map((s) => s.name),
     date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
     commit,
     machine: machine(),
     setup: [
-      `${profile.pods} pods seeded into one kube-apiserver (etcd on loopback, no controllers), registered in flotilla under ${profile.names} cluster names: ${profile.pods * profile.names} cached objects`,
+      // The soak seeds and registers its own (its notes say what).
+      ...(chosen.every((s) => s.name === 'soak') ? [] : [`${profile.pods} pods seeded into one kube-apiserver (etcd on loopback, no controllers), registered in flotilla under ${profile.names} cluster names: ${profile.pods * profile.names} cached objects`]),
       `whole run: ${((performance.now() - started) / 1000).toFixed(0)} s`,
       ...(ctx.cpuProfDir ? [`flotilla ran under the CPU profiler (bench/lib/cpu-profile.ts): times include its overhead`] : []),
     ],
