@@ -12,16 +12,20 @@ import { Backoff } from './backoff.js';
 import type { ProgressScope } from './member-progress.js';
 import { compareMemberRV } from '../api/global-rv.js';
 import { applyLinesInBatches } from './line-batches.js';
-import { HISTORY_CHECK_SAMPLE, LIST_PAGE_IDLE_TIMEOUT_MS, MEMBER_WATCH_IDLE_GRACE_SECONDS } from '../registry/defaults.js';
+import { LIST_PAGE_IDLE_TIMEOUT_MS, MEMBER_WATCH_IDLE_GRACE_SECONDS } from '../registry/defaults.js';
+import { checkHistory, HistoryRewrittenError } from './history-check.js';
 import { SILENT_LOG, type StructuredLog } from '../util/structured-log.js';
 
 /**
  * Keeps one (cluster, resource) of the store in step with its member: list in pages, then watch
  * from the list's RV with bookmarks, re-watch from the last RV when a watch ends, and relist with
  * reconcile when the member says the RV has expired (410). Before it watches from an RV it did
- * not just list at, it asks the member where its history is: a member whose resourceVersions went
- * back (etcd restored from a backup) would take the watch from a future RV and stay silent while
- * the objects change, so its state is listed again and replaces the cached one in one commit.
+ * not just list at, it asks the member where its history is (history-check.ts): a member whose
+ * resourceVersions went back (etcd restored from a backup) would take the watch from a future RV
+ * and stay silent while the objects change, so its state is listed again and replaces the cached
+ * one in one commit. List, watch and that relist share the loop's state (the RV, a pending
+ * rewrite, the quiet floor member-progress.ts raises), hence one class of ~500 lines; the
+ * questions to the member live beside it.
  */
 export type CacherPhase = 'pending' | 'listing' | 'watching' | 'backoff' | 'stopped';
 
@@ -49,7 +53,6 @@ export interface CacherStatus {
 // Table rows with the whole object: the member prints the cells (exactly what kubectl shows for
 // every kind, CRD columns included), and the object rides along.
 const TABLE_ACCEPT = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json';
-const METADATA_ACCEPT = 'application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io,application/json';
 
 /**
  * Watch lines read ahead of the store while a batch is applied (line-batches.ts): about a hundred
@@ -79,9 +82,6 @@ export interface CacherOptions {
 }
 
 export class GoneError extends Error {}
-
-/** The member's history is not the one the cache followed: its state must be listed afresh. */
-export class HistoryRewrittenError extends Error {}
 
 export class ResourceCacher {
   private readonly status: CacherStatus;
@@ -140,7 +140,7 @@ export class ResourceCacher {
             rewritten = undefined;
             listed = true;
           }
-          if (!listed) await this.verifyHistory(rv);
+          if (!listed) await checkHistory(this.member, this.path, this.store, this.scope, rv, this.abort.signal);
           rv = await this.watch(rv);
           backoff.reset();
         } catch (e) {
@@ -205,33 +205,6 @@ export class ResourceCacher {
     this.status.lastHistoryReset = { at: new Date().toISOString(), reason };
     this.status.rewriting = reason;
     this.log.warn({ cluster: this.member.cluster, resource: this.key, ...(this.opts.namespace ? { namespace: this.opts.namespace } : {}), reason }, 'member history rewritten; listing its state again');
-  }
-
-  /**
-   * Asks the member where its history is before watching from `rv`, while the store holds exactly
-   * the state at `rv`: a list of the first objects, at the member's latest, as metadata. Its RV
-   * older than `rv` means the member went back; so does an object it holds at an RV not after
-   * `rv` that the store does not hold at that RV (in one history, every change up to `rv` was
-   * seen): a restored etcd that has since been written past `rv` again is found by the objects
-   * the restore took back.
-   */
-  private async verifyHistory(rv: string): Promise<void> {
-    const res = await this.member.fetch({ path: `${this.path}?limit=${HISTORY_CHECK_SAMPLE}`, headers: { accept: METADATA_ACCEPT }, signal: this.abort.signal, idleTimeoutMs: LIST_PAGE_IDLE_TIMEOUT_MS });
-    if (res.status !== 200) throw new Error(`list ${this.key} from ${this.member.cluster}: HTTP ${res.status}: ${res.body.toString('utf8', 0, 300)}`);
-    if (!isDecimal(rv)) return;
-    const list = JSON.parse(res.body.toString('utf8')) as { metadata?: { resourceVersion?: string }; items?: { metadata?: { name?: string; namespace?: string; resourceVersion?: string } }[] };
-    const latest = list.metadata?.resourceVersion;
-    if (latest !== undefined && isDecimal(latest) && BigInt(latest) < BigInt(rv)) {
-      throw new HistoryRewrittenError(`the member's resourceVersion went back from ${rv} to ${latest}`);
-    }
-    for (const item of list.items ?? []) {
-      const { name, namespace = '', resourceVersion } = item.metadata ?? {};
-      if (name === undefined || resourceVersion === undefined || !isDecimal(resourceVersion) || BigInt(resourceVersion) > BigInt(rv)) continue;
-      const stored = this.store.storedRV(this.scope, { namespace, name });
-      if (stored !== resourceVersion) {
-        throw new HistoryRewrittenError(`the member holds ${namespace ? `${namespace}/` : ''}${name} at resourceVersion ${resourceVersion}, which flotilla, at ${rv}, holds ${stored === undefined ? 'not at all' : `at ${stored}`}: its history went back`);
-      }
-    }
   }
 
   /** getStatus().synced without the copy: /readyz asks it of every cacher. */
@@ -530,9 +503,6 @@ export function peekContinue(body: Buffer): string | undefined {
   return m?.[1] || undefined;
 }
 
-function isDecimal(rv: string): boolean {
-  return /^[0-9]{1,30}$/.test(rv);
-}
 
 function refKey(r: ObjectRef): string {
   return `${r.namespace}/${r.name}`;

@@ -168,10 +168,10 @@ export const MEMBER_WATCH_IDLE_GRACE_SECONDS = 90;
 /**
  * How often each member's identity (its kube-system namespace's uid) is read: a new cluster under
  * a known name is found within this, and its cached state listed again. A member's resourceVersions
- * going back are found sooner, before each watch (cacher.ts).
+ * going back are found sooner, before each watch (history-check.ts).
  */
 export const MEMBER_IDENTITY_CHECK_MS = 30_000;
-/** The objects a cacher compares with the member before each watch (cacher.ts verifyHistory): one page of metadata. */
+/** The objects a cacher compares with the member before each watch (history-check.ts): one page of metadata. */
 export const HISTORY_CHECK_SAMPLE = 100;
 /** The first retry of a failed list or watch, doubling with full jitter up to the cap: many cachers failing at once must not retry in step. */
 /**

@@ -31,6 +31,21 @@ const pods = (cluster: string) => ({ cluster, resource: 'v1/pods' });
 const logged = (store: Store, afterSeq = 0, snapshot?: ReturnType<Store['snapshot']>) => [...store.logged('v1/pods', afterSeq, snapshot)].map((e) => `${e.seq} ${e.cluster}@${e.rv}`);
 
 describe('the event log', () => {
+  it("forgets a cluster's events when its member's history is rewritten, and starts its log at the new list", async () => {
+    const store = Store.open(scratch());
+    await store.commit(pods('east'), [change('east', 'x', '500'), change('east', 'y', '501')], { rv: '501' }, { log: true, logStartRV: '499' });
+    await store.commit(pods('west'), [change('west', 'x', '21')], { rv: '21' }, { log: true, logStartRV: '20' });
+    // East's etcd restored: its RVs go back to 300; what it now holds replaces the cache in one commit.
+    await store.commit(pods('east'), [change('east', 'y', '290', 'MODIFIED')], { rv: '300' }, { log: true, logStartRV: '300', restartLog: true });
+    expect(logged(store)).toEqual(['3 west@21', '4 east@290']);
+    expect(store.logStart('v1/pods')).toEqual({ east: '300', west: '20' });
+    // A client holding east 300 resumes from there, never through the old history's 500 and 501.
+    expect(store.resumeSeq('v1/pods', { east: '300', west: '21' })).toBeUndefined();
+    await store.commit(pods('east'), [change('east', 'z', '301')], { rv: '301' }, { log: true });
+    expect(logged(store, store.resumeSeq('v1/pods', { east: '300', west: '21' }))).toEqual(['5 east@301']);
+    await store.close();
+  });
+
   it('numbers on after a restart, so a watch resumes across it', async () => {
     const dir = scratch();
     const before = Store.open(dir);
