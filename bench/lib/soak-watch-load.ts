@@ -19,7 +19,8 @@ import { Agent, request } from 'node:https';
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { LatencyHistogram, epochMs } from './latency.js';
-import { QUOTE, StampScanner } from './stamp-scanner.js';
+import { StampScanner } from './stamp-scanner.js';
+import { lastLineRV } from './watch-load.js';
 import { endpointUrl } from '../../test/fleet/http.js';
 
 export interface SoakWatchGroup {
@@ -54,8 +55,6 @@ export type FromSoakWatchLoad =
   | { connected: number }
   | { collected: number; intervals: IntervalReport[]; opened: number; ended: number; refused: number; failed: number; evicted: number; heldOpen: number };
 
-const RV_MEMBER = Buffer.from('"resourceVersion":"');
-const NEWLINE = 0x0a;
 /** After a slow watch's hold, how long its remaining bytes may take to end in the server's close. */
 const SLOW_DRAIN_MS = 5000;
 
@@ -144,10 +143,7 @@ function main(): void {
       });
       res.on('data', (chunk: Buffer) => {
         scan.push(chunk, epochMs());
-        const lineEnd = chunk.lastIndexOf(NEWLINE);
-        const r = lineEnd < 0 ? -1 : chunk.lastIndexOf(RV_MEMBER, lineEnd);
-        const rvEnd = r < 0 ? -1 : chunk.indexOf(QUOTE, r + RV_MEMBER.length);
-        if (rvEnd > 0) lastRV = chunk.toString('latin1', r + RV_MEMBER.length, rvEnd);
+        lastRV = lastLineRV(chunk) ?? lastRV;
       });
       res.on('error', () => undefined);
       res.on('close', () => {

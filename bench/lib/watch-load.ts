@@ -37,6 +37,18 @@ export type FromWatchLoad = { connected: number } | { histogram: [number, number
 
 const RV_MEMBER = Buffer.from('"resourceVersion":"');
 const NEWLINE = 0x0a;
+
+/**
+ * Where a watch resumes, from a chunk of its stream: events arrive in order, a line each, so the
+ * last whole line's resourceVersion. One cut by the chunk's edge leaves the one before: a re-watch
+ * repeats a little.
+ */
+export function lastLineRV(chunk: Buffer): string | undefined {
+  const lineEnd = chunk.lastIndexOf(NEWLINE);
+  const r = lineEnd < 0 ? -1 : chunk.lastIndexOf(RV_MEMBER, lineEnd);
+  const rvEnd = r < 0 ? -1 : chunk.indexOf(QUOTE, r + RV_MEMBER.length);
+  return rvEnd > 0 ? chunk.toString('latin1', r + RV_MEMBER.length, rvEnd) : undefined;
+}
 /** client-go's reflector waits 800 ms (with jitter) before it watches again. */
 const REWATCH_MIN_MS = 800;
 
@@ -71,12 +83,7 @@ function main(): void {
       });
       res.on('data', (chunk: Buffer) => {
         scan.push(chunk, epochMs());
-        // Events arrive in order, a line each: the last whole line's resourceVersion is where to
-        // resume. One cut by the chunk's edge leaves the one before: a re-watch repeats a little.
-        const lineEnd = chunk.lastIndexOf(NEWLINE);
-        const r = lineEnd < 0 ? -1 : chunk.lastIndexOf(RV_MEMBER, lineEnd);
-        const rvEnd = r < 0 ? -1 : chunk.indexOf(QUOTE, r + RV_MEMBER.length);
-        if (rvEnd > 0) lastRV = chunk.toString('latin1', r + RV_MEMBER.length, rvEnd);
+        lastRV = lastLineRV(chunk) ?? lastRV;
       });
       res.on('error', () => undefined);
       res.on('close', () => {

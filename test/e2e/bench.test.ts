@@ -1,9 +1,10 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findProjectRoot } from '../fleet/fleet.js';
+import { startBench, type BenchProcess } from '../support/bench-process.js';
 import { livePids } from '../fleet/processes.js';
 
 /**
@@ -21,33 +22,15 @@ const SCENARIOS = ['ingest', 'decode', 'client-decode', 'warm-restart', 'list', 
 const LINE = /^BENCH ([a-z_]+)\.([a-z0-9_]+) = (-?[0-9.]+(?:e[+-]?[0-9]+)?|NaN|-?Infinity) (\S+)(?: \(target (<=|>=|=) (-?[0-9.]+): (ok|miss)\))?$/;
 
 const work = mkdtempSync(join(tmpdir(), 'flotilla-bench-test-'));
-let bench: ChildProcess | undefined;
+let bench: BenchProcess | undefined;
 afterAll(async () => {
-  // A run the test gave up on (its timeout) is stopped by its PID: on SIGTERM the bench stops its
-  // fleets and flotilla by theirs, then exits.
-  if (bench?.pid !== undefined && bench.exitCode === null && bench.signalCode === null) {
-    const closed = new Promise((resolve) => bench!.once('close', resolve));
-    process.kill(bench.pid, 'SIGTERM');
-    await closed;
-  }
+  await bench?.stop();
   rmSync(work, { recursive: true, force: true });
 }, 60_000);
 
 function runBench(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(root, 'dist', 'bench', 'run.js'), ...args], {
-      cwd: root,
-      env: { ...process.env, FLOTILLA_BENCH_DIR: join(work, 'run') },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    bench = child;
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  bench = startBench(root, work, args);
+  return bench.done;
 }
 
 describe('npm run bench', () => {

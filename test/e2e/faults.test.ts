@@ -275,7 +275,7 @@ interface Fault {
   named: boolean;
   /** Flotilla itself is down for a while: the other member is not served meanwhile, and counters start again. */
   restartsFlotilla?: boolean;
-  inject(): Promise<void>;
+  inject(writer: Writer): Promise<void>;
   /** More checks of this fault's own (violations as text). */
   check?(): Promise<string[]>;
 }
@@ -316,7 +316,7 @@ async function runFault(fault: Fault): Promise<void> {
     }
   })();
   const t0 = Date.now();
-  await fault.inject();
+  await fault.inject(writer);
   const injectedMs = Date.now() - t0;
   if (fault.restartsFlotilla) {
     relistsBefore = 0;
@@ -411,9 +411,15 @@ const FAULTS: Fault[] = [
     name: 'etcd restored from an older backup (resourceVersions go back)',
     historyKept: false,
     named: true,
-    inject: async () => {
+    inject: async (writer) => {
       const backup = await fleet.backupEtcd();
+      // What the restore takes back: writes acknowledged after the backup, and served by flotilla.
+      const acknowledged = writer.writes.length;
+      const deadline = Date.now() + 30_000;
+      while (writer.writes.length < acknowledged + 10 && Date.now() < deadline) await sleep(200);
+      if (writer.writes.length < acknowledged + 10) throw new Error('the member took no writes after the backup');
       await sleep(HOLD_MS / 2);
+      if (!(await converge(faulty, 20_000)).ok) throw new Error('flotilla did not serve the writes after the backup');
       await fleet.restoreEtcd(backup);
     },
     check: async () => {

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { startFleet, type Fleet } from '../fleet/fleet.js';
 import { memberJson, memberRequest } from '../fleet/http.js';
 import { startFlotillaProcess, writeProxyKubeconfig, type FlotillaProcess } from '../support/flotilla-process.js';
 import { cacherStatus } from '../support/compare.js';
 import { openWatch, type OpenWatch } from '../support/watch-client.js';
+import { startFaultRelay, type FaultRelay } from '../support/fault-relay.js';
 
 /**
  * A member connection that fails mid-watch (a network cut, the member's apiserver killed) ends
@@ -18,49 +18,12 @@ const PATH = '/api/v1/namespaces/default/configmaps';
 const CLUSTER = 'crashing';
 let fleet: Fleet;
 let flotilla: FlotillaProcess;
-let relay: Relay;
-
-interface Relay {
-  port: number;
-  /** Resets every relayed connection (RST both ways), as a network fault would. */
-  cut(): void;
-  close(): Promise<void>;
-}
-
-function startRelay(targetPort: number): Promise<Relay> {
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((client) => {
-    const upstream = connect(targetPort, '127.0.0.1');
-    for (const [a, b] of [[client, upstream], [upstream, client]] as const) {
-      sockets.add(a);
-      a.pipe(b);
-      a.on('error', () => b.destroy());
-      a.on('close', () => {
-        sockets.delete(a);
-        b.destroy();
-      });
-    }
-  });
-  return new Promise((resolve) => {
-    server.listen(0, '127.0.0.1', () => {
-      resolve({
-        port: (server.address() as AddressInfo).port,
-        cut: () => {
-          for (const s of sockets) s.resetAndDestroy();
-        },
-        close: () => new Promise((r) => {
-          for (const s of sockets) s.destroy();
-          server.close(() => r());
-        }),
-      });
-    });
-  });
-}
+let relay: FaultRelay;
 
 beforeAll(async () => {
   fleet = await startFleet({ names: [CLUSTER], dir: join(inject('fleet').dir, 'member-crash-fleet'), workloads: false });
   const member = fleet.info.members[0]!;
-  relay = await startRelay(member.port);
+  relay = await startFaultRelay(member.port);
   const kubeconfig = join(fleet.info.dir, 'relayed-kubeconfig');
   writeProxyKubeconfig(kubeconfig, `https://127.0.0.1:${relay.port}`, member.caFile, member.token, CLUSTER);
   flotilla = await startFlotillaProcess({

@@ -205,8 +205,18 @@ describe('paging', () => {
 
   it('reads a page whose snapshot is gone at the token’s RV, from the event log; 410 and a fresh token that works where the log does not reach back', async () => {
     const path = `/api/v1/namespaces/${NS}/pods`;
-    const first = await flotillaPods(`${path}?limit=2`);
-    const whole = (await flotillaPods(path)).items.map((p) => p.metadata!.uid);
+    // The whole list of the first page's state: read before and after it, again while pods an earlier
+    // test deleted are still going.
+    const uids = async () => (await flotillaPods(path)).items.map((p) => p.metadata!.uid);
+    let first = await flotillaPods(`${path}?limit=2`);
+    let whole = await uids();
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const before = await uids();
+      first = await flotillaPods(`${path}?limit=2`);
+      whole = await uids();
+      if (JSON.stringify(before) === JSON.stringify(whole)) break;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
     const gone = encodeContinue({ ...decodeContinue(continueOf(first)!), snap: 'gone' });
     const rest = await flotillaPods(`${path}?limit=100&continue=${gone}`);
     expect(rest.metadata!.resourceVersion).toBe(first.metadata!.resourceVersion);

@@ -1,9 +1,9 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findProjectRoot } from '../fleet/fleet.js';
+import { startBench, type BenchProcess } from '../support/bench-process.js';
 
 /**
  * The soak's short profile (bench/scenarios/soak.ts, `npm run soak -- --quick`): 2 minutes of the
@@ -32,31 +32,15 @@ const TOLERANCE: Record<string, number> = {
 };
 
 const work = mkdtempSync(join(tmpdir(), 'flotilla-soak-test-'));
-let bench: ChildProcess | undefined;
+let bench: BenchProcess | undefined;
 afterAll(async () => {
-  if (bench?.pid !== undefined && bench.exitCode === null && bench.signalCode === null) {
-    const closed = new Promise((resolve) => bench!.once('close', resolve));
-    process.kill(bench.pid, 'SIGTERM');
-    await closed;
-  }
+  await bench?.stop();
   rmSync(work, { recursive: true, force: true });
 }, 60_000);
 
 function runSoak(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(root, 'dist', 'bench', 'run.js'), 'soak', ...args], {
-      cwd: root,
-      env: { ...process.env, FLOTILLA_BENCH_DIR: join(work, 'run') },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    bench = child;
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  bench = startBench(root, work, ['soak', ...args]);
+  return bench.done;
 }
 
 describe('soak (2 minutes)', () => {

@@ -1,10 +1,12 @@
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 
 /**
- * A TCP relay between flotilla and a member, for network faults the test injects: `cut()` resets
- * every relayed connection (both ends see an error, as after a crash or a reset), `hold()` stops
- * forwarding in both directions without closing anything (a partition: bytes wait, connections
- * look open) until `release()` delivers what waited; connections made while held wait too.
+ * A TCP relay the tests put between a client and servers, for the network faults they inject:
+ * `cut()` resets every relayed connection (both ends see an error, as after a crash or a reset),
+ * `hold()` stops forwarding in both directions without closing anything (a partition: bytes wait,
+ * connections look open) until `release()` delivers what waited; connections made while held wait
+ * too. Each new connection goes to the port `pickPort` names (one member, or the next of several
+ * replicas as a Service spreads them: round-robin-front.ts).
  */
 export interface FaultRelay {
   port: number;
@@ -14,12 +16,12 @@ export interface FaultRelay {
   close(): Promise<void>;
 }
 
-export function startFaultRelay(targetPort: number): Promise<FaultRelay> {
+export function startRelay(pickPort: () => number): Promise<FaultRelay> {
   const sockets = new Set<Socket>();
   const waiting: { to: Socket; chunk: Buffer }[] = [];
   let held = false;
   const server: Server = createServer((client) => {
-    const upstream = connect(targetPort, '127.0.0.1');
+    const upstream = connect(pickPort(), '127.0.0.1');
     for (const [a, b] of [[client, upstream], [upstream, client]] as const) {
       sockets.add(a);
       a.on('data', (chunk: Buffer) => {
@@ -55,4 +57,9 @@ export function startFaultRelay(targetPort: number): Promise<FaultRelay> {
       });
     });
   });
+}
+
+/** A relay to one server (a member). */
+export function startFaultRelay(targetPort: number): Promise<FaultRelay> {
+  return startRelay(() => targetPort);
 }

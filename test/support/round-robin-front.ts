@@ -1,4 +1,4 @@
-import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { startRelay } from './fault-relay.js';
 
 /**
  * A round-robin front over flotilla replicas, as a Service spreads connections over a chart's
@@ -16,43 +16,23 @@ export interface RoundRobinFront {
   close(): Promise<void>;
 }
 
-export function startRoundRobinFront(backends: number[]): Promise<RoundRobinFront> {
-  const sockets = new Set<Socket>();
+export async function startRoundRobinFront(backends: number[]): Promise<RoundRobinFront> {
   const connections = new Map<number, number>();
   let pool = backends;
   let next = 0;
-  const server: Server = createServer((client) => {
+  const relay = await startRelay(() => {
     const port = pool[next++ % pool.length]!;
     connections.set(port, (connections.get(port) ?? 0) + 1);
-    const upstream = connect(port, '127.0.0.1');
-    for (const [a, b] of [[client, upstream], [upstream, client]] as const) {
-      sockets.add(a);
-      a.pipe(b);
-      a.on('error', () => b.destroy());
-      a.on('close', () => {
-        sockets.delete(a);
-        b.destroy();
-      });
-    }
+    return port;
   });
-  return new Promise((resolve) => {
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as AddressInfo).port;
-      resolve({
-        port,
-        url: `https://127.0.0.1:${port}`,
-        connections,
-        cut: () => {
-          for (const s of sockets) s.resetAndDestroy();
-        },
-        only: (ports) => {
-          pool = ports ?? backends;
-        },
-        close: () => new Promise((r) => {
-          for (const s of sockets) s.destroy();
-          server.close(() => r());
-        }),
-      });
-    });
-  });
+  return {
+    port: relay.port,
+    url: `https://127.0.0.1:${relay.port}`,
+    connections,
+    cut: relay.cut,
+    only: (ports) => {
+      pool = ports ?? backends;
+    },
+    close: relay.close,
+  };
 }
