@@ -266,6 +266,7 @@ Try:
   kubectl --kubeconfig ${kc} get --raw /clusters/east/api/v1/namespaces/shop/pods   # one member only
   kubectl --kubeconfig ${kc} get --raw /status                 # cacher state per cluster and resource
   kubectl --kubeconfig ${kc} get --raw '/readyz?verbose'       # its checks, as an apiserver lists them (/metrics/slis counts them)
+  kubectl --kubeconfig ${kc} get --raw /status | grep -o '"historyResets":[0-9]*' | sort | uniq -c   # times a member's history was rewritten (etcd restored, a new cluster) and listed again
   kubectl --kubeconfig ${fleet.info.members[0]!.kubeconfig} run hello --image=example.com/hello   # a member directly…
   kubectl --kubeconfig ${kc} get pods -A | grep hello          # …and it is in flotilla's cache
   kubectl --kubeconfig ${kc} scale deployment -n payments ledger --replicas=3   # writes go to the owning member (east)
