@@ -215,9 +215,8 @@ async function awaitResourceVersion(health: CacheHealth, store: Store, cached: C
  * A watch resumed from a member RV older than where this replica's event log of that member starts
  * (another replica, whose own sync started earlier, issued it): the member is asked what happened
  * in between. Nothing: the state at the log's start is the state at the client's RV, and the
- * watch resumes from there. Events: 410, so the client relists (their replay from the member is
- * not done here). The member no longer holds them: 410, as the member would answer. Not known:
- * left to the catch-up's own 410.
+ * watch resumes from there. Otherwise (events, which are not replayed from the member here; the
+ * member no longer holds them; not known) the catch-up's 410 ERROR event, and the client relists.
  */
 async function resumeBeforeLogStart(health: CacheHealth, store: Store, cached: CachedResource, since: Record<string, string>): Promise<Record<string, string>> {
   const resource = gvrKey(cached.info);
@@ -225,12 +224,10 @@ async function resumeBeforeLogStart(health: CacheHealth, store: Store, cached: C
   const resumed = { ...since };
   const before = Object.entries(since).filter(([cluster, rv]) => start[cluster] !== undefined && compareMemberRV(rv, start[cluster]!) < 0);
   const answers = await Promise.all(before.map(([cluster, rv]) => health.memberQuietBetween(resource, cluster, rv, start[cluster]!)));
-  before.forEach(([cluster, rv], i) => {
-    const first = start[cluster]!;
-    const answer = answers[i];
-    if (answer === 'quiet') resumed[cluster] = first;
-    else if (answer === 'changed') throw expired(`too old resource version: ${cluster} changed after ${rv}, before this replica's event log of it starts (${first}); list again`);
-    else if (answer === 'expired') throw expired(`too old resource version: ${cluster} no longer holds its events after ${rv}`);
+  // Only a quiet gap moves the client's RV to the log's start; otherwise the catch-up answers the
+  // watch with its 410 ERROR event, as the apiserver's watch cache does (an event, not an HTTP 410).
+  before.forEach(([cluster], i) => {
+    if (answers[i] === 'quiet') resumed[cluster] = start[cluster]!;
   });
   return resumed;
 }
