@@ -19,8 +19,7 @@ import { Agent, request } from 'node:https';
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { LatencyHistogram, epochMs } from './latency.js';
-import { StampScanner } from './stamp-scanner.js';
-import { lastLineRV } from './watch-load.js';
+import { StampScanner, lastLineRV } from './stamp-scanner.js';
 import { endpointUrl } from '../../test/fleet/http.js';
 
 export interface SoakWatchGroup {

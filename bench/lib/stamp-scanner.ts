@@ -63,3 +63,18 @@ function decimal(buf: Buffer, from: number, to: number): number {
   }
   return to > from ? n / (scale || 1) : NaN;
 }
+
+const RV_MEMBER = Buffer.from('"resourceVersion":"');
+const NEWLINE = 0x0a;
+
+/**
+ * Where a watch resumes, from a chunk of its stream: events arrive in order, a line each, so the
+ * last whole line's resourceVersion. One cut by the chunk's edge leaves the one before: a re-watch
+ * repeats a little.
+ */
+export function lastLineRV(chunk: Buffer): string | undefined {
+  const lineEnd = chunk.lastIndexOf(NEWLINE);
+  const r = lineEnd < 0 ? -1 : chunk.lastIndexOf(RV_MEMBER, lineEnd);
+  const rvEnd = r < 0 ? -1 : chunk.indexOf(QUOTE, r + RV_MEMBER.length);
+  return rvEnd > 0 ? chunk.toString('latin1', r + RV_MEMBER.length, rvEnd) : undefined;
+}

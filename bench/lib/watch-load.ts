@@ -13,7 +13,7 @@ import type { ClientRequest } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { LatencyHistogram, epochMs } from './latency.js';
-import { QUOTE, StampScanner } from './stamp-scanner.js';
+import { StampScanner, lastLineRV } from './stamp-scanner.js';
 import { endpointUrl } from '../../test/fleet/http.js';
 
 export interface WatchLoadSpec {
@@ -35,20 +35,7 @@ export type ToWatchLoad = { window: { from: number; to: number } } | { report: t
  */
 export type FromWatchLoad = { connected: number } | { histogram: [number, number][]; count: number; busy: number; ended: number; refused: number };
 
-const RV_MEMBER = Buffer.from('"resourceVersion":"');
-const NEWLINE = 0x0a;
 
-/**
- * Where a watch resumes, from a chunk of its stream: events arrive in order, a line each, so the
- * last whole line's resourceVersion. One cut by the chunk's edge leaves the one before: a re-watch
- * repeats a little.
- */
-export function lastLineRV(chunk: Buffer): string | undefined {
-  const lineEnd = chunk.lastIndexOf(NEWLINE);
-  const r = lineEnd < 0 ? -1 : chunk.lastIndexOf(RV_MEMBER, lineEnd);
-  const rvEnd = r < 0 ? -1 : chunk.indexOf(QUOTE, r + RV_MEMBER.length);
-  return rvEnd > 0 ? chunk.toString('latin1', r + RV_MEMBER.length, rvEnd) : undefined;
-}
 /** client-go's reflector waits 800 ms (with jitter) before it watches again. */
 const REWATCH_MIN_MS = 800;
 
