@@ -78,7 +78,9 @@ export class EventLog {
   /** The logged events of a resource after `afterSeq`, in order. Iterate synchronously, or pass a snapshot. */
   *logged(resource: string, afterSeq: number, snapshot?: Snapshot): Generator<StoreEvent> {
     for (const { key, value } of this.events.getRange({ start: [resource, afterSeq + 1], end: [resource, Number.MAX_SAFE_INTEGER], transaction: snapshot })) {
-      yield { seq: key[1], cluster: value.c, type: value.t, namespace: value.n, name: value.m, rv: value.rv, bytes: value.o, meta: value.x, ...(value.p ? { prevMeta: value.p } : {}), ...(value.q ? { prevBytes: value.q } : {}) };
+      // A DELETED's previous meta is for pages read at an earlier RV (loggedAfter); a watch reads a DELETED as it always did.
+      const modified = value.t === 'MODIFIED';
+      yield { seq: key[1], cluster: value.c, type: value.t, namespace: value.n, name: value.m, rv: value.rv, bytes: value.o, meta: value.x, ...(modified && value.p ? { prevMeta: value.p } : {}), ...(modified && value.q ? { prevBytes: value.q } : {}) };
     }
   }
 
