@@ -278,3 +278,10 @@ export const IMPERSONATION_REVIEWS_AT_ONCE = 4;
 export const FLEET_CONDITION_MESSAGE_MAX = 8192;
 /** Selections kept per namespace tree: a caller sending ever new selectors must not grow what a tree keeps. */
 export const TREE_SELECTIONS_MAX = 1000;
+/**
+ * How often the status page (/ui/) asks /status again: a stopped member shows within two heartbeat
+ * intervals plus this, and one open page costs one small request a second and a half.
+ */
+export const STATUS_PAGE_POLL_MS = 1_500;
+/** /metrics (the watch counts) is read every this many polls of /status: at a hundred members it is far larger. */
+export const STATUS_PAGE_METRICS_EVERY_POLLS = 4;

@@ -24,6 +24,7 @@ import { authenticationPlugin } from './plugins/authentication.js';
 import { healthPlugin } from './plugins/health.js';
 import { createHealthSlis } from '../metrics/health-slis.js';
 import { statusPlugin } from './plugins/status.js';
+import { uiPlugin } from './plugins/ui.js';
 import { discoveryPlugin } from './plugins/discovery.js';
 import { readsPlugin, type ReadsOptions } from './plugins/reads.js';
 import { NamespaceForest, NAMESPACES } from '../hierarchy/namespace-forest.js';
@@ -147,6 +148,7 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
   void app.register(metadataProtobufPlugin);
   void app.register(healthPlugin, { health, slis, store });
   void app.register(statusPlugin, { health, metrics: exposition, slis, fleet, callers, authorizer: opts.authorizer, live: opts.liveReads, liveLimits, hierarchy, store });
+  void app.register(uiPlugin, { fleet, callers, authorizer: opts.authorizer });
   void app.register(discoveryPlugin, { fleet, discovery, tenantOf, frontProxied: (req) => callers.frontProxied(req) });
   void app.register(readsPlugin, { fleet, catalog, health, store, hub, snapshots, writes, callers, authorizer: opts.authorizer, forward, hierarchy, live: opts.liveReads, liveLimits, watch: opts.watch });
   void app.register(subresourcesPlugin, { fleet, catalog, store, callerHeaders: forward.callerHeaders, enterTenant: (req) => callers.tenantOf(req), getAccess: forward.getAccess, recent: forward.recent, metrics });

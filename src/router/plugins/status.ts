@@ -1,4 +1,4 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, onRequestAsyncHookHandler } from 'fastify';
 import type { CacheHealth, FleetMembers } from '../../cacher/cache-manager.js';
 import type { ReadAuthorizer } from '../../authz/authorizer.js';
 import { forbidden } from '../../api/status.js';
@@ -35,16 +35,31 @@ export interface StatusOptions {
   store?: { health(): StoreHealth };
 }
 
-export const statusPlugin: FastifyPluginAsync<StatusOptions> = async (app, { health, metrics, slis, fleet, callers, authorizer, live, liveLimits, hierarchy, store }) => {
-  app.addHook('onRequest', async (req) => {
-    const path = req.url.split('?')[0]!;
+/** Who may read the fleet's own state: the parts of flotilla the check asks. */
+export interface FleetStateReaders {
+  fleet: FleetMembers;
+  callers: Callers;
+  authorizer: ReadAuthorizer;
+}
+
+/**
+ * The onRequest check of every path that shows the fleet's own state: 403 unless every member
+ * lets the caller `get` the path, or `asPath` when given (the status page is read as /status).
+ */
+export function fleetStateGuard({ fleet, callers, authorizer }: FleetStateReaders, asPath?: string): onRequestAsyncHookHandler {
+  return async (req) => {
+    const path = asPath ?? req.url.split('?')[0]!;
     const caller = await callers.reader(req.raw);
     // The fleet's own state names every tenant's: no tenant's to read, whatever its members allow.
     if (callers.tenantSeen(req.raw)) throw forbidden(`forbidden: User "${caller.user}" cannot get path "${path}": it is the fleet's, not a tenant's`);
     if (!(await authorizer.mayGet(caller, fleet.clusterNames(), path))) {
       throw forbidden(`forbidden: User "${caller.user}" cannot get path "${path}"`);
     }
-  });
+  };
+}
+
+export const statusPlugin: FastifyPluginAsync<StatusOptions> = async (app, { health, metrics, slis, fleet, callers, authorizer, live, liveLimits, hierarchy, store }) => {
+  app.addHook('onRequest', fleetStateGuard({ fleet, callers, authorizer }));
   app.get('/status', async (_req, reply) =>
     sendJson(reply, {
       synced: health.isSynced(),
