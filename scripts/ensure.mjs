@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Makes a fresh clone ready to run: the tools flotilla's build and test fleet need (openssl, Go),
+// Makes a fresh clone ready to run: the tools flotilla's build and test fleet need (openssl, Go, Chromium),
 // node_modules (installed when missing or stale), the TypeScript build, and the test fleet's Go-built
 // binaries, karmada-search, the Helm CLI and promtool (cached by version, so only the first run pays for them), and a venv with the Python
 // Kubernetes client for its e2e test (likewise cached by version).
@@ -39,6 +39,8 @@ function ensureSystemTools(withFleet) {
   const missing = [];
   if (withFleet && !has('openssl')) missing.push('openssl');
   if (!has('git')) missing.push('git');
+  // The status page's e2e test drives Debian's Chromium (playwright-core, which brings no browser).
+  if (withFleet && !existsSync('/usr/bin/chromium')) missing.push('chromium');
   if (missing.length) aptInstall(missing);
   if (withFleet && !has('go')) {
     throw new Error('the test fleet is built with Go (1.24 or newer); install the Go toolchain and re-run');
