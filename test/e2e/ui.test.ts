@@ -70,7 +70,7 @@ describe('the status page through kubectl proxy', () => {
     expect(Object.keys(shown).sort()).toEqual([EAST, WEST]);
     // Four namespaces and the bootstrap ClusterRoles, counted.
     for (const m of [EAST, WEST]) expect(shown[m]!.objects).toBeGreaterThan(20);
-    expect(await page.locator('tr[data-resource="namespaces"] td[data-member]').count()).toBe(2);
+    expect(await page.locator('tr[data-resource="v1/namespaces"] td[data-member]').count()).toBe(2);
 
     const stopping = Date.now();
     const stopped = fleet.stopApiserver(WEST);

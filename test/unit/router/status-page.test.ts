@@ -56,7 +56,7 @@ describe('the status page: members', () => {
 
   it('a silent member is stale, whatever its caches say: the heartbeat decides, and says why', () => {
     expect(rows.get('west')).toMatchObject({ health: 'stale', silent: true });
-    expect(rows.get('west')!.why).toBe('silent for 4 s: connect ECONNREFUSED 127.0.0.1:6443');
+    expect(rows.get('west')!.heartbeat).toBe('silent for 4 s: connect ECONNREFUSED 127.0.0.1:6443');
     expect(rows.get('west')!.lagSeconds).toBeCloseTo(5);
   });
 
