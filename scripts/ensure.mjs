@@ -35,12 +35,12 @@ function aptInstall(packages) {
   run(sudo[0] ?? 'apt-get', [...sudo.slice(1), ...(sudo.length ? ['apt-get'] : []), 'install', '-y', '-qq', ...packages], { env });
 }
 
-function ensureSystemTools(withFleet) {
+function ensureSystemTools(withFleet, withBrowser) {
   const missing = [];
   if (withFleet && !has('openssl')) missing.push('openssl');
   if (!has('git')) missing.push('git');
   // The status page's e2e test drives Debian's Chromium (playwright-core, which brings no browser).
-  if (withFleet && !existsSync('/usr/bin/chromium')) missing.push('chromium');
+  if (withBrowser && !existsSync('/usr/bin/chromium')) missing.push('chromium');
   if (missing.length) aptInstall(missing);
   if (withFleet && !has('go')) {
     throw new Error('the test fleet is built with Go (1.24 or newer); install the Go toolchain and re-run');
@@ -69,7 +69,8 @@ const demoOnly = process.argv.includes('--demo');
 const TEST_TARGETS = ['fleet', 'clients', 'karmada', 'helm', 'promtool'];
 const DEMO_TARGETS = ['fleet', 'helm'];
 try {
-  ensureSystemTools(withFleet);
+  // The demo needs no browser.
+  ensureSystemTools(withFleet, withFleet && !demoOnly);
   ensureNodeModules();
   build();
   if (withFleet) {
