@@ -278,3 +278,12 @@ export const IMPERSONATION_REVIEWS_AT_ONCE = 4;
 export const FLEET_CONDITION_MESSAGE_MAX = 8192;
 /** Selections kept per namespace tree: a caller sending ever new selectors must not grow what a tree keeps. */
 export const TREE_SELECTIONS_MAX = 1000;
+
+// ---- The log (util/structured-log.ts, cacher/transitions-log.ts, router/plugins/request-log.ts).
+
+/** The same transition repeated (a cacher failing the same way, a relist loop, 429s) is logged at most this often, with how many were left out. */
+export const LOG_REPEAT_WINDOW_MS = 60_000;
+/** A first sync still listing says how far it got at most this often (cacher/sync-progress.ts). */
+export const SYNC_PROGRESS_LOG_INTERVAL_MS = 10_000;
+/** Lines kept from before the server's logger exists (cachers and heartbeats start first); more are dropped. */
+export const DEFERRED_LOG_LINES = 1000;
