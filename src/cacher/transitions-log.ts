@@ -64,13 +64,13 @@ export class CacherTransitions {
   }
 
   /**
-   * A list or watch failed; it is retried with backoff. Written once per distinct failure and
-   * window; a 401 or 403 is the member refusing flotilla's own credentials, and says so.
+   * A list or watch failed; it is retried with backoff. Written once a window per member status
+   * (network failures, whatever their words, are one: the member is unreachable); a 401 or 403 is the member refusing flotilla's own credentials, and says so.
    */
   failed(message: string): void {
     this.failing = true;
     const status = memberStatusOf(message);
-    const { pass, held } = this.failures.pass(String(status ?? message));
+    const { pass, held } = this.failures.pass(status === undefined ? 'unreachable' : String(status));
     if (!pass) return;
     const credentials = status === 401 || status === 403;
     const why = credentials

@@ -58,7 +58,7 @@ interface Tracked {
   probe: Probe;
   timer?: NodeJS.Timeout;
   /** The probe in flight and when it was sent. */
-  inFlight?: { sentAt: number; abort: AbortController; timeout: NodeJS.Timeout };
+  inFlight?: { sentAt: number; abort: AbortController; timeout: NodeJS.Timeout; overdue: NodeJS.Timeout };
   /** The first probe sent and not answered well since the last good answer. */
   unansweredSince?: number;
   lastAnswerAt?: number;
@@ -131,6 +131,7 @@ export class Heartbeat {
     clearTimeout(m.timer);
     if (m.inFlight) {
       clearTimeout(m.inFlight.timeout);
+      clearTimeout(m.inFlight.overdue);
       m.inFlight.abort.abort();
     }
   }
@@ -203,7 +204,7 @@ export class Heartbeat {
       if (m.inFlight === inFlight && this.members.get(cluster) === m) this.reportSilence(cluster, m);
     }, this.intervalMs + 1);
     overdue.unref();
-    const inFlight = { sentAt, abort, timeout };
+    const inFlight = { sentAt, abort, timeout, overdue };
     m.inFlight = inFlight;
     m.unansweredSince ??= sentAt;
     let probing: Promise<void>;

@@ -9,7 +9,7 @@ import { stateOf } from '../request-state.js';
 import { requestVerb } from '../request-verb.js';
 
 /**
- * One log line per request, at info, when its answer ends (a watch when it closes): request id,
+ * One log line per request, at info (a successful probe or scrape at debug), when its answer ends (a watch when it closes): request id,
  * caller (the user name only), Kubernetes verb, path (without its query), status and duration;
  * and the request counted in the HTTP series. Nothing else of the request is written: no header,
  * no query, no body, so no credential and nothing the answer held. The path is the caller's own,
@@ -19,6 +19,9 @@ import { requestVerb } from '../request-verb.js';
 export interface RequestLogOptions {
   http: HttpSeries;
 }
+
+/** Probes and scrapes come every few seconds from kubelets and Prometheus: their lines are at debug. */
+const PROBE_PATHS = /^\/(healthz|livez|readyz|metrics)(\/|$)/;
 
 const requestLog: FastifyPluginAsync<RequestLogOptions> = async (app, { http }) => {
   const refusals = new WeakMap<IncomingMessage, string>();
@@ -38,7 +41,8 @@ const requestLog: FastifyPluginAsync<RequestLogOptions> = async (app, { http }) 
       // Ended before its answer did: the client went away (or the server closed a watch).
       const cut = !reply.raw.writableFinished;
       http.observe(verb, status, seconds, longRunning);
-      req.log.info({ caller, verb, path, status, durationMs: Math.round(seconds * 10_000) / 10, ...(cut ? { cut: true } : {}) }, 'request');
+      const level = PROBE_PATHS.test(path) && status < 400 ? 'debug' : 'info';
+      req.log[level]({ caller, verb, path, status, durationMs: Math.round(seconds * 10_000) / 10, ...(cut ? { cut: true } : {}) }, 'request');
       if (status !== 429) return;
       // A 429 flotilla did not refuse itself came from a member, passed on.
       const reason = refusals.get(req.raw) ?? 'member';
