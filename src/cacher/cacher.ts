@@ -216,7 +216,7 @@ export class ResourceCacher {
     this.status.historyResets++;
     this.status.lastHistoryReset = { at: new Date().toISOString(), reason };
     this.status.rewriting = reason;
-    this.log.warn({ cluster: this.member.cluster, resource: this.key, ...(this.opts.namespace ? { namespace: this.opts.namespace } : {}), reason }, 'member history rewritten; listing its state again');
+    this.log.warn({ cluster: this.member.cluster, resource: this.key, ...(this.opts.namespace ? { namespace: this.opts.namespace } : {}), event: 'history-rewritten', reason }, 'member history rewritten; listing its state again');
   }
 
   /** getStatus().synced without the copy: /readyz asks it of every cacher. */
@@ -340,7 +340,7 @@ export class ResourceCacher {
       ...(logged && !held ? {} : { logStartRV: listRV }),
       ...(held ? { restartLog: true } : {}),
     });
-    if (held) this.log.info({ cluster: this.member.cluster, resource: this.key, rv: listRV, changes: held.length + gone.length }, 'member state listed again after its history was rewritten');
+    if (held) this.log.info({ cluster: this.member.cluster, resource: this.key, event: 'history-relisted', rv: listRV, changes: held.length + gone.length }, 'member state listed again after its history was rewritten');
     this.status.objects = count;
     this.status.rv = listRV;
     this.status.lastError = undefined;
