@@ -285,3 +285,12 @@ export const TREE_SELECTIONS_MAX = 1000;
 export const STATUS_PAGE_POLL_MS = 1_500;
 /** /metrics (the watch counts) is read every this many polls of /status: at a hundred members it is far larger. */
 export const STATUS_PAGE_METRICS_EVERY_POLLS = 4;
+
+// ---- The log (util/structured-log.ts, cacher/transitions-log.ts, router/plugins/request-log.ts).
+
+/** The same transition repeated (a cacher failing the same way, a relist loop, 429s) is logged at most this often, with how many were left out. */
+export const LOG_REPEAT_WINDOW_MS = 60_000;
+/** A first sync still listing says how far it got at most this often (cacher/sync-progress.ts). */
+export const SYNC_PROGRESS_LOG_INTERVAL_MS = 10_000;
+/** Lines kept from before the server's logger exists (cachers and heartbeats start first); more are dropped. */
+export const DEFERRED_LOG_LINES = 1000;
