@@ -3,12 +3,13 @@ import { type ConfigProblem, describe } from './config-checker.js';
 import { FLEET_SCHEMA, type SchemaNode } from './fleet-schema.js';
 
 /**
- * Checks a fleet document against FLEET_SCHEMA with Ajv, every problem at once, each worded as the
+ * Checks a fleet document against FLEET_SCHEMA (or a Fleet object's spec against fleetObjectSchema()) with Ajv, every problem at once, each worded as the
  * section parsers word theirs (`must be an integer from 1 to 10000, got string "x"`), an unknown
  * field with the known one it most resembles.
  */
-export function schemaProblems(doc: unknown): ConfigProblem[] {
-  validate ??= compileFleetSchema();
+export function schemaProblems(doc: unknown, schema: SchemaNode = FLEET_SCHEMA): ConfigProblem[] {
+  let validate = validators.get(schema);
+  if (!validate) validators.set(schema, (validate = compile(schema)));
   if (validate(doc)) return [];
   const seen = new Set<string>();
   const problems: ConfigProblem[] = [];
@@ -22,16 +23,16 @@ export function schemaProblems(doc: unknown): ConfigProblem[] {
   return problems;
 }
 
-let validate: ValidateFunction | undefined;
+const validators = new WeakMap<SchemaNode, ValidateFunction>();
 
-function compileFleetSchema(): ValidateFunction {
+function compile(schema: SchemaNode): ValidateFunction {
   // allErrors: a file's every problem in one answer; verbose: each error carries its schema node and value, to be worded.
   const ajv = new Ajv({ allErrors: true, verbose: true, strict: true });
   // The schema's own annotations (for messages, docs and examples), which validate nothing.
   ajv.addKeyword({ keyword: 'patternDescription', schemaType: 'string' });
   ajv.addKeyword({ keyword: 'minItemsDescription', schemaType: 'string' });
   ajv.addKeyword({ keyword: 'example' });
-  return ajv.compile(withNullInEnums(FLEET_SCHEMA));
+  return ajv.compile(withNullInEnums(schema));
 }
 
 /** JSON Schema's enum is checked apart from `nullable`: a nullable enum lists null too. */
