@@ -153,12 +153,12 @@ absolute or relative to the file's directory.
 
 ## A minimal file
 
-\`\`\`yaml
+\`\`\`yaml fleet-file
 ${MINIMAL_FLEET_FILE}\`\`\`
 
 ## A file using every section
 
-\`\`\`yaml
+\`\`\`yaml fleet-file
 ${EXAMPLE_FLEET_FILE}\`\`\`
 
 ${sections.join('\n')}

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
@@ -7,6 +7,7 @@ import { checkFleetConfig, ConfigError, parseFleetConfig } from '../../../src/re
 import { defaultAuthentication, defaultFleetOptions } from '../../../src/registry/defaults.js';
 import { FLEET_SCHEMA, fleetObjectSchema } from '../../../src/registry/fleet-schema.js';
 import { schemaProblems } from '../../../src/registry/schema-problems.js';
+import { docFiles, fencedBlocks } from '../../support/doc-blocks.js';
 import { DEFAULT_RESOURCES } from '../../support/flotilla-process.js';
 
 const root = resolve(import.meta.dirname, '..', '..', '..');
@@ -32,13 +33,12 @@ function repositoryConfigs(): { name: string; text?: string; doc?: unknown; flee
   for (const doc of parseAllDocuments(read('deploy/flotilla.yaml')).map((d) => d.toJS() as { kind?: string; data?: Record<string, string> })) {
     if (doc?.kind === 'ConfigMap' && doc.data?.['fleet.yaml']) configs.push({ name: 'deploy/flotilla.yaml\'s ConfigMap', text: doc.data['fleet.yaml'] });
   }
-  // Fleet files and Fleet objects in the Markdown docs.
-  for (const file of ['README.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)]) {
-    for (const [, block] of read(file).matchAll(/```yaml\n([\s\S]*?)```/g)) {
-      if (/^clusters:/m.test(block!) && !/^\s*kind:/m.test(block!)) configs.push({ name: `${file}'s fleet file`, text: block! });
-      const fleet = parseAllDocuments(block!).map((d) => d.toJS() as { kind?: string; spec?: unknown }).find((d) => d?.kind === 'Fleet');
-      if (fleet) configs.push({ name: `${file}'s Fleet`, doc: fleet.spec, fleetObject: true });
-    }
+  // Fleet files (the blocks marked fleet-file, as test/unit/docs checks them) and Fleet objects in the Markdown docs.
+  for (const block of docFiles(root).flatMap((file) => fencedBlocks(file, read(file))).filter((b) => b.lang === 'yaml')) {
+    const where = `${block.file}:${block.line}`;
+    if (block.tags.includes('fleet-file')) configs.push({ name: `${where} (fleet file)`, text: block.text });
+    const fleet = parseAllDocuments(block.text).map((d) => d.toJS() as { kind?: string; spec?: unknown } | null).find((d) => d?.kind === 'Fleet');
+    if (fleet) configs.push({ name: `${where} (Fleet)`, doc: fleet.spec, fleetObject: true });
   }
   return configs;
 }
