@@ -48,8 +48,9 @@ describe('resources', () => {
 describe('options', () => {
   it('are the defaults when absent, and each one given replaces its own', () => {
     expect(section((c) => parseOptions(c, undefined)).value).toEqual(defaultFleetOptions());
-    const { value, problems } = section((c) => parseOptions(c, { dropManagedFields: false, maxInflightListsPerMember: 101, liveReads: { enabled: false, maxWatches: 5 } }));
-    expect(problems).toEqual(['f.yaml: options.maxInflightListsPerMember: must be an integer from 1 to 100, got number 101']);
+    const { value, problems } = section((c) => parseOptions(c, { dropManagedFields: false, maxInflightListsPerMember: 'many', liveReads: { enabled: false, maxWatches: 5 } }));
+    // Bounds are the schema's (fleet-schema.ts, checked before the sections: defaults.test.ts).
+    expect(problems).toEqual(['f.yaml: options.maxInflightListsPerMember: must be an integer, got string "many"']);
     expect(value).toEqual({ ...defaultFleetOptions(), dropManagedFields: false, liveReads: { ...defaultFleetOptions().liveReads, enabled: false, maxWatches: 5 } });
   });
 
