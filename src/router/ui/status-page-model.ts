@@ -1,4 +1,5 @@
 import type { CacherStatus } from '../../cacher/cacher.js';
+import type { SyncProgress } from '../../cacher/sync-progress.js';
 import type { MemberHeartbeat } from '../../members/heartbeat.js';
 import type { LiveReadStats } from '../../metrics/metrics.js';
 import type { StoreHealth } from '../../store/store.js';
@@ -14,8 +15,7 @@ import type { TreeProblem } from '../../hierarchy/namespace-tree.js';
 export interface StatusDocument {
   synced?: boolean;
   members?: MemberHeartbeat[];
-  /** `progress`: the first sync's, per cacher, where this flotilla reports it. */
-  cachers?: (CacherStatus & { progress?: unknown })[];
+  cachers?: CacherStatus[];
   live?: { enabled: boolean; served: string; exclude: string[]; concurrency?: number } & Partial<LiveReadStats>;
   hierarchy?: { problems?: (TreeProblem & { cluster: string })[] };
   store?: StoreHealth;
@@ -80,7 +80,6 @@ export interface WatchesView {
   liveRefused?: number;
 }
 
-const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 
 /** Members by name: every member with a heartbeat or a cacher. */
 export function memberNames(status: StatusDocument): string[] {
@@ -145,32 +144,15 @@ export function memberRows(status: StatusDocument, nowMs: number): MemberRow[] {
   });
 }
 
-const PROGRESS_DONE = ['objects', 'listed', 'done', 'items'];
-const PROGRESS_TOTAL = ['total', 'expected', 'estimatedTotal'];
-const PROGRESS_LEFT = ['remaining', 'remainingItemCount'];
-const PROGRESS_ETA = ['etaSeconds', 'secondsLeft', 'remainingSeconds', 'estimatedSecondsLeft'];
-
-const firstNumber = (p: Record<string, unknown>, keys: readonly string[]): number | undefined => keys.map((k) => p[k]).find(isNumber);
-
-/**
- * A cacher's first-sync progress as /status gives it (objects listed, of how many, time left),
- * read by the names such a report uses; a shape not known is shown as its scalar fields.
- */
-export function progressOf(progress: unknown): ProgressView | undefined {
-  if (progress === null || typeof progress !== 'object') return undefined;
-  const p = progress as Record<string, unknown>;
-  const done = firstNumber(p, PROGRESS_DONE);
-  const left = firstNumber(p, PROGRESS_LEFT);
-  const total = firstNumber(p, PROGRESS_TOTAL) ?? (done !== undefined && left !== undefined ? done + left : undefined);
-  const eta = firstNumber(p, PROGRESS_ETA);
-  if (done === undefined) {
-    const fields = Object.entries(p).filter(([, v]) => ['string', 'number', 'boolean'].includes(typeof v));
-    return fields.length ? { text: fields.map(([k, v]) => `${k}: ${String(v)}`).join(', ') } : undefined;
-  }
+/** A cacher's first-sync progress as /status gives it: objects listed, of about how many, time left. */
+export function progressOf(progress: SyncProgress | undefined): ProgressView | undefined {
+  if (!progress) return undefined;
+  const done = progress.objects;
+  const total = progress.remainingItemCount === undefined ? undefined : done + progress.remainingItemCount;
   const fraction = total !== undefined && total > 0 ? Math.min(1, done / total) : undefined;
   const parts = [total === undefined ? `${done} listed` : `${done} of ~${total}`];
   if (fraction !== undefined) parts.push(`${Math.floor(fraction * 100)}%`);
-  if (eta !== undefined) parts.push(`~${Math.ceil(eta)} s left`);
+  if (progress.estimatedSecondsLeft !== undefined) parts.push(`~${Math.ceil(progress.estimatedSecondsLeft)} s left`);
   return { ...(fraction === undefined ? {} : { fraction }), text: parts.join(', ') };
 }
 

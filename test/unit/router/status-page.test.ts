@@ -77,13 +77,13 @@ describe('the status page: resources, progress, errors, metrics', () => {
     expect(rows[1]!.cells.get('b')).toEqual({ phase: 'watching', synced: true, objects: 7 });
   });
 
-  it('first-sync progress is read by its usual names; an unknown shape is shown as its fields', () => {
-    expect(progressOf({ listed: 250, total: 1000, etaSeconds: 12.2 })).toEqual({ fraction: 0.25, text: '250 of ~1000, 25%, ~13 s left' });
-    expect(progressOf({ objects: 40, remainingItemCount: 60 })).toEqual({ fraction: 0.4, text: '40 of ~100, 40%' });
-    expect(progressOf({ objects: 40 })).toEqual({ text: '40 listed' });
-    expect(progressOf({ stage: 'paging', page: 3 })).toEqual({ text: 'stage: paging, page: 3' });
+  it('first-sync progress: objects listed, of about how many (remainingItemCount), time left', () => {
+    const startedAt = at(5);
+    expect(progressOf({ startedAt, objects: 250, pages: 1, remainingItemCount: 750, estimatedSecondsLeft: 12.2 })).toEqual({ fraction: 0.25, text: '250 of ~1000, 25%, ~13 s left' });
+    expect(progressOf({ startedAt, objects: 40, pages: 1, remainingItemCount: 60 })).toEqual({ fraction: 0.4, text: '40 of ~100, 40%' });
+    expect(progressOf({ startedAt, objects: 40, pages: 1 })).toEqual({ text: '40 listed' });
     expect(progressOf(undefined)).toBeUndefined();
-    const [row] = resourceRows({ cachers: [cacher('a', 'pods', { synced: false, phase: 'listing', progress: { listed: 5, total: 10 } })] });
+    const [row] = resourceRows({ cachers: [cacher('a', 'pods', { synced: false, phase: 'listing', progress: { startedAt, objects: 5, pages: 1, remainingItemCount: 5 } })] });
     expect(row!.cells.get('a')!.progress).toEqual({ fraction: 0.5, text: '5 of ~10, 50%' });
   });
 
