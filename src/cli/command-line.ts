@@ -1,6 +1,5 @@
 import { Command, CommanderError } from 'commander';
-import { CliError } from './connection.js';
-import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, type Io } from './io.js';
+import { CliError, EXIT_FAILED, EXIT_OK, EXIT_USAGE, type Io } from './io.js';
 
 /**
  * What `flotilla` and `kubectl flotilla` share: commander set to write through an Io and to throw

@@ -1,27 +1,15 @@
 import { KubeConfig } from '@kubernetes/client-node';
-import type { Command } from 'commander';
 import { MemberClient } from '../members/member-client.js';
 import { CLI_REQUEST_TIMEOUT_MS } from '../registry/defaults.js';
+import { CliError } from './io.js';
+import type { KubeconfigFlags } from './options.js';
 
 /**
  * How the CLI reaches a running flotilla: through a kubeconfig, found as kubectl finds it
  * (`--kubeconfig`, else every file in $KUBECONFIG merged, else ~/.kube/config) and its current
- * context or `--context`. Authentication and TLS are the kubeconfig's (client-node's KubeConfig,
+ * context or `--context` (options.ts). Authentication and TLS are the kubeconfig's (client-node's KubeConfig,
  * exec plugins included), through the same client flotilla uses for its members.
  */
-export interface KubeconfigFlags {
-  kubeconfig?: string;
-  context?: string;
-}
-
-export function addKubeconfigOptions(cmd: Command): Command {
-  return cmd
-    .option('--kubeconfig <file>', 'the kubeconfig to use (default: $KUBECONFIG, else ~/.kube/config)')
-    .option('--context <name>', 'the kubeconfig context naming flotilla (default: its current context)');
-}
-
-export class CliError extends Error {}
-
 export function loadKubeConfig(flags: KubeconfigFlags): KubeConfig {
   const kc = new KubeConfig();
   try {

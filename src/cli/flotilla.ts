@@ -1,18 +1,16 @@
 import type { Command } from 'commander';
-import { runTenantPolicy } from '../tenant-policy.js';
-import { checkConfig } from './check-config.js';
-import { addKubeconfigOptions } from './connection.js';
 import { newCommandLine, runCommandLine, type CommandLine } from './command-line.js';
 import { EXIT_OK, EXIT_USAGE, processIo, type Io } from './io.js';
-import { userKubeconfig, DEFAULT_CLUSTER_NAME, DEFAULT_SERVER, type KubeconfigRequest } from './kubeconfig.js';
-import { addServeOptions, serve, serveFlagsProblem, type ServeFlags } from './serve.js';
-import { addOutputOption, showStatus, type StatusFlags } from './status.js';
+import type { KubeconfigRequest } from './kubeconfig.js';
+import { addKubeconfigOptions, addOutputOption, DEFAULT_CLUSTER_NAME, DEFAULT_SERVER, type StatusFlags } from './options.js';
+import { addServeOptions, serveFlagsProblem, type ServeFlags } from './serve-flags.js';
 import { versionText } from './version.js';
 
 /**
  * The `flotilla` command: `serve` (the default: a bare `flotilla --config …` serves), `check-config`,
  * `status`, `kubeconfig`, `version` and `tenant-policy`. Parsed by commander; each command's work
- * is a function of its own, given here as `actions` so tests can see what a command line asks for.
+ * is a function of its own, given here as `actions` so tests can see what a command line asks for,
+ * and imported only when it runs: the server and the Kubernetes client take seconds to load.
  */
 export interface FlotillaActions {
   /** Resolves with an exit code when flotilla cannot start, undefined once it serves. */
@@ -23,10 +21,10 @@ export interface FlotillaActions {
 }
 
 export const FLOTILLA_ACTIONS: FlotillaActions = {
-  serve,
-  tenantPolicy: runTenantPolicy,
-  checkConfig,
-  status: (flags, io) => showStatus(flags, io, 'status'),
+  serve: async (flags) => (await import('./serve.js')).serve(flags),
+  tenantPolicy: async (args) => (await import('../tenant-policy.js')).runTenantPolicy(args),
+  checkConfig: async (file, io) => (await import('./check-config.js')).checkConfig(file, io),
+  status: async (flags, io) => (await import('./status.js')).showStatus(flags, io, 'status'),
 };
 
 export function flotillaCommandLine(io: Io, actions: FlotillaActions = FLOTILLA_ACTIONS): CommandLine {
@@ -53,15 +51,16 @@ export function flotillaCommandLine(io: Io, actions: FlotillaActions = FLOTILLA_
   program.command('kubeconfig')
     .description('print a kubeconfig for a user of flotilla (one context for the fleet, one per --members member)')
     .requiredOption('--user <name>', 'the user\'s name in the kubeconfig')
-    .option('--server <url>', 'flotilla\'s URL', DEFAULT_SERVER)
+    .option('--server <url>', `flotilla's URL (default: ${DEFAULT_SERVER})`)
     .option('--ca-file <file>', 'the CA that signed flotilla\'s serving certificate')
     .option('--token <token>', 'the user\'s bearer token')
     .option('--client-certificate <file>', 'the user\'s client certificate (with --client-key)')
     .option('--client-key <file>', 'its private key')
-    .option('--cluster-name <name>', 'the name of the cluster and context', DEFAULT_CLUSTER_NAME)
+    .option('--cluster-name <name>', `the name of the cluster and context (default: ${DEFAULT_CLUSTER_NAME})`)
     .option('--members <names>', 'members to add a context each for, through flotilla\'s /clusters/<name> (comma-separated)', (v: string) => v.split(',').map((m) => m.trim()).filter(Boolean))
     .option('--embed-certs', 'put the files\' contents in the kubeconfig instead of their paths', false)
-    .action((flags: KubeconfigRequest & { embedCerts: boolean }) => {
+    .action(async (flags: KubeconfigRequest & { embedCerts: boolean }) => {
+      const { userKubeconfig } = await import('./kubeconfig.js');
       io.out(userKubeconfig({ ...flags, embed: flags.embedCerts }));
       finish(EXIT_OK);
     });

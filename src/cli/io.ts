@@ -20,3 +20,6 @@ export function processIo(env: NodeJS.ProcessEnv = process.env): Io {
 export const EXIT_OK = 0;
 export const EXIT_FAILED = 1;
 export const EXIT_USAGE = 2;
+
+/** A command that cannot do its work, for a reason the user can act on: printed as one line, exit 1. */
+export class CliError extends Error {}

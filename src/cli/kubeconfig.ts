@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { stringify as toYaml } from 'yaml';
-import { DEFAULT_SERVE_BIND, DEFAULT_SERVE_PORT } from '../registry/defaults.js';
-import { CliError } from './connection.js';
+import { CliError } from './io.js';
+import { DEFAULT_CLUSTER_NAME, DEFAULT_SERVER } from './options.js';
 
 /**
  * `flotilla kubeconfig`: a user's kubeconfig for flotilla, printed for the user to keep. One
@@ -21,9 +21,6 @@ export interface KubeconfigRequest {
   members?: string[];
   embed?: boolean;
 }
-
-export const DEFAULT_SERVER = `https://${DEFAULT_SERVE_BIND}:${DEFAULT_SERVE_PORT}`;
-export const DEFAULT_CLUSTER_NAME = 'flotilla';
 
 /** A member's name as flotilla's fleet file allows it (a DNS-1123 label): it becomes a URL path segment. */
 const MEMBER_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;

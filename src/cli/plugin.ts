@@ -1,8 +1,6 @@
-import { addKubeconfigOptions, type KubeconfigFlags } from './connection.js';
 import { newCommandLine, runCommandLine, type CommandLine } from './command-line.js';
 import { processIo, type Io } from './io.js';
-import { addOutputOption, showStatus, type StatusFlags } from './status.js';
-import { showWhich, type WhichFlags } from './which.js';
+import { addKubeconfigOptions, addOutputOption, type KubeconfigFlags, type StatusFlags, type WhichFlags } from './options.js';
 
 /**
  * `kubectl flotilla`: kubectl runs this file as `kubectl-flotilla` when it is on PATH (npm i -g,
@@ -16,10 +14,11 @@ export interface PluginActions {
   which(resource: string, name: string, flags: WhichFlags, io: Io): Promise<number>;
 }
 
+// Each imported when it runs (`kubectl flotilla --help` loads no Kubernetes client).
 export const PLUGIN_ACTIONS: PluginActions = {
-  clusters: (flags, io) => showStatus(flags, io, 'clusters'),
-  status: (flags, io) => showStatus(flags, io, 'status'),
-  which: showWhich,
+  clusters: async (flags, io) => (await import('./status.js')).showStatus(flags, io, 'clusters'),
+  status: async (flags, io) => (await import('./status.js')).showStatus(flags, io, 'status'),
+  which: async (resource, name, flags, io) => (await import('./which.js')).showWhich(resource, name, flags, io),
 };
 
 export function pluginCommandLine(io: Io, actions: PluginActions = PLUGIN_ACTIONS): CommandLine {

@@ -1,6 +1,7 @@
 import { stringify as toYaml } from 'yaml';
 import type { CacherStatus } from '../cacher/cacher.js';
 import type { MemberHeartbeat } from '../members/heartbeat.js';
+import type { OutputFormat } from './options.js';
 import { renderTable, shortDuration, type Cell } from './text-table.js';
 
 /**
@@ -19,8 +20,6 @@ export interface FlotillaStatus {
   cachers: CacherStatus[];
   [more: string]: unknown;
 }
-
-export type OutputFormat = 'json' | 'yaml';
 
 /** The document as it came, in the form asked for. */
 export function formatDocument(doc: unknown, format: OutputFormat): string {

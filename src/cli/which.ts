@@ -1,8 +1,9 @@
 import { CLUSTER_ANNOTATION } from '../api/fleet-object/cluster-annotation.js';
 import { collectionPath } from '../api/resource-info.js';
 import { memberDiscovery, type DiscoveryDocuments } from '../resources/discovery.js';
-import { CliError, connectToFlotilla, contextNamespace, type KubeconfigFlags } from './connection.js';
-import { EXIT_FAILED, EXIT_OK, type Io } from './io.js';
+import { connectToFlotilla, contextNamespace } from './connection.js';
+import { CliError, EXIT_FAILED, EXIT_OK, type Io } from './io.js';
+import type { WhichFlags } from './options.js';
 import { renderTable } from './text-table.js';
 import { CLI_REQUEST_TIMEOUT_MS } from '../registry/defaults.js';
 
@@ -12,11 +13,6 @@ import { CLI_REQUEST_TIMEOUT_MS } from '../registry/defaults.js';
  * every member for a resource it does not cache); each item says its member in its
  * `search.flotilla.io/cluster` annotation.
  */
-export interface WhichFlags extends KubeconfigFlags {
-  namespace?: string;
-  allNamespaces?: boolean;
-}
-
 export interface ResolvedResource {
   group: string;
   version: string;
