@@ -30,7 +30,13 @@ export const FLOTILLA_ACTIONS: FlotillaActions = {
 export function flotillaCommandLine(io: Io, actions: FlotillaActions = FLOTILLA_ACTIONS): CommandLine {
   const line = newCommandLine('flotilla', io);
   const { program, finish } = line;
-  program.description('A federated caching proxy: many Kubernetes clusters as one Kubernetes API.');
+  program.description('A federated caching proxy: many Kubernetes clusters as one Kubernetes API.').addHelpText('after', `
+Examples:
+  flotilla --config fleet.yaml                 serve the fleet file's members (as \`flotilla serve\`)
+  flotilla check-config fleet.yaml             validate it as a reload would
+  flotilla status --context flotilla           what a running flotilla holds, member by member
+  flotilla kubeconfig --user ann --token T --ca-file ca.crt --members east,west
+(docs/cli.md has them all)`);
 
   addServeOptions(program.command('serve', { isDefault: true }).description('serve the fleet (the default: `flotilla --config FLEET.yaml` serves)'))
     .action(async (flags: ServeFlags, cmd: Command) => {

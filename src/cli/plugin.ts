@@ -24,7 +24,12 @@ export const PLUGIN_ACTIONS: PluginActions = {
 export function pluginCommandLine(io: Io, actions: PluginActions = PLUGIN_ACTIONS): CommandLine {
   const line = newCommandLine('kubectl flotilla', io);
   const { program, finish } = line;
-  program.description('flotilla, the federated Kubernetes API, seen from kubectl (through the kubeconfig\'s current context)');
+  program.description('flotilla, the federated Kubernetes API, seen from kubectl (through the kubeconfig\'s current context)').addHelpText('after', `
+Examples:
+  kubectl flotilla clusters                    the members: health, synced, objects, last event
+  kubectl flotilla which deploy web -n shop    which members hold deployments.apps "web"
+  kubectl flotilla status -o yaml --context flotilla
+(kubectl's flags go after \`flotilla\`: kubectl hands them to the plugin)`);
   addKubeconfigOptions(program);
   // kubectl's own flags go anywhere on its command line: the kubeconfig options are the program's, read by each command.
   const kube = (): KubeconfigFlags => program.opts<KubeconfigFlags>();
