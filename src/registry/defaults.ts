@@ -91,6 +91,17 @@ export function defaultAuthentication(): AuthenticationSpec {
 /** How long the fleet file's directory stays quiet before the file is read again: an editor's save is several events. */
 export const CONFIG_RELOAD_DEBOUNCE_MS = 200;
 
+// ---- The command line (src/cli): `flotilla serve`'s flags, and what `flotilla kubeconfig` points at by default.
+
+/** Where `flotilla serve` listens: loopback only, unless told otherwise. */
+export const DEFAULT_SERVE_BIND = '127.0.0.1';
+export const DEFAULT_SERVE_PORT = 8443;
+/** The store, the self-signed serving pair and the hub's last Fleet, relative to where flotilla is started. */
+export const DEFAULT_DATA_DIR = './flotilla-data';
+export const DEFAULT_LOG_LEVEL = 'warn';
+/** How long `flotilla status` and `kubectl flotilla` wait for one answer of flotilla's. */
+export const CLI_REQUEST_TIMEOUT_MS = 15_000;
+
 // ---- Members asked on a caller's behalf (src/forward).
 
 /**
