@@ -39,6 +39,8 @@ export interface GroupResource {
 
 export class StatusError extends Error {
   override readonly name = 'StatusError';
+  /** Why flotilla refused a request with this 429 itself, in a word (`live_busy`), for its metrics and log. */
+  refusal?: RefusalReason;
 
   constructor(
     readonly code: number,
@@ -52,8 +54,6 @@ export class StatusError extends Error {
   ) {
     super(message);
   }
-
-  /** The same failure with its words (message, names, causes) passed through `reword`: a tenant's names. */
 
   toStatus(): StatusBody {
     return {
@@ -147,19 +147,15 @@ export function invalid(message: string, causes?: StatusCause[]): StatusError {
   return new StatusError(422, 'Invalid', message, causes ? { causes } : undefined);
 }
 
-/** The 429s flotilla refuses itself, by why (a metric's label); a member's own 429 passed on has none. */
-const REFUSALS = new WeakMap<StatusError, string>();
+/** Why flotilla refuses a request with 429 itself (a metric's label); a member's own 429 passed on is `member`. */
+export const REFUSAL_REASONS = ['live_busy', 'live_too_large', 'live_watches', 'member'] as const;
+export type RefusalReason = (typeof REFUSAL_REASONS)[number];
 
-/** A 429; `refusal` says why flotilla refused it, in a word (`live_busy`), for its metrics and log. */
-export function tooManyRequests(message: string, retryAfterSeconds?: number, refusal?: string): StatusError {
+/** A 429; `refusal` says why flotilla refused it, for its metrics and log. */
+export function tooManyRequests(message: string, retryAfterSeconds?: number, refusal?: RefusalReason): StatusError {
   const err = new StatusError(429, 'TooManyRequests', message, retryAfterSeconds === undefined ? undefined : { retryAfterSeconds }, retryAfterSeconds);
-  if (refusal) REFUSALS.set(err, refusal);
+  if (refusal) err.refusal = refusal;
   return err;
-}
-
-/** Why flotilla refused a request with this 429 itself; undefined for any other error. */
-export function refusalOf(err: unknown): string | undefined {
-  return err instanceof StatusError ? REFUSALS.get(err) : undefined;
 }
 
 export function serviceUnavailable(message: string): StatusError {

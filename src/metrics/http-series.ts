@@ -1,4 +1,5 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
+import { REFUSAL_REASONS, type RefusalReason } from '../api/status.js';
 
 /**
  * Flotilla's own API requests: `flotilla_http_requests_total{verb,code}`, the latency of those
@@ -20,7 +21,7 @@ export interface HttpSeries {
   /** One request ended: its verb, status and seconds; `longRunning` keeps it out of the histogram (a followed log). */
   observe(verb: Verb, code: number, seconds: number, longRunning?: boolean): void;
   /** A request was refused with 429, and why. */
-  refused(reason: string): void;
+  refused(reason: RefusalReason): void;
 }
 
 export function httpSeries(registry: Registry): HttpSeries {
@@ -38,6 +39,8 @@ export function httpSeries(registry: Registry): HttpSeries {
     labelNames: ['reason'],
     registers: [registry],
   });
+  // Every reason from the start, at 0: an alert's rate() over a series that appears only at the first 429 misses it.
+  for (const reason of REFUSAL_REASONS) refused.inc({ reason }, 0);
   return {
     observe(verb, code, seconds, longRunning = false) {
       total.inc({ verb, code: String(code) });

@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { RequestTarget } from '../api/request-info.js';
 import type { Identity } from '../auth/identity.js';
 import type { Tenant } from '../tenancy/tenant.js';
+import type { RefusalReason } from '../api/status.js';
 
 /**
  * What flotilla decides about a request once and reads many times: what its path names, who the
@@ -18,6 +19,8 @@ export interface RequestState {
   tenant?: Tenant | null;
   /** The authenticated caller's tenant, known as soon as the identity is, before any rewrite. */
   decidedTenant?: Tenant;
+  /** Why flotilla refused the request with 429 itself (its metric's label and log line). */
+  refusal?: RefusalReason;
 }
 
 const STATE = Symbol('flotilla.requestState');

@@ -7,7 +7,7 @@ import { startFleet } from '../fleet/fleet.js';
 import { memberRequest } from '../fleet/http.js';
 import { startFlotillaProcess } from '../support/flotilla-process.js';
 import {
-  ALERTS_FILE, NOT_YET_RECORDED, RECORDED_FILE, parseExposition, promtool, readRecording, recordedNames, ruleExpressions, seriesNames, writeRecordingText,
+  ALERTS_FILE, RECORDED_FILE, parseExposition, promtool, readRecording, recordedNames, ruleExpressions, seriesNames, writeRecordingText,
   type Recording,
 } from '../support/alert-series.js';
 
@@ -76,27 +76,13 @@ describe.runIf(RECORD)('recording', () => {
 });
 
 /**
- * promtool's input: the recording, each series' last value held for HELD_STEPS more steps, plus
- * the series the recording predates (NOT_YET_RECORDED) that the member tests need, written as the
- * shared names define them: flotilla_member_up is 1 until the member is stopped, then 0.
+ * promtool's input: the recording, each series' last value held for HELD_STEPS more steps.
  */
 function inputSeries(rec: Recording): { series: string; values: string }[] {
   const held = rec.series.map(({ series, values }) => {
     const last = values.split(' ').at(-1)!;
     return { series, values: last === '_' ? values : `${values} ${last}x${HELD_STEPS}` };
   });
-  const recorded = recordedNames(rec);
-  const labels = `job="${TARGET.job}",instance="${TARGET.instance}"`;
-  if (!recorded.has('flotilla_member_up')) {
-    for (const cluster of ['steady', 'stopping']) {
-      const down = cluster === rec.stopped.cluster;
-      const after = rec.steps - rec.stopped.atStep + HELD_STEPS;
-      held.push({ series: `flotilla_member_up{cluster="${cluster}",${labels}}`, values: `1x${rec.stopped.atStep - 1} ${down ? 0 : 1}x${after}` });
-    }
-  }
-  if (!recorded.has('flotilla_member_silent')) {
-    for (const cluster of ['steady', 'stopping']) held.push({ series: `flotilla_member_silent{cluster="${cluster}",${labels}}`, values: `0x${rec.steps + HELD_STEPS}` });
-  }
   return held;
 }
 
@@ -161,10 +147,7 @@ describe('the chart\'s alerts', () => {
   });
 
   it('name only series flotilla exports (checked against the recording)', () => {
-    const recorded = recordedNames(readRecording());
-    // Each name listed as not yet recorded goes from the list once a recording has it.
-    expect(NOT_YET_RECORDED.filter((n) => recorded.has(n))).toEqual([]);
-    const known = new Set([...recorded, ...NOT_YET_RECORDED]);
+    const known = recordedNames(readRecording());
     const unknown = ruleExpressions(readFileSync(ALERTS_FILE, 'utf8')).flatMap(({ name, expr }) => seriesNames(expr).filter((n) => !known.has(n)).map((n) => `${name}: ${n}`));
     expect(unknown).toEqual([]);
   });
@@ -175,7 +158,7 @@ describe('the chart\'s alerts', () => {
     const r = await testRules(mutant);
     expect(r.code).not.toBe(0);
     expect(r.stdout + r.stderr).toContain('FlotillaMemberDown');
-    const recorded = new Set([...recordedNames(readRecording()), ...NOT_YET_RECORDED]);
+    const recorded = recordedNames(readRecording());
     expect(ruleExpressions(readFileSync(mutant, 'utf8')).flatMap(({ expr }) => seriesNames(expr)).filter((n) => !recorded.has(n))).toEqual(['flotilla_members_up']);
   });
 });

@@ -14,19 +14,6 @@ export const ALERTS_FILE = resolve(CHART, 'files', 'alerts.yaml');
 export const DASHBOARD_FILE = resolve(CHART, 'dashboards', 'flotilla.json');
 export const RECORDED_FILE = resolve(root, 'test', 'e2e', 'fixtures', 'recorded-series.yaml');
 
-/**
- * Series the shared names fix (issue 51) that flotilla's /metrics did not serve yet when the
- * recording was made. Re-record once it serves them: the test then asks for this list to shrink.
- */
-export const NOT_YET_RECORDED = [
-  'flotilla_member_up',
-  'flotilla_member_silent',
-  'flotilla_http_requests_total',
-  'flotilla_http_request_duration_seconds_bucket',
-  'flotilla_http_requests_refused_total',
-  'flotilla_store_bytes',
-];
-
 /** A recording: each scrape is one step of `interval`; the member named was stopped at `stoppedAtStep`. */
 export interface Recording {
   interval: string;

@@ -1,7 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
-import type { IncomingMessage } from 'node:http';
-import { refusalOf, StatusError } from '../../api/status.js';
+import { StatusError } from '../../api/status.js';
 import type { HttpSeries } from '../../metrics/http-series.js';
 import { LOG_REPEAT_WINDOW_MS } from '../../registry/defaults.js';
 import { RepeatGate } from '../../util/structured-log.js';
@@ -24,10 +23,9 @@ export interface RequestLogOptions {
 const PROBE_PATHS = /^\/(healthz|livez|readyz|metrics)(\/|$)/;
 
 const requestLog: FastifyPluginAsync<RequestLogOptions> = async (app, { http }) => {
-  const refusals = new WeakMap<IncomingMessage, string>();
   const refusedGate = new RepeatGate(LOG_REPEAT_WINDOW_MS);
   app.addHook('onError', async (req, _reply, err) => {
-    if (err instanceof StatusError && err.code === 429) refusals.set(req.raw, refusalOf(err) ?? 'other');
+    if (err instanceof StatusError && err.refusal) req.flotilla.refusal = err.refusal;
   });
   app.addHook('onRequest', async (req, reply) => {
     const started = performance.now();
@@ -45,7 +43,7 @@ const requestLog: FastifyPluginAsync<RequestLogOptions> = async (app, { http }) 
       req.log[level]({ caller, verb, path, status, durationMs: Math.round(seconds * 10_000) / 10, ...(cut ? { cut: true } : {}) }, 'request');
       if (status !== 429) return;
       // A 429 flotilla did not refuse itself came from a member, passed on.
-      const reason = refusals.get(req.raw) ?? 'member';
+      const reason = req.flotilla.refusal ?? 'member';
       http.refused(reason);
       const { pass, held } = refusedGate.pass(reason);
       if (pass) req.log.warn({ caller, verb, path, event: 'request-refused', reason, ...(held ? { repeats: held } : {}) }, `request refused with 429 (${reason})`);
