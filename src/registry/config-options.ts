@@ -1,9 +1,9 @@
 import type { Checker } from './config-checker.js';
 import { RESOURCE_NAME } from './config-checker.js';
 import { defaultFleetOptions } from './defaults.js';
-import type { FleetOptions, LiveReadsConfig } from './fleet-config.js';
+import type { FleetOptions, LiveReadsConfig, OperatorsConfig } from './fleet-config.js';
 
-const OPTION_FIELDS = ['dropManagedFields', 'listPageSize', 'maxInflightListsPerMember', 'maxInflightListPages', 'watchBookmarkIntervalSeconds', 'minWatchTimeoutSeconds', 'watchCatchUpStallSeconds', 'maxWatchBufferMiB', 'eventLogSize', 'liveReads', 'memberHeartbeatMilliseconds'];
+const OPTION_FIELDS = ['dropManagedFields', 'listPageSize', 'maxInflightListsPerMember', 'maxInflightListPages', 'watchBookmarkIntervalSeconds', 'minWatchTimeoutSeconds', 'watchCatchUpStallSeconds', 'maxWatchBufferMiB', 'eventLogSize', 'liveReads', 'memberHeartbeatMilliseconds', 'operators'];
 
 type IntegerOption = { [K in keyof FleetOptions]: FleetOptions[K] extends number ? K : never }[keyof FleetOptions];
 
@@ -34,7 +34,17 @@ export function parseOptions(c: Checker, raw: unknown): FleetOptions {
   options.dropManagedFields = c.boolean(o?.dropManagedFields, 'options.dropManagedFields') ?? options.dropManagedFields;
   for (const [field, min, max] of INTEGER_OPTIONS) options[field] = c.intIn(o?.[field], `options.${field}`, min, max) ?? options[field];
   if (o?.liveReads !== undefined) options.liveReads = parseLiveReads(c, o.liveReads, options.liveReads);
+  if (o?.operators !== undefined) options.operators = parseOperators(c, o.operators);
   return options;
+}
+
+/** `options.operators`: `users` and `groups`, each a list of names. */
+export function parseOperators(c: Checker, raw: unknown): OperatorsConfig {
+  const o = c.object(raw, 'options.operators', ['users', 'groups']);
+  const named = (s: string, sp: string) => {
+    if (s === '') c.fail(sp, 'must not be empty');
+  };
+  return { users: c.stringList(o?.users, 'options.operators.users', named) ?? [], groups: c.stringList(o?.groups, 'options.operators.groups', named) ?? [] };
 }
 
 /** `options.liveReads`: which uncached resources are read live, and how many members and bytes they take. */

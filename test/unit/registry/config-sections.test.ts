@@ -53,6 +53,14 @@ describe('options', () => {
     expect(value).toEqual({ ...defaultFleetOptions(), dropManagedFields: false, liveReads: { ...defaultFleetOptions().liveReads, enabled: false, maxWatches: 5 } });
   });
 
+  it('read operators as lists of user and group names, each list optional', () => {
+    expect(section((c) => parseOptions(c, { operators: { users: ['ops@example.com'] } })).value.operators).toEqual({ users: ['ops@example.com'], groups: [] });
+    expect(section((c) => parseOptions(c, { operators: { groups: 'sre', user: ['x'] } })).problems).toEqual([
+      'f.yaml: options.operators.user: unknown field; allowed: users, groups',
+      'f.yaml: options.operators.groups: must be a list, got string "sre"',
+    ]);
+  });
+
   it('names a dropManagedFields that is not a boolean', () => {
     expect(section((c) => parseOptions(c, { dropManagedFields: 'yes' })).problems).toEqual(['f.yaml: options.dropManagedFields: must be true or false']);
   });
