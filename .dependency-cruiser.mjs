@@ -19,6 +19,7 @@ const LAYERS = [
   ['mux'],
   ['forward', 'auth'],
   ['router'],
+  ['cli'],
 ];
 
 const folder = (names) => `^src/(${names.join('|')})/`;
@@ -41,6 +42,13 @@ export default {
       to: { circular: true },
     },
     ...upward,
+    {
+      name: 'cli-only-from-main',
+      comment: 'The command line is the top: only the binaries\' entry (src/main.ts) and src/cli itself import it.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/(main\\.ts|cli/)' },
+      to: { path: '^src/cli/' },
+    },
     {
       name: 'src-not-from-tests',
       comment: 'The product never imports the tests, the bench or the scripts.',

@@ -9,7 +9,11 @@
 //   node scripts/build-fleet-binaries.mjs --conformance build the conformance harness's binaries
 //   node scripts/build-fleet-binaries.mjs --karmada   karmada-search and karmada-aggregated-apiserver
 //   node scripts/build-fleet-binaries.mjs --helm      the Helm CLI (deploy/helm's lint and render tests)
+//   node scripts/build-fleet-binaries.mjs --promtool  promtool (the chart's alert rules' checks and tests)
+//   node scripts/build-fleet-binaries.mjs --clients   the client-go test program
 //
+// Each binary being built is reported on stderr with its elapsed time and what comes next
+// (build-progress.mjs); Go's own output shows only when a build fails.
 // FLOTILLA_CACHE_DIR overrides the cache root (default: $XDG_CACHE_HOME/flotilla or ~/.cache/flotilla).
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
@@ -17,6 +21,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createProgress, runQuiet } from './build-progress.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const goDir = join(root, 'test', 'fleet', 'go');
@@ -48,8 +53,10 @@ export function cacheRoot() {
   return join(xdg, 'flotilla');
 }
 
+let goVersionText;
 function goVersion() {
-  return execFileSync('go', ['version'], { encoding: 'utf8' }).trim();
+  goVersionText ??= execFileSync('go', ['version'], { encoding: 'utf8' }).trim();
+  return goVersionText;
 }
 
 export function fleetBinDir() {
@@ -66,38 +73,6 @@ export function fleetBinDir() {
   return join(cacheRoot(), 'fleet-bin', `${K8S_VERSION}-${h.digest('hex').slice(0, 12)}`);
 }
 
-function complete(dir) {
-  return BINARIES.every((b) => existsSync(join(dir, b)));
-}
-
-function build(dir) {
-  const tmp = `${dir}.tmp-${process.pid}`;
-  rmSync(tmp, { recursive: true, force: true });
-  mkdirSync(tmp, { recursive: true });
-  const env = { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-buildvcs=false -mod=readonly' };
-  const ldflags = versionLdflags();
-  const started = Date.now();
-  const run = (cwd, args) => {
-    process.stderr.write(`fleet build: go ${args.join(' ')}\n`);
-    execFileSync('go', args, { cwd, env, stdio: ['ignore', 'inherit', 'inherit'] });
-  };
-  const k8sDir = join(goDir, 'k8s');
-  run(k8sDir, ['build', '-trimpath', '-ldflags', ldflags, '-o', tmp,
-    'k8s.io/kubernetes/cmd/kube-apiserver', 'k8s.io/kubernetes/cmd/kube-controller-manager', 'k8s.io/kubernetes/cmd/kube-scheduler']);
-  run(k8sDir, ['build', '-trimpath', '-ldflags', '-s -w', '-o', join(tmp, 'etcd'), 'go.etcd.io/etcd/server/v3']);
-  run(join(goDir, 'kwok'), ['build', '-trimpath', '-ldflags', '-s -w', '-o', join(tmp, 'kwok'), 'sigs.k8s.io/kwok/cmd/kwok']);
-  writeFileSync(join(tmp, 'BUILD_INFO'), `${K8S_VERSION}\n${goVersion()}\nbuilt in ${Math.round((Date.now() - started) / 1000)} s\n`);
-  mkdirSync(dirname(dir), { recursive: true });
-  rmSync(dir, { recursive: true, force: true });
-  renameSync(tmp, dir);
-}
-
-export function ensureFleetBinaries() {
-  const dir = fleetBinDir();
-  if (!complete(dir)) build(dir);
-  return dir;
-}
-
 // The test clients (test/clients/go: a client-go informer program) get a directory of their own,
 // keyed by their sources, so changing them rebuilds only them.
 const clientsDir = join(root, 'test', 'clients', 'go');
@@ -107,22 +82,6 @@ export function testClientsDir() {
   for (const f of ['go.mod', 'go.sum', 'main.go']) h.update(`${f}\n`).update(readFileSync(join(clientsDir, f)));
   h.update(goVersion());
   return join(cacheRoot(), 'test-clients', h.digest('hex').slice(0, 12));
-}
-
-export function ensureTestClients() {
-  const dir = testClientsDir();
-  if (existsSync(join(dir, 'informer'))) return dir;
-  const tmp = `${dir}.tmp-${process.pid}`;
-  mkdirSync(tmp, { recursive: true });
-  process.stderr.write('test clients: go build informer\n');
-  execFileSync('go', ['build', '-trimpath', '-o', join(tmp, 'informer'), '.'], {
-    cwd: clientsDir,
-    env: { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-buildvcs=false -mod=readonly' },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-  rmSync(dir, { recursive: true, force: true });
-  renameSync(tmp, dir);
-  return dir;
 }
 
 // The conformance harness (test/conformance/go): the upstream e2e tests of three SIGs compiled into
@@ -140,42 +99,6 @@ export function conformanceBinDir() {
   return join(cacheRoot(), 'conformance-bin', `${K8S_VERSION}-${h.digest('hex').slice(0, 12)}`);
 }
 
-export function ensureConformanceBinaries() {
-  const dir = conformanceBinDir();
-  if (CONFORMANCE_BINARIES.every((b) => existsSync(join(dir, b)))) return dir;
-  return buildInto(dir, K8S_VERSION, (tmp, env) => {
-    const ldflags = versionLdflags();
-    const run = (args) => {
-      process.stderr.write(`conformance build: go ${args.join(' ')}\n`);
-      execFileSync('go', args, { cwd: conformanceGoDir, env, stdio: ['ignore', 'inherit', 'inherit'] });
-    };
-    // -vet=off: vet would first compute facts for every package k8s.io/kubernetes pulls in (minutes).
-    // The version variables make the test binary and kubectl report the release they are built from
-    // (some sig-cli tests compare client and server versions).
-    run(['test', '-c', '-vet=off', '-trimpath', '-ldflags', ldflags, '-o', join(tmp, 'e2e.test'), '.']);
-    run(['build', '-trimpath', '-ldflags', ldflags, '-o', join(tmp, 'kubectl'), 'k8s.io/kubernetes/cmd/kubectl']);
-    run(['build', '-trimpath', '-ldflags', '-s -w', '-o', join(tmp, 'ginkgo'), 'github.com/onsi/ginkgo/v2/ginkgo']);
-  });
-}
-
-/**
- * Builds into a fresh directory beside `dir`, then moves it into place: a build that fails or is
- * killed never leaves a half-filled cache directory that looks complete.
- */
-function buildInto(dir, version, build) {
-  const tmp = `${dir}.tmp-${process.pid}`;
-  rmSync(tmp, { recursive: true, force: true });
-  mkdirSync(tmp, { recursive: true });
-  const env = { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-buildvcs=false -mod=readonly' };
-  const started = Date.now();
-  build(tmp, env);
-  writeFileSync(join(tmp, 'BUILD_INFO'), `${version}\n${goVersion()}\nbuilt in ${Math.round((Date.now() - started) / 1000)} s\n`);
-  mkdirSync(dirname(dir), { recursive: true });
-  rmSync(dir, { recursive: true, force: true });
-  renameSync(tmp, dir);
-  return dir;
-}
-
 // The live peer the bench compares flotilla with (bench/scenarios/karmada.ts): Karmada's search
 // proxy and the aggregated apiserver that serves its Cluster objects, from Karmada's published
 // module through test/fleet/go/karmada (a go.mod of ours naming the two commands as tools). A
@@ -189,18 +112,6 @@ export function karmadaBinDir() {
   for (const f of ['go.mod', 'go.sum']) h.update(`${f}\n`).update(readFileSync(join(karmadaDir, f)));
   h.update(goVersion());
   return join(cacheRoot(), 'karmada-bin', `${KARMADA_VERSION}-${h.digest('hex').slice(0, 12)}`);
-}
-
-export function ensureKarmadaBinaries() {
-  const dir = karmadaBinDir();
-  if (KARMADA_BINARIES.every((b) => existsSync(join(dir, b)))) return dir;
-  return buildInto(dir, KARMADA_VERSION, (tmp, env) => {
-    const pkgs = { 'karmada-search': 'karmada-search', 'karmada-aggregated-apiserver': 'aggregated-apiserver' };
-    for (const [binary, cmd] of Object.entries(pkgs)) {
-      process.stderr.write(`karmada build: go build ${cmd}\n`);
-      execFileSync('go', ['build', '-trimpath', '-ldflags', '-s -w', '-o', join(tmp, binary), `github.com/karmada-io/karmada/cmd/${cmd}`], { cwd: karmadaDir, env, stdio: ['ignore', 'inherit', 'inherit'] });
-    }
-  });
 }
 
 // The Helm CLI the deploy tests lint and render the chart with (test/e2e/deploy.test.ts), from
@@ -226,30 +137,139 @@ export function helmBinDir() {
   return join(cacheRoot(), 'helm-bin', `${HELM_VERSION}-${h.digest('hex').slice(0, 12)}`);
 }
 
-/** Builds the Helm CLI if its cache directory lacks it; returns the path of the `helm` binary. */
-export function ensureHelm() {
-  const dir = helmBinDir();
-  const binary = join(dir, 'helm');
-  if (existsSync(binary)) return binary;
-  buildInto(dir, HELM_VERSION, (tmp, env) => {
-    process.stderr.write('helm build: go build helm.sh/helm/v3/cmd/helm\n');
-    execFileSync('go', ['build', '-trimpath', '-ldflags', helmLdflags(), '-o', join(tmp, 'helm'), 'helm.sh/helm/v3/cmd/helm'], { cwd: helmModDir, env, stdio: ['ignore', 'inherit', 'inherit'] });
-  });
-  return binary;
+// promtool, which checks and unit-tests the chart's alert rules (deploy/helm/flotilla/files/alerts.yaml),
+// from Prometheus' published module through test/fleet/go/promtool, cached like Helm. Prometheus 3.N
+// publishes its Go module as v0.3NN.
+const PROMTOOL_VERSION = 'v0.316.0';
+const promtoolModDir = join(goDir, 'promtool');
+// Rules are checked and tested, not scraped: Prometheus' service-discovery providers (cloud SDKs, most of
+// its build) are left out with its own build tag.
+const PROMTOOL_TAGS = 'remove_all_sd';
+
+export function promtoolBinDir() {
+  const h = createHash('sha256');
+  for (const f of ['go.mod', 'go.sum']) h.update(`${f}\n`).update(readFileSync(join(promtoolModDir, f)));
+  h.update(goVersion());
+  h.update(PROMTOOL_TAGS);
+  return join(cacheRoot(), 'promtool-bin', `${PROMTOOL_VERSION}-${h.digest('hex').slice(0, 12)}`);
+}
+
+/** A `go build` (or `go test -c`) step: what it builds, in which module, with which arguments. */
+const go = (label, cwd, args) => ({ label, cwd, args });
+
+/**
+ * Every cached set of binaries: its directory, the binaries that make it complete, what the script
+ * prints for it, and its build steps (each given the directory being filled).
+ */
+const TARGETS = {
+  fleet: {
+    version: K8S_VERSION,
+    dir: fleetBinDir,
+    binaries: BINARIES,
+    result: (dir) => dir,
+    steps: (tmp) => {
+      const k8sDir = join(goDir, 'k8s');
+      return [
+        go('kube-apiserver, kube-controller-manager, kube-scheduler', k8sDir, ['build', '-trimpath', '-ldflags', versionLdflags(), '-o', tmp,
+          'k8s.io/kubernetes/cmd/kube-apiserver', 'k8s.io/kubernetes/cmd/kube-controller-manager', 'k8s.io/kubernetes/cmd/kube-scheduler']),
+        go('etcd', k8sDir, ['build', '-trimpath', '-ldflags', '-s -w', '-o', join(tmp, 'etcd'), 'go.etcd.io/etcd/server/v3']),
+        go('kwok', join(goDir, 'kwok'), ['build', '-trimpath', '-ldflags', '-s -w', '-o', join(tmp, 'kwok'), 'sigs.k8s.io/kwok/cmd/kwok']),
+      ];
+    },
+  },
+  clients: {
+    version: 'test clients',
+    dir: testClientsDir,
+    binaries: ['informer'],
+    result: (dir) => dir,
+    steps: (tmp) => [go('informer (client-go test program)', clientsDir, ['build', '-trimpath', '-o', join(tmp, 'informer'), '.'])],
+  },
+  conformance: {
+    version: K8S_VERSION,
+    dir: conformanceBinDir,
+    binaries: CONFORMANCE_BINARIES,
+    result: (dir) => dir,
+    // -vet=off: vet would first compute facts for every package k8s.io/kubernetes pulls in (minutes).
+    // The version variables make the test binary and kubectl report the release they are built from
+    // (some sig-cli tests compare client and server versions).
+    steps: (tmp) => [
+      go('e2e.test (conformance)', conformanceGoDir, ['test', '-c', '-vet=off', '-trimpath', '-ldflags', versionLdflags(), '-o', join(tmp, 'e2e.test'), '.']),
+      go('kubectl (conformance)', conformanceGoDir, ['build', '-trimpath', '-ldflags', versionLdflags(), '-o', join(tmp, 'kubectl'), 'k8s.io/kubernetes/cmd/kubectl']),
+      go('ginkgo', conformanceGoDir, ['build', '-trimpath', '-ldflags', '-s -w', '-o', join(tmp, 'ginkgo'), 'github.com/onsi/ginkgo/v2/ginkgo']),
+    ],
+  },
+  karmada: {
+    version: KARMADA_VERSION,
+    dir: karmadaBinDir,
+    binaries: KARMADA_BINARIES,
+    result: (dir) => dir,
+    steps: (tmp) => Object.entries({ 'karmada-search': 'karmada-search', 'karmada-aggregated-apiserver': 'aggregated-apiserver' }).map(([binary, cmd]) =>
+      go(binary, karmadaDir, ['build', '-trimpath', '-ldflags', '-s -w', '-o', join(tmp, binary), `github.com/karmada-io/karmada/cmd/${cmd}`])),
+  },
+  helm: {
+    version: HELM_VERSION,
+    dir: helmBinDir,
+    binaries: ['helm'],
+    result: (dir) => join(dir, 'helm'),
+    steps: (tmp) => [go('helm', helmModDir, ['build', '-trimpath', '-ldflags', helmLdflags(), '-o', join(tmp, 'helm'), 'helm.sh/helm/v3/cmd/helm'])],
+  },
+  promtool: {
+    version: PROMTOOL_VERSION,
+    dir: promtoolBinDir,
+    binaries: ['promtool'],
+    result: (dir) => join(dir, 'promtool'),
+    steps: (tmp) => [go('promtool', promtoolModDir, ['build', '-trimpath', '-tags', PROMTOOL_TAGS, '-ldflags', '-s -w', '-o', join(tmp, 'promtool'), 'github.com/prometheus/prometheus/cmd/promtool'])],
+  },
+};
+
+export const TARGET_NAMES = Object.keys(TARGETS);
+
+/**
+ * Builds each named target its cache lacks, reporting every step of all of them as one plan
+ * (so "next" may name the next target's first binary); resolves with what each target prints
+ * (a directory, or the path of its one binary), in the order asked.
+ */
+export async function ensureTargets(names) {
+  const missing = names.map((name) => ({ name, target: TARGETS[name], dir: TARGETS[name].dir() }))
+    .filter(({ target, dir }) => !target.binaries.every((b) => existsSync(join(dir, b))));
+  const plan = missing.map((m) => ({ ...m, tmp: `${m.dir}.tmp-${process.pid}` })).map((m) => ({ ...m, steps: m.target.steps(m.tmp) }));
+  const progress = createProgress(plan.flatMap((m) => m.steps.map((s) => s.label)));
+  const env = { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-buildvcs=false -mod=readonly' };
+  for (const { target, dir, tmp, steps } of plan) {
+    // Built into a fresh directory beside `dir`, then moved into place: a build that fails or is
+    // killed never leaves a half-filled cache directory that looks complete.
+    rmSync(tmp, { recursive: true, force: true });
+    mkdirSync(tmp, { recursive: true });
+    const started = Date.now();
+    for (const step of steps) {
+      progress.start(step.label);
+      try {
+        await runQuiet('go', step.args, { cwd: step.cwd, env });
+      } catch (e) {
+        progress.fail();
+        throw e;
+      }
+      progress.done();
+    }
+    writeFileSync(join(tmp, 'BUILD_INFO'), `${target.version}\n${goVersion()}\nbuilt in ${Math.round((Date.now() - started) / 1000)} s\n`);
+    mkdirSync(dirname(dir), { recursive: true });
+    rmSync(dir, { recursive: true, force: true });
+    renameSync(tmp, dir);
+  }
+  return names.map((name) => TARGETS[name].result(TARGETS[name].dir()));
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  if (process.argv.includes('--karmada')) {
-    console.log(ensureKarmadaBinaries());
-  } else if (process.argv.includes('--helm')) {
-    console.log(ensureHelm());
-  } else if (process.argv.includes('--print-dir')) {
+  if (process.argv.includes('--print-dir')) {
     console.log(fleetBinDir());
-  } else if (process.argv.includes('--conformance')) {
-    console.log(ensureConformanceBinaries());
-  } else if (process.argv.includes('--clients')) {
-    console.log(ensureTestClients());
   } else {
-    console.log(ensureFleetBinaries());
+    const name = TARGET_NAMES.find((t) => process.argv.includes(`--${t}`)) ?? 'fleet';
+    try {
+      const [result] = await ensureTargets([name]);
+      console.log(result);
+    } catch (e) {
+      process.stderr.write(`build: ${e.message}\n`);
+      process.exit(1);
+    }
   }
 }

@@ -1,16 +1,19 @@
 #!/usr/bin/env node
-// Makes a fresh clone ready to run: the tools flotilla's build and test fleet need (openssl, Go),
+// Makes a fresh clone ready to run: the tools flotilla's build and test fleet need (openssl, Go, Chromium),
 // node_modules (installed when missing or stale), the TypeScript build, and the test fleet's Go-built
-// binaries, karmada-search and the Helm CLI (cached by version, so only the first run pays for them), and a venv with the Python
+// binaries, karmada-search, the Helm CLI and promtool (cached by version, so only the first run pays for them), and a venv with the Python
 // Kubernetes client for its e2e test (likewise cached by version).
 //
-//   node scripts/ensure.mjs            everything
+//   node scripts/ensure.mjs            everything `npm test` needs
+//   node scripts/ensure.mjs --demo     only what `npm run demo` uses: the fleet's binaries and Helm
 //   node scripts/ensure.mjs --no-fleet skip the fleet binaries
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensurePythonClient } from './python-client.mjs';
+import { ensureTargets } from './build-fleet-binaries.mjs';
+import { formatElapsed } from './build-progress.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const say = (msg) => process.stderr.write(`ensure: ${msg}\n`);
@@ -32,10 +35,12 @@ function aptInstall(packages) {
   run(sudo[0] ?? 'apt-get', [...sudo.slice(1), ...(sudo.length ? ['apt-get'] : []), 'install', '-y', '-qq', ...packages], { env });
 }
 
-function ensureSystemTools(withFleet) {
+function ensureSystemTools(withFleet, withBrowser) {
   const missing = [];
   if (withFleet && !has('openssl')) missing.push('openssl');
   if (!has('git')) missing.push('git');
+  // The status page's e2e test drives Debian's Chromium (playwright-core, which brings no browser).
+  if (withBrowser && !existsSync('/usr/bin/chromium')) missing.push('chromium');
   if (missing.length) aptInstall(missing);
   if (withFleet && !has('go')) {
     throw new Error('the test fleet is built with Go (1.24 or newer); install the Go toolchain and re-run');
@@ -58,22 +63,22 @@ function build() {
 }
 
 const withFleet = !process.argv.includes('--no-fleet');
+// The demo (scripts/demo.ts) runs the fleet and installs the chart on its hub with Helm; the tests
+// also run the client-go program, karmada-search, promtool and the Python client.
+const demoOnly = process.argv.includes('--demo');
+const TEST_TARGETS = ['fleet', 'clients', 'karmada', 'helm', 'promtool'];
+const DEMO_TARGETS = ['fleet', 'helm'];
 try {
-  ensureSystemTools(withFleet);
+  // The demo needs no browser.
+  ensureSystemTools(withFleet, withFleet && !demoOnly);
   ensureNodeModules();
   build();
   if (withFleet) {
     const started = Date.now();
-    const build = (arg) => execFileSync('node', [join(root, 'scripts', 'build-fleet-binaries.mjs'), ...arg], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
-    const dir = build([]);
-    build(['--clients']);
-    // karmada-search, the live peer of the bench's karmada scenario (and of its test in `npm test`).
-    build(['--karmada']);
-    // The Helm CLI the deploy tests lint and render deploy/helm/flotilla with.
-    build(['--helm']);
-    const python = ensurePythonClient();
+    const [dir] = await ensureTargets(demoOnly ? DEMO_TARGETS : TEST_TARGETS);
+    const python = demoOnly ? undefined : ensurePythonClient();
     const secs = (Date.now() - started) / 1000;
-    if (secs > 5) say(`fleet binaries and test clients built in ${secs.toFixed(0)} s: ${dir}, ${python}`);
+    if (secs > 5) say(`${demoOnly ? 'the demo\'s binaries' : 'fleet binaries and test clients'} ready in ${formatElapsed(secs * 1000)}: ${[dir, python].filter(Boolean).join(', ')}`);
   }
 } catch (e) {
   say(`failed: ${e.message}`);

@@ -18,8 +18,9 @@ import { Store, ensureDataDir, isStoreCorruption, type StoreHealth } from './sto
 import { Tenants } from './tenancy/tenant.js';
 import { MemberPolicyApplier } from './tenancy/member-policy-apply.js';
 import { selfSignedServingPair, servingNames } from './tls/serving-pair.js';
-import { READ_ACCESS_VERDICT_TTL_MS } from './registry/defaults.js';
-import type { StructuredLog } from './util/structured-log.js';
+import { DEFERRED_LOG_LINES, READ_ACCESS_VERDICT_TTL_MS } from './registry/defaults.js';
+import { DeferredLog, type StructuredLog } from './util/structured-log.js';
+import { humanLogStream } from './util/human-log.js';
 
 /** Wires the parts together: store, cachers, HTTP server, and config reloads. */
 export interface FlotillaOptions {
@@ -68,6 +69,8 @@ export interface Flotilla {
 
 export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
   const log = opts.log ?? ((l: string) => console.log(l));
+  // Reloads can come before the server (and its logger) exists: kept until then.
+  const reloads = new DeferredLog(DEFERRED_LOG_LINES);
   // Before anything is opened or listened on: a flotilla nobody can authenticate to never serves.
   const source = opts.configSource ?? (opts.configPath ? fileConfigSource(opts.configPath) : undefined);
   const configFile = source?.name ?? 'fleet configuration';
@@ -106,8 +109,12 @@ export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
           policies.invalidate();
           log(`flotilla: configuration reloaded: ${started.length} cacher(s) started, ${stopped.length} stopped` +
             (started.length + stopped.length ? ` (${[...started.map((s) => `+${s}`), ...stopped.map((s) => `-${s}`)].join(' ')})` : ''));
+          reloads.info({ event: 'config-reloaded', source: configFile, started, stopped }, `configuration reloaded: ${started.length} cacher(s) started, ${stopped.length} stopped`);
         },
-        onError: (message) => log(`flotilla: configuration not reloaded, keeping the previous one:\n${message}`),
+        onError: (message) => {
+          log(`flotilla: configuration not reloaded, keeping the previous one:\n${message}`);
+          reloads.warn({ event: 'config-refused', source: configFile, problems: message }, 'configuration not reloaded, keeping the previous one');
+        },
         // Authentication is read at start only, but a file that would start no flotilla is no file to run on.
         refuse: (config) => authenticationProblem(config, configFile, credentials),
       })
@@ -149,7 +156,9 @@ export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
     ),
     policies,
     https,
-    logLevel: opts.logLevel,
+    // JSON lines, one per event; a person at a terminal reads them formatted (never a file or a test).
+    logger: { level: opts.logLevel ?? 'warn', ...(process.stdout.isTTY ? { stream: humanLogStream(process.stdout) } : {}) },
+    dataDir: opts.dataDir,
     liveReads: opts.config.options.liveReads,
     dropManagedFields: opts.config.options.dropManagedFields,
     tenants: () => tenants,
@@ -158,6 +167,7 @@ export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
   });
   const structuredLog: StructuredLog = { info: (f, m) => server.log.info(f, m), warn: (f, m) => server.log.warn(f, m) };
   manager.useLog(structuredLog);
+  reloads.use(structuredLog);
   if (opts.applyTenantPolicy) {
     tenantPolicy = new MemberPolicyApplier(manager, structuredLog);
     tenantPolicy.setTenants(opts.config.tenants);

@@ -154,8 +154,19 @@ export function invalid(message: string, causes?: StatusCause[]): StatusError {
   return new StatusError(422, 'Invalid', message, causes ? { causes } : undefined);
 }
 
-export function tooManyRequests(message: string, retryAfterSeconds: number): StatusError {
-  return new StatusError(429, 'TooManyRequests', message, { retryAfterSeconds }, retryAfterSeconds);
+/** The 429s flotilla refuses itself, by why (a metric's label); a member's own 429 passed on has none. */
+const REFUSALS = new WeakMap<StatusError, string>();
+
+/** A 429; `refusal` says why flotilla refused it, in a word (`live_busy`), for its metrics and log. */
+export function tooManyRequests(message: string, retryAfterSeconds?: number, refusal?: string): StatusError {
+  const err = new StatusError(429, 'TooManyRequests', message, retryAfterSeconds === undefined ? undefined : { retryAfterSeconds }, retryAfterSeconds);
+  if (refusal) REFUSALS.set(err, refusal);
+  return err;
+}
+
+/** Why flotilla refused a request with this 429 itself; undefined for any other error. */
+export function refusalOf(err: unknown): string | undefined {
+  return err instanceof StatusError ? REFUSALS.get(err) : undefined;
 }
 
 export function serviceUnavailable(message: string): StatusError {

@@ -12,9 +12,10 @@ import { IngestPool } from '../ingest/pool.js';
 import { Semaphore } from '../util/semaphore.js';
 import { ResourceCacher, type CacherStatus } from './cacher.js';
 import { watchIdentity } from './member-identity.js';
-import { SILENT_LOG, type StructuredLog } from '../util/structured-log.js';
+import { DeferredLog, type StructuredLog } from '../util/structured-log.js';
+import { logMemberChange } from './transitions-log.js';
 import { MemberProgress, type MemberAnswer, type ProgressScope } from './member-progress.js';
-import { DISCOVERY_RETRY_BASE_MS, DISCOVERY_RETRY_CAP_MS } from '../registry/defaults.js';
+import { DEFERRED_LOG_LINES, DISCOVERY_RETRY_BASE_MS, DISCOVERY_RETRY_CAP_MS } from '../registry/defaults.js';
 
 /**
  * Keeps the running cachers equal to what the fleet configuration asks for: one member client per
@@ -152,16 +153,17 @@ export class CacheManager implements FleetMembers, ResourceCatalog, CacheHealth 
   private served = new Set<string>();
   /** Probes every member; its interval follows the configuration (500 ms until the first one). */
   private readonly heartbeat = new Heartbeat(500);
-  private log: StructuredLog = SILENT_LOG;
   /** Members found to be new clusters, while their cachers list them again: why. */
   private readonly rewrites = new Map<string, string>();
-  /** What cachers log through: the logger set later (useLog), as cachers start before the server. */
-  private readonly logs: StructuredLog = { info: (f, m) => this.log.info(f, m), warn: (f, m) => this.log.warn(f, m) };
+  /** What cachers and heartbeats log through: the logger set later (useLog), as they start before the server. */
+  private readonly logs = new DeferredLog(DEFERRED_LOG_LINES);
 
-  constructor(private readonly store: Store) {}
+  constructor(private readonly store: Store) {
+    this.heartbeat.onChange = (change) => logMemberChange(this.logs, change);
+  }
 
   useLog(log: StructuredLog): void {
-    this.log = log;
+    this.logs.use(log);
   }
 
   /** Moves to `config`; concurrent calls are applied one after another. */

@@ -16,6 +16,8 @@ import { LIST_PAGE_IDLE_TIMEOUT_MS, MEMBER_WATCH_IDLE_GRACE_SECONDS } from '../r
 import { checkHistory, HistoryRewrittenError } from './history-check.js';
 import { SILENT_LOG, type StructuredLog } from '../util/structured-log.js';
 import { OwnRightsError, memberRefusal } from './own-rights.js';
+import { CacherTransitions } from './transitions-log.js';
+import { FirstSync, peekRemainingItemCount, type SyncProgress } from './sync-progress.js';
 
 /**
  * Keeps one (cluster, resource) of the store in step with its member: list in pages, then watch
@@ -51,6 +53,8 @@ export interface CacherStatus {
   lastHistoryReset?: { at: string; reason: string };
   /** While the state of a rewritten history is being listed: why (reads name it in a Warning). */
   rewriting?: string;
+  /** While the first list runs: how far it got (sync-progress.ts). */
+  progress?: SyncProgress;
 }
 
 // Table rows with the whole object: the member prints the cells (exactly what kubectl shows for
@@ -100,6 +104,8 @@ export class ResourceCacher {
   private watchAbort?: AbortController;
   private rewrittenBy?: string;
   private readonly log: StructuredLog;
+  private readonly transitions: CacherTransitions;
+  private readonly firstSync: FirstSync;
 
   constructor(
     private readonly member: MemberClient,
@@ -113,6 +119,9 @@ export class ResourceCacher {
     this.status = { cluster: member.cluster, resource: this.key, phase: 'pending', synced: false, objects: 0, relists: 0, watches: 0, historyResets: 0 };
     this.log = opts.log ?? SILENT_LOG;
     if (opts.namespace) this.status.namespace = opts.namespace;
+    const fields = { cluster: member.cluster, resource: this.key, ...(opts.namespace ? { namespace: opts.namespace } : {}) };
+    this.transitions = new CacherTransitions(this.log, fields);
+    this.firstSync = new FirstSync(this.log, fields);
     this.ctx = { cluster: member.cluster, apiVersion: groupVersion(info), kind: info.kind, dropManagedFields: opts.dropManagedFields };
   }
 
@@ -149,6 +158,7 @@ export class ResourceCacher {
         } catch (e) {
           if (this.abort.signal.aborted) break;
           if (e instanceof GoneError) {
+            this.transitions.expired(e.message);
             rv = undefined;
             continue;
           }
@@ -165,6 +175,7 @@ export class ResourceCacher {
           if (rv !== undefined && this.status.rv !== undefined) rv = this.status.rv;
           this.status.lastError = (e as Error).message;
           this.noteMissingRight(e);
+          this.transitions.failed(this.status.lastError);
           this.status.phase = 'backoff';
           await sleep(backoff.next(), undefined, { signal: this.abort.signal }).catch(() => undefined);
         }
@@ -179,7 +190,8 @@ export class ResourceCacher {
   }
 
   getStatus(): CacherStatus {
-    return { ...this.status };
+    const progress = this.firstSync.view();
+    return progress ? { ...this.status, progress } : { ...this.status };
   }
 
   /** Why flotilla's own credentials cannot keep this cache, while a member refuses them (OwnRightsError's message). */
@@ -222,7 +234,7 @@ export class ResourceCacher {
     this.status.historyResets++;
     this.status.lastHistoryReset = { at: new Date().toISOString(), reason };
     this.status.rewriting = reason;
-    this.log.warn({ cluster: this.member.cluster, resource: this.key, ...(this.opts.namespace ? { namespace: this.opts.namespace } : {}), reason }, 'member history rewritten; listing its state again');
+    this.log.warn({ cluster: this.member.cluster, resource: this.key, ...(this.opts.namespace ? { namespace: this.opts.namespace } : {}), event: 'history-rewritten', reason }, 'member history rewritten; listing its state again');
   }
 
   /** getStatus().synced without the copy: /readyz asks it of every cacher. */
@@ -267,6 +279,10 @@ export class ResourceCacher {
     let listRV = '';
     let continueToken: string | undefined;
     let count = 0;
+    const first = !this.status.synced;
+    const startedAt = Date.now();
+    if (first) this.firstSync.start();
+    else this.transitions.relisting();
     const pageSlots = this.opts.pageSlots;
     /** A page request holding one of the process's page slots until the page is committed. */
     const fetchPage = (slot: () => void, token?: string) => {
@@ -295,6 +311,7 @@ export class ResourceCacher {
             if (held) held.length = 0;
             continueToken = undefined;
             count = 0;
+            if (first) this.firstSync.restart();
             current.release();
             inFlight = fetchPage(await pageSlots.acquire(this.abort.signal));
             continue;
@@ -308,6 +325,7 @@ export class ResourceCacher {
           count += page.objects;
           // A first list shows its progress in /status; a relist keeps the count it had.
           if (!this.status.synced) this.status.objects = count;
+          if (first) this.firstSync.page(count, peekRemainingItemCount(res.body));
           continueToken = page.continueToken;
           if (continueToken !== nextToken) throw new Error(`list ${this.key} from ${this.member.cluster}: continue token misread`);
         } finally {
@@ -340,12 +358,14 @@ export class ResourceCacher {
       ...(logged && !held ? {} : { logStartRV: listRV }),
       ...(held ? { restartLog: true } : {}),
     });
-    if (held) this.log.info({ cluster: this.member.cluster, resource: this.key, rv: listRV, changes: held.length + gone.length }, 'member state listed again after its history was rewritten');
+    if (held) this.log.info({ cluster: this.member.cluster, resource: this.key, event: 'history-relisted', rv: listRV, changes: held.length + gone.length }, 'member state listed again after its history was rewritten');
     this.status.objects = count;
     this.status.rv = listRV;
     this.status.lastError = undefined;
     this.status.missingRight = undefined;
     this.status.rewriting = undefined;
+    if (first) this.firstSync.done(count);
+    else this.transitions.relisted(count, (Date.now() - startedAt) / 1000);
     this.markSynced();
     return listRV;
   }
@@ -415,6 +435,7 @@ export class ResourceCacher {
     }
     this.status.lastError = undefined;
     this.status.missingRight = undefined;
+    this.transitions.recovered();
     let lastRV = rv;
     await applyLinesInBatches(res, async (lines) => {
       lastRV = await this.applyEvents(lines, lastRV);

@@ -1,5 +1,6 @@
 import type { Writable } from 'node:stream';
-import { tooManyRequests, StatusError } from '../api/status.js';
+import type { StatusError } from '../api/status.js';
+import { tooManyRequests } from '../api/status.js';
 import type { LiveReadStats } from '../metrics/metrics.js';
 
 /**
@@ -53,7 +54,7 @@ export class LiveReadLimits {
 
   /** The answer to a watch startWatch refused. */
   watchRefusal(): StatusError {
-    return tooManyRequests(`flotilla has as many live watches open as it may (${this.maxWatches}, options.liveReads.maxWatches); retry shortly`, 1);
+    return tooManyRequests(`flotilla has as many live watches open as it may (${this.maxWatches}, options.liveReads.maxWatches); retry shortly`, 1, 'live_watches');
   }
 
   /** For /status and /metrics. */
@@ -116,9 +117,9 @@ export class LiveBufferHold {
   refusal(): StatusError {
     const capacity = `${Math.round(this.limits.capacityBytes / MiB)} MiB`;
     if (this.refused === 'too-large') {
-      return new StatusError(429, 'TooManyRequests', `the members' answers to this read are more than the ${capacity} flotilla holds for live reads at once (options.liveReads.maxBufferMiB): list it in pages (limit and continue; kubectl --chunk-size)`);
+      return tooManyRequests(`the members' answers to this read are more than the ${capacity} flotilla holds for live reads at once (options.liveReads.maxBufferMiB): list it in pages (limit and continue; kubectl --chunk-size)`, undefined, 'live_too_large');
     }
-    return tooManyRequests(`flotilla holds as many members' answers for live reads as it may at once (${capacity}, options.liveReads.maxBufferMiB); retry shortly, or list in smaller pages`, 1);
+    return tooManyRequests(`flotilla holds as many members' answers for live reads as it may at once (${capacity}, options.liveReads.maxBufferMiB); retry shortly, or list in smaller pages`, 1, 'live_busy');
   }
 
   /** The read is a watch: counted while its response is open (LiveReadLimits.startWatch). */

@@ -33,7 +33,20 @@ export interface MemberHeartbeat {
   lastError?: string;
 }
 
-/** How long a silent member has not answered, and why, as reads report it. */
+/**
+ * A change in whether a member answers, each reported once: its first answer (`connected`), a probe
+ * outstanding past the interval (`silent`), a probe that failed (`lost`, with why), an answer
+ * after either (`recovered`, with how long it was silent).
+ */
+export type HeartbeatChange =
+  | { cluster: string; kind: 'connected' }
+  | { cluster: string; kind: 'silent'; forMs: number }
+  | { cluster: string; kind: 'lost'; error: string; forMs: number }
+  | { cluster: string; kind: 'recovered'; silentForMs: number };
+
+type Reported = 'unknown' | 'answering' | 'silent' | 'lost';
+
+/** How a silent member has not answered, and why, as reads report it. */
 export interface Silence {
   cluster: string;
   /** Since the first probe that has gone unanswered. */
@@ -45,7 +58,7 @@ interface Tracked {
   probe: Probe;
   timer?: NodeJS.Timeout;
   /** The probe in flight and when it was sent. */
-  inFlight?: { sentAt: number; abort: AbortController; timeout: NodeJS.Timeout };
+  inFlight?: { sentAt: number; abort: AbortController; timeout: NodeJS.Timeout; overdue: NodeJS.Timeout };
   /** The first probe sent and not answered well since the last good answer. */
   unansweredSince?: number;
   lastAnswerAt?: number;
@@ -53,11 +66,15 @@ interface Tracked {
   lastError?: string;
   /** The member's last answer to anything (heard). */
   heardAt?: number;
+  /** The state last reported to onChange. */
+  reported: Reported;
 }
 
 export class Heartbeat {
   private readonly members = new Map<string, Tracked>();
   private stopped = false;
+  /** Told each change of a member's state once (the cache manager logs them). */
+  onChange?: (change: HeartbeatChange) => void;
 
   constructor(
     private intervalMs: number,
@@ -68,7 +85,7 @@ export class Heartbeat {
   track(cluster: string, probe: Probe): void {
     if (this.stopped) return;
     this.untrack(cluster);
-    const m: Tracked = { probe };
+    const m: Tracked = { probe, reported: 'unknown' };
     this.members.set(cluster, m);
     this.tick(cluster, m);
   }
@@ -78,14 +95,32 @@ export class Heartbeat {
     const m = this.members.get(cluster);
     if (!m) return;
     m.heardAt = this.now();
-    if (!m.inFlight) this.answered(m, m.heardAt);
+    if (!m.inFlight) this.answered(cluster, m, m.heardAt);
   }
 
   /** A good answer (a probe's, or heard with none outstanding) ends any silence. */
-  private answered(m: Tracked, at: number): void {
+  private answered(cluster: string, m: Tracked, at: number): void {
+    const silentFor = m.unansweredSince === undefined ? 0 : at - m.unansweredSince;
     m.unansweredSince = undefined;
     m.lastError = undefined;
     m.lastAnswerAt = at;
+    if (m.reported === 'answering') return;
+    const was = m.reported;
+    m.reported = 'answering';
+    this.onChange?.(was === 'unknown' ? { cluster, kind: 'connected' } : { cluster, kind: 'recovered', silentForMs: silentFor });
+  }
+
+  /** Reports a member that has become silent or lost since the last report. */
+  private reportSilence(cluster: string, m: Tracked): void {
+    const forMs = this.now() - (m.unansweredSince ?? this.now());
+    if (m.lastError !== undefined) {
+      if (m.reported === 'lost') return;
+      m.reported = 'lost';
+      this.onChange?.({ cluster, kind: 'lost', error: m.lastError, forMs });
+    } else if (this.isSilent(m) && m.reported !== 'silent' && m.reported !== 'lost') {
+      m.reported = 'silent';
+      this.onChange?.({ cluster, kind: 'silent', forMs });
+    }
   }
 
   /** Stops probing a member: removed from the configuration. */
@@ -96,6 +131,7 @@ export class Heartbeat {
     clearTimeout(m.timer);
     if (m.inFlight) {
       clearTimeout(m.inFlight.timeout);
+      clearTimeout(m.inFlight.overdue);
       m.inFlight.abort.abort();
     }
   }
@@ -146,6 +182,7 @@ export class Heartbeat {
    */
   private tick(cluster: string, m: Tracked): void {
     if (this.members.get(cluster) !== m) return;
+    this.reportSilence(cluster, m);
     let next = this.intervalMs;
     if (!m.inFlight) {
       const quietFor = m.heardAt === undefined ? Infinity : this.now() - m.heardAt;
@@ -162,7 +199,12 @@ export class Heartbeat {
     const timeoutMs = Math.max(HEARTBEAT_MIN_PROBE_TIMEOUT_MS, HEARTBEAT_PROBE_TIMEOUT_INTERVALS * this.intervalMs);
     const timeout = setTimeout(() => abort.abort(new Error(`no answer within ${timeoutMs / 1000} s`)), timeoutMs);
     timeout.unref();
-    const inFlight = { sentAt, abort, timeout };
+    // Silent once outstanding past the interval: said then, not at the next tick an interval later.
+    const overdue = setTimeout(() => {
+      if (m.inFlight === inFlight && this.members.get(cluster) === m) this.reportSilence(cluster, m);
+    }, this.intervalMs + 1);
+    overdue.unref();
+    const inFlight = { sentAt, abort, timeout, overdue };
     m.inFlight = inFlight;
     m.unansweredSince ??= sentAt;
     let probing: Promise<void>;
@@ -175,14 +217,18 @@ export class Heartbeat {
       () => {
         if (m.inFlight !== inFlight) return;
         m.inFlight = undefined;
-        this.answered(m, this.now());
+        this.answered(cluster, m, this.now());
       },
       (e: unknown) => {
         if (m.inFlight !== inFlight) return;
         m.inFlight = undefined;
         const reason = abort.signal.aborted && abort.signal.reason instanceof Error ? abort.signal.reason : e;
         m.lastError = reason instanceof Error ? reason.message : String(reason);
+        if (this.members.get(cluster) === m) this.reportSilence(cluster, m);
       },
-    ).finally(() => clearTimeout(timeout));
+    ).finally(() => {
+      clearTimeout(timeout);
+      clearTimeout(overdue);
+    });
   }
 }

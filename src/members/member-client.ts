@@ -88,8 +88,15 @@ export class MemberClient {
         currentContext: cfg.name,
       });
     }
+    const client = await MemberClient.fromKubeConfig(cfg.name, kc);
+    if (cfg.server && cfg.tokenFile) client.tokenSource = { file: cfg.tokenFile, readAt: Date.now() };
+    return client;
+  }
+
+  /** A client of the current context's cluster, with its user's credentials (the CLI's way to flotilla, as kubectl's). */
+  static async fromKubeConfig(name: string, kc: KubeConfig): Promise<MemberClient> {
     const current = kc.getCurrentCluster();
-    if (!current) throw new Error(`cluster ${cfg.name}: no current cluster in its kubeconfig`);
+    if (!current) throw new Error(`cluster ${name}: no current cluster in its kubeconfig`);
     const opts: RequestOptions = {};
     await kc.applyToHTTPSOptions(opts);
     const headers: Record<string, string> = {};
@@ -113,9 +120,7 @@ export class MemberClient {
       'long-running': agentOf({ keepAlive: true }),
       reviews: agentOf({ keepAlive: true, maxSockets: 64 }),
     };
-    const client = new MemberClient(cfg.name, server, tls, headers, lanes, agentOf({ keepAlive: true, maxSockets: 1 }));
-    if (cfg.server && cfg.tokenFile) client.tokenSource = { file: cfg.tokenFile, readAt: Date.now() };
-    return client;
+    return new MemberClient(name, server, tls, headers, lanes, agentOf({ keepAlive: true, maxSockets: 1 }));
   }
 
   /** Re-reads the token file once its token is older than TOKEN_FILE_REREAD_MS (a failed read keeps the old token). */

@@ -2,6 +2,10 @@ import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { CacherStatus } from '../cacher/cacher.js';
 import { CacherSeries } from './cacher-series.js';
 import { trackEventLoopDelay } from './event-loop-delay.js';
+import type { MemberHeartbeat } from '../members/heartbeat.js';
+import { memberSeries } from './member-series.js';
+import { httpSeries, type HttpSeries } from './http-series.js';
+import { storeSeries } from './store-series.js';
 
 /**
  * Prometheus metrics at /metrics: the process's own (memory, heap, event-loop lag) and one series
@@ -27,17 +31,27 @@ export interface Exposition {
   metrics(): Promise<string>;
 }
 
-/** The exposition, the registry (for tests), and what stops its sampling when the server closes. */
+/** The exposition, the registry (for tests), what the router counts requests in, and what stops its sampling when the server closes. */
 export interface Metrics {
   exposition: Exposition;
   registry: Registry;
+  http: HttpSeries;
   stop: () => void;
 }
 
-export function createMetrics(statuses: () => CacherStatus[], watches?: () => WatchStats): Metrics {
+/** The members' heartbeats (member-series.ts) and the data directory whose store is measured (store-series.ts). */
+export interface FleetSources {
+  heartbeats?: () => MemberHeartbeat[];
+  dataDir?: string;
+}
+
+export function createMetrics(statuses: () => CacherStatus[], watches?: () => WatchStats, fleet: FleetSources = {}): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const stop = trackEventLoopDelay(registry);
+  const http = httpSeries(registry);
+  if (fleet.heartbeats) memberSeries(registry, fleet.heartbeats);
+  if (fleet.dataDir !== undefined) storeSeries(registry, fleet.dataDir);
   if (watches) {
     new Gauge({ name: 'flotilla_watches', help: 'Client watches open now.', registers: [registry], collect() { this.set(watches().open); } });
     new Counter({
@@ -62,7 +76,7 @@ export function createMetrics(statuses: () => CacherStatus[], watches?: () => Wa
   }
   const cachers = new CacherSeries(statuses);
   const exposition: Exposition = { contentType: registry.contentType, metrics: async () => (await registry.metrics()) + cachers.text() };
-  return { exposition, registry, stop };
+  return { exposition, registry, http, stop };
 }
 
 /** What live reads hold and refused (forward/live-read-limits.ts), for /status and /metrics. */

@@ -31,6 +31,8 @@ export class WatchHub implements WatcherHost {
   private readonly pacer = new FlushPacer(() => this.flush());
   private readonly reviser: ViewReviser;
   readonly counts: WatchCounts = { evicted: 0, liveLines: 0, liveWrites: 0 };
+  /** Told each watcher evicted for falling behind (the server logs it). */
+  evicted?: (w: Watcher) => void;
 
   constructor(readonly store: Store) {
     this.reviser = new ViewReviser(store, this.watchers);

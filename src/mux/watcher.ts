@@ -28,6 +28,8 @@ export interface WatcherHost {
   schedule(w: Watcher): void;
   /** The watcher closed: it leaves the hub's watchers and flush. */
   forget(w: Watcher): void;
+  /** Told each watcher ended for falling behind, before its response is destroyed (the log says so). */
+  readonly evicted?: (w: Watcher) => void;
 }
 
 export class Watcher {
@@ -160,6 +162,7 @@ export class Watcher {
   evict(): void {
     this.close();
     this.host.counts.evicted++;
+    this.host.evicted?.(this);
     this.res.destroy();
   }
 }

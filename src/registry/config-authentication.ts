@@ -6,7 +6,7 @@ import type { AuthenticationSpec, ClusterConfig } from './fleet-config.js';
 export function parseAuthentication(c: Checker, raw: unknown, clusters: readonly ClusterConfig[]): AuthenticationSpec {
   const authentication = defaultAuthentication();
   if (raw === undefined) return authentication;
-  const o = c.object(raw, 'authentication', ['tokenReviewCluster', 'tokenFile', 'cacheTTLSeconds', 'tokenReviewStaleSeconds', 'anonymous']);
+  const o = c.object(raw, 'authentication');
   const reviewer = c.string(o?.tokenReviewCluster, 'authentication.tokenReviewCluster');
   if (reviewer !== undefined) {
     if (!clusters.some((cl) => cl.name === reviewer)) c.fail('authentication.tokenReviewCluster', `names no cluster of this file: ${JSON.stringify(reviewer)}`);
@@ -14,8 +14,8 @@ export function parseAuthentication(c: Checker, raw: unknown, clusters: readonly
   }
   const tokenFile = c.string(o?.tokenFile, 'authentication.tokenFile');
   if (tokenFile !== undefined) authentication.tokenFile = c.absolutePath(tokenFile, 'authentication.tokenFile');
-  authentication.cacheTTLSeconds = c.intIn(o?.cacheTTLSeconds, 'authentication.cacheTTLSeconds', 0, 3600) ?? authentication.cacheTTLSeconds;
-  authentication.tokenReviewStaleSeconds = c.intIn(o?.tokenReviewStaleSeconds, 'authentication.tokenReviewStaleSeconds', 0, 86400) ?? authentication.tokenReviewStaleSeconds;
+  authentication.cacheTTLSeconds = c.integer(o?.cacheTTLSeconds, 'authentication.cacheTTLSeconds') ?? authentication.cacheTTLSeconds;
+  authentication.tokenReviewStaleSeconds = c.integer(o?.tokenReviewStaleSeconds, 'authentication.tokenReviewStaleSeconds') ?? authentication.tokenReviewStaleSeconds;
   authentication.anonymous = c.boolean(o?.anonymous, 'authentication.anonymous') ?? authentication.anonymous;
   return authentication;
 }

@@ -4,9 +4,17 @@ import { validateLabelKey, validateLabelValue } from '../api/label-selector.js';
 /**
  * The fleet document's field checks, shared by its section parsers: each check names a problem
  * `<source>: <field path>: <what is wrong>` and goes on, so one validation reports every problem.
+ * Field names, types and bounds are the schema's (fleet-schema.ts, checked first); these checks
+ * narrow the values for the parsers, whose own checks are what a schema cannot say.
  */
 
 export type Obj = Record<string, unknown>;
+
+/** A problem of a fleet document: the field's path as the file writes it (`clusters[0].name`), and what is wrong. */
+export interface ConfigProblem {
+  path: string;
+  message: string;
+}
 
 export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 export const DNS_LABEL_DESC = "a DNS-1123 label (lowercase letters, digits, '-')";
@@ -15,21 +23,23 @@ export const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9
 export const RESOURCE_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 export class Checker {
-  readonly errors: string[] = [];
+  readonly problems: ConfigProblem[] = [];
   /** `baseDir`: what relative paths are resolved against; without one (a Fleet object has no directory) they are refused. */
   constructor(private readonly file: string, private readonly baseDir?: string) {}
 
-  fail(path: string, msg: string): void {
-    this.errors.push(`${this.file}: ${path}: ${msg}`);
+  /** Each problem as `<source>: <field path>: <what is wrong>`. */
+  get errors(): string[] {
+    return this.problems.map((p) => `${this.file}: ${p.path}: ${p.message}`);
   }
 
-  object(v: unknown, path: string, allowed: readonly string[]): Obj | undefined {
+  fail(path: string, message: string): void {
+    this.problems.push({ path, message });
+  }
+
+  object(v: unknown, path: string): Obj | undefined {
     if (typeof v !== 'object' || v === null || Array.isArray(v)) {
       this.fail(path, `must be a mapping, got ${describe(v)}`);
       return undefined;
-    }
-    for (const k of Object.keys(v)) {
-      if (!allowed.includes(k)) this.fail(`${path}.${k}`.replace(/^\./, ''), `unknown field; allowed: ${allowed.join(', ')}`);
     }
     return v as Obj;
   }
@@ -58,11 +68,11 @@ export class Checker {
     return undefined;
   }
 
-  /** `v` when it is an integer from `min` to `max`; undefined (a failure named at `path` when given). */
-  intIn(v: unknown, path: string, min: number, max: number): number | undefined {
+  /** `v` when it is an integer (its bounds are the schema's); undefined (a failure named at `path` when given). */
+  integer(v: unknown, path: string): number | undefined {
     if (v === undefined) return undefined;
-    if (typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max) return v;
-    this.fail(path, `must be an integer from ${min} to ${max}, got ${describe(v)}`);
+    if (typeof v === 'number' && Number.isInteger(v)) return v;
+    this.fail(path, `must be an integer, got ${describe(v)}`);
     return undefined;
   }
 
@@ -85,7 +95,7 @@ export class Checker {
 
   labels(v: unknown, path: string): Record<string, string> {
     if (v === undefined || v === null) return {};
-    const o = this.object(v, path, Object.keys(v as Obj));
+    const o = this.object(v, path);
     const out: Record<string, string> = {};
     for (const [k, val] of Object.entries(o ?? {})) {
       const keyErr = validateLabelKey(k);

@@ -3,8 +3,6 @@ import { DNS_LABEL, DNS_LABEL_DESC } from './config-checker.js';
 import { DEFAULT_CLUSTER_AUTHORIZATION, DEFAULT_CLUSTER_PRIORITY } from './defaults.js';
 import type { ClusterConfig } from './fleet-config.js';
 
-const CLUSTER_FIELDS = ['name', 'kubeconfig', 'context', 'server', 'caFile', 'tokenFile', 'insecureSkipTLSVerify', 'labels', 'authorization', 'priority'];
-
 /** The fleet file's `clusters`: at least one, names unique, each reached by a kubeconfig or a server (not both). */
 export function parseClusters(c: Checker, raw: unknown): ClusterConfig[] {
   const clusters: ClusterConfig[] = [];
@@ -22,7 +20,7 @@ export function parseClusters(c: Checker, raw: unknown): ClusterConfig[] {
 
 /** One cluster, its name added to `seen`; undefined when it has no usable name (its other problems are still named). */
 function parseCluster(c: Checker, raw: unknown, p: string, seen: Set<string>): ClusterConfig | undefined {
-  const o = c.object(raw, p, CLUSTER_FIELDS);
+  const o = c.object(raw, p);
   if (!o) return undefined;
   const name = c.string(o.name, `${p}.name`, { required: true, pattern: DNS_LABEL, patternDesc: DNS_LABEL_DESC });
   if (name !== undefined) {
@@ -44,7 +42,7 @@ function parseCluster(c: Checker, raw: unknown, p: string, seen: Set<string>): C
   const tokenFile = c.string(o.tokenFile, `${p}.tokenFile`);
   const context = c.string(o.context, `${p}.context`);
   const authorization = c.string(o.authorization, `${p}.authorization`, { pattern: /^(rbac|subjectAccessReview)$/, patternDesc: 'rbac or subjectAccessReview' }) as ClusterConfig['authorization'] | undefined;
-  const priority = c.intIn(o.priority ?? DEFAULT_CLUSTER_PRIORITY, `${p}.priority`, -1000, 1000) ?? DEFAULT_CLUSTER_PRIORITY;
+  const priority = c.integer(o.priority ?? undefined, `${p}.priority`) ?? DEFAULT_CLUSTER_PRIORITY;
   if (name === undefined) return undefined;
   return {
     name,

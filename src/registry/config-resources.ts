@@ -17,7 +17,7 @@ export function parseResources(c: Checker, raw: unknown, clusterNames: ReadonlyS
   const seen = new Set<string>();
   raw.forEach((item, i) => {
     const p = `resources[${i}]`;
-    const o = c.object(item, p, ['group', 'version', 'resource', 'namespaces', 'clusters', 'clusterSelector']);
+    const o = c.object(item, p);
     if (!o) return;
     const group = o.group === undefined || o.group === '' ? '' : c.string(o.group, `${p}.group`, { pattern: DNS_SUBDOMAIN, patternDesc: 'an API group (a DNS subdomain, or "" for core)' });
     const version = c.string(o.version, `${p}.version`, { required: true, pattern: VERSION, patternDesc: 'an API version such as v1 or v1beta1' });
@@ -48,7 +48,7 @@ export function parseResources(c: Checker, raw: unknown, clusterNames: ReadonlyS
 
 /** A rule's label selector of clusters, as a Kubernetes LabelSelector is written. */
 function parseClusterSelector(c: Checker, raw: unknown, p: string): LabelSelectorSpec | undefined {
-  const sel = c.object(raw, p, ['matchLabels', 'matchExpressions']);
+  const sel = c.object(raw, p);
   if (!sel) return undefined;
   const selector: LabelSelectorSpec = {};
   if (sel.matchLabels !== undefined) selector.matchLabels = c.labels(sel.matchLabels, `${p}.matchLabels`);
@@ -61,7 +61,7 @@ function parseClusterSelector(c: Checker, raw: unknown, p: string): LabelSelecto
   selector.matchExpressions = expressions;
   sel.matchExpressions.forEach((e, j) => {
     const ep = `${p}.matchExpressions[${j}]`;
-    const eo = c.object(e, ep, ['key', 'operator', 'values']);
+    const eo = c.object(e, ep);
     if (!eo) return;
     const key = c.string(eo.key, `${ep}.key`, { required: true });
     const operator = c.string(eo.operator, `${ep}.operator`, { required: true, pattern: /^(In|NotIn|Exists|DoesNotExist)$/, patternDesc: 'one of In, NotIn, Exists, DoesNotExist' });

@@ -1,4 +1,4 @@
-import { type Checker, describe, type Obj, RESOURCE_NAME } from './config-checker.js';
+import { type Checker, describe, RESOURCE_NAME } from './config-checker.js';
 import type { ClusterScopedPolicy, TenantSpec } from './fleet-config.js';
 
 const TENANT_ID = /^[a-z0-9]([-a-z0-9]{0,18}[a-z0-9])?$/;
@@ -18,7 +18,7 @@ export function parseTenants(c: Checker, raw: unknown): TenantSpec[] {
   const members = new Map<string, string>();
   raw.forEach((item, i) => {
     const p = `tenants[${i}]`;
-    const o = c.object(item, p, ['id', 'users', 'groups', 'clusterScoped', 'admins']);
+    const o = c.object(item, p);
     if (!o) return;
     const id = c.string(o.id, `${p}.id`, { required: true, pattern: TENANT_ID, patternDesc: 'a DNS-1123 label of at most 20 characters' });
     const users = c.stringList(o.users, `${p}.users`) ?? [];
@@ -34,7 +34,7 @@ export function parseTenants(c: Checker, raw: unknown): TenantSpec[] {
     }
     const clusterScoped: Record<string, ClusterScopedPolicy> = {};
     if (o.clusterScoped !== undefined) {
-      const cs = c.object(o.clusterScoped, `${p}.clusterScoped`, Object.keys(o.clusterScoped as Obj));
+      const cs = c.object(o.clusterScoped, `${p}.clusterScoped`);
       for (const [resource, policy] of Object.entries(cs ?? {})) {
         if (!RESOURCE_NAME.test(resource)) c.fail(`${p}.clusterScoped.${resource}`, 'must be a resource as kubectl names it (resource, or resource.group)');
         const v = c.string(policy, `${p}.clusterScoped.${resource}`, { required: true, pattern: /^(owned|shared|hidden)$/, patternDesc: 'owned, shared or hidden' });
@@ -53,7 +53,7 @@ export function parseTenants(c: Checker, raw: unknown): TenantSpec[] {
 /** A tenant's admins: its own users and groups only, so the member-side policy never binds an outsider. */
 function parseTenantAdmins(c: Checker, raw: unknown, p: string, users: readonly string[], groups: readonly string[]): TenantSpec['admins'] {
   if (raw === undefined || raw === null) return undefined;
-  const o = c.object(raw, `${p}.admins`, ['users', 'groups']);
+  const o = c.object(raw, `${p}.admins`);
   if (!o) return undefined;
   const own = (kind: 'user' | 'group', list: readonly string[]) => (s: string, sp: string) => {
     if (!list.includes(s)) c.fail(sp, `${kind} ${JSON.stringify(s)} is not one of this tenant's ${kind}s`);

@@ -93,6 +93,17 @@ export function defaultAuthentication(): AuthenticationSpec {
 /** How long the fleet file's directory stays quiet before the file is read again: an editor's save is several events. */
 export const CONFIG_RELOAD_DEBOUNCE_MS = 200;
 
+// ---- The command line (src/cli): `flotilla serve`'s flags, and what `flotilla kubeconfig` points at by default.
+
+/** Where `flotilla serve` listens: loopback only, unless told otherwise. */
+export const DEFAULT_SERVE_BIND = '127.0.0.1';
+export const DEFAULT_SERVE_PORT = 8443;
+/** The store, the self-signed serving pair and the hub's last Fleet, relative to where flotilla is started. */
+export const DEFAULT_DATA_DIR = './flotilla-data';
+export const DEFAULT_LOG_LEVEL = 'warn';
+/** How long `flotilla status` and `kubectl flotilla` wait for one answer of flotilla's. */
+export const CLI_REQUEST_TIMEOUT_MS = 15_000;
+
 // ---- Members asked on a caller's behalf (src/forward).
 
 /**
@@ -280,3 +291,19 @@ export const IMPERSONATION_REVIEWS_AT_ONCE = 4;
 export const FLEET_CONDITION_MESSAGE_MAX = 8192;
 /** Selections kept per namespace tree: a caller sending ever new selectors must not grow what a tree keeps. */
 export const TREE_SELECTIONS_MAX = 1000;
+/**
+ * How often the status page (/ui/) asks /status again: a stopped member shows within two heartbeat
+ * intervals plus this, and one open page costs one small request a second and a half.
+ */
+export const STATUS_PAGE_POLL_MS = 1_500;
+/** /metrics (the watch counts) is read every this many polls of /status: at a hundred members it is far larger. */
+export const STATUS_PAGE_METRICS_EVERY_POLLS = 4;
+
+// ---- The log (util/structured-log.ts, cacher/transitions-log.ts, router/plugins/request-log.ts).
+
+/** The same transition repeated (a cacher failing the same way, a relist loop, 429s) is logged at most this often, with how many were left out. */
+export const LOG_REPEAT_WINDOW_MS = 60_000;
+/** A first sync still listing says how far it got at most this often (cacher/sync-progress.ts). */
+export const SYNC_PROGRESS_LOG_INTERVAL_MS = 10_000;
+/** Lines kept from before the server's logger exists (cachers and heartbeats start first); more are dropped. */
+export const DEFERRED_LOG_LINES = 1000;

@@ -3,13 +3,9 @@ import type { StatusError } from '../api/status.js';
 import { AGGREGATED_DISCOVERY_V2 } from '../discovery/documents.js';
 
 /** How the plugins answer: bytes as the apiserver writes them, every error a `Status`. */
-export type { ReadQuery as Query } from '../api/list-options.js';
-export { one } from '../api/list-options.js';
 
 // The longest delay a Node timer holds; a longer one fires at once.
 export const MAX_TIMER_MS = 2 ** 31 - 1;
-
-export { notServed } from '../api/status.js';
 
 // Bytes, not a string: fastify re-formats a string reply's content type (quoted parameters, a
 // charset); clients read these parameters, so they go out exactly as the apiserver writes them.

@@ -1,4 +1,7 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { gvrKey } from '../api/resource-info.js';
+import { LOG_REPEAT_WINDOW_MS } from '../registry/defaults.js';
+import { RepeatGate } from '../util/structured-log.js';
 import type { CacheHealth, FleetMembers, ResourceCatalog } from '../cacher/cache-manager.js';
 import { WatchHub } from '../mux/watch-hub.js';
 import { SnapshotRegistry } from '../mux/snapshots.js';
@@ -24,6 +27,7 @@ import { authenticationPlugin } from './plugins/authentication.js';
 import { healthPlugin } from './plugins/health.js';
 import { createHealthSlis } from '../metrics/health-slis.js';
 import { statusPlugin } from './plugins/status.js';
+import { uiPlugin } from './plugins/ui.js';
 import { discoveryPlugin } from './plugins/discovery.js';
 import { readsPlugin, type ReadsOptions } from './plugins/reads.js';
 import { NamespaceForest, NAMESPACES } from '../hierarchy/namespace-forest.js';
@@ -31,6 +35,7 @@ import { selectsByHierarchy } from '../view/step-hierarchy.js';
 import { subresourcesPlugin } from './plugins/subresources.js';
 import { writesPlugin } from './plugins/writes.js';
 import { selfReviewsPlugin } from './plugins/self-reviews.js';
+import { requestLogPlugin } from './plugins/request-log.js';
 import type { IncomingMessage } from 'node:http';
 import { FleetDiscovery } from '../discovery/fleet-discovery.js';
 import { discoveryIndex, type DiscoveryIndex } from '../discovery/tenant-view.js';
@@ -53,7 +58,10 @@ export interface ServerOptions {
   watch?: ReadsOptions['watch'];
   /** Always TLS: there is no plain-HTTP flotilla to fall into by leaving this out. */
   https: { key: Buffer; cert: Buffer; ca?: Buffer; requestCert?: boolean; rejectUnauthorized?: boolean };
-  logLevel?: string;
+  /** pino's level, and where its lines go (stdout as JSON when absent). */
+  logger?: { level: string; stream?: { write(line: string): void } };
+  /** The data directory, whose store's size is a series. */
+  dataDir?: string;
   /** Who callers are; without one, every request but the public paths (/healthz, …) is a 401. */
   authenticator?: Authenticator;
   /** What each caller may read, member by member; the policies' changes revise running watches. */
@@ -71,7 +79,9 @@ export interface ServerOptions {
 
 export function buildServer(opts: ServerOptions): FastifyInstance {
   const app = Fastify({
-    logger: { level: opts.logLevel ?? 'warn' },
+    logger: opts.logger ?? { level: 'warn' },
+    // Fastify's two lines a request give way to the request log's one (plugins/request-log.ts).
+    logController: new LogController({ disableRequestLogging: true }),
     // Without a Host header Node's server would answer a bare 400 itself; flotilla answers a Status.
     https: { ...opts.https, requireHostHeader: false },
     // Kubernetes names and selectors can be long; the default 100-char parameter cap is too tight.
@@ -86,7 +96,8 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
   }) as unknown as FastifyInstance;
   const { fleet, catalog, health, store } = opts;
   const hub = new WatchHub(store);
-  const { registry: metrics, exposition, stop: stopMetrics } = createMetrics(() => health.status(), () => hub.stats());
+  const { registry: metrics, exposition, http, stop: stopMetrics } = createMetrics(() => health.status(), () => hub.stats(), { heartbeats: () => health.heartbeats(), ...(opts.dataDir !== undefined ? { dataDir: opts.dataDir } : {}) });
+  logEvictions(hub, app.log);
   const slis = createHealthSlis();
   const snapshots = new SnapshotRegistry(store);
   const stopRevising = opts.policies.onChange(() => hub.reviseViews());
@@ -141,6 +152,7 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
     tenant: tenantNames,
   };
 
+  void app.register(requestLogPlugin, { http });
   void app.register(requestStatePlugin);
   decorateLiveReads(app);
   void app.register(errorsPlugin, { fleet });
@@ -148,11 +160,30 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
   void app.register(authenticationPlugin, { callers });
   void app.register(metadataProtobufPlugin);
   void app.register(healthPlugin, { health, slis, store });
-  void app.register(statusPlugin, { health, metrics: exposition, slis, fleet, callers, authorizer: opts.authorizer, live: opts.liveReads, liveLimits, hierarchy, store, ...(opts.operators ? { operators: opts.operators } : {}) });
+  const operators = opts.operators ? { operators: opts.operators } : {};
+  void app.register(statusPlugin, { health, metrics: exposition, slis, fleet, callers, authorizer: opts.authorizer, live: opts.liveReads, liveLimits, hierarchy, store, ...operators });
+  void app.register(uiPlugin, { fleet, callers, authorizer: opts.authorizer, ...operators });
   void app.register(discoveryPlugin, { fleet, discovery, tenantOf, frontProxied: (req) => callers.frontProxied(req) });
   void app.register(readsPlugin, { fleet, catalog, health, store, hub, snapshots, writes, callers, authorizer: opts.authorizer, forward, hierarchy, live: opts.liveReads, liveLimits, watch: opts.watch });
   void app.register(subresourcesPlugin, { fleet, catalog, store, callerHeaders: forward.callerHeaders, enterTenant: (req) => callers.tenantOf(req), getAccess: forward.getAccess, recent: forward.recent, metrics });
   void app.register(selfReviewsPlugin, { fleet, callers, authorizer: opts.authorizer });
   void app.register(writesPlugin, { fleet, forward });
   return app;
+}
+
+/**
+ * A slow watcher evicted, at warn: the resource, what it had left unread and the bound. Once a
+ * window with how many more: a burst of evictions is one event to an operator.
+ */
+function logEvictions(hub: WatchHub, log: FastifyBaseLogger): void {
+  const gate = new RepeatGate(LOG_REPEAT_WINDOW_MS);
+  hub.evicted = (w) => {
+    const resource = gvrKey(w.opts.resource.info);
+    const { pass, held } = gate.pass(resource);
+    if (!pass) return;
+    log.warn(
+      { event: 'watcher-evicted', resource, unreadBytes: w.res.writableLength + w.queuedBytes, maxBufferedBytes: w.opts.maxBufferedBytes, ...(held ? { repeats: held } : {}) },
+      'slow watcher evicted: its client read less than the watch buffer allows (options.maxWatchBufferMiB); it watches again from its last resourceVersion',
+    );
+  };
 }

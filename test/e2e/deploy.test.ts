@@ -7,6 +7,7 @@ import { parseAllDocuments } from 'yaml';
 import { kubectl, kubectlOk } from '../support/kubectl.js';
 import { helm } from '../support/helm.js';
 import { memberRequest } from '../fleet/http.js';
+import { ALERTS_FILE, NOT_YET_RECORDED, promtool, readRecording, recordedNames, seriesNames } from '../support/alert-series.js';
 
 /**
  * deploy/: the manifests, the CRD and the Helm chart are accepted by a real apiserver (server-side
@@ -138,7 +139,7 @@ describe('deploy/helm/flotilla', () => {
     expect(args).toContain('--hub-in-cluster');
     expect(args.some((a) => a.startsWith('--config'))).toBe(false);
     expect(args).toContain('--apply-tenant-policy');
-    expect(find(objects, 'ConfigMap')).toBeUndefined();
+    expect(find(objects, 'ConfigMap', 'flotilla-fleet')).toBeUndefined();
     expect(find(objects, 'ClusterRole', 'flotilla')?.rules).toEqual([
       { apiGroups: ['flotilla.io'], resources: ['fleets'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: ['flotilla.io'], resources: ['fleets/status'], verbs: ['get', 'update', 'patch'] },
@@ -185,6 +186,46 @@ describe('deploy/helm/flotilla', () => {
       expect(notes).toContain('server: https://<this cluster\'s apiserver>/apis/search.flotilla.io/v1alpha1/fleet');
       expect(notes).toContain(set.length ? 'reading the hub\'s Fleet "prod"' : 'from the ConfigMap flotilla-fleet');
     }
+  });
+
+  it('renders the dashboard, PrometheusRule and ServiceMonitor when asked, each as its kind expects', async () => {
+    const plain = await render([]);
+    expect(find(plain.objects, 'ConfigMap', 'flotilla-dashboard')).toBeDefined();
+    expect(find(plain.objects, 'PrometheusRule')).toBeUndefined();
+    expect(find(plain.objects, 'ServiceMonitor')).toBeUndefined();
+    const { objects } = await render(['monitoring.prometheusRule.enabled=true', 'monitoring.prometheusRule.labels.release=kps', 'monitoring.serviceMonitor.enabled=true', 'monitoring.dashboard.annotations.grafana_folder=Fleet']);
+    const dashboard = find(objects, 'ConfigMap', 'flotilla-dashboard') as K8sObject & { metadata: { labels: Record<string, string>; annotations: Record<string, string> } };
+    expect(dashboard.metadata.labels.grafana_dashboard).toBe('1');
+    expect(dashboard.metadata.annotations.grafana_folder).toBe('Fleet');
+    const json = JSON.parse(dashboard.data!['flotilla.json']!) as { uid: string; panels: unknown[] };
+    expect(json.uid).toBe('flotilla');
+    // The PrometheusRule carries the rules file promtool checks, unchanged.
+    const rule = find(objects, 'PrometheusRule')! as K8sObject & { metadata: { labels: Record<string, string> } };
+    expect(rule.apiVersion).toBe('monitoring.coreos.com/v1');
+    expect(rule.metadata.labels.release).toBe('kps');
+    expect(rule.spec).toEqual(parseAllDocuments(readFileSync(ALERTS_FILE, 'utf8'))[0]!.toJS());
+    const monitor = find(objects, 'ServiceMonitor')!.spec as { selector: { matchLabels: Record<string, string> }; endpoints: { port: string; scheme: string; tlsConfig: { ca: { secret: { name: string } }; serverName: string } }[] };
+    expect(monitor.endpoints[0]).toMatchObject({ port: 'https', scheme: 'https', tlsConfig: { ca: { secret: { name: 'flotilla-tls' } }, serverName: 'flotilla.flotilla-system.svc' } });
+    // It selects the pods' Service alone: through both, each pod would be scraped twice.
+    const selected = objects.filter((o) => o.kind === 'Service' && Object.entries(monitor.selector.matchLabels).every(([k, v]) => (o.metadata as { labels?: Record<string, string> }).labels?.[k] === v));
+    expect(selected.map((o) => o.metadata.name)).toEqual(['flotilla-pods']);
+    // No pods here, nothing to scrape.
+    expect(find((await render(['service.externalName=localhost', 'monitoring.serviceMonitor.enabled=true'])).objects, 'ServiceMonitor')).toBeUndefined();
+  });
+
+  it('has a dashboard whose every expression parses and reads only series flotilla exports', async () => {
+    const { objects } = await render([]);
+    const json = JSON.parse(find(objects, 'ConfigMap', 'flotilla-dashboard')!.data!['flotilla.json']!) as { panels: { title: string; targets?: { expr: string }[] }[] };
+    const exprs = json.panels.flatMap((p) => (p.targets ?? []).map((t) => ({ panel: p.title, expr: t.expr })));
+    expect(exprs.length).toBeGreaterThan(20);
+    const known = new Set([...recordedNames(readRecording()), ...NOT_YET_RECORDED]);
+    expect(exprs.flatMap(({ panel, expr }) => seriesNames(expr).filter((n) => !known.has(n)).map((n) => `${panel}: ${n}`))).toEqual([]);
+    // promtool parses each, with Grafana's variables as a dashboard would fill them in.
+    const rules = { groups: [{ name: 'dashboard', rules: exprs.map(({ expr }, i) => ({ record: `dashboard:expr_${i}`, expr: expr.replaceAll('$__rate_interval', '5m').replace(/\$\{?\w+\}?/g, '.*') })) }] };
+    const file = join(home, 'dashboard-rules.yaml');
+    writeFileSync(file, JSON.stringify(rules));
+    const r = await promtool(['check', 'rules', file]);
+    expect(r.stdout + r.stderr).toContain(`SUCCESS: ${exprs.length} rules found`);
   });
 
   it('refuses a fleet source it does not know', async () => {

@@ -33,7 +33,7 @@ describe('deploy/Dockerfile steps', () => {
     const ids = asUser ? { uid: asUser[0], gid: asUser[1] } : {};
     const env = { PATH: process.env.PATH ?? '', ...runtime.env };
     const help = spawnSync(entrypoint[0]!, [...entrypoint.slice(1), '--help'], { cwd: app, env, encoding: 'utf8', ...ids });
-    expect(help.stderr).toMatch(/^usage: flotilla /);
+    expect(help.stdout).toMatch(/^Usage: flotilla /);
     expect(help.status).toBe(0);
 
     if (asUser) {

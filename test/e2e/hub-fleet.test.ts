@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { stringify as toYaml } from 'yaml';
+import { parse as parseYaml, stringify as toYaml } from 'yaml';
+import { EXAMPLE_FLEET_FILE } from '../../scripts/config-reference.js';
 import { findProjectRoot, type MemberInfo } from '../fleet/fleet.js';
 import { installChart, startHub, type Hub, type InstalledChart } from '../fleet/hub.js';
 import { memberJson, memberRequest } from '../fleet/http.js';
@@ -179,6 +180,32 @@ describe('Fleet from the hub', () => {
     expect(s.members.map((m) => m.name)).toEqual(['east', 'north']);
     stillRunning();
   }, 90_000);
+
+  it('checks a Fleet against the schema the file is checked with (the CRD is generated from it)', async () => {
+    const create = (name: string, fleetSpec: unknown, validation: 'Strict' | 'Warn') =>
+      memberRequest(hub.apiserver, 'POST', `/apis/flotilla.io/v1alpha1/fleets?fieldValidation=${validation}`, { apiVersion: 'flotilla.io/v1alpha1', kind: 'Fleet', metadata: { name }, spec: fleetSpec });
+    // Every field of the reference's example is in the CRD: stored as sent, nothing pruned, no warning.
+    const example = parseYaml(EXAMPLE_FLEET_FILE) as Record<string, unknown>;
+    const full = await create('schema-full', example, 'Strict');
+    expect(full.status, full.body).toBe(201);
+    expect(full.headers.warning).toBeUndefined();
+    expect((JSON.parse(full.body) as { spec: unknown }).spec).toEqual(example);
+    // A misspelt option: refused under strict field validation (kubectl's default), else pruned with a warning.
+    const misspelt = { ...spec([member('east')]), options: { watchBufferSize: 4 } };
+    const strict = await create('schema-misspelt', misspelt, 'Strict');
+    expect(strict.status, strict.body).toBe(400);
+    expect(strict.body).toContain('unknown field \\"spec.options.watchBufferSize\\"');
+    const warned = await create('schema-misspelt', misspelt, 'Warn');
+    expect(warned.status, warned.body).toBe(201);
+    expect(String(warned.headers.warning)).toMatch(/unknown field \\?"spec\.options\.watchBufferSize/);
+    expect((JSON.parse(warned.body) as { spec: { options: unknown } }).spec.options).toEqual({});
+    // A wrong type or a bound passed: refused whatever the field validation.
+    const wrong = await create('schema-wrong', { ...spec([member('east')]), options: { listPageSize: 'lots', eventLogSize: 5 } }, 'Warn');
+    expect(wrong.status).toBe(422);
+    expect(wrong.body).toContain('spec.options.listPageSize');
+    expect(wrong.body).toContain('spec.options.eventLogSize');
+    for (const name of ['schema-full', 'schema-misspelt']) expect((await memberRequest(hub.apiserver, 'DELETE', `/apis/flotilla.io/v1alpha1/fleets/${name}`)).status).toBe(200);
+  });
 
   it("refuses an invalid edit with the file's message and keeps serving the running configuration", async () => {
     const invalid = [member('east'), member('north'), member('east', 'west-kubeconfig')];

@@ -62,6 +62,11 @@ export interface FlotillaStart {
    * fleet file: no file is written and members, resources, options, authentication and tenants are ignored.
    */
   hubFleet?: { name: string; hubKubeconfig: string };
+  /**
+   * The fleet file's text, written as given to `dir`/fleet.yaml (its relative paths resolved
+   * against `dir`): members, resources, options, authentication and tenants are then ignored.
+   */
+  fleetFile?: string;
 }
 
 export const DEFAULT_RESOURCES: ResourceRuleSpec[] = [
@@ -127,7 +132,8 @@ export async function startFlotillaProcess(opts: FlotillaStart): Promise<Flotill
   const root = findProjectRoot();
   mkdirSync(opts.dir, { recursive: true });
   const configPath = join(opts.dir, 'fleet.yaml');
-  if (!opts.hubFleet) writeFleetConfig(configPath, opts.members ?? opts.fleet.members, opts.resources ?? DEFAULT_RESOURCES, opts.options, opts.authentication, opts.tenants);
+  if (opts.fleetFile !== undefined) writeFileSync(configPath, opts.fleetFile);
+  else if (!opts.hubFleet) writeFleetConfig(configPath, opts.members ?? opts.fleet.members, opts.resources ?? DEFAULT_RESOURCES, opts.options, opts.authentication, opts.tenants);
   const dataDir = join(opts.dir, 'data');
   const port = opts.port ?? (await freePort());
   const proc = startProcess({

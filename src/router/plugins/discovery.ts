@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { FleetMembers } from '../../cacher/cache-manager.js';
-import { serviceUnavailable } from '../../api/status.js';
+import { notServed, serviceUnavailable } from '../../api/status.js';
+import { one, type ReadQuery as Query } from '../../api/list-options.js';
 import type { IncomingMessage } from 'node:http';
 import type { Tenant } from '../../tenancy/tenant.js';
 import type { FleetDiscovery } from '../../discovery/fleet-discovery.js';
@@ -8,7 +9,7 @@ import { aggregatedDiscovery, group, groupList, legacyVersions, resourceList, se
 import { tenantDocuments } from '../../discovery/tenant-view.js';
 import type { FleetDocuments } from '../../discovery/union.js';
 import { CLUSTER_PREFIXES, targetOf } from '../target.js';
-import { notServed, one, sendAggregated, sendJson, type Query } from '../replies.js';
+import { sendAggregated, sendJson } from '../replies.js';
 import { FLEET_GROUP, FLEET_VERSION, cameUnderFleetPath } from '../../api/fleet-path.js';
 import { MEMBER_OPENAPI_TIMEOUT_MS, VERSION_CACHE_TTL_MS } from '../../registry/defaults.js';
 

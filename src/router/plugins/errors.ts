@@ -3,10 +3,10 @@ import fp from 'fastify-plugin';
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FleetMembers } from '../../cacher/cache-manager.js';
-import { StatusError, internalError } from '../../api/status.js';
+import { StatusError, internalError, notServed } from '../../api/status.js';
 import { answerConnect } from '../client-errors.js';
 import { hasBody } from '../../forward/streaming.js';
-import { notServed, sendStatus } from '../replies.js';
+import { sendStatus } from '../replies.js';
 import { targetOf } from '../target.js';
 import { BODY_DRAIN_WAIT_MS } from '../../registry/defaults.js';
 

@@ -4,7 +4,7 @@ import { gvrKey } from '../../api/resource-info.js';
 import type { LiveReadsConfig } from '../../registry/fleet-config.js';
 import type { LiveReadLimits } from '../../forward/live-read-limits.js';
 import { CLUSTER_PREFIXES, targetOf } from '../target.js';
-import { notServed } from '../replies.js';
+import { notServed } from '../../api/status.js';
 import { chooseReadHandler, type ReadHandler } from '../reads/read-handler.js';
 import { liveReader } from '../reads/read-live.js';
 import { liveHandler } from '../reads/live.js';

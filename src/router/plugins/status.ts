@@ -1,4 +1,4 @@
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, onRequestAsyncHookHandler } from 'fastify';
 import type { CacheHealth, FleetMembers } from '../../cacher/cache-manager.js';
 import type { ReadAuthorizer } from '../../authz/authorizer.js';
 import { forbidden, serviceUnavailable } from '../../api/status.js';
@@ -38,15 +38,24 @@ export interface StatusOptions {
   operators?: () => OperatorsConfig;
 }
 
+/** Who may read the fleet's own state: the parts of flotilla the check asks. */
+export interface FleetStateReaders {
+  fleet: FleetMembers;
+  callers: Callers;
+  authorizer: ReadAuthorizer;
+  /** The fleet file's `options.operators`, as of now: they pass whatever the members say. */
+  operators?: () => OperatorsConfig;
+}
+
 /**
- * The check before `/status`, `/metrics` and anything else that shows the whole fleet's state (the
- * status page): an operator (`options.operators`) passes; a tenant's caller does not; anyone else
- * needs every member to let it `get` the path, and is told it is flotilla's rights, not theirs,
- * when flotilla cannot tell for some member.
+ * The onRequest check of every path that shows the fleet's own state (`asPath` when given: the
+ * status page is read as /status): an operator (`options.operators`) passes; a tenant's caller
+ * does not; anyone else needs every member to let it `get` the path, and is told it is flotilla's
+ * rights, not theirs (503), when flotilla cannot tell for some member.
  */
-export function fleetStateGate({ fleet, callers, authorizer, operators }: Pick<StatusOptions, 'fleet' | 'callers' | 'authorizer' | 'operators'>): (req: FastifyRequest) => Promise<void> {
+export function fleetStateGuard({ fleet, callers, authorizer, operators }: FleetStateReaders, asPath?: string): onRequestAsyncHookHandler {
   return async (req) => {
-    const path = req.url.split('?')[0]!;
+    const path = asPath ?? req.url.split('?')[0]!;
     const caller = await callers.reader(req.raw);
     if (operators && isOperator(operators(), caller)) return;
     // The fleet's own state names every tenant's: no tenant's to read, whatever its members allow.
@@ -61,9 +70,8 @@ export function fleetStateGate({ fleet, callers, authorizer, operators }: Pick<S
   };
 }
 
-export const statusPlugin: FastifyPluginAsync<StatusOptions> = async (app, opts) => {
-  const { health, metrics, slis, fleet, live, liveLimits, hierarchy, store } = opts;
-  app.addHook('onRequest', fleetStateGate(opts));
+export const statusPlugin: FastifyPluginAsync<StatusOptions> = async (app, { health, metrics, slis, fleet, callers, authorizer, live, liveLimits, hierarchy, store, operators }) => {
+  app.addHook('onRequest', fleetStateGuard({ fleet, callers, authorizer, ...(operators ? { operators } : {}) }));
   app.get('/status', async (_req, reply) =>
     sendJson(reply, {
       synced: health.isSynced(),

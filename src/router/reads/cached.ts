@@ -23,7 +23,8 @@ import { VIEW_STEPS, buildReadView } from '../../view/steps.js';
 import type { DeletedObject, WriteTracker } from '../../forward/read-your-writes.js';
 import type { ForwardDeps } from '../../forward/writes.js';
 import type { Callers } from '../callers.js';
-import { MAX_TIMER_MS, sendBytes, type Query } from '../replies.js';
+import { MAX_TIMER_MS, sendBytes } from '../replies.js';
+import type { ReadQuery as Query } from '../../api/list-options.js';
 import { cachedScope, type ReadContext, type ReadHandler } from './read-handler.js';
 import {
   DEFAULT_MAX_WATCH_BUFFER_MIB,

@@ -2,7 +2,7 @@ import { protobufOnly } from '../../api/negotiate.js';
 import { watchRequested } from '../../api/list-options.js';
 import { servedLive } from '../../forward/live/config.js';
 import type { LiveReadsConfig } from '../../registry/fleet-config.js';
-import { one, type Query } from '../replies.js';
+import { one, type ReadQuery as Query } from '../../api/list-options.js';
 import type { LiveReader } from './read-live.js';
 import { cachedScope, type ReadHandler } from './read-handler.js';
 

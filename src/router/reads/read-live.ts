@@ -12,7 +12,7 @@ import type { LiveReadsConfig } from '../../registry/fleet-config.js';
 import type { LiveReadLimits } from '../../forward/live-read-limits.js';
 import type { Store } from '../../store/store.js';
 import type { TenantNames } from '../../tenancy/answers.js';
-import { one, type Query } from '../replies.js';
+import { one, type ReadQuery as Query } from '../../api/list-options.js';
 
 export interface LiveReaderDeps {
   fleet: FleetMembers;

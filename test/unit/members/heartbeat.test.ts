@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { Heartbeat } from '../../../src/members/heartbeat.js';
+import { Heartbeat, type HeartbeatChange } from '../../../src/members/heartbeat.js';
 
 /** A member the test answers by hand: each probe waits until the test settles it. */
 function handMember() {
@@ -141,5 +141,42 @@ describe('member heartbeat', () => {
     expect(vi.getTimerCount()).toBe(0);
     heartbeat.track('north', handMember().probe);
     expect(heartbeat.tracked(), 'a stopped heartbeat starts nothing').toEqual([]);
+  });
+});
+
+describe('member heartbeat changes', () => {
+  let heartbeat: Heartbeat;
+  beforeEach(() => {
+    vi.useFakeTimers();
+    heartbeat = new Heartbeat(500);
+  });
+  afterEach(() => {
+    heartbeat.stop();
+    vi.useRealTimers();
+  });
+
+  it('tells each change once: connected, silent when a probe is overdue (not an interval later), lost when it fails, recovered', async () => {
+    const changes: HeartbeatChange[] = [];
+    heartbeat.onChange = (c) => changes.push(c);
+    const m = handMember();
+    heartbeat.track('east', m.probe);
+    m.probes[0]!.answer();
+    await vi.advanceTimersByTimeAsync(500);
+    expect(changes).toEqual([{ cluster: 'east', kind: 'connected' }]);
+    await vi.advanceTimersByTimeAsync(501);
+    expect(changes[1]).toEqual({ cluster: 'east', kind: 'silent', forMs: 501 });
+    await vi.advanceTimersByTimeAsync(3000);
+    expect(changes).toHaveLength(2);
+    m.probes[1]!.fail(new Error('connect ECONNREFUSED'));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(changes[2]).toMatchObject({ cluster: 'east', kind: 'lost', error: 'connect ECONNREFUSED' });
+    await vi.advanceTimersByTimeAsync(500);
+    m.probes[2]!.fail(new Error('connect ECONNREFUSED'));
+    await vi.advanceTimersByTimeAsync(500);
+    expect(changes).toHaveLength(3);
+    m.probes[3]!.answer();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(changes[3]).toMatchObject({ cluster: 'east', kind: 'recovered', silentForMs: 4501 });
+    expect(changes).toHaveLength(4);
   });
 });
