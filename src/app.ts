@@ -92,16 +92,18 @@ export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
   const selfSigned = opts.https?.cert ? undefined : await selfSignedServingPair(join(opts.dataDir, 'tls'), servingNames(opts.host));
   const store = Store.open(opts.dataDir, { eventLogSize: opts.config.options.eventLogSize });
   const manager = new CacheManager(store);
-  const policies = new MemberPolicies(store);
+  const policies = new MemberPolicies(store, (cluster, resource) => manager.rightsShortfall(cluster, resource));
   await manager.apply(opts.config);
   // Tenants follow the configuration file: a reload changes who sees which fleet at once.
   let tenants = new Tenants(opts.config.tenants);
+  let operators = opts.config.options.operators;
   let tenantPolicy: MemberPolicyApplier | undefined;
   const watcher = source
     ? source.watch({
         onConfig: async (config) => {
           const { started, stopped } = await manager.apply(config);
           tenants = new Tenants(config.tenants);
+          operators = config.options.operators;
           tenantPolicy?.setTenants(config.tenants);
           // A member's authorization mode may have changed: every verdict is made again.
           policies.invalidate();
@@ -160,6 +162,7 @@ export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
     liveReads: opts.config.options.liveReads,
     dropManagedFields: opts.config.options.dropManagedFields,
     tenants: () => tenants,
+    operators: () => operators,
     watch: { bookmarkIntervalMs: opts.config.options.watchBookmarkIntervalSeconds * 1000, minTimeoutSeconds: opts.config.options.minWatchTimeoutSeconds, catchUpStallMs: opts.config.options.watchCatchUpStallSeconds * 1000, maxBufferedBytes: opts.config.options.maxWatchBufferMiB * 1024 * 1024 },
   });
   const structuredLog: StructuredLog = { info: (f, m) => server.log.info(f, m), warn: (f, m) => server.log.warn(f, m) };

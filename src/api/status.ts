@@ -1,5 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { CLUSTER_ANNOTATION } from './fleet-object/cluster-annotation.js';
 /**
  * Kubernetes `Status` errors. Clients (kubectl, client-go) branch on `reason` and `code`, not on the
  * message, so every factory pairs a code with the reason the apiserver uses for it.
@@ -116,11 +117,17 @@ export function conflict(message: string, details?: StatusDetails): StatusError 
   return new StatusError(409, 'Conflict', message, details);
 }
 
-/** A write (or an owner lookup) naming an object several clusters hold: pick one by its prefix. */
+/** A write (or an owner lookup) naming an object several clusters hold: pick one by its prefix or its annotation. */
 export function heldBySeveral(r: GroupResource, namespace: string | undefined, name: string, clusters: readonly string[]): StatusError {
   const what = `${r.resource}${r.group ? '.' + r.group : ''} "${name}"`;
-  return conflict(
-    `${what}${namespace ? ` in namespace "${namespace}"` : ''} exists in clusters ${clusters.join(', ')}; address one with the /clusters/<name>/ path prefix, e.g. /clusters/${clusters[0]}/…`,
+  // 400, not 409: kubectl and client-go read a 409 Conflict as a stale resourceVersion and retry
+  // it (kubectl scale for minutes); a choice only the caller can make is shown to it at once.
+  return new StatusError(
+    400,
+    'BadRequest',
+    `${what}${namespace ? ` in namespace "${namespace}"` : ''} exists in clusters ${clusters.join(', ')}: flotilla cannot tell which one is meant. ` +
+      `Choose one with the /clusters/<name>/ path prefix (kubectl --server <flotilla URL>/clusters/${clusters[0]}), ` +
+      `or write the object with its ${CLUSTER_ANNOTATION} annotation naming one (as \`kubectl get -o yaml\` shows it)`,
     { name, group: r.group, kind: r.resource },
   );
 }

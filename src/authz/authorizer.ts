@@ -126,6 +126,20 @@ export class ReadAuthorizer {
   }
 
   /**
+   * The members among `clusters` flotilla cannot decide for now, and why: RBAC members whose
+   * RBAC objects flotilla's own credentials may not list or watch. Where one of them refuses, the
+   * refusal is flotilla's (a 503 naming its credentials), never the caller's 403.
+   */
+  undecidable(clusters: readonly string[]): { cluster: string; reason: string }[] {
+    const out: { cluster: string; reason: string }[] = [];
+    for (const cluster of clusters) {
+      const reason = this.modeOf(cluster) === 'rbac' ? this.policies.incomplete(cluster) : undefined;
+      if (reason !== undefined) out.push({ cluster, reason });
+    }
+    return out;
+  }
+
+  /**
    * Whether the caller may `get` a non-resource URL of flotilla's own (`/status`, `/metrics`): what
    * they show spans every member, so every member must allow it (as it allows its own).
    */

@@ -26,7 +26,11 @@ export class MemberPolicies {
   /** Bumped by every RBAC change anywhere: what was decided before it is decided again. */
   epoch = 0;
 
-  constructor(private readonly store: Store) {
+  constructor(
+    private readonly store: Store,
+    /** Why flotilla's own credentials cannot keep a member's copy of a resource (gvrKey), while its member refuses them. */
+    private readonly rightsShortfall: (cluster: string, resource: string) => string | undefined = () => undefined,
+  ) {
     for (const r of RBAC_RESOURCES) {
       this.unsubscribe.push(store.subscribe(rbacKey(r), (events) => {
         for (const ev of events) this.invalidate(ev.cluster);
@@ -39,6 +43,19 @@ export class MemberPolicies {
     let p = this.policies.get(cluster);
     if (!p) this.policies.set(cluster, (p = indexPolicy(policyOf(this.read(cluster)))));
     return p;
+  }
+
+  /**
+   * Why the member's policy as cached is not its policy, when flotilla's own credentials cannot
+   * list or watch one of its RBAC resources: a decision from it would blame the caller for what
+   * flotilla lacks.
+   */
+  incomplete(cluster: string): string | undefined {
+    for (const r of RBAC_RESOURCES) {
+      const why = this.rightsShortfall(cluster, rbacKey(r));
+      if (why !== undefined) return why;
+    }
+    return undefined;
   }
 
   onChange(listener: PolicyListener): () => void {

@@ -408,6 +408,11 @@ export class CacheManager implements FleetMembers, ResourceCatalog, CacheHealth 
     return [...stale.values()];
   }
 
+  /** Why flotilla's own credentials cannot keep a member's copy of a (cluster-wide) resource, while the member refuses them. */
+  rightsShortfall(cluster: string, resource: string): string | undefined {
+    return this.cachers.get(scopeId(cluster, resource))?.cacher.rightsShortfall();
+  }
+
   /** Whether a member has gone silent (see Heartbeat): a request to it now would likely hang. */
   isSilent(cluster: string): boolean {
     return this.heartbeat.silence(cluster) !== undefined;

@@ -15,6 +15,7 @@ import { applyLinesInBatches } from './line-batches.js';
 import { LIST_PAGE_IDLE_TIMEOUT_MS, MEMBER_WATCH_IDLE_GRACE_SECONDS } from '../registry/defaults.js';
 import { checkHistory, HistoryRewrittenError } from './history-check.js';
 import { SILENT_LOG, type StructuredLog } from '../util/structured-log.js';
+import { OwnRightsError, memberRefusal } from './own-rights.js';
 import { CacherTransitions } from './transitions-log.js';
 import { FirstSync, peekRemainingItemCount, type SyncProgress } from './sync-progress.js';
 
@@ -43,6 +44,8 @@ export interface CacherStatus {
   /** Watch requests made; unchanged across a config reload for cachers the reload did not touch. */
   watches: number;
   lastError?: string;
+  /** While the member refuses flotilla's own credentials: the right they lack (`list clusterroles.rbac.authorization.k8s.io`); lastError has the member's words. */
+  missingRight?: string;
   lastEventAt?: string;
   /** Times the member's history was found rewritten (resourceVersions back, a new cluster) and listed again. */
   historyResets: number;
@@ -171,6 +174,7 @@ export class ResourceCacher {
           // reflector resumes from the last RV it handled: from its start, they would be logged twice.
           if (rv !== undefined && this.status.rv !== undefined) rv = this.status.rv;
           this.status.lastError = (e as Error).message;
+          this.noteMissingRight(e);
           this.transitions.failed(this.status.lastError);
           this.status.phase = 'backoff';
           await sleep(backoff.next(), undefined, { signal: this.abort.signal }).catch(() => undefined);
@@ -188,6 +192,20 @@ export class ResourceCacher {
   getStatus(): CacherStatus {
     const progress = this.firstSync.view();
     return progress ? { ...this.status, progress } : { ...this.status };
+  }
+
+  /** Why flotilla's own credentials cannot keep this cache, while a member refuses them (OwnRightsError's message). */
+  rightsShortfall(): string | undefined {
+    return this.status.missingRight !== undefined ? this.status.lastError : undefined;
+  }
+
+  /** A refusal of flotilla's credentials is the operator's to fix: said at warn when it starts or changes, not at each retry. */
+  private noteMissingRight(e: unknown): void {
+    const missing = e instanceof OwnRightsError ? e.right : undefined;
+    if (missing !== undefined && missing !== this.status.missingRight) {
+      this.log.warn({ cluster: this.member.cluster, resource: this.key, missingRight: missing, error: (e as Error).message }, "flotilla's own credentials lack a right on a member: nothing of this resource is kept from it");
+    }
+    this.status.missingRight = missing;
   }
 
   /**
@@ -298,7 +316,7 @@ export class ResourceCacher {
             inFlight = fetchPage(await pageSlots.acquire(this.abort.signal));
             continue;
           }
-          if (res.status !== 200) throw new Error(`list ${this.key} from ${this.member.cluster}: HTTP ${res.status}: ${res.body.toString('utf8', 0, 300)}`);
+          if (res.status !== 200) throw memberRefusal(this.member.cluster, this.info, this.opts.namespace, 'list', res.status, res.body.toString('utf8', 0, 2000));
           const nextToken = peekContinue(res.body);
           const slot = nextToken ? pageSlots.tryAcquire() : undefined;
           if (slot) inFlight = fetchPage(slot, nextToken);
@@ -344,6 +362,7 @@ export class ResourceCacher {
     this.status.objects = count;
     this.status.rv = listRV;
     this.status.lastError = undefined;
+    this.status.missingRight = undefined;
     this.status.rewriting = undefined;
     if (first) this.firstSync.done(count);
     else this.transitions.relisted(count, (Date.now() - startedAt) / 1000);
@@ -412,9 +431,10 @@ export class ResourceCacher {
     if (res.statusCode !== 200) {
       const chunks: Buffer[] = [];
       for await (const c of res) chunks.push(c as Buffer);
-      throw new Error(`watch ${this.key} from ${this.member.cluster}: HTTP ${res.statusCode}: ${Buffer.concat(chunks).toString('utf8', 0, 300)}`);
+      throw memberRefusal(this.member.cluster, this.info, this.opts.namespace, 'watch', res.statusCode ?? 0, Buffer.concat(chunks).toString('utf8', 0, 2000));
     }
     this.status.lastError = undefined;
+    this.status.missingRight = undefined;
     this.transitions.recovered();
     let lastRV = rv;
     await applyLinesInBatches(res, async (lines) => {

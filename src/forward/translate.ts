@@ -1,4 +1,4 @@
-import { CLUSTER_ANNOTATION, mergeParsedLists, parsedAnswer, protobufAnswer, protobufToMember, splicedAnswer, toMember, type AnswerForm, type FleetAnswer } from '../api/fleet-object/index.js';
+import { CLUSTER_ANNOTATION, CLUSTER_ANNOTATION_POINTER, mergeParsedLists, parsedAnswer, protobufAnswer, protobufToMember, splicedAnswer, toMember, type AnswerForm, type FleetAnswer } from '../api/fleet-object/index.js';
 import { encodeGlobalRV, memberRV } from '../api/global-rv.js';
 import { editProtobufObject, isProtobuf } from '../api/protobuf-object.js';
 import { bodyBytes, bodyFormat, parseBody } from '../api/write-body.js';
@@ -36,12 +36,23 @@ export function requestBodyForMember(body: Buffer | undefined, contentType: stri
   if (!format) return body;
   const text = body.toString('utf8');
   // Cheap test first: most bodies (annotate, label, scale patches) carry neither.
-  if (!text.includes('resourceVersion') && !text.includes(CLUSTER_ANNOTATION) && !text.includes(TREE_LABEL_SUFFIX)) return body;
-  const doc = parseBody(text, format);
+  if (!text.includes('resourceVersion') && !text.includes(CLUSTER_ANNOTATION) && !text.includes(CLUSTER_ANNOTATION_POINTER) && !text.includes(TREE_LABEL_SUFFIX)) return body;
+  let doc = parseBody(text, format);
   let changed = false;
   if (Array.isArray(doc)) {
-    // JSON patch: an operation may set or test metadata.resourceVersion.
-    for (const op of doc) {
+    // JSON patch: operations on the cluster annotation are flotilla's (they chose the member), not the member's.
+    const kept = doc.filter((op) => !(isJsonObject(op) && op['path'] === CLUSTER_ANNOTATION_POINTER));
+    if (kept.length !== doc.length) {
+      doc = kept;
+      changed = true;
+    }
+    // An operation may set or test metadata.resourceVersion.
+    for (const op of kept) {
+      const value = isJsonObject(op) && op['path'] === '/metadata/annotations' ? op['value'] : undefined;
+      if (isJsonObject(value) && CLUSTER_ANNOTATION in value) {
+        delete value[CLUSTER_ANNOTATION];
+        changed = true;
+      }
       if (isJsonObject(op) && op['path'] === '/metadata/resourceVersion' && typeof op['value'] === 'string') {
         const rv = memberRV(op['value'], cluster);
         if (rv !== op['value']) {

@@ -10,7 +10,7 @@ import { warningHeader } from '../api/warning.js';
 import type { Store } from '../store/store.js';
 import { owningCluster, type OwnerLookup, type ResourceTarget } from './owner.js';
 import type { WriteTracker } from './read-your-writes.js';
-import { editProtobufObject, isProtobuf } from '../api/protobuf-object.js';
+import { annotatedCluster } from './annotated-cluster.js';
 import { acceptsJson } from '../api/negotiate.js';
 import { grantTenantNamespace } from './tenant-namespace-grants.js';
 import { FORWARD_TIMEOUT_MS, MEMBER_FAN_OUT, NAMESPACE_LOOKUP_TIMEOUT_MS } from '../registry/defaults.js';
@@ -54,7 +54,9 @@ export async function forwardWrite(req: FastifyRequest, reply: FastifyReply, dep
     return forward(req, reply, deps, target, cluster, body);
   }
   if (target.name === undefined) throw methodNotAllowed(`${req.method} needs an object name: ${req.url.split('?')[0]}`);
-  return forward(req, reply, deps, target, await owningCluster(deps, deps.store, target, req.raw), body);
+  // The object's own cluster annotation (read from flotilla, written back) says which copy is meant.
+  const annotated = target.cluster === undefined ? annotatedMember(deps, body, req.headers['content-type']) : undefined;
+  return forward(req, reply, deps, target, annotated ?? (await owningCluster(deps, deps.store, target, req.raw)), body);
 }
 
 /** GET of a subresource that is not cached (status, scale, …): read through to the owner. */
@@ -201,11 +203,8 @@ function memberQuery(path: string, cluster: string): string {
 async function createTarget(req: IncomingMessage, deps: ForwardDeps, target: ResourceTarget, body: Buffer | undefined, contentType: string | undefined): Promise<string> {
   const clusters = deps.fleet.clusterNames();
   if (target.cluster !== undefined) return owningCluster(deps, deps.store, target, req);
-  const annotated = annotatedCluster(body, contentType);
-  if (annotated !== undefined) {
-    if (!clusters.includes(annotated)) throw badRequest(`the object's ${CLUSTER_ANNOTATION} annotation names "${annotated}", which is not a member of this fleet (${clusters.join(', ')})`);
-    return annotated;
-  }
+  const annotated = annotatedMember(deps, body, contentType);
+  if (annotated !== undefined) return annotated;
   if (clusters.length === 1) return clusters[0]!;
   const how = `address one cluster with the /clusters/<name>/ path prefix (one of ${clusters.join(', ')}) or set the ${CLUSTER_ANNOTATION} annotation on the object`;
   if (target.namespace === undefined) throw badRequest(`flotilla cannot tell which cluster should get this new ${target.resource}: ${how}`);
@@ -217,17 +216,13 @@ async function createTarget(req: IncomingMessage, deps: ForwardDeps, target: Res
   throw badRequest(`namespace "${target.namespace}" exists in clusters ${holders.join(', ')}: flotilla cannot tell which one should get this new ${target.resource}; ${how}`);
 }
 
-function annotatedCluster(body: Buffer | undefined, contentType: string | undefined): string | undefined {
-  if (!body || !body.includes(CLUSTER_ANNOTATION)) return undefined;
-  if (isProtobuf(contentType)) return editProtobufObject(body, { readAnnotation: CLUSTER_ANNOTATION })?.facts.annotation;
-  if (!(contentType ?? '').includes('json')) return undefined;
-  try {
-    const doc = JSON.parse(body.toString('utf8')) as { metadata?: { annotations?: Record<string, unknown> } };
-    const v = doc.metadata?.annotations?.[CLUSTER_ANNOTATION];
-    return typeof v === 'string' ? v : undefined;
-  } catch {
-    return undefined;
-  }
+/** The member the body's cluster annotation names; 400 when it names none of the fleet's. */
+function annotatedMember(deps: ForwardDeps, body: Buffer | undefined, contentType: string | undefined): string | undefined {
+  const annotated = annotatedCluster(body, contentType);
+  if (annotated === undefined) return undefined;
+  const clusters = deps.fleet.clusterNames();
+  if (!clusters.includes(annotated)) throw badRequest(`the object's ${CLUSTER_ANNOTATION} annotation names "${annotated}", which is not a member of this fleet (${clusters.join(', ')})`);
+  return annotated;
 }
 
 /** The members that have a namespace: from the cache when namespaces are cached everywhere, else asked. */

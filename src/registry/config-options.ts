@@ -1,7 +1,7 @@
 import type { Checker } from './config-checker.js';
 import { RESOURCE_NAME } from './config-checker.js';
 import { defaultFleetOptions } from './defaults.js';
-import type { FleetOptions, LiveReadsConfig } from './fleet-config.js';
+import type { FleetOptions, LiveReadsConfig, OperatorsConfig } from './fleet-config.js';
 
 type IntegerOption = { [K in keyof FleetOptions]: FleetOptions[K] extends number ? K : never }[keyof FleetOptions];
 
@@ -18,7 +18,14 @@ export function parseOptions(c: Checker, raw: unknown): FleetOptions {
   options.dropManagedFields = c.boolean(o?.dropManagedFields, 'options.dropManagedFields') ?? options.dropManagedFields;
   for (const field of INTEGER_OPTIONS) options[field] = c.integer(o?.[field], `options.${field}`) ?? options[field];
   if (o?.liveReads !== undefined) options.liveReads = parseLiveReads(c, o.liveReads, options.liveReads);
+  if (o?.operators !== undefined) options.operators = parseOperators(c, o.operators);
   return options;
+}
+
+/** `options.operators`: `users` and `groups`, each a list of names (none by default). */
+export function parseOperators(c: Checker, raw: unknown): OperatorsConfig {
+  const o = c.object(raw, 'options.operators');
+  return { users: c.stringList(o?.users, 'options.operators.users') ?? [], groups: c.stringList(o?.groups, 'options.operators.groups') ?? [] };
 }
 
 /** `options.liveReads`: which uncached resources are read live, and how many members and bytes they take. */

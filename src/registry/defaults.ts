@@ -78,6 +78,8 @@ export function defaultFleetOptions(): FleetOptions {
     eventLogSize: DEFAULT_EVENT_LOG_SIZE,
     liveReads: defaultLiveReads(),
     memberHeartbeatMilliseconds: DEFAULT_MEMBER_HEARTBEAT_MILLISECONDS,
+    // None: /status is read only by callers every member lets get it.
+    operators: { users: [], groups: [] },
   };
 }
 

@@ -89,6 +89,17 @@ export interface FleetOptions {
    * longer than this, or whose last probe failed, is silent: reads of its cached objects say so.
    */
   memberHeartbeatMilliseconds: number;
+  /**
+   * Who operates flotilla: these users and members of these groups may always read `/status`,
+   * `/metrics` and the status page, whatever the members' RBAC says (which may be what is broken).
+   */
+  operators: OperatorsConfig;
+}
+
+/** `options.operators`: identities as flotilla's authentication names them. */
+export interface OperatorsConfig {
+  users: string[];
+  groups: string[];
 }
 
 /** Live reads of resources flotilla does not cache (`options.liveReads`; src/forward/live/). */

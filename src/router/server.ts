@@ -13,7 +13,7 @@ import type { ReadAuthorizer } from '../authz/authorizer.js';
 import type { MemberPolicies } from '../authz/member-policies.js';
 import { RecentOwners } from '../forward/recent-owners.js';
 import { WriteTracker } from '../forward/read-your-writes.js';
-import type { LiveReadsConfig } from '../registry/fleet-config.js';
+import type { LiveReadsConfig, OperatorsConfig } from '../registry/fleet-config.js';
 import type { ForwardDeps } from '../forward/writes.js';
 import type { TenantNames } from '../tenancy/answers.js';
 import { answerClientError, frameworkErrorStatus } from './client-errors.js';
@@ -73,6 +73,8 @@ export interface ServerOptions {
   dropManagedFields?: boolean;
   /** The configuration's tenants, as of now (hot-reloaded); absent: none. */
   tenants?: () => Tenants;
+  /** The configuration's `options.operators`, as of now (hot-reloaded): they always read /status and /metrics. */
+  operators?: () => OperatorsConfig;
 }
 
 export function buildServer(opts: ServerOptions): FastifyInstance {
@@ -158,8 +160,9 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
   void app.register(authenticationPlugin, { callers });
   void app.register(metadataProtobufPlugin);
   void app.register(healthPlugin, { health, slis, store });
-  void app.register(statusPlugin, { health, metrics: exposition, slis, fleet, callers, authorizer: opts.authorizer, live: opts.liveReads, liveLimits, hierarchy, store });
-  void app.register(uiPlugin, { fleet, callers, authorizer: opts.authorizer });
+  const operators = opts.operators ? { operators: opts.operators } : {};
+  void app.register(statusPlugin, { health, metrics: exposition, slis, fleet, callers, authorizer: opts.authorizer, live: opts.liveReads, liveLimits, hierarchy, store, ...operators });
+  void app.register(uiPlugin, { fleet, callers, authorizer: opts.authorizer, ...operators });
   void app.register(discoveryPlugin, { fleet, discovery, tenantOf, frontProxied: (req) => callers.frontProxied(req) });
   void app.register(readsPlugin, { fleet, catalog, health, store, hub, snapshots, writes, callers, authorizer: opts.authorizer, forward, hierarchy, live: opts.liveReads, liveLimits, watch: opts.watch });
   void app.register(subresourcesPlugin, { fleet, catalog, store, callerHeaders: forward.callerHeaders, enterTenant: (req) => callers.tenantOf(req), getAccess: forward.getAccess, recent: forward.recent, metrics });

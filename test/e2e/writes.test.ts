@@ -121,7 +121,7 @@ describe('writes land on the owning member', () => {
     expect(scale).toMatchObject({ kind: 'Scale', spec: { replicas: 3 } });
   });
 
-  it('an object in two members is a 409 naming them unless a cluster is addressed', async () => {
+  it('an object in two members is a 400 naming them unless a cluster is addressed', async () => {
     const r = await kubectl(flotilla.kubeconfig, ['annotate', '-n', NS, 'configmap', 'twin', 'x=1']);
     expect(r.code).not.toBe(0);
     expect(r.stderr).toMatch(/exists in clusters east, west/);
@@ -242,7 +242,7 @@ describe('what the cache does not hold (yet)', () => {
     }
   });
 
-  it('a write by name to an uncached resource goes to the one member that has it for the caller; 409 for several, 404 for none', async () => {
+  it('a write by name to an uncached resource goes to the one member that has it for the caller; 400 for several, 404 for none', async () => {
     const secrets = `/api/v1/namespaces/${NS}/secrets`;
     const secret = (name: string) => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name }, stringData: { a: 'b' } });
     await make(north, secrets, secret('only-north'));
@@ -253,7 +253,7 @@ describe('what the cache does not hold (yet)', () => {
     expect(JSON.parse(patched.body).metadata.annotations[CLUSTER]).toBe(north.name);
     expect((await memberJson<{ metadata: { labels?: Record<string, string> } }>(north, 'GET', `${secrets}/only-north`)).metadata.labels?.['found']).toBe('yes');
     const twice = await memberRequest(flotilla.endpoint, 'PATCH', `${secrets}/two-of-them`, { metadata: { labels: { found: 'yes' } } }, MERGE);
-    expect(twice.status).toBe(409);
+    expect(twice.status).toBe(400);
     expect(JSON.parse(twice.body).message).toContain(`exists in clusters ${east.name}, ${west.name}`);
     const none = await memberRequest(flotilla.endpoint, 'DELETE', `${secrets}/nowhere`);
     expect(none.status).toBe(404);

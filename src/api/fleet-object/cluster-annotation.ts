@@ -4,6 +4,9 @@ import { OPEN_BRACE, plainObjectMembers, type JsonMember } from '../../util/json
 /** The annotation naming the member an object is shown from; never written to a member. */
 export const CLUSTER_ANNOTATION = 'search.flotilla.io/cluster';
 
+/** The annotation as a JSON patch addresses it (RFC 6901: `/` in a key is `~1`). */
+export const CLUSTER_ANNOTATION_POINTER = '/metadata/annotations/search.flotilla.io~1cluster';
+
 /** The cluster annotation as a JSON member: `"search.flotilla.io/cluster":"<cluster>"`. */
 export function clusterAnnotationEntry(cluster: string): string {
   return `${JSON.stringify(CLUSTER_ANNOTATION)}:${JSON.stringify(cluster)}`;

@@ -1,11 +1,12 @@
 import type { FastifyPluginAsync, onRequestAsyncHookHandler } from 'fastify';
 import type { CacheHealth, FleetMembers } from '../../cacher/cache-manager.js';
 import type { ReadAuthorizer } from '../../authz/authorizer.js';
-import { forbidden } from '../../api/status.js';
+import { forbidden, serviceUnavailable } from '../../api/status.js';
+import { isOperator } from '../../authz/operators.js';
 import type { Callers } from '../callers.js';
 import { sendJson } from '../replies.js';
 import { liveStatus } from '../../forward/live/config.js';
-import type { LiveReadsConfig } from '../../registry/fleet-config.js';
+import type { LiveReadsConfig, OperatorsConfig } from '../../registry/fleet-config.js';
 import type { LiveReadLimits } from '../../forward/live-read-limits.js';
 import type { NamespaceForest } from '../../hierarchy/namespace-forest.js';
 import type { Exposition } from '../../metrics/metrics.js';
@@ -33,6 +34,8 @@ export interface StatusOptions {
   hierarchy?: NamespaceForest;
   /** The store's health (shown as `store`): writes refused on a full volume, a damaged store set aside. */
   store?: { health(): StoreHealth };
+  /** The fleet file's `options.operators`, as of now: they read these paths whatever the members say. */
+  operators?: () => OperatorsConfig;
 }
 
 /** Who may read the fleet's own state: the parts of flotilla the check asks. */
@@ -40,26 +43,35 @@ export interface FleetStateReaders {
   fleet: FleetMembers;
   callers: Callers;
   authorizer: ReadAuthorizer;
+  /** The fleet file's `options.operators`, as of now: they pass whatever the members say. */
+  operators?: () => OperatorsConfig;
 }
 
 /**
- * The onRequest check of every path that shows the fleet's own state: 403 unless every member
- * lets the caller `get` the path, or `asPath` when given (the status page is read as /status).
+ * The onRequest check of every path that shows the fleet's own state (`asPath` when given: the
+ * status page is read as /status): an operator (`options.operators`) passes; a tenant's caller
+ * does not; anyone else needs every member to let it `get` the path, and is told it is flotilla's
+ * rights, not theirs (503), when flotilla cannot tell for some member.
  */
-export function fleetStateGuard({ fleet, callers, authorizer }: FleetStateReaders, asPath?: string): onRequestAsyncHookHandler {
+export function fleetStateGuard({ fleet, callers, authorizer, operators }: FleetStateReaders, asPath?: string): onRequestAsyncHookHandler {
   return async (req) => {
     const path = asPath ?? req.url.split('?')[0]!;
     const caller = await callers.reader(req.raw);
+    if (operators && isOperator(operators(), caller)) return;
     // The fleet's own state names every tenant's: no tenant's to read, whatever its members allow.
     if (callers.tenantSeen(req.raw)) throw forbidden(`forbidden: User "${caller.user}" cannot get path "${path}": it is the fleet's, not a tenant's`);
-    if (!(await authorizer.mayGet(caller, fleet.clusterNames(), path))) {
-      throw forbidden(`forbidden: User "${caller.user}" cannot get path "${path}"`);
+    const clusters = fleet.clusterNames();
+    if (await authorizer.mayGet(caller, clusters, path)) return;
+    const undecided = authorizer.undecidable(clusters);
+    if (undecided.length > 0) {
+      throw serviceUnavailable(`flotilla cannot tell whether every member lets User "${caller.user}" get path "${path}": ${undecided.map((u) => u.reason).join('; ')} (identities in the fleet file's options.operators read it regardless)`);
     }
+    throw forbidden(`forbidden: User "${caller.user}" cannot get path "${path}"`);
   };
 }
 
-export const statusPlugin: FastifyPluginAsync<StatusOptions> = async (app, { health, metrics, slis, fleet, callers, authorizer, live, liveLimits, hierarchy, store }) => {
-  app.addHook('onRequest', fleetStateGuard({ fleet, callers, authorizer }));
+export const statusPlugin: FastifyPluginAsync<StatusOptions> = async (app, { health, metrics, slis, fleet, callers, authorizer, live, liveLimits, hierarchy, store, operators }) => {
+  app.addHook('onRequest', fleetStateGuard({ fleet, callers, authorizer, ...(operators ? { operators } : {}) }));
   app.get('/status', async (_req, reply) =>
     sendJson(reply, {
       synced: health.isSynced(),

@@ -10,7 +10,7 @@ import { compareMemberRV, decodeGlobalRV } from '../../api/global-rv.js';
 import { decodeContinue } from '../../api/continue-token.js';
 import { gvrKey } from '../../api/resource-info.js';
 import { negotiate } from '../../api/negotiate.js';
-import { expired, forbidden, timeout } from '../../api/status.js';
+import { expired, forbidden, serviceUnavailable, timeout } from '../../api/status.js';
 import { parseReadRequest } from '../../api/list-options.js';
 import { reviewAttributes, type ReadAuthorizer, type ReadQuestion } from '../../authz/authorizer.js';
 import { fieldSelectorName } from '../../api/field-selector.js';
@@ -93,12 +93,17 @@ async function serveCached(deps: CachedReadDeps, { req, reply, target, resource:
   const addressed = target.cluster !== undefined ? resource.clusters.filter((c) => c === target.cluster) : resource.clusters;
   const access = await authorizer.access(caller, addressed, question);
   const allowed = buildReadView({ ...request, access }, AUTHORIZATION_STEPS);
+  // A member whose RBAC flotilla cannot read refuses for want of flotilla's rights, not the caller's.
+  const undecided = authorizer.undecidable(allowed.denied);
+  if (allowed.clusters.length === 0 && undecided.length > 0) throw serviceUnavailable(undecided.map((u) => u.reason).join('; '));
   if (allowed.clusters.length === 0 && allowed.denied.length > 0) throw forbiddenRead(caller.user, question, allowed.denied, target.cluster !== undefined);
   const view = buildReadView({ ...request, access });
   const warnings: string[] = [];
-  if (view.denied.length > 0 && question.verb !== 'get') {
-    warnings.push(warningHeader(`User "${caller.user}" cannot ${question.verb} ${whatOf(question)} in ${view.denied.length === 1 ? 'cluster' : 'clusters'} ${view.denied.join(', ')}: nothing of ${view.denied.length === 1 ? 'it' : 'them'} is shown`));
+  const refused = view.denied.filter((c) => !undecided.some((u) => u.cluster === c));
+  if (refused.length > 0 && question.verb !== 'get') {
+    warnings.push(warningHeader(`User "${caller.user}" cannot ${question.verb} ${whatOf(question)} in ${refused.length === 1 ? 'cluster' : 'clusters'} ${refused.join(', ')}: nothing of ${refused.length === 1 ? 'it' : 'them'} is shown`));
   }
+  for (const u of undecided) warnings.push(warningHeader(`nothing of cluster ${u.cluster} is shown: ${u.reason}`));
   if (deps.hierarchy && selectsByHierarchy(view)) warnings.push(...treeWarnings(deps.hierarchy, view));
   if (watching) {
     // Everything that can refuse the watch does so before the response is taken over.

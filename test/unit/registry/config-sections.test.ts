@@ -54,6 +54,11 @@ describe('options', () => {
     expect(value).toEqual({ ...defaultFleetOptions(), dropManagedFields: false, liveReads: { ...defaultFleetOptions().liveReads, enabled: false, maxWatches: 5 } });
   });
 
+  it('read operators as lists of user and group names, each list optional', () => {
+    expect(section((c) => parseOptions(c, { operators: { users: ['ops@example.com'] } })).value.operators).toEqual({ users: ['ops@example.com'], groups: [] });
+    expect(section((c) => parseOptions(c, { operators: { groups: ['sre'] } })).value.operators).toEqual({ users: [], groups: ['sre'] });
+  });
+
   it('names a dropManagedFields that is not a boolean', () => {
     expect(section((c) => parseOptions(c, { dropManagedFields: 'yes' })).problems).toEqual(['f.yaml: options.dropManagedFields: must be true or false']);
   });

@@ -66,8 +66,10 @@ describe('the fleet file schema', () => {
   it('declares every option with the default defaults.ts gives it', () => {
     const declared = (section: string) => Object.fromEntries(Object.entries(FLEET_SCHEMA.properties![section]!.properties!).map(([k, v]) => [k, v.properties ? Object.fromEntries(Object.entries(v.properties).map(([kk, vv]) => [kk, vv.default])) : v.default]));
     const { operators, ...options } = declared('options');
-    expect(options).toEqual(defaultFleetOptions());
+    const { operators: noOperators, ...defaults } = defaultFleetOptions();
+    expect(options).toEqual(defaults);
     expect(operators).toEqual({ users: undefined, groups: undefined });
+    expect(noOperators).toEqual({ users: [], groups: [] });
     const { tokenReviewCluster, tokenFile, ...authentication } = declared('authentication');
     expect([tokenReviewCluster, tokenFile]).toEqual([undefined, undefined]);
     expect(authentication).toEqual(defaultAuthentication());

@@ -127,6 +127,7 @@ describe('the status page is served as /status is', () => {
         asked.push(path);
         return allowed.includes(caller.user);
       },
+      undecidable: () => [],
     } as unknown as ReadAuthorizer;
     const app = Fastify({ routerOptions: { ignoreTrailingSlash: true } });
     await app.register(errorsPlugin, { fleet });

@@ -1,0 +1,43 @@
+import type { ResourceInfo } from '../api/resource-info.js';
+
+/**
+ * A member refused flotilla's own credentials (401 or 403 to a list or watch): a right flotilla's
+ * identity lacks there, not anything a caller did. Said so in the cacher's lastError, the log and
+ * callers' 503s, naming the right (`list clusterroles.rbac.authorization.k8s.io`) and the member's
+ * own words (which name the user it took flotilla for).
+ */
+export class OwnRightsError extends Error {
+  constructor(
+    readonly cluster: string,
+    /** The verb and resource refused, as `kubectl auth can-i` takes them. */
+    readonly right: string,
+    memberMessage: string,
+  ) {
+    super(`flotilla's own credentials for member ${cluster} cannot ${right}: ${memberMessage}`);
+  }
+}
+
+/** The error of a list or watch a member answered `status` to: an OwnRightsError when it refused flotilla's credentials. */
+export function memberRefusal(cluster: string, info: ResourceInfo, namespace: string | undefined, verb: 'list' | 'watch', status: number, body: string): Error {
+  const said = statusMessage(body);
+  if (status === 401 || status === 403) {
+    const resource = info.group ? `${info.resource}.${info.group}` : info.resource;
+    return new OwnRightsError(cluster, `${verb} ${resource}${namespace ? ` in namespace ${namespace}` : ''}`, status === 401 ? `HTTP 401 (the member does not accept them): ${said}` : said);
+  }
+  return new Error(`${verb} ${resource(info)} from ${cluster}: HTTP ${status}: ${said}`);
+}
+
+function resource(info: ResourceInfo): string {
+  return info.group ? `${info.group}/${info.version}/${info.resource}` : `${info.version}/${info.resource}`;
+}
+
+/** A Status answer's message, else the body's start. */
+function statusMessage(body: string): string {
+  try {
+    const doc = JSON.parse(body) as { message?: unknown };
+    if (typeof doc.message === 'string') return doc.message;
+  } catch {
+    // Not a Status: the body as it came.
+  }
+  return body.slice(0, 300);
+}
