@@ -23,6 +23,9 @@ import { DEFERRED_LOG_LINES, DISCOVERY_RETRY_BASE_MS, DISCOVERY_RETRY_CAP_MS } f
  * and one cacher per (cluster, resource[, namespace]). `apply` moves from one configuration to the
  * next by starting and stopping only the cachers whose scope appeared or disappeared (or whose
  * cluster's connection changed); every other cacher, and its watch, is left alone.
+ * It is also the one place that sees every cacher and heartbeat at once, so the fleet-wide answers
+ * read from them (FleetMembers, ResourceCatalog, CacheHealth: synced, stale clusters, status,
+ * progress) are its methods: ~460 lines, each a few lines over the maps it owns.
  */
 export interface CachedResource {
   info: ResourceInfo;
