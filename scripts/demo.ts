@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { findProjectRoot, startFleet, type MemberInfo } from '../test/fleet/fleet.js';
 import { memberRequest } from '../test/fleet/http.js';
@@ -214,7 +214,7 @@ async function main(): Promise<void> {
     const chart = await installChart(hub, { helm: helmBinary(), chart: join(findProjectRoot(), 'deploy', 'helm', 'flotilla'), port, dir: join(dir, 'chart') });
     flotilla = await startFlotillaProcess({
       fleet: fleet.info, dir: join(dir, 'flotilla'), resources: DEMO_RESOURCES, tenants: TENANTS, port, tls: chart,
-      args: [`--hub-kubeconfig=${chart.kubeconfig}`, '--apply-tenant-policy'],
+      args: [`--hub-kubeconfig=${chart.kubeconfig}`, '--apply-tenant-policy', '--log-level=info'],
     });
     await Promise.all(fleet.info.members.map((m) => memberEnforces(m, TENANTS, 60_000)));
     await apiServiceAvailable(hub, FLEET_GROUP, FLEET_VERSION);
@@ -233,6 +233,7 @@ async function main(): Promise<void> {
     return;
   }
   const kc = flotilla.kubeconfig;
+  const binDir = commandsOnPath(dir);
   // The users' own kubeconfigs: same server and CA as the admin's, each with the user's token.
   const userKubeconfig = (name: string) => {
     const path = join(dirname(kc), `kubeconfig-${name}`);
@@ -277,12 +278,21 @@ Try:
   kubectl --kubeconfig ${kc} get serviceaccounts -A           # not cached: read live from every member, as you (events are cached here: describe shows them)
   kubectl --kubeconfig ${kc} get --raw /metrics | grep ^flotilla_live   # what live reads hold now (answers, watches) and refused (429), of options.liveReads' bounds
   kubectl --kubeconfig ${kc} api-resources --verbs=delete      # discovery is the members' own, merged
-  kubectl --kubeconfig ${kc} annotate deployment -n shop cart note=hi           # 409: east and north both have it
+  kubectl --kubeconfig ${kc} annotate deployment -n shop cart note=hi           # refused at once (400): east and north both have it; the message says how to choose
   kubectl --kubeconfig ${kc} --server ${flotilla.url}/clusters/north annotate deployment -n shop cart note=hi   # one member
   kubectl --kubeconfig ${kc} delete deployment -n payments ledger --dry-run=server   # DeleteOptions reach the member: nothing deleted
   kubectl --kubeconfig ${kc} --as alice annotate deployment -n payments ledger note=hi   # --as: the admin may impersonate alice, who may not even read it: 403
   kubectl --kubeconfig ${kc} logs -f -n payments deploy/ledger                  # logs stream from the member running the pod
   kubectl --kubeconfig ${kc} exec -n payments deploy/ledger -- uname -a           # exec too (kwok runs it on this machine)
+
+Operating it (the flotilla command and the kubectl flotilla plugin, as npm i -g installs them):
+  export PATH=${binDir}:$PATH KUBECONFIG=${kc}
+  kubectl flotilla clusters                                    # members: health, objects, last event
+  kubectl flotilla which deployment cart -n shop               # which members hold it (east and north)
+  flotilla status                                              # members × resources: phase, objects, last event, errors
+  flotilla check-config ${flotilla.configPath}                 # the fleet file checked as a reload would be (misspell an option to see its path named)
+  kubectl proxy --port=8001   # then open http://127.0.0.1:8001/ui/ : the status page (members, sync, errors, watches)
+  grep '"event"' ${flotilla.proc.logPath}                      # the log's transitions: first syncs, members lost and recovered, relists
 
 As alice (may read pods in namespace shop of east) and bob (ClusterRole view on west), each member's RBAC decides:
   kubectl --kubeconfig ${kcAlice} get pods -A                 # only east's shop pods; a Warning names the clusters alice may read nothing from
@@ -328,6 +338,20 @@ Through the hub (${hub!.apiserver.server}), where flotilla's Helm chart register
 
 Ctrl-C stops flotilla, the hub and the fleet.
 KUBECONFIG=${kc}`);
+}
+
+/** `flotilla` and `kubectl-flotilla` in one directory, as `npm i -g` puts them on PATH. */
+function commandsOnPath(dir: string): string {
+  const binDir = join(dir, 'bin');
+  rmSync(binDir, { recursive: true, force: true });
+  mkdirSync(binDir, { recursive: true });
+  const root = findProjectRoot();
+  for (const [name, file] of [['flotilla', 'main.js'], ['kubectl-flotilla', join('cli', 'kubectl-plugin.js')]] as const) {
+    const target = join(root, 'dist', 'src', file);
+    chmodSync(target, 0o755);
+    symlinkSync(target, join(binDir, name));
+  }
+  return binDir;
 }
 
 void main();
