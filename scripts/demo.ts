@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { chmodSync, existsSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { findProjectRoot, startFleet, type MemberInfo } from '../test/fleet/fleet.js';
 import { memberRequest } from '../test/fleet/http.js';
@@ -8,6 +8,7 @@ import { freePort, startFlotillaProcess, writeProxyKubeconfig, type ResourceRule
 import { apiServiceAvailable, installChart, startHub, type Hub } from '../test/fleet/hub.js';
 import { helmBinary } from '../test/support/helm.js';
 import { memberEnforces } from '../test/support/member-policy.js';
+import { commandsOnPath } from '../test/support/commands-on-path.js';
 import type { TenantSpec } from '../src/tenancy/tenant.js';
 import { FLEET_GROUP, FLEET_PATH, FLEET_VERSION } from '../src/api/fleet-path.js';
 
@@ -233,7 +234,7 @@ async function main(): Promise<void> {
     return;
   }
   const kc = flotilla.kubeconfig;
-  const binDir = commandsOnPath(dir);
+  const binDir = commandsOnPath(join(dir, 'bin'));
   // The users' own kubeconfigs: same server and CA as the admin's, each with the user's token.
   const userKubeconfig = (name: string) => {
     const path = join(dirname(kc), `kubeconfig-${name}`);
@@ -338,20 +339,6 @@ Through the hub (${hub!.apiserver.server}), where flotilla's Helm chart register
 
 Ctrl-C stops flotilla, the hub and the fleet.
 KUBECONFIG=${kc}`);
-}
-
-/** `flotilla` and `kubectl-flotilla` in one directory, as `npm i -g` puts them on PATH. */
-function commandsOnPath(dir: string): string {
-  const binDir = join(dir, 'bin');
-  rmSync(binDir, { recursive: true, force: true });
-  mkdirSync(binDir, { recursive: true });
-  const root = findProjectRoot();
-  for (const [name, file] of [['flotilla', 'main.js'], ['kubectl-flotilla', join('cli', 'kubectl-plugin.js')]] as const) {
-    const target = join(root, 'dist', 'src', file);
-    chmodSync(target, 0o755);
-    symlinkSync(target, join(binDir, name));
-  }
-  return binDir;
 }
 
 void main();

@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { execFile } from 'node:child_process';
-import { chmodSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { MemberInfo } from '../fleet/fleet.js';
 import { findProjectRoot } from '../fleet/fleet.js';
 import { memberRequest } from '../fleet/http.js';
+import { commandsOnPath } from '../support/commands-on-path.js';
 import { DEFAULT_RESOURCES, startFlotillaProcess, type FlotillaProcess } from '../support/flotilla-process.js';
 import { kubectl } from '../support/kubectl.js';
 
@@ -40,10 +41,7 @@ const configMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: NAME 
 
 beforeAll(async () => {
   rmSync(dir, { recursive: true, force: true });
-  mkdirSync(binDir, { recursive: true });
-  const plugin = join(root, 'dist', 'src', 'cli', 'kubectl-plugin.js');
-  chmodSync(plugin, 0o755);
-  symlinkSync(plugin, join(binDir, 'kubectl-flotilla'));
+  commandsOnPath(binDir);
   // The same name on east and west, the members flotilla is in front of.
   for (const m of [east, west]) {
     const res = await memberRequest(m, 'POST', '/api/v1/namespaces/default/configmaps', configMap);
