@@ -7,13 +7,15 @@ import { memberRequest } from '../fleet/http.js';
 import { startFlotillaProcess, type FlotillaProcess } from '../support/flotilla-process.js';
 import { openWatch } from '../support/watch-client.js';
 import { until } from '../support/poll.js';
+import { commandsOnPath } from '../support/commands-on-path.js';
+import { execFileSync } from 'node:child_process';
 
 /**
  * flotilla's log at debug, read whole: one JSON line per request with its caller, verb, path and
  * status, and never a credential (bearer tokens, flotilla's serving key, a member's token) or a
  * Secret's data, whoever read it and however (get, list, watch); a caller's request line names
  * nothing but what that caller sent. A member stopped shows as silent in /status, in
- * flotilla_member_up and in the log within 5 s. Its own fleet: a member is stopped.
+ * flotilla_member_up, `flotilla status`, `kubectl flotilla clusters` and the log within 5 s. Its own fleet: a member is stopped.
  */
 const SECRET_VALUE = `s3cr3t-${randomBytes(8).toString('hex')}`;
 const HIDDEN_NS = `hidden-${randomBytes(4).toString('hex')}`;
@@ -95,6 +97,12 @@ describe('the log', () => {
       const status = JSON.parse((await memberRequest(flotilla.endpoint, 'GET', '/status')).body) as { members: { cluster: string; silent: boolean }[] };
       return status.members.find((m) => m.cluster === 'logs-b')?.silent === true;
     }, 5_000);
+    // What an operator runs shows it too: the flotilla command and the kubectl plugin, found on PATH.
+    const env = { ...process.env, PATH: `${commandsOnPath(join(fleet.info.dir, 'bin'))}:${process.env.PATH}`, KUBECONFIG: flotilla.kubeconfig };
+    for (const [command, args] of [['flotilla', ['status']], ['kubectl', ['flotilla', 'clusters']]] as const) {
+      const out = execFileSync(command, args, { env, encoding: 'utf8', timeout: 30_000 });
+      expect(out.split('\n').find((l) => l.startsWith('logs-b')), `${command} ${args.join(' ')}:\n${out}`).toMatch(/\bstale\b/);
+    }
     const metrics = (await memberRequest(flotilla.endpoint, 'GET', '/metrics')).body;
     expect(metrics).toContain('flotilla_member_up{cluster="logs-b"} 0');
     expect(metrics).toContain('flotilla_member_silent{cluster="logs-b"} 1');
