@@ -50,6 +50,10 @@ describe.runIf(RECORD)('recording', () => {
           scrapes.push(parseExposition(res.body, TARGET));
           await new Promise((r) => setTimeout(r, SCRAPE_EVERY_MS));
         };
+        // A change on each member, so each configmaps cacher has had a watch event (flotilla_cacher_seconds_since_last_event).
+        for (const m of fleet.info.members) {
+          expect((await memberRequest(m, 'POST', '/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'recorded' } })).status).toBe(201);
+        }
         for (let i = 0; i < SCRAPES_UP; i++) await scrape();
         await fleet.stopApiserver('stopping');
         for (let i = 0; i < SCRAPES_STOPPED; i++) await scrape();
