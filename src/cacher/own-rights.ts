@@ -1,4 +1,5 @@
 import type { ResourceInfo } from '../api/resource-info.js';
+import { answerMessage } from '../api/status.js';
 
 /**
  * A member refused flotilla's own credentials (401 or 403 to a list or watch): a right flotilla's
@@ -19,7 +20,7 @@ export class OwnRightsError extends Error {
 
 /** The error of a list or watch a member answered `status` to: an OwnRightsError when it refused flotilla's credentials. */
 export function memberRefusal(cluster: string, info: ResourceInfo, namespace: string | undefined, verb: 'list' | 'watch', status: number, body: string): Error {
-  const said = statusMessage(body);
+  const said = answerMessage(Buffer.from(body), 300);
   if (status === 401 || status === 403) {
     const resource = info.group ? `${info.resource}.${info.group}` : info.resource;
     return new OwnRightsError(cluster, `${verb} ${resource}${namespace ? ` in namespace ${namespace}` : ''}`, status === 401 ? `HTTP 401 (the member does not accept them): ${said}` : said);
@@ -31,13 +32,3 @@ function resource(info: ResourceInfo): string {
   return info.group ? `${info.group}/${info.version}/${info.resource}` : `${info.version}/${info.resource}`;
 }
 
-/** A Status answer's message, else the body's start. */
-function statusMessage(body: string): string {
-  try {
-    const doc = JSON.parse(body) as { message?: unknown };
-    if (typeof doc.message === 'string') return doc.message;
-  } catch {
-    // Not a Status: the body as it came.
-  }
-  return body.slice(0, 300);
-}

@@ -2,6 +2,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { MemberClient } from '../members/member-client.js';
 import { CLI_REQUEST_TIMEOUT_MS } from '../registry/defaults.js';
 import { CliError } from './io.js';
+import { answerMessage } from '../api/status.js';
 import type { KubeconfigFlags } from './options.js';
 
 /**
@@ -52,7 +53,7 @@ export async function connectToFlotilla(flags: KubeconfigFlags): Promise<Flotill
       throw new CliError(`${client.server.origin}${path}: ${(e as Error).message}`);
     }
     const body = res.body.toString('utf8');
-    if (res.status !== 200) throw new CliError(`${client.server.origin}${path}: HTTP ${res.status}: ${refusal(body)}`);
+    if (res.status !== 200) throw new CliError(`${client.server.origin}${path}: HTTP ${res.status}: ${answerMessage(Buffer.from(body), 300)}`);
     return body;
   };
   return {
@@ -64,13 +65,3 @@ export async function connectToFlotilla(flags: KubeconfigFlags): Promise<Flotill
   };
 }
 
-/** A non-200 answer's reason: its Status message when it has one (a 403 names the caller and the path). */
-function refusal(body: string): string {
-  try {
-    const status = JSON.parse(body) as { message?: unknown };
-    if (typeof status.message === 'string') return status.message;
-  } catch {
-    // not a Status: the start of the body says what it is
-  }
-  return body.slice(0, 300);
-}
