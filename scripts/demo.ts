@@ -204,23 +204,26 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => void stop(0));
   process.on('SIGTERM', () => void stop(0));
+  // The hub starts while the members' pods come up: neither waits for the other.
+  console.log('demo: starting the hub (a kube-apiserver with the aggregation layer) beside them…');
+  const hubStarted = startHub({ fleet: fleet.info, dir: join(dir, 'hub'), log: (l) => console.log(`demo: ${l}`) }).then((h) => (hub = h));
   try {
     const expected = await Promise.all(fleet.info.members.map(seed));
     console.log('demo: waiting for the demo pods to run…');
     await Promise.all(fleet.info.members.map((m, i) => waitFor(async () => (await runningPods(m)) >= expected[i]!, 120_000)));
     // The hub, with flotilla's chart applied: its Service an ExternalName to this machine's flotilla.
-    console.log('demo: starting the hub (a kube-apiserver with the aggregation layer) and applying flotilla\'s Helm chart to it…');
-    hub = await startHub({ fleet: fleet.info, dir: join(dir, 'hub'), log: (l) => console.log(`demo: ${l}`) });
+    const startedHub = await hubStarted;
+    console.log('demo: applying flotilla\'s Helm chart to the hub…');
     const port = Number(process.env.FLOTILLA_DEMO_PORT ?? 0) || (await freePort());
-    const chart = await installChart(hub, { helm: helmBinary(), chart: join(findProjectRoot(), 'deploy', 'helm', 'flotilla'), port, dir: join(dir, 'chart') });
+    const chart = await installChart(startedHub, { helm: helmBinary(), chart: join(findProjectRoot(), 'deploy', 'helm', 'flotilla'), port, dir: join(dir, 'chart') });
     flotilla = await startFlotillaProcess({
       fleet: fleet.info, dir: join(dir, 'flotilla'), resources: DEMO_RESOURCES, tenants: TENANTS, port, tls: chart,
       args: [`--hub-kubeconfig=${chart.kubeconfig}`, '--apply-tenant-policy', '--log-level=info'],
     });
     await Promise.all(fleet.info.members.map((m) => memberEnforces(m, TENANTS, 60_000)));
-    await apiServiceAvailable(hub, FLEET_GROUP, FLEET_VERSION);
+    await apiServiceAvailable(startedHub, FLEET_GROUP, FLEET_VERSION);
     // Through the hub, alice and the tenants' admins need the hub's leave too: the chart's ClusterRole for fleet users.
-    await memberRequest(hub.apiserver, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+    await memberRequest(startedHub.apiserver, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
       apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'demo-fleet-users' },
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'flotilla-fleet-user' },
       subjects: [
@@ -230,6 +233,8 @@ async function main(): Promise<void> {
     });
   } catch (e) {
     console.error(`demo: failed: ${(e as Error).message}`);
+    // A hub still starting is stopped once it has started.
+    await hubStarted.catch(() => undefined);
     await stop(1);
     return;
   }
