@@ -174,8 +174,10 @@ export class ResourceCacher {
           // reflector resumes from the last RV it handled: from its start, they would be logged twice.
           if (rv !== undefined && this.status.rv !== undefined) rv = this.status.rv;
           this.status.lastError = (e as Error).message;
-          this.noteMissingRight(e);
-          this.transitions.failed(this.status.lastError);
+          // A right flotilla's own identity lacks is the operator's to fix: /status and the log name it.
+          const refused = e instanceof OwnRightsError ? { status: e.status, missingRight: e.right } : undefined;
+          this.status.missingRight = refused?.missingRight;
+          this.transitions.failed(this.status.lastError, refused);
           this.status.phase = 'backoff';
           await sleep(backoff.next(), undefined, { signal: this.abort.signal }).catch(() => undefined);
         }
@@ -197,15 +199,6 @@ export class ResourceCacher {
   /** Why flotilla's own credentials cannot keep this cache, while a member refuses them (OwnRightsError's message). */
   rightsShortfall(): string | undefined {
     return this.status.missingRight !== undefined ? this.status.lastError : undefined;
-  }
-
-  /** A refusal of flotilla's credentials is the operator's to fix: said at warn when it starts or changes, not at each retry. */
-  private noteMissingRight(e: unknown): void {
-    const missing = e instanceof OwnRightsError ? e.right : undefined;
-    if (missing !== undefined && missing !== this.status.missingRight) {
-      this.log.warn({ cluster: this.member.cluster, resource: this.key, missingRight: missing, error: (e as Error).message }, "flotilla's own credentials lack a right on a member: nothing of this resource is kept from it");
-    }
-    this.status.missingRight = missing;
   }
 
   /**

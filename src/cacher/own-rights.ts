@@ -12,6 +12,8 @@ export class OwnRightsError extends Error {
     readonly cluster: string,
     /** The verb and resource refused, as `kubectl auth can-i` takes them. */
     readonly right: string,
+    /** The member's answer: 401 (it does not accept them) or 403 (they lack the right). */
+    readonly status: number,
     memberMessage: string,
   ) {
     super(`flotilla's own credentials for member ${cluster} cannot ${right}: ${memberMessage}`);
@@ -23,7 +25,7 @@ export function memberRefusal(cluster: string, info: ResourceInfo, namespace: st
   const said = answerMessage(Buffer.from(body), 300);
   if (status === 401 || status === 403) {
     const resource = info.group ? `${info.resource}.${info.group}` : info.resource;
-    return new OwnRightsError(cluster, `${verb} ${resource}${namespace ? ` in namespace ${namespace}` : ''}`, status === 401 ? `HTTP 401 (the member does not accept them): ${said}` : said);
+    return new OwnRightsError(cluster, `${verb} ${resource}${namespace ? ` in namespace ${namespace}` : ''}`, status, status === 401 ? `HTTP 401 (the member does not accept them): ${said}` : said);
   }
   return new Error(`${verb} ${resource(info)} from ${cluster}: HTTP ${status}: ${said}`);
 }

@@ -66,18 +66,20 @@ export class CacherTransitions {
   /**
    * A list or watch failed; it is retried with backoff. Written once a window per member status
    * (network failures, whatever their words, are one: the member is unreachable); a 401 or 403 is the member refusing flotilla's own credentials, and says so.
+   * `refused`: the member refused flotilla's credentials (OwnRightsError), whose message carries no
+   * status: the status, and the right they lack, written once a window per right.
    */
-  failed(message: string): void {
+  failed(message: string, refused?: { status: number; missingRight: string }): void {
     this.failing = true;
-    const status = memberStatusOf(message);
-    const { pass, held } = this.failures.pass(status === undefined ? 'unreachable' : String(status));
+    const status = refused?.status ?? memberStatusOf(message);
+    const { pass, held } = this.failures.pass(refused?.missingRight ?? (status === undefined ? 'unreachable' : String(status)));
     if (!pass) return;
     const credentials = status === 401 || status === 403;
     const why = credentials
       ? `the member refuses flotilla's own credentials (HTTP ${status}): ${status === 401 ? 'the member does not accept them' : 'they lack the rights to list and watch this resource there'}`
       : 'retrying with backoff';
     this.log.warn(
-      { ...this.fields, event: 'cacher-failed', error: message, ...(status ? { memberStatus: status } : {}), ...(credentials ? { flotillaCredentials: true } : {}), ...(held ? { repeats: held } : {}) },
+      { ...this.fields, event: 'cacher-failed', error: message, ...(status ? { memberStatus: status } : {}), ...(credentials ? { flotillaCredentials: true } : {}), ...(refused ? { missingRight: refused.missingRight } : {}), ...(held ? { repeats: held } : {}) },
       `cacher failed: ${why}`,
     );
   }

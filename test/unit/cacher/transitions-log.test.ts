@@ -41,6 +41,19 @@ describe('cacher transitions', () => {
     expect(memberStatusOf('aborted')).toBeUndefined();
   });
 
+  it("names the right flotilla's credentials lack when the member refused them (an OwnRightsError: no status in its words), once a window per right", () => {
+    const { lines, log } = captured();
+    const t = new CacherTransitions(log, SCOPE);
+    const refused = { status: 403, missingRight: 'list clusterroles.rbac.authorization.k8s.io' };
+    t.failed("flotilla's own credentials for member east cannot list clusterroles.rbac.authorization.k8s.io: forbidden", refused);
+    t.failed("flotilla's own credentials for member east cannot list clusterroles.rbac.authorization.k8s.io: forbidden", refused);
+    t.failed("flotilla's own credentials for member east cannot watch roles.rbac.authorization.k8s.io: forbidden", { status: 403, missingRight: 'watch roles.rbac.authorization.k8s.io' });
+    expect(lines.map((l) => l.fields)).toMatchObject([
+      { memberStatus: 403, flotillaCredentials: true, missingRight: 'list clusterroles.rbac.authorization.k8s.io' },
+      { memberStatus: 403, flotillaCredentials: true, missingRight: 'watch roles.rbac.authorization.k8s.io' },
+    ]);
+  });
+
   it('says a relist loop of expired watches once a window', () => {
     let now = 0;
     const { lines, log } = captured();
