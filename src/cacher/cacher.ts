@@ -17,7 +17,8 @@ import { checkHistory, HistoryRewrittenError } from './history-check.js';
 import { SILENT_LOG, type StructuredLog } from '../util/structured-log.js';
 import { OwnRightsError, memberRefusal } from './own-rights.js';
 import { CacherTransitions } from './transitions-log.js';
-import { FirstSync, peekRemainingItemCount, type SyncProgress } from './sync-progress.js';
+import { FirstSync, type SyncProgress } from './sync-progress.js';
+import { peekContinue, peekRemainingItemCount } from './list-metadata.js';
 
 /**
  * Keeps one (cluster, resource) of the store in step with its member: list in pages, then watch
@@ -524,18 +525,6 @@ export class ResourceCacher {
   }
 }
 
-/**
- * The continue token of a list page, read without parsing the page: it sits in the top-level
- * `metadata`, which comes first and holds only strings and numbers, so it ends at the first `}`.
- */
-export function peekContinue(body: Buffer): string | undefined {
-  const start = body.indexOf('"metadata":{');
-  if (start < 0) return undefined;
-  const end = body.indexOf('}', start);
-  const meta = body.toString('utf8', start, end < 0 ? Math.min(body.length, start + 8192) : end);
-  const m = /"continue":"([^"]*)"/.exec(meta);
-  return m?.[1] || undefined;
-}
 
 
 function refKey(r: ObjectRef): string {

@@ -79,16 +79,3 @@ export class FirstSync {
 function round(seconds: number): number {
   return Math.round(seconds * 10) / 10;
 }
-
-/**
- * The member's count of the objects left after a list page, read without parsing the page: it is
- * in the top-level `metadata`, which comes first and holds only strings and numbers.
- */
-export function peekRemainingItemCount(body: Buffer): number | undefined {
-  const start = body.indexOf('"metadata":{');
-  if (start < 0) return undefined;
-  const end = body.indexOf('}', start);
-  const meta = body.toString('utf8', start, end < 0 ? Math.min(body.length, start + 8192) : end);
-  const m = /"remainingItemCount":(\d+)/.exec(meta);
-  return m ? Number(m[1]) : undefined;
-}

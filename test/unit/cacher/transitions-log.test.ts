@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CacherTransitions, logMemberChange, memberStatusOf } from '../../../src/cacher/transitions-log.js';
-import { FirstSync, peekRemainingItemCount } from '../../../src/cacher/sync-progress.js';
+import { FirstSync } from '../../../src/cacher/sync-progress.js';
+import { peekRemainingItemCount } from '../../../src/cacher/list-metadata.js';
 import { LOG_REPEAT_WINDOW_MS, SYNC_PROGRESS_LOG_INTERVAL_MS } from '../../../src/registry/defaults.js';
 import type { StructuredLog } from '../../../src/util/structured-log.js';
 

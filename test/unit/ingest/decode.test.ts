@@ -106,7 +106,7 @@ describe('decodeWatchLine', () => {
 
 describe('peekContinue', () => {
   it('reads the continue token from the top-level metadata only', async () => {
-    const { peekContinue } = await import('../../../src/cacher/cacher.js');
+    const { peekContinue } = await import('../../../src/cacher/list-metadata.js');
     const page = (meta: object, rows: object[] = []) => Buffer.from(JSON.stringify({ kind: 'Table', apiVersion: 'meta.k8s.io/v1', metadata: meta, rows }));
     expect(peekContinue(page({ resourceVersion: '5', continue: 'abc=', remainingItemCount: 3 }))).toBe('abc=');
     expect(peekContinue(page({ resourceVersion: '5' }, [{ object: { metadata: { annotations: { x: '"continue":"evil"' } } } }]))).toBeUndefined();
