@@ -4,7 +4,6 @@ import { StatusError } from '../../api/status.js';
 import type { HttpSeries } from '../../metrics/http-series.js';
 import { LOG_REPEAT_WINDOW_MS } from '../../registry/defaults.js';
 import { RepeatGate } from '../../util/structured-log.js';
-import { stateOf } from '../request-state.js';
 import { requestVerb } from '../request-verb.js';
 
 /**
@@ -35,7 +34,7 @@ const requestLog: FastifyPluginAsync<RequestLogOptions> = async (app, { http }) 
     reply.raw.once('close', () => {
       const seconds = (performance.now() - started) / 1000;
       const status = reply.raw.statusCode;
-      const caller = stateOf(req.raw).identity?.user;
+      const caller = req.flotilla.identity?.user;
       // Ended before its answer did: the client went away (or the server closed a watch).
       const cut = !reply.raw.writableFinished;
       http.observe(verb, status, seconds, longRunning);
