@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { MemberInfo } from '../fleet/fleet.js';
 import { memberRequest, type MemberResponse } from '../fleet/http.js';
 import { installMemberPolicy, removeMemberPolicy, applyManifests } from '../support/member-policy.js';
+import { until } from '../support/poll.js';
 import { generateMemberPolicy, makeNamespaceGrant, type Manifest } from '../../src/tenancy/member-policy.js';
 import type { TenantSpec } from '../../src/tenancy/tenant.js';
 
@@ -123,6 +124,13 @@ describe('within its own names, the tenant admin is an admin', () => {
     expect(ns.status, ns.body).toBe(201);
     // What flotilla does for a namespace made through it: the admins' RoleBinding, as the platform.
     await applyManifests(east, [makeNamespaceGrant(ACME, OWN_NS)]);
+    // The member's authorizer reads bindings from its own informer: a binding is in force a moment after it is stored.
+    await until('the admins’ RoleBinding in force on east', async () => {
+      const review = await asAcme('POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
+        apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { namespace: OWN_NS, verb: 'create', resource: 'configmaps' } },
+      });
+      return review.status === 201 && (JSON.parse(review.body) as { status: { allowed: boolean } }).status.allowed;
+    }, 10_000);
     const cm = await asAcme('POST', `/api/v1/namespaces/${OWN_NS}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'plans' } });
     expect(cm.status, cm.body).toBe(201);
     const unbind = await asAcme('DELETE', `${RBAC}/namespaces/${OWN_NS}/rolebindings/flotilla-tenant-admins`);
