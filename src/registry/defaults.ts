@@ -210,6 +210,12 @@ export const DISCOVERY_RETRY_CAP_MS = 10_000;
  * resource comes near in practice), and the file grows by no more than the pages it dirties.
  */
 export const STORE_MIN_FREE_BYTES = 256 * 1024 ** 2;
+/**
+ * The store's check at open (src/store/integrity.ts) may take this long in its own process before
+ * the store is taken for damaged: 2–4 s at 1M objects, so only a store that reads impossibly slowly
+ * (a failing disk) comes near it.
+ */
+export const STORE_CHECK_TIMEOUT_MS = 300_000;
 /** A decoding worker idle this long ends (one is kept): a quiet fleet holds no spare threads. */
 export const INGEST_WORKER_IDLE_MS = 60_000;
 

@@ -7,6 +7,7 @@ import { FORMAT, FORMAT_KEY } from './keys.js';
 import { OBJECT_COMPRESSION } from './object-compression.js';
 import { DICTIONARY_DIGEST } from './object-dictionary.js';
 import { verifyStore } from './integrity.js';
+import { checkerScript, verifyStoreApart } from './integrity-apart.js';
 import { STORE_MIN_FREE_BYTES } from '../registry/defaults.js';
 import { slabValues } from './slab-values.js';
 import type { ChangeType, SyncRecord } from './types.js';
@@ -164,7 +165,7 @@ export interface Databases {
  * instead of 4.1 KB, which is most of flotilla's memory at rest; a range read of them costs about
  * 0.5 ms per MB more. Objects below the threshold are stored as they are.
  */
-function openDatabases(root: RootDatabase): Databases {
+export function openStoreDatabases(root: RootDatabase): Databases {
   return {
     objects: root.openDB<Buffer, string>({ name: 'objects', encoding: 'binary', compression: OBJECT_COMPRESSION }),
     objectsAsStored: root.openDB<Buffer, string>({ name: 'objects', encoding: 'binary' }),
@@ -201,8 +202,8 @@ export function isStoreCorruption(e: unknown): boolean {
   return e instanceof Error && CORRUPTION.test(`${(e as { code?: unknown }).code ?? ''} ${e.message}`);
 }
 
-/** Opens the LMDB environment at `path` with the store's options (see Environment.open). */
-function openRoot(path: string): RootDatabase {
+/** Opens the LMDB environment at `path` with the store's options (see Environment.open); `readOnly` for the check's own process. */
+export function openStoreRoot(path: string, { readOnly = false }: { readOnly?: boolean } = {}): RootDatabase {
   // One environment, several named databases; noSync trades the last few commits on power loss
   // for write speed: a lost commit only means a re-watch from a slightly older RV.
   // noReadAhead (MDB_NORDAHEAD, in lmdb-js's options but not its types): once the file is larger
@@ -224,7 +225,7 @@ function openRoot(path: string): RootDatabase {
   // a sparse file (`du` shows what it holds); a page the filesystem has no block for is a
   // SIGBUS, hence prepareWrite. A crashed process loses nothing it committed: the pages
   // are the kernel's.
-  const options = { path, maxDbs: 16, noSync: true, mapSize: MAP_SIZE, noReadAhead: true, pageSize: PAGE_SIZE, useWritemap: true };
+  const options = { path, maxDbs: 16, noSync: true, mapSize: MAP_SIZE, noReadAhead: true, pageSize: PAGE_SIZE, useWritemap: !readOnly, readOnly };
   return open(options);
 }
 
@@ -241,7 +242,7 @@ export class Environment {
     private readonly path: string,
     private readonly minFreeBytes: number,
   ) {
-    this.dbs = openDatabases(root);
+    this.dbs = openStoreDatabases(root);
   }
 
   /** The store's state as /status shows it. */
@@ -269,7 +270,7 @@ export class Environment {
    */
   static open(path: string, minFreeBytes = STORE_MIN_FREE_BYTES, verify = true): Environment {
     // `verify` (the default) checks a store kept from an earlier run before anything reads it (integrity.ts).
-    const env = new Environment(openRoot(path), path, minFreeBytes);
+    const env = new Environment(openStoreRoot(path), path, minFreeBytes);
     try {
       env.upgradeFormat();
       if (!env.formatPending) env.verify(verify);
@@ -344,7 +345,9 @@ export class Environment {
   private verify(check: boolean): void {
     const marker = join(this.path, DAMAGE_MARKER);
     const marked = existsSync(marker) ? `damaged while serving: ${readFileSync(marker, 'utf8').trim()}` : undefined;
-    const fault = marked ?? (check ? verifyStore(this.dbs) : undefined);
+    // In a process of its own where there is one to run (integrity-apart.ts); from the sources, here.
+    const script = check ? checkerScript() : undefined;
+    const fault = marked ?? (!check ? undefined : script ? verifyStoreApart(this.path, script) : verifyStore(this.dbs));
     if (fault === undefined) return;
     const at = new Date().toISOString();
     const keptAt = join(this.path, `${SET_ASIDE_PREFIX}${at.replace(/[:.]/g, '-')}`);
@@ -361,7 +364,7 @@ export class Environment {
   private reopenEmpty(clear: () => void): void {
     void this.root.close();
     clear();
-    this.root = openRoot(this.path);
-    this.dbs = openDatabases(this.root);
+    this.root = openStoreRoot(this.path);
+    this.dbs = openStoreDatabases(this.root);
   }
 }
