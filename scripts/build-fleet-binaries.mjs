@@ -11,6 +11,7 @@
 //   node scripts/build-fleet-binaries.mjs --helm      the Helm CLI (deploy/helm's lint and render tests)
 //   node scripts/build-fleet-binaries.mjs --promtool  promtool (the chart's alert rules' checks and tests)
 //   node scripts/build-fleet-binaries.mjs --clients   the client-go test program
+//   node scripts/build-fleet-binaries.mjs --kubectl   kubectl 1.34 and 1.35 (the e2e tests' kubectl matrix)
 //
 // Each binary being built is reported on stderr with its elapsed time and what comes next
 // (build-progress.mjs); Go's own output shows only when a build fails.
@@ -32,10 +33,10 @@ const K8S_COMMIT = 'flotilla-test-fleet';
 
 export const BINARIES = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok'];
 
-function versionLdflags() {
-  const [major, minor] = K8S_VERSION.replace(/^v/, '').split('.');
+function versionLdflags(version = K8S_VERSION) {
+  const [major, minor] = version.replace(/^v/, '').split('.');
   const vars = {
-    gitVersion: K8S_VERSION,
+    gitVersion: version,
     gitMajor: major,
     gitMinor: minor,
     gitCommit: K8S_COMMIT,
@@ -82,6 +83,22 @@ export function testClientsDir() {
   for (const f of ['go.mod', 'go.sum', 'main.go']) h.update(`${f}\n`).update(readFileSync(join(clientsDir, f)));
   h.update(goVersion());
   return join(cacheRoot(), 'test-clients', h.digest('hex').slice(0, 12));
+}
+
+// kubectl releases newer than the machine's own kubectl.1.27 … kubectl.1.33 (test/support/kubectl.ts
+// looks for kubectl.1.NN there, then here), each from its k8s.io/kubernetes release through a go.mod
+// of ours (test/fleet/go/kubectl-1.NN), cached in one directory keyed by those modules.
+const KUBECTL_VERSIONS = { '1.34': 'v1.34.4', '1.35': 'v1.35.4' };
+export const KUBECTL_BINARIES = Object.keys(KUBECTL_VERSIONS).map((minor) => `kubectl.${minor}`);
+
+export function kubectlBinDir() {
+  const h = createHash('sha256');
+  for (const [minor, version] of Object.entries(KUBECTL_VERSIONS)) {
+    for (const f of ['go.mod', 'go.sum']) h.update(`${minor}/${f}\n`).update(readFileSync(join(goDir, `kubectl-${minor}`, f)));
+    h.update(versionLdflags(version));
+  }
+  h.update(goVersion());
+  return join(cacheRoot(), 'kubectl-bin', h.digest('hex').slice(0, 12));
 }
 
 // The conformance harness (test/conformance/go): the upstream e2e tests of three SIGs compiled into
@@ -197,6 +214,15 @@ const TARGETS = {
       go('kubectl (conformance)', conformanceGoDir, ['build', '-trimpath', '-ldflags', versionLdflags(), '-o', join(tmp, 'kubectl'), 'k8s.io/kubernetes/cmd/kubectl']),
       go('ginkgo', conformanceGoDir, ['build', '-trimpath', '-ldflags', '-s -w', '-o', join(tmp, 'ginkgo'), 'github.com/onsi/ginkgo/v2/ginkgo']),
     ],
+  },
+  kubectl: {
+    version: Object.values(KUBECTL_VERSIONS).join(' '),
+    dir: kubectlBinDir,
+    binaries: KUBECTL_BINARIES,
+    result: (dir) => dir,
+    // The version variables make `kubectl version` report the release, as a released kubectl does.
+    steps: (tmp) => Object.entries(KUBECTL_VERSIONS).map(([minor, version]) => go(`kubectl ${minor}`, join(goDir, `kubectl-${minor}`),
+      ['build', '-trimpath', '-ldflags', versionLdflags(version), '-o', join(tmp, `kubectl.${minor}`), 'k8s.io/kubernetes/cmd/kubectl'])),
   },
   karmada: {
     version: KARMADA_VERSION,

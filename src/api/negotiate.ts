@@ -1,9 +1,11 @@
-import { notAcceptable } from './status.js';
+import { StatusError, notAcceptable } from './status.js';
 
 /**
  * The response forms flotilla serves, chosen from the client's Accept header the way the apiserver
- * does: the first acceptable entry wins; `as=Table` and `as=PartialObjectMetadata(List)` ask for a
- * transformed view of the same objects.
+ * does: the most preferred acceptable entry wins; `as=Table` and `as=PartialObjectMetadata(List)`
+ * ask for a transformed view of the same objects. Flotilla serves no CBOR (KEP-4222): a client
+ * asking for it alone gets the apiserver's 406, one sending it the apiserver's 415, answered here
+ * before any member is asked, so that a member serving CBOR is never sent it.
  */
 export type ResponseForm = 'object' | 'table' | 'metadata';
 
@@ -13,7 +15,7 @@ interface MediaRange {
 }
 
 function parseAccept(header: string): MediaRange[] {
-  return header
+  const ranges = header
     .split(',')
     .map((part) => part.trim())
     .filter(Boolean)
@@ -26,13 +28,44 @@ function parseAccept(header: string): MediaRange[] {
       }
       return { type: type.toLowerCase(), params };
     });
+  return byPreference(ranges);
+}
+
+/**
+ * The entries in the order the apiserver tries them: its Accept parser's insertion sort, which
+ * moves an entry before one it prefers (a higher q, or a concrete type before a wildcard). So
+ * `application/cbor;q=1, application/json;q=0.9` tries CBOR (unserved) and then JSON.
+ */
+function byPreference(ranges: MediaRange[]): MediaRange[] {
+  const sorted = [...ranges];
+  const q = (r: MediaRange) => Number(r.params.get('q') ?? '1') || 0;
+  const wildcard = (r: MediaRange, part: 0 | 1) => r.type.split('/')[part] === '*';
+  const before = (a: MediaRange, b: MediaRange) => q(a) > q(b) || (!wildcard(a, 0) && wildcard(b, 0)) || (!wildcard(a, 1) && wildcard(b, 1));
+  for (let i = 1; i < sorted.length; i++) {
+    for (let j = i; j > 0 && before(sorted[j]!, sorted[j - 1]!); j--) [sorted[j - 1], sorted[j]] = [sorted[j]!, sorted[j - 1]!];
+  }
+  return sorted;
 }
 
 const JSON_TYPES = new Set(['application/json', 'application/*', '*/*']);
 
-export function negotiate(accept: string | undefined, opts: { list: boolean }): ResponseForm {
+/**
+ * The apiserver's 406 when no entry names a type it has (as it words it, `details` included),
+ * listing what flotilla answers in: JSON (a list's endpoint also watches: its stream too).
+ */
+function noServedType(list: boolean): StatusError {
+  const types = ['application/json', ...(list ? ['application/json;stream=watch'] : [])];
+  return new StatusError(406, 'NotAcceptable', `406: Not Acceptable\n\nAvailable representations: ${types.join(', ')}`, {});
+}
+
+/**
+ * The form to answer a read in; 406 when the client takes none. `list`: a list (PartialObjectMetadataList);
+ * `watchable` (default `list`): the endpoint also watches (a list's, or a watch), which the 406 names.
+ */
+export function negotiate(accept: string | undefined, opts: { list: boolean; watchable?: boolean }): ResponseForm {
   if (!accept) return 'object';
   const ranges = parseAccept(accept);
+  if (!ranges.some((r) => JSON_TYPES.has(r.type) && !refused(r))) throw noServedType(opts.watchable ?? opts.list);
   for (const r of ranges) {
     if (!JSON_TYPES.has(r.type) || refused(r)) continue;
     const as = r.params.get('as');
@@ -95,6 +128,36 @@ export function acceptsJson(accept: string | undefined): boolean {
 /** q=0 is "not acceptable" (RFC 9110 §12.4.2). */
 function refused(r: MediaRange): boolean {
   return /^0(\.0{0,3})?$/.test(r.params.get('q') ?? '1');
+}
+
+// What a member answers a write in, which flotilla passes on (or reads, when JSON).
+const WRITE_ANSWER_TYPES = ['application/json', 'application/yaml', PROTOBUF];
+const WRITE_BODY_TYPES = 'application/json, application/yaml, application/vnd.kubernetes.protobuf';
+
+/** CBOR and its structured-syntax forms (`application/apply-patch+cbor`), and CBOR sequences. */
+function isCbor(contentType: string | undefined): boolean {
+  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  return type === 'application/cbor' || type === 'application/cbor-seq' || type.endsWith('+cbor');
+}
+
+/**
+ * A write (or a request flotilla sends on to one member: a subresource's GET, a review) refused as
+ * the apiserver refuses it, before any member is asked: 406 when the client takes none of the types
+ * a member's answer comes in, 415 for a CBOR body. The apiserver reads a patch's type before
+ * negotiating the answer, and a create's, update's or delete's body after.
+ */
+export function requireServedMedia(method: string, accept: string | undefined, contentType: string | undefined): void {
+  const body = () => {
+    if (!isCbor(contentType)) return;
+    if (method === 'PATCH') throw new StatusError(415, 'UnsupportedMediaType', '415: Unsupported Media Type', {});
+    throw new StatusError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: ${WRITE_BODY_TYPES}`);
+  };
+  if (method === 'PATCH') body();
+  if (accept) {
+    const taken = parseAccept(accept).some((r) => !refused(r) && (r.type === '*/*' || r.type === 'application/*' || WRITE_ANSWER_TYPES.includes(r.type)));
+    if (!taken) throw new StatusError(406, 'NotAcceptable', `406: Not Acceptable\n\nAvailable representations: ${WRITE_BODY_TYPES}`, {});
+  }
+  body();
 }
 
 /**

@@ -11,7 +11,7 @@ import type { Store } from '../store/store.js';
 import { owningCluster, type OwnerLookup, type ResourceTarget } from './owner.js';
 import type { WriteTracker } from './read-your-writes.js';
 import { annotatedCluster } from './annotated-cluster.js';
-import { acceptsJson } from '../api/negotiate.js';
+import { acceptsJson, requireServedMedia } from '../api/negotiate.js';
 import { grantTenantNamespace } from './tenant-namespace-grants.js';
 import { FORWARD_TIMEOUT_MS, MEMBER_FAN_OUT, NAMESPACE_LOOKUP_TIMEOUT_MS } from '../registry/defaults.js';
 import { asCaller, askMembers } from './member-fan-out.js';
@@ -44,6 +44,7 @@ const PASSED_RESPONSE_HEADERS = ['content-type', 'warning', 'retry-after', 'audi
 
 export async function forwardWrite(req: FastifyRequest, reply: FastifyReply, deps: ForwardDeps, target: RequestTarget): Promise<FastifyReply> {
   if (target.type !== 'resource') throw methodNotAllowed(`${req.method} is not allowed on ${req.url.split('?')[0]}`);
+  requireServedMedia(req.method, req.headers.accept, req.headers['content-type']);
   const tenant = await deps.tenant?.(req.raw);
   const sent = Buffer.isBuffer(req.body) ? req.body : undefined;
   const body = tenant ? bodyToMember(sent, req.headers['content-type'], req.method, tenant.resource(target.group, target.resource), tenant.naming) : sent;
@@ -61,6 +62,7 @@ export async function forwardWrite(req: FastifyRequest, reply: FastifyReply, dep
 
 /** GET of a subresource that is not cached (status, scale, …): read through to the owner. */
 export async function forwardRead(req: FastifyRequest, reply: FastifyReply, deps: ForwardDeps, target: ResourceTarget): Promise<FastifyReply> {
+  requireServedMedia(req.method, req.headers.accept, undefined);
   return forward(req, reply, deps, target, await owningCluster(deps, deps.store, target, req.raw), undefined);
 }
 

@@ -453,7 +453,7 @@ describe('kubectl through flotilla shows a caller what each member shows it, mer
     await compareLists(list);
   }, 120_000);
 
-  it('tables: default columns, -o wide, -o name, --chunk-size=2, a metadata.name field selector, kubectl 1.27, 1.30 and 1.33', async () => {
+  it('tables: default columns, -o wide, -o name, --chunk-size=2, a metadata.name field selector, kubectl 1.27, 1.30, 1.33 and 1.35', async () => {
     const list: ListCase[] = [];
     for (const who of [ALICE, BOB, ROBOT_WHO]) {
       for (const scope of SCOPES) {
@@ -467,7 +467,7 @@ describe('kubectl through flotilla shows a caller what each member shows it, mer
       list.push({ who, resource: 'secrets', scope: 'all', form: 'json', extra: ['--field-selector', 'metadata.name=token-a'] });
       list.push({ who, resource: 'configmaps', scope: 'all', form: 'table', extra: ['--field-selector', 'metadata.name=shared'] });
     }
-    for (const version of ['1.27', '1.30', '1.33']) {
+    for (const version of ['1.27', '1.30', '1.33', '1.35']) {
       list.push({ who: ALICE, resource: 'configmaps', scope: 'all', form: 'table', version });
       list.push({ who: BOB, resource: 'pods', scope: SHOP, form: 'wide', version });
     }

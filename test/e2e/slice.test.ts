@@ -85,7 +85,7 @@ describe('fleet-wide list', () => {
     expect(rows.find((r) => r.includes('pod-west-1'))!.split(/\s+/).slice(0, 2)).toEqual(['pod-west-1', 'west']);
   });
 
-  it.each(['1.28', '1.33'])('works the same with kubectl %s', async (version) => {
+  it.each(['1.28', '1.33', '1.34', '1.35'])('works the same with kubectl %s', async (version) => {
     const out = await kubectlOk(flotilla.kubeconfig, ['get', 'pods', '-n', NS], { version });
     const rows = out.trim().split('\n');
     expect(rows[0]!.split(/\s+/)).toEqual(['NAME', 'CLUSTER', 'READY', 'STATUS', 'RESTARTS', 'AGE']);

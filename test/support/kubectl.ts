@@ -1,8 +1,11 @@
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { existsSync, realpathSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 
-/** Runs a real kubectl (optionally a given minor version, installed beside it as kubectl.1.NN). */
+/**
+ * Runs a real kubectl (optionally a given minor version: installed beside it as kubectl.1.NN, or
+ * built from its Go module by build-fleet-binaries.mjs --kubectl for the newer ones).
+ */
 export interface KubectlResult {
   code: number;
   stdout: string;
@@ -10,14 +13,27 @@ export interface KubectlResult {
 }
 
 let kubectlDir: string | undefined;
+let builtDir: string | undefined;
 
-/** `kubectl.1.NN` lives beside the real path of `kubectl`, which is usually a symlink on PATH. */
+/** The minors newer than the machine's kubectl.1.NN, built and cached from their releases. */
+export const BUILT_KUBECTL_VERSIONS = ['1.34', '1.35'];
+
+/**
+ * `kubectl.1.NN` lives beside the real path of `kubectl`, which is usually a symlink on PATH, or,
+ * for BUILT_KUBECTL_VERSIONS, in build-fleet-binaries.mjs's cache (built on first need).
+ */
 export function kubectlBinary(version?: string): string {
   if (!version) return 'kubectl';
   kubectlDir ??= dirname(realpathSync(execFileSync('sh', ['-c', 'command -v kubectl'], { encoding: 'utf8' }).trim()));
-  const bin = join(kubectlDir, `kubectl.${version}`);
-  if (!existsSync(bin)) throw new Error(`kubectl ${version} is not installed beside kubectl (looked for ${bin})`);
-  return bin;
+  const beside = join(kubectlDir, `kubectl.${version}`);
+  if (existsSync(beside)) return beside;
+  if (BUILT_KUBECTL_VERSIONS.includes(version)) {
+    const script = resolve(import.meta.dirname, '..', '..', 'scripts', 'build-fleet-binaries.mjs');
+    builtDir ??= execFileSync('node', [script, '--kubectl'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
+    const built = join(builtDir, `kubectl.${version}`);
+    if (existsSync(built)) return built;
+  }
+  throw new Error(`kubectl ${version} is not installed beside kubectl (looked for ${beside})`);
 }
 
 export function kubectl(kubeconfig: string, args: string[], opts: { version?: string; timeoutMs?: number; input?: string } = {}): Promise<KubectlResult> {

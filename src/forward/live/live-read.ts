@@ -57,7 +57,7 @@ export async function liveRead(req: FastifyRequest, reply: FastifyReply, deps: L
   // Protobuf, for a client that takes nothing else: the members' own encoding, edited as it
   // passes. Not for a tenant or a hierarchy selection, whose edits read JSON: 406.
   const protobuf = protobufOnly(req.headers.accept, { list: list && !watching }) && !deps.tenant && !deps.treeSelection;
-  const form = protobuf ? 'object' : negotiate(req.headers.accept, { list: list && !watching });
+  const form = protobuf ? 'object' : negotiate(req.headers.accept, { list: list && !watching, watchable: list || watching });
   const identity = await deps.callerHeaders(req.raw);
   const clusters = target.cluster !== undefined ? [target.cluster] : fleetClusters ?? deps.fleet.clusterNames();
   const headers = asCaller(identity, req.headers['user-agent'], { accept: protobuf ? PROTOBUF_CONTENT_TYPE : accepted(form, list) });

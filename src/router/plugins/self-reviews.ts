@@ -7,7 +7,7 @@ import type { ReviewedPath } from '../../members/access-reviews.js';
 import type { Callers } from '../callers.js';
 import { CLUSTER_PREFIXES, targetOf } from '../target.js';
 import { sendJson } from '../replies.js';
-import { requirePlainObject } from '../../api/negotiate.js';
+import { requirePlainObject, requireServedMedia } from '../../api/negotiate.js';
 import type { Tenant } from '../../tenancy/tenant.js';
 import { bodyBytes } from '../../api/write-body.js';
 import { RULES_REVIEW_TIMEOUT_MS } from '../../registry/defaults.js';
@@ -185,8 +185,11 @@ export const selfReviewsPlugin: FastifyPluginAsync<SelfReviewsOptions> = async (
     });
   }
 
-  // A review is no list and has no Table form: asked only for one, it is the apiserver's 406.
-  const plain = async (req: FastifyRequest): Promise<void> => requirePlainObject(req.headers.accept);
+  // A review is no list and has no Table form: asked only for one, it is the apiserver's 406; nor CBOR.
+  const plain = async (req: FastifyRequest): Promise<void> => {
+    requireServedMedia(req.method, req.headers.accept, req.headers['content-type']);
+    requirePlainObject(req.headers.accept);
+  };
   for (const p of CLUSTER_PREFIXES) {
     app.post(`${p}/apis/${AUTHN}/:version/selfsubjectreviews`, { preHandler: plain }, whoAmI);
     app.post(`${p}/apis/${AUTHZ}/v1/selfsubjectaccessreviews`, { preHandler: plain }, canI);

@@ -107,7 +107,7 @@ async function serveCached(deps: CachedReadDeps, { req, reply, target, resource:
   if (deps.hierarchy && selectsByHierarchy(view)) warnings.push(...treeWarnings(deps.hierarchy, view));
   if (watching) {
     // Everything that can refuse the watch does so before the response is taken over.
-    const form = negotiate(req.headers.accept, { list: false });
+    const form = negotiate(req.headers.accept, { list: false, watchable: true });
     // A watch selecting by the namespace tree, resumed from before namespaces moved, is
     // replayed as it was selected then, and then told what entered and left its selection.
     let opened = view;

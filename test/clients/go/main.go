@@ -14,6 +14,14 @@
 // -create-in cluster, gets it at once, deletes it and lists again. A line per step ("UPDATED",
 // "PATCHED", "CREATED", "GOT", "DELETED", "LISTED", or "ERROR <step> …"), then "END".
 //
+// With -mode=cbor-client it is client-go's dynamic client, which asks for CBOR first and (with the
+// ClientsAllowCBOR and ClientsPreferCBOR gates on) sends CBOR: it creates a ConfigMap in -namespace
+// twice ("CREATED <name>" or "ERROR create <status code> <reason>": a server without CBOR answers
+// the first 415, and client-go sends the next in JSON), fills a dynamic informer of the
+// namespace's ConfigMaps ("SYNCED <n>"), creates a third and waits for its watch to deliver it
+// ("WATCHED <name>"), then "END". -v=8 logs each request's and answer's headers (client-go's own
+// debug log), which say what was asked for and answered in.
+//
 // With -mode=informer-cost it measures what a client pays to fill an informer (issue 32: is serving
 // protobuf reads worth it?): a pods shared informer in all namespaces, reading in the -content-type
 // given (json or protobuf), and once synced one line "COST objects=<pods in its store> cpu_ms=<user
@@ -39,9 +47,13 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
@@ -49,11 +61,13 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
 )
 
 func main() {
 	kubeconfig := flag.String("kubeconfig", "", "kubeconfig of the server to watch")
-	mode := flag.String("mode", "informer", "informer, metadata, patcher, protobuf-writer or informer-cost")
+	klog.InitFlags(nil)
+	mode := flag.String("mode", "informer", "informer, metadata, patcher, protobuf-writer, cbor-client or informer-cost")
 	resync := flag.Duration("resync", 5*time.Second, "informer resync period")
 	selector := flag.String("selector", "", "label selector of the informer and metadata modes")
 	namespace := flag.String("namespace", "", "the protobuf-writer mode's namespace")
@@ -105,6 +119,10 @@ func main() {
 	defer cancel()
 	if *mode == "protobuf-writer" {
 		protobufWriter(ctx, cfg, *namespace, *createIn)
+		return
+	}
+	if *mode == "cbor-client" {
+		cborClient(ctx, cfg, *namespace)
 		return
 	}
 	if *mode == "informer-cost" {
@@ -253,6 +271,52 @@ func protobufWriter(ctx context.Context, cfg *rest.Config, namespace, createIn s
 		}
 	}
 	fmt.Printf("PROTOBUF-ANSWERS %d\n", protobufAnswers.Load())
+	fmt.Println("END")
+}
+
+func cborClient(ctx context.Context, cfg *rest.Config, namespace string) {
+	client := dynamic.NewForConfigOrDie(cfg)
+	gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	configMaps := client.Resource(gvr).Namespace(namespace)
+	create := func() string {
+		made, err := configMaps.Create(ctx, &unstructured.Unstructured{Object: map[string]interface{}{
+			"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]interface{}{"generateName": "cbor-"},
+		}}, metav1.CreateOptions{})
+		if err != nil {
+			var code int32
+			if status, ok := err.(apierrors.APIStatus); ok {
+				code = status.Status().Code
+			}
+			fmt.Printf("ERROR create %d %s\n", code, apierrors.ReasonForError(err))
+			return ""
+		}
+		fmt.Printf("CREATED %s\n", made.GetName())
+		return made.GetName()
+	}
+	create()
+	create()
+	informer := dynamicinformer.NewFilteredDynamicSharedInformerFactory(client, 0, namespace, nil).ForResource(gvr).Informer()
+	added := make(chan string, 16)
+	_, _ = informer.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(obj interface{}) { added <- obj.(metav1.Object).GetName() }})
+	go informer.Run(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
+		fail(fmt.Errorf("cache never synced"))
+	}
+	fmt.Printf("SYNCED %d\n", len(informer.GetStore().ListKeys()))
+	// One more, seen by the informer's watch.
+	name := create()
+	timeout := time.After(30 * time.Second)
+	for name != "" {
+		select {
+		case got := <-added:
+			if got == name {
+				fmt.Printf("WATCHED %s\n", name)
+				name = ""
+			}
+		case <-timeout:
+			fail(fmt.Errorf("the watch never delivered %s", name))
+		}
+	}
 	fmt.Println("END")
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { negotiate, prefersProtobufMetadata, protobufOnly } from '../../../src/api/negotiate.js';
+import { negotiate, prefersProtobufMetadata, protobufOnly, requireServedMedia } from '../../../src/api/negotiate.js';
 
 const KUBECTL_GET = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json';
 
@@ -76,5 +76,51 @@ describe('protobufOnly', () => {
     expect(protobufOnly('application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1', { list: false })).toBe(false);
     expect(protobufOnly('application/vnd.kubernetes.protobuf;q=0', { list: false })).toBe(false);
     expect(protobufOnly('text/plain', { list: false })).toBe(false);
+  });
+});
+
+describe('CBOR (served by none of flotilla, answered as the apiserver without it)', () => {
+  const refusal = (f: () => unknown) => {
+    try {
+      f();
+    } catch (e) {
+      const s = e as { code: number; reason: string; message: string; details?: unknown };
+      return { code: s.code, reason: s.reason, message: s.message, details: s.details };
+    }
+    return undefined;
+  };
+
+  it('a read asking for CBOR alone is 406 naming what flotilla answers in; a list or watch names the stream too', () => {
+    expect(refusal(() => negotiate('application/cbor', { list: false }))).toEqual({ code: 406, reason: 'NotAcceptable', message: '406: Not Acceptable\n\nAvailable representations: application/json', details: {} });
+    expect(refusal(() => negotiate('application/cbor', { list: true }))?.message).toBe('406: Not Acceptable\n\nAvailable representations: application/json, application/json;stream=watch');
+    expect(refusal(() => negotiate('application/cbor-seq', { list: false, watchable: true }))?.message).toContain('application/json;stream=watch');
+  });
+
+  it('CBOR preferred with JSON allowed, in either order, is JSON (client-go’s dynamic client and its CBOR gates)', () => {
+    expect(negotiate('application/cbor;q=1, application/json;q=0.9', { list: true })).toBe('object');
+    expect(negotiate('application/json;q=0.9,application/cbor;q=1', { list: true })).toBe('object');
+    expect(negotiate('application/cbor, */*', { list: false })).toBe('object');
+  });
+
+  it('entries are tried by preference as the apiserver tries them: a higher q first, a concrete type before a wildcard', () => {
+    expect(negotiate('application/json;as=Table;v=v1;g=meta.k8s.io;q=0.5, application/json;q=0.9', { list: true })).toBe('object');
+    expect(negotiate('*/*, application/json;as=Table;v=v1;g=meta.k8s.io', { list: true })).toBe('table');
+  });
+
+  it('a write sending CBOR is 415 as the apiserver words it (a patch its own way); one taking only CBOR is 406', () => {
+    expect(refusal(() => requireServedMedia('POST', 'application/json', 'application/cbor'))).toEqual({ code: 415, reason: 'UnsupportedMediaType', message: 'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf', details: undefined });
+    expect(refusal(() => requireServedMedia('PATCH', undefined, 'application/apply-patch+cbor'))).toEqual({ code: 415, reason: 'UnsupportedMediaType', message: '415: Unsupported Media Type', details: {} });
+    expect(refusal(() => requireServedMedia('PUT', 'application/cbor', 'application/json'))).toEqual({ code: 406, reason: 'NotAcceptable', message: '406: Not Acceptable\n\nAvailable representations: application/json, application/yaml, application/vnd.kubernetes.protobuf', details: {} });
+  });
+
+  it('the apiserver’s order: a patch’s type before the answer’s; a create’s answer before its body', () => {
+    expect(refusal(() => requireServedMedia('PATCH', 'application/cbor', 'application/cbor'))?.code).toBe(415);
+    expect(refusal(() => requireServedMedia('POST', 'application/cbor', 'application/cbor'))?.code).toBe(406);
+  });
+
+  it('passes JSON, YAML and protobuf writes, wildcards and CBOR preferred with JSON allowed', () => {
+    for (const [accept, type] of [[undefined, 'application/json'], ['application/vnd.kubernetes.protobuf', 'application/vnd.kubernetes.protobuf'], ['application/cbor;q=1, application/json;q=0.9', 'application/merge-patch+json'], ['*/*', 'application/apply-patch+yaml'], ['application/yaml', undefined]] as const) {
+      expect(refusal(() => requireServedMedia('PATCH', accept, type))).toBeUndefined();
+    }
   });
 });

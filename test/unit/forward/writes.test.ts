@@ -90,7 +90,7 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const send = (method: 'POST' | 'PUT' | 'DELETE', url: string, body?: unknown, headers: Record<string, string> = json) =>
+const send = (method: 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, body?: unknown, headers: Record<string, string> = json) =>
   app.inject({ method, url, headers: { ...headers, 'user-agent': 'kubectl/v1.34' }, ...(body !== undefined ? { payload: typeof body === 'string' ? body : JSON.stringify(body) } : {}) });
 
 describe('a create', () => {
@@ -217,5 +217,25 @@ describe('a deletecollection', () => {
     expect(res.json<{ message: string }>().message).toBe('cluster north did not answer DELETE /api/v1/namespaces/shop/configmaps: connect ECONNREFUSED 10.0.0.3:6443');
     expect(sent.map((s) => s.cluster).sort()).toEqual(['east', 'north', 'west']);
     for (const s of sent) expect(s.headers, s.cluster).toMatchObject({ 'Impersonate-User': 'alice', 'Impersonate-Group': ['team-a'], 'user-agent': 'kubectl/v1.34 via flotilla' });
+  });
+});
+
+describe('CBOR, which flotilla does not serve', () => {
+  it('a write sending it is 415 and one taking only it back 406, as the apiserver answers, and neither reaches a member (one serving CBOR would answer in it)', async () => {
+    answer = () => ({ status: 200, body: configMap('cm', '9') });
+    const cbor = '\u00a1';
+    for (const [method, url, headers, code] of [
+      ['POST', '/api/v1/namespaces/shop/configmaps', { 'content-type': 'application/cbor' }, 415],
+      ['PUT', '/api/v1/namespaces/shop/configmaps/cm', { 'content-type': 'application/cbor' }, 415],
+      ['PATCH', '/api/v1/namespaces/shop/configmaps/cm', { 'content-type': 'application/apply-patch+cbor' }, 415],
+      ['DELETE', '/api/v1/namespaces/shop/configmaps/cm', { 'content-type': 'application/cbor' }, 415],
+      ['POST', '/api/v1/namespaces/shop/configmaps', { 'content-type': 'application/json', accept: 'application/cbor' }, 406],
+      ['DELETE', '/clusters/east/api/v1/namespaces/shop/configmaps', { 'content-type': 'application/json', accept: 'application/cbor-seq' }, 406],
+    ] as const) {
+      const res = await send(method, url, headers['content-type'] === 'application/json' ? JSON.stringify(configMap('cm', '')) : cbor, headers);
+      expect(res.statusCode, `${method} ${url}`).toBe(code);
+      expect(res.json(), `${method} ${url}`).toMatchObject({ kind: 'Status', reason: code === 415 ? 'UnsupportedMediaType' : 'NotAcceptable', code });
+    }
+    expect(sent).toEqual([]);
   });
 });
