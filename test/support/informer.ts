@@ -9,7 +9,7 @@ export function clientsDir(): string {
   return execFileSync('node', [script, '--clients'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
 }
 
-export type InformerMode = 'informer' | 'metadata' | 'patcher';
+export type InformerMode = 'informer' | 'metadata' | 'dynamic' | 'patcher';
 
 export interface InformerRun {
   synced: Promise<void>;
@@ -27,9 +27,15 @@ export interface InformerRun {
 }
 
 /** The client-go program of test/clients/go, as a running informer of pods. */
-export function startInformer(opts: { bin: string; kubeconfig: string; mode: InformerMode; watchList: boolean; selector?: string; namespace?: string; accept?: string }): InformerRun {
+/**
+ * `watchList`: client-go's WatchListClient gate set on or off, or `'default'` left as the client
+ * ships it (on since client-go 0.35, the test client's version).
+ */
+export function startInformer(opts: { bin: string; kubeconfig: string; mode: InformerMode; watchList: boolean | 'default'; selector?: string; namespace?: string; accept?: string }): InformerRun {
   const child = spawn(opts.bin, ['-kubeconfig', opts.kubeconfig, '-mode', opts.mode, '-resync', '1s', '-selector', opts.selector ?? '', ...(opts.accept ? ['-accept', opts.accept] : [])], {
-    env: { ...process.env, KUBE_FEATURE_WatchListClient: String(opts.watchList) },
+    env: opts.watchList === 'default'
+      ? Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'KUBE_FEATURE_WatchListClient'))
+      : { ...process.env, KUBE_FEATURE_WatchListClient: String(opts.watchList) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

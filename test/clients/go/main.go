@@ -1,4 +1,4 @@
-// informer runs a client-go shared informer (or a metadata informer) for pods in all namespaces
+// informer runs a client-go shared informer (or a metadata or dynamic informer: -mode) for pods in all namespaces
 // through the given kubeconfig, prints "SYNCED" once its cache has synced, and on SIGTERM prints
 // every cached pod as "<namespace>/<name> <uid> <resourceVersion> <cluster annotation>", one per
 // line, the number of pod LIST and WATCH requests it made ("REQUESTS lists=N watches=M"), then
@@ -67,7 +67,7 @@ import (
 func main() {
 	kubeconfig := flag.String("kubeconfig", "", "kubeconfig of the server to watch")
 	klog.InitFlags(nil)
-	mode := flag.String("mode", "informer", "informer, metadata, patcher, protobuf-writer, cbor-client or informer-cost")
+	mode := flag.String("mode", "informer", "informer, metadata, dynamic, patcher, protobuf-writer, cbor-client or informer-cost")
 	resync := flag.Duration("resync", 5*time.Second, "informer resync period")
 	selector := flag.String("selector", "", "label selector of the informer and metadata modes")
 	namespace := flag.String("namespace", "", "the protobuf-writer mode's namespace")
@@ -157,6 +157,10 @@ func main() {
 		client := kubernetes.NewForConfigOrDie(cfg)
 		factory := informers.NewSharedInformerFactoryWithOptions(client, *resync, informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = *selector }))
 		informer = factory.Core().V1().Pods().Informer()
+	case "dynamic":
+		client := dynamic.NewForConfigOrDie(cfg)
+		factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(client, *resync, metav1.NamespaceAll, func(o *metav1.ListOptions) { o.LabelSelector = *selector })
+		informer = factory.ForResource(schema.GroupVersionResource{Version: "v1", Resource: "pods"}).Informer()
 	case "metadata":
 		client := metadata.NewForConfigOrDie(cfg)
 		factory := metadatainformer.NewFilteredSharedInformerFactory(client, *resync, metav1.NamespaceAll, func(o *metav1.ListOptions) { o.LabelSelector = *selector })
