@@ -89,34 +89,19 @@ function namePredicate(terms: SearchTerms, req: ViewRequest): ObjectPredicate {
   };
 }
 
-/** Whether `needle` (lower-case) is in `text` from `from` on, ignoring case; ASCII compared in place. */
+/**
+ * Whether `needle` (lower-case) is in `text` from `from` on, ignoring case. V8 lower-cases a name
+ * without upper-case characters (most Kubernetes names: DNS names) by returning it as it is, so
+ * only a name that has some is copied. `from` is past an ASCII prefix (a tenant's), which
+ * lower-casing leaves where it is.
+ */
 export function containsFolded(text: string, from: number, needle: string): boolean {
-  const last = text.length - needle.length;
-  for (let i = from; i <= last; i++) {
-    const at = matchFoldedAt(text, i, needle);
-    if (at === true) return true;
-    if (at === undefined) return text.slice(from).toLowerCase().includes(needle);
-  }
-  return false;
+  return text.toLowerCase().indexOf(needle, from) !== -1;
 }
 
 /** Whether `text` continues at `from` with `needle` (lower-case), ignoring case. */
 export function foldedAt(text: string, from: number, needle: string): boolean {
-  if (text.length - from < needle.length) return false;
-  const at = matchFoldedAt(text, from, needle);
-  return at === undefined ? text.slice(from).toLowerCase().startsWith(needle) : at;
-}
-
-/** ASCII case folding at one place; undefined when a character is not ASCII (then lowerCase decides). */
-function matchFoldedAt(text: string, at: number, needle: string): boolean | undefined {
-  for (let j = 0; j < needle.length; j++) {
-    let c = text.charCodeAt(at + j);
-    const n = needle.charCodeAt(j);
-    if (c > 127 || n > 127) return undefined;
-    if (c >= 65 && c <= 90) c += 32;
-    if (c !== n) return false;
-  }
-  return true;
+  return text.toLowerCase().startsWith(needle, from);
 }
 
 /** created-after (at or after) and created-before (before), on the meta record's creationTimestamp. */
