@@ -4,7 +4,7 @@ import { NAMESPACES, type NamespaceForest } from '../../hierarchy/namespace-fore
 import { hierarchySelection, isTreeRequirement } from '../../view/step-hierarchy.js';
 import { searchSelection, searchTermsOf } from '../../view/step-search.js';
 import type { ViewRequest } from '../../view/view-step.js';
-import { OWNER_KIND_TERM, OWNER_NAME_TERM, OWNER_UID_TERM, isSearchKey } from '../../api/search-terms.js';
+import { OWNER_KIND_TERM, OWNER_NAME_TERM, OWNER_UID_TERM, SEARCH_PREFIX, isSearchKey } from '../../api/search-terms.js';
 import { badRequest } from '../../api/status.js';
 import { buildReadView } from '../../view/steps.js';
 import { formatLabelSelector, parseLabelSelector } from '../../api/label-selector.js';
@@ -54,8 +54,10 @@ async function liveEdits(deps: LiveReaderDeps, req: FastifyRequest, target: Reso
   const tenant = await deps.forward.tenant?.(req.raw);
   const query = req.query as Query;
   const read = parseReadRequest(query, target.name !== undefined);
-  const wanted = read.labelSelector ? parseLabelSelector(read.labelSelector) : [];
   const trees = deps.hierarchy && deps.catalog.resource(NAMESPACES) ? deps.hierarchy : undefined;
+  // A selector with nothing of flotilla's in it is the members' to read (and refuse) alone.
+  const ours = read.labelSelector !== undefined && (trees !== undefined || read.labelSelector.includes(SEARCH_PREFIX));
+  const wanted = ours ? parseLabelSelector(read.labelSelector!) : [];
   const flotillas = (key: string) => isSearchKey(key) || (trees !== undefined && isTreeRequirement(key));
   if (!read.search && !wanted.some((r) => flotillas(r.key))) return tenant ? { tenant } : {};
   const clusters = target.cluster !== undefined ? [target.cluster] : fleetClusters ?? deps.fleet.clusterNames();
@@ -73,7 +75,7 @@ async function liveEdits(deps: LiveReaderDeps, req: FastifyRequest, target: Reso
   if (searchTermsOf(request)?.owner) throw badRequest(`owner search terms (${OWNER_UID_TERM}, ${OWNER_KIND_TERM}, ${OWNER_NAME_TERM}) are served for cached resources only: ${target.group ? `${target.resource}.${target.group}` : target.resource} is read live from the members`);
   const view = buildReadView(request, LIVE_SELECTION_STEPS);
   const selection: LiveSelection = {
-    rest: formatLabelSelector(wanted.filter((r) => !flotillas(r.key))),
+    rest: ours ? formatLabelSelector(wanted.filter((r) => !flotillas(r.key))) : read.labelSelector ?? '',
     showsCluster: (c) => view.showsCluster(c),
     admits: (o) => view.admits(o, () => (o.created !== undefined ? { created: o.created } : {})),
   };
