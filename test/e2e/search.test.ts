@@ -242,13 +242,27 @@ describe('search terms in kubectl get -l', () => {
     expect(hidden.items).toEqual([]);
   });
 
-  it('a live read (Secrets are not cached): the members get no search terms, the merged answer is filtered', async () => {
+  it('a live read (Secrets are not cached): the members get no search terms, the merged answer and a watch\'s events are filtered', async () => {
     const all = await membersOwn('secrets');
     for (const t of [{ contains: 'API' }, { cluster: { op: 'notin', values: [east.name] } }, { clusterLabel: { key: 'region', op: '=', values: ['eu'] } }] as Terms[]) {
       expect((await selected('secrets', t)).items, selectorOf(t)).toEqual(bruteForce(all, t));
     }
     const owner = await selected('secrets', 'search.flotilla.io/owner-uid=x');
     expect(owner.status).toBe(400);
+    // A live watch: the members' events filtered as they pass.
+    const w = await openWatch(flotilla.endpoint, `/api/v1/namespaces/${NS}/secrets?watch=1&labelSelector=${encodeURIComponent('search.flotilla.io/name-contains=LW')}`);
+    expect(w.status).toBe(200);
+    const secret = (name: string) => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name }, stringData: { k: 'v' } });
+    try {
+      await must(west, 'POST', `/api/v1/namespaces/${NS}/secrets`, secret('zz-live'));
+      await must(west, 'POST', `/api/v1/namespaces/${NS}/secrets`, secret('lw-live'));
+      await must(west, 'DELETE', `/api/v1/namespaces/${NS}/secrets/lw-live`);
+      const events = await w.until((es) => es.some((e) => e.type === 'DELETED'), 20_000);
+      expect(events.map((e) => `${e.type} ${e.object.metadata?.name}`)).toEqual(['ADDED lw-live', 'DELETED lw-live']);
+    } finally {
+      w.close();
+      await must(west, 'DELETE', `/api/v1/namespaces/${NS}/secrets/zz-live`);
+    }
   });
 
   it('a watch: objects enter and leave the selection as they are made and deleted; watch-list starts from the selection', async () => {
