@@ -1,4 +1,5 @@
 import { badRequest, invalid } from './status.js';
+import { isSearchKey, searchTermsOfQuery, type SearchTerms } from './search-terms.js';
 
 /**
  * List and watch options read from a request's query as the apiserver reads them: one reader
@@ -69,6 +70,11 @@ export interface ReadRequest {
   includeObject?: IncludeObject;
   labelSelector?: string;
   fieldSelector?: string;
+  /**
+   * Search terms given as query parameters (`?search.flotilla.io/name-contains=abc`,
+   * api/search-terms.ts); those inside the label selector are read with it (view/step-search.ts).
+   */
+  search?: SearchTerms;
 }
 
 /**
@@ -93,6 +99,7 @@ export function parseReadRequest(query: ReadQuery | URLSearchParams, named: bool
   if (continueText) refuseVersionWithContinue(resourceVersion);
   const labelSelector = one(query, 'labelSelector');
   const fieldSelector = one(query, 'fieldSelector');
+  const search = searchTermsOfQuery(searchParams(query));
   return {
     verb,
     resourceVersion,
@@ -105,7 +112,23 @@ export function parseReadRequest(query: ReadQuery | URLSearchParams, named: bool
     ...(includeObject !== undefined ? { includeObject: includeObject as IncludeObject } : {}),
     ...(labelSelector !== undefined ? { labelSelector } : {}),
     ...(fieldSelector !== undefined ? { fieldSelector } : {}),
+    ...(search ? { search } : {}),
   };
+}
+
+/** The query's search-term parameters, each with all its values. */
+function searchParams(query: ReadQuery | URLSearchParams): [string, readonly string[]][] {
+  if (query instanceof URLSearchParams) {
+    const keys = [...new Set([...query.keys()].filter(isSearchKey))];
+    return keys.map((k) => [k, query.getAll(k)]);
+  }
+  const out: [string, readonly string[]][] = [];
+  for (const k in query) {
+    if (!isSearchKey(k)) continue;
+    const v = query[k];
+    out.push([k, typeof v === 'string' ? [v] : v ?? []]);
+  }
+  return out;
 }
 
 /** The apiserver's rules for combining resourceVersion, resourceVersionMatch and watch-list. */

@@ -89,6 +89,8 @@ function connectionOf(c: ClusterConfig): string {
   return JSON.stringify([c.kubeconfig, c.context, c.server, c.caFile, c.tokenFile, c.insecureSkipTLSVerify]);
 }
 
+const NO_LABELS: Readonly<Record<string, string>> = Object.freeze({});
+
 /**
  * The roles the cache manager plays for the layers above it. Each reader or forwarder is given
  * only the roles it needs, not the manager: what a part can reach is visible in its options.
@@ -96,6 +98,8 @@ function connectionOf(c: ClusterConfig): string {
 export interface FleetMembers {
   clusterNames(): string[];
   member(name: string): MemberClient | undefined;
+  /** A member's labels in the configuration as it is now (reloads included); none for a member it does not name. */
+  clusterLabels?(name: string): Readonly<Record<string, string>>;
 }
 
 export interface ResourceCatalog {
@@ -386,6 +390,10 @@ export class CacheManager implements FleetMembers, ResourceCatalog, CacheHealth 
 
   member(name: string): MemberClient | undefined {
     return this.members.get(name)?.client;
+  }
+
+  clusterLabels(name: string): Readonly<Record<string, string>> {
+    return this.members.get(name)?.config.labels ?? NO_LABELS;
   }
 
   /**

@@ -18,7 +18,8 @@ export interface ViewedObject {
   name: string;
 }
 
-export type ViewedMeta = { labels?: Record<string, string>; fields?: Record<string, string> } | undefined;
+/** What a view reads of a meta record (store/meta-record.ts): `created` is its creationTimestamp. */
+export type ViewedMeta = { labels?: Record<string, string>; fields?: Record<string, string>; created?: string } | undefined;
 
 export type ChangeKind = 'ADDED' | 'MODIFIED' | 'DELETED';
 

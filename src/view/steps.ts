@@ -7,6 +7,7 @@ import { labelSelection } from './step-label-selector.js';
 import { hierarchySelection } from './step-hierarchy.js';
 import { fieldSelection } from './step-field-selector.js';
 import { tenantView } from './step-tenant.js';
+import { searchSelection } from './step-search.js';
 
 /**
  * The view steps, in the order they run, on a view that starts as every cluster the resource is
@@ -16,7 +17,7 @@ import { tenantView } from './step-tenant.js';
  * caller may see come before the request's own narrowing, so an error a later step raises can
  * never depend on what an earlier one hid.
  */
-export const VIEW_STEPS: readonly ViewStep[] = [addressedCluster, authorization, tenantView, requestNamespace, hierarchySelection, labelSelection, fieldSelection];
+export const VIEW_STEPS: readonly ViewStep[] = [addressedCluster, authorization, tenantView, requestNamespace, hierarchySelection, searchSelection, labelSelection, fieldSelection];
 
 export function buildReadView(req: ViewRequest, steps: readonly ViewStep[] = VIEW_STEPS): ReadView {
   const builder = new ViewBuilder(req.resource.clusters);

@@ -3,6 +3,8 @@ import type { FieldSelector } from '../api/field-selector.js';
 import type { AccessSet } from '../api/rbac.js';
 import type { NamespaceTree } from '../hierarchy/namespace-tree.js';
 import type { ObjectNaming } from '../tenancy/naming-direction.js';
+import type { SearchTerms } from '../api/search-terms.js';
+import type { OwnerSearch } from './owner-search.js';
 import { ReadView, joined, type ObjectPredicate, type Presentation } from './read-view.js';
 
 /**
@@ -28,6 +30,12 @@ export interface ViewRequest {
   tenant?: ObjectNaming;
   /** Each member's namespace tree, for hierarchy selectors (step-hierarchy.ts); absent: none. */
   hierarchy?: { tree(cluster: string): NamespaceTree };
+  /** Search terms given as query parameters (api/list-options.ts); those in the label selector are read with it. */
+  search?: SearchTerms;
+  /** A member's labels in the fleet file as they are now, for `cluster.search.flotilla.io/<label>` terms; absent: none. */
+  clusterLabels?: (cluster: string) => Readonly<Record<string, string>>;
+  /** Owner search (owner-search.ts); absent: no owner is found, so an owner term selects nothing. */
+  owners?: OwnerSearch;
 }
 
 /** One step of building a view: one file each, run in the order of steps.ts. */

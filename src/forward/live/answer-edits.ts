@@ -4,16 +4,17 @@ import { notFound } from '../../api/status.js';
 import { answerToTenant, tenantAnswerBytes, type NamedResource, type TenantNames } from '../../tenancy/answers.js';
 import { isJsonObject } from '../../util/json-object.js';
 import type { ResourceTarget } from '../owner.js';
+import type { LiveObject } from './config.js';
 
 /**
- * Live answers edited after the members answered: items the namespace tree does not select left
- * out (`selects`, the read view's own predicate: LiveReadDeps.treeSelection), and a tenant's
+ * Live answers edited after the members answered: items flotilla's selection leaves out (`selects`,
+ * the read view's own decision: LiveReadDeps.selection), and a tenant's
  * answers rewritten whole into its names (tenancy/answers.ts: items not the tenant's left out). A
  * page can so hold fewer items than its limit; its continue token still leads on (the members'
  * own), so paging stays whole, as the API allows.
  */
 export interface AnswerEdits {
-  selects?: (cluster: string, namespace: string) => boolean;
+  selects?: (o: LiveObject) => boolean;
   tenant?: TenantNames;
   /** The read resource in the tenant's names, looked up once for the read (a watch shows each event in them). */
   resource?: NamedResource;
@@ -21,27 +22,31 @@ export interface AnswerEdits {
 }
 
 /**
- * A list's items or a Table's rows that the tree selects, each read for the (cluster, namespace)
- * the view's predicate takes: its cluster annotation or Cluster cell (or `cluster`, for one
- * member's answer), its metadata's namespace. A single object: undefined when not selected.
+ * A list's items or a Table's rows that the selection keeps, each read for what the view decides
+ * on: its cluster (annotation, Cluster cell, or `cluster` for one member's answer), namespace,
+ * name and creationTimestamp. A single object: undefined when not selected.
  */
-function selectedItems(doc: unknown, selects: (cluster: string, namespace: string) => boolean, cluster?: string): unknown {
+function selectedItems(doc: unknown, selects: (o: LiveObject) => boolean, cluster?: string): unknown {
   if (!isJsonObject(doc)) return doc;
-  const namespaceOf = (o: unknown) => {
+  const seen = (o: unknown, clusterCell?: string): boolean => {
     const md = isJsonObject(o) ? o['metadata'] : undefined;
-    return isJsonObject(md) && typeof md['namespace'] === 'string' ? md['namespace'] : '';
-  };
-  const clusterOf = (o: unknown) => {
-    const md = isJsonObject(o) ? o['metadata'] : undefined;
-    const ann = isJsonObject(md) ? md['annotations'] : undefined;
-    return cluster ?? (isJsonObject(ann) && typeof ann[CLUSTER_ANNOTATION] === 'string' ? ann[CLUSTER_ANNOTATION] : '');
+    const m = isJsonObject(md) ? md : {};
+    const ann = m['annotations'];
+    const annotated = isJsonObject(ann) && typeof ann[CLUSTER_ANNOTATION] === 'string' ? ann[CLUSTER_ANNOTATION] : '';
+    const created = m['creationTimestamp'];
+    return selects({
+      cluster: cluster ?? clusterCell ?? annotated,
+      namespace: typeof m['namespace'] === 'string' ? m['namespace'] : '',
+      name: typeof m['name'] === 'string' ? m['name'] : '',
+      ...(typeof created === 'string' ? { created } : {}),
+    });
   };
   if (Array.isArray(doc['rows'])) {
     const at = clusterColumnAt(Array.isArray(doc['columnDefinitions']) ? doc['columnDefinitions'] : []);
-    return { ...doc, rows: doc['rows'].filter((r: unknown) => isJsonObject(r) && selects(cluster ?? String(Array.isArray(r['cells']) ? clusterCellOf(r['cells'], at) ?? '' : ''), namespaceOf(r['object']))) };
+    return { ...doc, rows: doc['rows'].filter((r: unknown) => isJsonObject(r) && seen(r['object'], String(Array.isArray(r['cells']) ? clusterCellOf(r['cells'], at) ?? '' : ''))) };
   }
-  if (Array.isArray(doc['items'])) return { ...doc, items: doc['items'].filter((i: unknown) => selects(clusterOf(i), namespaceOf(i))) };
-  return selects(clusterOf(doc), namespaceOf(doc)) ? doc : undefined;
+  if (Array.isArray(doc['items'])) return { ...doc, items: doc['items'].filter((i: unknown) => seen(i)) };
+  return seen(doc) ? doc : undefined;
 }
 
 /** An answer's JSON bytes as edited; 404 for a single object the edits leave out. */

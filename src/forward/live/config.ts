@@ -19,15 +19,31 @@ export interface LiveReadDeps {
   /** The caller's tenant's names (src/tenancy): answers are shown in them, with nothing of anyone else. */
   tenant?: TenantNames;
   /**
-   * Hierarchy selection (src/view/step-hierarchy.ts) of a read whose label selector names the
-   * namespace tree: the members get the rest of the selector, and answers keep the objects whose
-   * (cluster, namespace) the tree selects.
+   * What flotilla selects itself rather than the members (src/view: hierarchy selectors, search
+   * terms): the members get `rest` of the label selector and no search parameters, only those
+   * `showsCluster` are asked (all of them when it shows none, so the answer still has its kind),
+   * and answers keep the objects `admits` does.
    */
-  treeSelection?: { rest: string; selects(cluster: string, namespace: string): boolean };
+  selection?: LiveSelection;
   /** This read's share of the bytes live reads may hold (released when its response is done). */
   hold?: LiveBufferHold;
   /** A member's namespaces (member names), when flotilla caches them from it. */
   namespacesOf?: (cluster: string) => readonly string[] | undefined;
+}
+
+/** An object of a live answer, as a live selection decides on it. */
+export interface LiveObject {
+  cluster: string;
+  namespace: string;
+  name: string;
+  /** Its creationTimestamp. */
+  created?: string;
+}
+
+export interface LiveSelection {
+  rest: string;
+  showsCluster(cluster: string): boolean;
+  admits(o: LiveObject): boolean;
 }
 
 /** Whether a resource (not cached) is read live from the members under this configuration. */

@@ -4,12 +4,13 @@ import { negotiate, protobufOnly, type ResponseForm } from '../../api/negotiate.
 import { PROTOBUF_CONTENT_TYPE } from '../../api/protobuf-object.js';
 import { notServed } from '../../api/status.js';
 import { parseReadRequest } from '../../api/list-options.js';
+import { isSearchKey } from '../../api/search-terms.js';
 import { warningHeader as warning } from '../../api/warning.js';
 import { TREE_LABEL_SUFFIX } from '../../hierarchy/namespace-tree.js';
 import { MEMBER_READ_TIMEOUT_MS } from '../../registry/defaults.js';
 import { asCaller } from '../member-fan-out.js';
 import type { ResourceTarget } from '../owner.js';
-import { servedLive, type LiveReadDeps } from './config.js';
+import { servedLive, type LiveObject, type LiveReadDeps } from './config.js';
 import type { AnswerEdits } from './answer-edits.js';
 import { liveGet } from './get.js';
 import { liveList } from './list.js';
@@ -54,12 +55,15 @@ export async function liveRead(req: FastifyRequest, reply: FastifyReply, deps: L
   const watching = read.verb === 'watch';
   if (target.subresource !== undefined && (target.name === undefined || watching || !LIVE_SUBRESOURCES.has(target.subresource))) throw notServed();
   const list = target.name === undefined;
+  const selection = deps.selection;
   // Protobuf, for a client that takes nothing else: the members' own encoding, edited as it
-  // passes. Not for a tenant or a hierarchy selection, whose edits read JSON: 406.
-  const protobuf = protobufOnly(req.headers.accept, { list: list && !watching }) && !deps.tenant && !deps.treeSelection;
+  // passes. Not for a tenant or flotilla's own selection, whose edits read JSON: 406.
+  const protobuf = protobufOnly(req.headers.accept, { list: list && !watching }) && !deps.tenant && !selection;
   const form = protobuf ? 'object' : negotiate(req.headers.accept, { list: list && !watching, watchable: list || watching });
   const identity = await deps.callerHeaders(req.raw);
-  const clusters = target.cluster !== undefined ? [target.cluster] : fleetClusters ?? deps.fleet.clusterNames();
+  const addressed = target.cluster !== undefined ? [target.cluster] : fleetClusters ?? deps.fleet.clusterNames();
+  const shown = selection ? addressed.filter((c) => selection.showsCluster(c)) : addressed;
+  const clusters = shown.length > 0 ? shown : addressed;
   const headers = asCaller(identity, req.headers['user-agent'], { accept: protobuf ? PROTOBUF_CONTENT_TYPE : accepted(form, list) });
   const path = canonicalPath({ ...target, cluster: undefined });
   const ask: LiveAsk = {
@@ -71,21 +75,21 @@ export async function liveRead(req: FastifyRequest, reply: FastifyReply, deps: L
     },
     bounds: { concurrency: deps.config.concurrency, timeoutMs: MEMBER_READ_TIMEOUT_MS, ...(deps.hold ? { budget: deps.hold } : {}) },
   };
-  // Hierarchy selectors are flotilla's (the namespace tree of cached namespaces): the members get
-  // the rest of the selector, and what they answer is kept where the tree selects it. Without a
-  // tree (namespaces not cached), the members match them against the objects' labels: said.
-  const tree = deps.treeSelection;
-  if (tree && list) {
-    if (tree.rest) params.set('labelSelector', tree.rest);
+  // Hierarchy selectors and search terms are flotilla's: the members get the rest of the
+  // selector, and what they answer is kept where flotilla's selection admits it. Without a tree
+  // (namespaces not cached), the members match hierarchy selectors against the objects' labels: said.
+  for (const key of [...params.keys()]) if (isSearchKey(key)) params.delete(key);
+  if (selection) {
+    if (selection.rest) params.set('labelSelector', selection.rest);
     else params.delete('labelSelector');
   }
-  const notes = !tree && (params.get('labelSelector') ?? '').includes(TREE_LABEL_SUFFIX)
+  const notes = !selection && (params.get('labelSelector') ?? '').includes(TREE_LABEL_SUFFIX)
     ? [warning(`hierarchy selectors (*${TREE_LABEL_SUFFIX}) select by the namespace tree of cached namespaces; flotilla caches none here, so the members match them against the objects' own labels`)]
     : [];
   const tenant = deps.tenant;
-  const edits: AnswerEdits | undefined = tenant || (tree && list)
+  const edits: AnswerEdits | undefined = tenant || selection
     ? {
-        ...(tree && list ? { selects: (cluster: string, namespace: string) => tree.selects(cluster, namespace) } : {}),
+        ...(selection ? { selects: (o: LiveObject) => selection.admits(o) } : {}),
         ...(tenant ? { tenant, resource: tenant.resource(target.group, target.resource) } : {}),
         target,
       }

@@ -2,7 +2,7 @@ import type { FastifyReply } from 'fastify';
 import { Readable } from 'node:stream';
 import type { NamespaceForest } from '../../hierarchy/namespace-forest.js';
 import { selectsByHierarchy } from '../../view/step-hierarchy.js';
-import type { CacheHealth, CachedResource } from '../../cacher/cache-manager.js';
+import type { CacheHealth, CachedResource, FleetMembers } from '../../cacher/cache-manager.js';
 import { getResponse, listResponse } from '../../mux/reads.js';
 import type { WatchHub } from '../../mux/watch-hub.js';
 import type { SnapshotRegistry } from '../../mux/snapshots.js';
@@ -46,6 +46,8 @@ export interface CachedReadDeps {
   forward: ForwardDeps;
   /** Each member's namespace tree, for hierarchy selectors. */
   hierarchy?: NamespaceForest;
+  /** The members as configured now: their labels, for cluster search terms. */
+  fleet?: Pick<FleetMembers, 'clusterLabels'>;
   /** minTimeoutSeconds: as the apiserver's --min-request-timeout, for watches without timeoutSeconds. */
   watch?: { bookmarkIntervalMs?: number; maxBufferedBytes?: number; minTimeoutSeconds?: number; catchUpStallMs?: number };
 }
@@ -74,6 +76,8 @@ async function serveCached(deps: CachedReadDeps, { req, reply, target, resource:
     labelSelector: options.labelSelector,
     fieldSelector: options.fieldSelector,
     ...(deps.hierarchy ? { hierarchy: deps.hierarchy } : {}),
+    ...(options.search ? { search: options.search } : {}),
+    ...(deps.fleet?.clusterLabels ? { clusterLabels: (c: string) => deps.fleet!.clusterLabels!(c) } : {}),
   };
   const tenant = callers.tenantSeen(req.raw);
   const tenantNames = tenant ? await deps.forward.tenant?.(req.raw) : undefined;

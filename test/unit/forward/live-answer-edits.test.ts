@@ -10,7 +10,7 @@ import { editedAnswer, editedEventObject, type AnswerEdits } from '../../../src/
  */
 const selected = new Set(['east/team-a', 'west/team-a-child']);
 const edits: AnswerEdits = {
-  selects: (cluster, namespace) => selected.has(`${cluster}/${namespace}`),
+  selects: (o) => selected.has(`${o.cluster}/${o.namespace}`),
   target: { type: 'resource', group: '', version: 'v1', resource: 'configmaps' },
 };
 const item = (cluster: string, namespace: string, name: string) => ({ metadata: { name, namespace, annotations: { [CLUSTER_ANNOTATION]: cluster } } });
@@ -38,5 +38,14 @@ describe('live answer edits', () => {
   it('a single object not selected is a 404 naming it', () => {
     const one = Buffer.from(JSON.stringify(item('east', 'other', 'x')));
     expect(() => editedAnswer(one, { ...edits, target: { ...edits.target, name: 'x' } })).toThrow(StatusError);
+  });
+
+  it('each item is decided on its cluster, namespace, name and creationTimestamp (search terms)', () => {
+    const seen: unknown[] = [];
+    const search: AnswerEdits = { ...edits, selects: (o) => (seen.push(o), o.name.includes('api') && (o.created ?? '') >= '2026-01-01T00:00:00Z') };
+    const at = (name: string, created: string) => ({ metadata: { name, namespace: 'n', creationTimestamp: created, annotations: { [CLUSTER_ANNOTATION]: 'east' } } });
+    const list = { kind: 'ConfigMapList', apiVersion: 'v1', metadata: {}, items: [at('api-1', '2026-02-01T00:00:00Z'), at('api-0', '2025-02-01T00:00:00Z'), at('web', '2026-02-01T00:00:00Z')] };
+    expect(names(editedAnswer(Buffer.from(JSON.stringify(list)), search))).toEqual(['api-1']);
+    expect(seen[0]).toEqual({ cluster: 'east', namespace: 'n', name: 'api-1', created: '2026-02-01T00:00:00Z' });
   });
 });

@@ -1,0 +1,326 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { stringify as toYaml } from 'yaml';
+import type { MemberInfo } from '../fleet/fleet.js';
+import { memberRequest } from '../fleet/http.js';
+import { startFlotillaProcess, writeProxyKubeconfig, type FlotillaProcess } from '../support/flotilla-process.js';
+import { kubectl } from '../support/kubectl.js';
+import { until } from '../support/poll.js';
+import { openWatch } from '../support/watch-client.js';
+
+/**
+ * Fleet search on the real fleet (docs/search.md): members labelled in the fleet file, ConfigMaps
+ * (cached) and Secrets (read live) in namespace `srch` of every member, made in two batches a
+ * second or more apart. Every answer is compared with a brute-force filter of the members' own
+ * lists, written here from the documented rules, not from flotilla's code.
+ */
+const fleet = inject('fleet');
+const [east, west, north] = fleet.members as [MemberInfo, MemberInfo, MemberInfo];
+const NS = 'srch';
+const LABELS: Record<string, Record<string, string>> = { [east.name]: { region: 'us', env: 'prod' }, [west.name]: { region: 'us' }, [north.name]: { region: 'eu', env: 'prod' } };
+const CLUSTER = 'search.flotilla.io/cluster';
+let flotilla: FlotillaProcess;
+let aliceConfig: string;
+/** Where the second batch starts: Unix seconds of its first creationTimestamp. */
+let secondBatch: number;
+
+interface Obj {
+  metadata: { name: string; namespace?: string; creationTimestamp: string; annotations?: Record<string, string> };
+}
+
+/** What flotilla and the brute force are compared on. */
+const keyOf = (cluster: string, o: Obj) => `${cluster}/${o.metadata.name}`;
+const flotillaKey = (o: Obj) => keyOf(o.metadata.annotations?.[CLUSTER] ?? '?', o);
+
+async function must(m: MemberInfo, method: string, path: string, body?: unknown): Promise<void> {
+  const res = await memberRequest(m, method, path, body);
+  if (res.status >= 300 && !(method === 'POST' && res.status === 409) && !(method === 'DELETE' && res.status === 404)) throw new Error(`${m.name}: ${method} ${path}: ${res.status} ${res.body.slice(0, 300)}`);
+}
+
+/** Every member's own objects of a resource in `srch`. */
+async function membersOwn(resource: 'configmaps' | 'secrets'): Promise<{ cluster: string; o: Obj }[]> {
+  const lists = await Promise.all(fleet.members.map(async (m) => {
+    const res = await memberRequest(m, 'GET', `/api/v1/namespaces/${NS}/${resource}`);
+    return (JSON.parse(res.body) as { items: Obj[] }).items.map((o) => ({ cluster: m.name, o }));
+  }));
+  return lists.flat();
+}
+
+/** The search, as the docs state it. */
+interface Terms {
+  clusterLabel?: { key: string; op: '=' | '!=' | 'in' | 'notin' | 'exists' | '!'; values: string[] };
+  cluster?: { op: 'in' | 'notin'; values: string[] };
+  contains?: string;
+  prefix?: string;
+  after?: number;
+  before?: number;
+}
+
+function selectorOf(t: Terms): string {
+  const out: string[] = [];
+  const l = t.clusterLabel;
+  if (l) {
+    const key = `cluster.search.flotilla.io/${l.key}`;
+    out.push(l.op === 'exists' ? key : l.op === '!' ? `!${key}` : l.op === 'in' || l.op === 'notin' ? `${key} ${l.op} (${l.values.join(',')})` : `${key}${l.op}${l.values[0]}`);
+  }
+  if (t.cluster) out.push(`${CLUSTER} ${t.cluster.op} (${t.cluster.values.join(',')})`);
+  if (t.contains !== undefined) out.push(`search.flotilla.io/name-contains=${t.contains}`);
+  if (t.prefix !== undefined) out.push(`search.flotilla.io/name-prefix=${t.prefix}`);
+  if (t.after !== undefined) out.push(`search.flotilla.io/created-after=${t.after}`);
+  if (t.before !== undefined) out.push(`search.flotilla.io/created-before=${t.before}`);
+  return out.join(',');
+}
+
+function bruteForce(all: { cluster: string; o: Obj }[], t: Terms): string[] {
+  return all.filter(({ cluster, o }) => {
+    const labels = LABELS[cluster]!;
+    const l = t.clusterLabel;
+    if (l) {
+      const has = l.key in labels;
+      const v = labels[l.key];
+      const ok = l.op === '=' ? v === l.values[0] : l.op === '!=' ? v !== l.values[0] : l.op === 'in' ? has && l.values.includes(v!) : l.op === 'notin' ? !has || !l.values.includes(v!) : l.op === 'exists' ? has : !has;
+      if (!ok) return false;
+    }
+    if (t.cluster && (t.cluster.op === 'in') !== t.cluster.values.includes(cluster)) return false;
+    const name = o.metadata.name.toLowerCase();
+    if (t.contains !== undefined && !name.includes(t.contains.toLowerCase())) return false;
+    if (t.prefix !== undefined && !name.startsWith(t.prefix.toLowerCase())) return false;
+    const created = Date.parse(o.metadata.creationTimestamp) / 1000;
+    if (t.after !== undefined && created < t.after) return false;
+    if (t.before !== undefined && created >= t.before) return false;
+    return true;
+  }).map(({ cluster, o }) => keyOf(cluster, o)).sort();
+}
+
+async function raw(path: string, opts: { token?: string; accept?: string } = {}): Promise<{ status: number; body: string; items: string[]; warnings: string[] }> {
+  const res = await memberRequest(flotilla.endpoint, 'GET', path, undefined, opts);
+  const doc = res.status === 200 ? (JSON.parse(res.body) as { items?: Obj[] }) : {};
+  const w = res.headers['warning'];
+  return { status: res.status, body: res.body, items: (doc.items ?? []).map(flotillaKey).sort(), warnings: w === undefined ? [] : Array.isArray(w) ? w : [w] };
+}
+
+const selected = async (resource: string, t: Terms | string, token?: string) =>
+  raw(`/api/v1/namespaces/${NS}/${resource}?labelSelector=${encodeURIComponent(typeof t === 'string' ? t : selectorOf(t))}`, token ? { token } : {});
+
+async function viaKubectl(args: string[], config = flotilla.kubeconfig): Promise<string[]> {
+  const r = await kubectl(config, ['get', 'configmaps', '-n', NS, '-o', 'json', ...args]);
+  if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`);
+  return (JSON.parse(r.stdout) as { items: Obj[] }).items.map(flotillaKey).sort();
+}
+
+const NAMES = ['Api-Gateway', 'checkout-api', 'web', 'webhook', 'cart'];
+const cm = (name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name } });
+
+beforeAll(async () => {
+  // Names are lower-case on the members; the search's case-insensitivity is tested by its needles.
+  const randomNames = fc.sample(fc.stringMatching(/^[a-z][a-z0-9]{1,6}$/), { numRuns: 6, seed: 52 });
+  for (const m of fleet.members) {
+    await must(m, 'DELETE', `/api/v1/namespaces/${NS}`);
+    await until(`${m.name}: ${NS} gone`, async () => (await memberRequest(m, 'GET', `/api/v1/namespaces/${NS}`)).status === 404, 120_000);
+    await must(m, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+  }
+  const batch = async (suffix: string) => {
+    for (const [i, m] of fleet.members.entries()) {
+      for (const n of [...NAMES, ...randomNames].filter((_, j) => (j + i) % 3 !== 0)) await must(m, 'POST', `/api/v1/namespaces/${NS}/configmaps`, cm(`${n.toLowerCase()}-${suffix}`));
+    }
+  };
+  await batch('a');
+  // The second batch a whole second later at least: created-after and -before tell them apart.
+  await new Promise((r) => setTimeout(r, 1100 - (Date.now() % 1000)));
+  secondBatch = Math.ceil(Date.now() / 1000);
+  await new Promise((r) => setTimeout(r, secondBatch * 1000 - Date.now() + 5));
+  await batch('b');
+  await must(east, 'POST', `/api/v1/namespaces/${NS}/secrets`, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'api-key' }, stringData: { k: 'v' } });
+  await must(west, 'POST', `/api/v1/namespaces/${NS}/secrets`, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'web-key' }, stringData: { k: 'v' } });
+  // alice may read ConfigMaps in srch on east only.
+  const rbac = '/apis/rbac.authorization.k8s.io/v1';
+  await must(east, 'POST', `${rbac}/namespaces/${NS}/roles`, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'cm-reader' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] }] });
+  await must(east, 'POST', `${rbac}/namespaces/${NS}/rolebindings`, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'alice-cm' }, subjects: [{ kind: 'User', name: 'alice', apiGroup: 'rbac.authorization.k8s.io' }], roleRef: { kind: 'Role', name: 'cm-reader', apiGroup: 'rbac.authorization.k8s.io' } });
+  const dir = join(fleet.dir, 'flotilla-search');
+  flotilla = await startFlotillaProcess({
+    fleet,
+    dir,
+    fleetFile: toYaml({
+      clusters: fleet.members.map((m) => ({ name: m.name, kubeconfig: m.kubeconfig, labels: LABELS[m.name] })),
+      resources: [{ version: 'v1', resource: 'namespaces' }, { version: 'v1', resource: 'configmaps', namespaces: [NS] }],
+      authentication: { tokenReviewCluster: east.name },
+    }),
+  });
+  aliceConfig = join(dir, 'alice.kubeconfig');
+  writeProxyKubeconfig(aliceConfig, flotilla.url, fleet.caFile, fleet.users.find((u) => u.name === 'alice')!.token);
+  // Every ConfigMap, the members' own kube-root-ca.crt included, as the members hold it now.
+  const every = async () => ({ served: (await selected('configmaps', {})).items, held: bruteForce(await membersOwn('configmaps'), {}) });
+  await until('flotilla holds every ConfigMap', async () => {
+    const { served, held } = await every();
+    return JSON.stringify(served) === JSON.stringify(held);
+  }).catch(async () => {
+    const { served, held } = await every();
+    expect(served).toEqual(held);
+  });
+}, 300_000);
+
+afterAll(async () => {
+  await flotilla?.stop();
+  for (const m of fleet.members) await memberRequest(m, 'DELETE', `/api/v1/namespaces/${NS}`);
+});
+
+describe('search terms in kubectl get -l', () => {
+  it('each kind of term selects what a brute-force filter of the members\' own lists selects', async () => {
+    const all = await membersOwn('configmaps');
+    const cases: Terms[] = [
+      { clusterLabel: { key: 'region', op: 'in', values: ['us'] } },
+      { clusterLabel: { key: 'region', op: 'notin', values: ['us'] } },
+      { clusterLabel: { key: 'env', op: '!', values: [] } },
+      { clusterLabel: { key: 'env', op: '=', values: ['prod'] }, cluster: { op: 'notin', values: [east.name] } },
+      { cluster: { op: 'in', values: [west.name] } },
+      { contains: 'API' },
+      { prefix: 'Web' },
+      { after: secondBatch },
+      { before: secondBatch, contains: 'a' },
+    ];
+    for (const t of cases) {
+      const want = bruteForce(all, t);
+      expect(want.length, selectorOf(t)).toBeGreaterThan(0);
+      expect(await viaKubectl(['-l', selectorOf(t)]), selectorOf(t)).toEqual(want);
+    }
+    // A date is UTC midnight: every object here is created after today's.
+    const today = new Date().toISOString().slice(0, 10);
+    expect(await viaKubectl(['-l', `search.flotilla.io/created-after=${today}`])).toEqual(bruteForce(all, {}));
+    // Search terms beside an ordinary requirement: the requirement still holds (no ConfigMap has the label).
+    expect(await viaKubectl(['-l', 'search.flotilla.io/name-contains=api,app=none'])).toEqual([]);
+  });
+
+  it('a paged list (--chunk-size) equals the unpaged one; Table, metadata and query parameters agree', async () => {
+    const all = await membersOwn('configmaps');
+    const t: Terms = { clusterLabel: { key: 'region', op: '=', values: ['us'] }, contains: 'e' };
+    const want = bruteForce(all, t);
+    expect(await viaKubectl(['-l', selectorOf(t), '--chunk-size=2'])).toEqual(want);
+    // Table (kubectl's default output): the NAME column.
+    const table = await kubectl(flotilla.kubeconfig, ['get', 'configmaps', '-n', NS, '-l', selectorOf(t), '--no-headers']);
+    expect(table.stdout.trim().split('\n').map((l) => l.split(/\s+/)[0]).sort()).toEqual(want.map((k) => k.split('/')[1]).sort());
+    const meta = await raw(`/api/v1/namespaces/${NS}/configmaps?labelSelector=${encodeURIComponent(selectorOf(t))}`, { accept: 'application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io' });
+    expect(meta.items).toEqual(want);
+    // As query parameters, with an RFC 3339 time a label value cannot hold.
+    const iso = new Date(secondBatch * 1000).toISOString().replace('.000', '');
+    const q = await raw(`/api/v1/namespaces/${NS}/configmaps?cluster.search.flotilla.io/region=us&search.flotilla.io/name-contains=E&search.flotilla.io/created-after=${encodeURIComponent(iso)}`);
+    expect(q.items).toEqual(bruteForce(all, { ...t, after: secondBatch }));
+  });
+
+  it('a get applies the query parameters\' terms: 404 where they leave the object out', async () => {
+    const name = 'web-b';
+    const holders = (await membersOwn('configmaps')).filter(({ o }) => o.metadata.name === name).map(({ cluster }) => cluster);
+    const other = fleet.members.map((m) => m.name).find((c) => !holders.includes(c));
+    expect((await raw(`/api/v1/namespaces/${NS}/configmaps/${name}?${CLUSTER}=${holders[1]}`)).body).toContain(`"${CLUSTER}":"${holders[1]}"`);
+    if (other) expect((await raw(`/api/v1/namespaces/${NS}/configmaps/${name}?${CLUSTER}=${other}`)).status).toBe(404);
+    expect((await raw(`/api/v1/namespaces/${NS}/configmaps/${name}?search.flotilla.io/name-contains=zzz`)).status).toBe(404);
+  });
+
+  it('an unknown term, or a bad value, is a 400 naming it', async () => {
+    const r = await kubectl(flotilla.kubeconfig, ['get', 'configmaps', '-n', NS, '-l', 'search.flotilla.io/fuzzy=x']);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('unknown search term "search.flotilla.io/fuzzy"');
+    const bad = await selected('configmaps', 'search.flotilla.io/created-after=2026-02-30');
+    expect(bad.status).toBe(400);
+    expect(bad.body).toContain('search.flotilla.io/created-after');
+    const op = await raw(`/api/v1/namespaces/${NS}/configmaps?search.flotilla.io/owner-depth=0`);
+    expect(op.status).toBe(400);
+    expect(op.body).toContain('search.flotilla.io/owner-depth');
+  });
+
+  it('as alice, a search returns only what she may read, whatever it names', async () => {
+    const all = await membersOwn('configmaps');
+    const alice = fleet.users.find((u) => u.name === 'alice')!.token;
+    await until('alice may read east\'s ConfigMaps through flotilla', async () => (await selected('configmaps', {}, alice)).status === 200);
+    for (const t of [{ cluster: { op: 'in', values: [east.name, west.name] } }, { contains: 'api' }, { clusterLabel: { key: 'env', op: 'exists', values: [] } }] as Terms[]) {
+      const want = bruteForce(all, t).filter((k) => k.startsWith(`${east.name}/`));
+      expect(await viaKubectl(['-l', selectorOf(t)], aliceConfig), selectorOf(t)).toEqual(want);
+    }
+    // Naming only what she may not read: nothing, not a count or a hint of it.
+    const hidden = await selected('configmaps', { cluster: { op: 'in', values: [west.name] } }, alice);
+    expect(hidden.status).toBe(200);
+    expect(hidden.items).toEqual([]);
+  });
+
+  it('a live read (Secrets are not cached): the members get no search terms, the merged answer and a watch\'s events are filtered', async () => {
+    const all = await membersOwn('secrets');
+    for (const t of [{ contains: 'API' }, { cluster: { op: 'notin', values: [east.name] } }, { clusterLabel: { key: 'region', op: '=', values: ['eu'] } }] as Terms[]) {
+      expect((await selected('secrets', t)).items, selectorOf(t)).toEqual(bruteForce(all, t));
+    }
+    const owner = await selected('secrets', 'search.flotilla.io/owner-uid=x');
+    expect(owner.status).toBe(400);
+    // A live watch: the members' events filtered as they pass.
+    const w = await openWatch(flotilla.endpoint, `/api/v1/namespaces/${NS}/secrets?watch=1&labelSelector=${encodeURIComponent('search.flotilla.io/name-contains=LW')}`);
+    expect(w.status).toBe(200);
+    const secret = (name: string) => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name }, stringData: { k: 'v' } });
+    try {
+      await must(west, 'POST', `/api/v1/namespaces/${NS}/secrets`, secret('zz-live'));
+      await must(west, 'POST', `/api/v1/namespaces/${NS}/secrets`, secret('lw-live'));
+      await must(west, 'DELETE', `/api/v1/namespaces/${NS}/secrets/lw-live`);
+      const events = await w.until((es) => es.some((e) => e.type === 'DELETED'), 20_000);
+      expect(events.map((e) => `${e.type} ${e.object.metadata?.name}`)).toEqual(['ADDED lw-live', 'DELETED lw-live']);
+    } finally {
+      w.close();
+      await must(west, 'DELETE', `/api/v1/namespaces/${NS}/secrets/zz-live`);
+    }
+  });
+
+  it('a watch: objects enter and leave the selection as they are made and deleted; watch-list starts from the selection', async () => {
+    const t: Terms = { prefix: 'MVX', cluster: { op: 'notin', values: [east.name] } };
+    const w = await openWatch(flotilla.endpoint, `/api/v1/namespaces/${NS}/configmaps?watch=1&labelSelector=${encodeURIComponent(selectorOf(t))}`);
+    expect(w.status).toBe(200);
+    try {
+      await must(east, 'POST', `/api/v1/namespaces/${NS}/configmaps`, cm('mvx-east'));
+      await must(west, 'POST', `/api/v1/namespaces/${NS}/configmaps`, cm('mvx-west'));
+      await must(west, 'POST', `/api/v1/namespaces/${NS}/configmaps`, cm('other-west'));
+      await must(west, 'DELETE', `/api/v1/namespaces/${NS}/configmaps/mvx-west`);
+      const events = await w.until((es) => es.some((e) => e.type === 'DELETED'), 20_000);
+      expect(events.map((e) => `${e.type} ${e.object.metadata?.name}`)).toEqual(['ADDED mvx-west', 'DELETED mvx-west']);
+    } finally {
+      w.close();
+      await must(east, 'DELETE', `/api/v1/namespaces/${NS}/configmaps/mvx-east`);
+      await must(west, 'DELETE', `/api/v1/namespaces/${NS}/configmaps/other-west`);
+    }
+    const sel: Terms = { contains: 'api', clusterLabel: { key: 'region', op: '=', values: ['us'] } };
+    const wl = await openWatch(flotilla.endpoint, `/api/v1/namespaces/${NS}/configmaps?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&labelSelector=${encodeURIComponent(selectorOf(sel))}`);
+    try {
+      const initial = await wl.until((es) => es.some((e) => e.type === 'BOOKMARK' && e.object.metadata?.annotations?.['k8s.io/initial-events-end'] === 'true'), 20_000);
+      expect(initial.filter((e) => e.type === 'ADDED').map((e) => flotillaKey(e.object as unknown as Obj)).sort()).toEqual(bruteForce(await membersOwn('configmaps'), sel));
+    } finally {
+      wl.close();
+    }
+  });
+
+  it('property: random cluster labels, names and creation times select what the brute force does, paged or not', async () => {
+    const all = await membersOwn('configmaps');
+    const names = all.map(({ o }) => o.metadata.name);
+    const seconds = [...new Set(all.map(({ o }) => Date.parse(o.metadata.creationTimestamp) / 1000))];
+    const clusters = fleet.members.map((m) => m.name);
+    const needle = fc.constantFrom(...names).chain((n) => fc.tuple(fc.nat(n.length - 1), fc.integer({ min: 1, max: 3 })).map(([i, len]) => n.slice(i, i + len)))
+      .filter((s) => /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(s))
+      .chain((s) => fc.boolean().map((upper) => (upper ? s.toUpperCase() : s)));
+    const time = fc.constantFrom(...seconds).chain((s) => fc.integer({ min: -1, max: 1 }).map((d) => s + d));
+    const terms: fc.Arbitrary<Terms> = fc.record({
+      clusterLabel: fc.option(fc.record({ key: fc.constantFrom('region', 'env'), op: fc.constantFrom('=', '!=', 'in', 'notin', 'exists', '!'), values: fc.subarray(['us', 'eu', 'prod'], { minLength: 1 }) }), { nil: undefined }),
+      cluster: fc.option(fc.record({ op: fc.constantFrom('in', 'notin'), values: fc.subarray(clusters, { minLength: 1 }) }), { nil: undefined }),
+      contains: fc.option(needle, { nil: undefined }),
+      prefix: fc.option(fc.constantFrom(...names).map((n) => n.slice(0, 2)), { nil: undefined }),
+      after: fc.option(time, { nil: undefined }),
+      before: fc.option(time, { nil: undefined }),
+    }) as fc.Arbitrary<Terms>;
+    await fc.assert(fc.asyncProperty(terms, fc.integer({ min: 1, max: 4 }), async (t, limit) => {
+      const want = bruteForce(all, t);
+      expect((await selected('configmaps', t)).items, selectorOf(t)).toEqual(want);
+      // Paged through continue tokens.
+      const paged: string[] = [];
+      let cont = '';
+      do {
+        const page = await memberRequest(flotilla.endpoint, 'GET', `/api/v1/namespaces/${NS}/configmaps?limit=${limit}&labelSelector=${encodeURIComponent(selectorOf(t))}${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`);
+        const doc = JSON.parse(page.body) as { metadata: { continue?: string }; items: Obj[] };
+        paged.push(...doc.items.map(flotillaKey));
+        cont = doc.metadata.continue ?? '';
+      } while (cont);
+      expect(paged.sort(), `${selectorOf(t)} limit=${limit}`).toEqual(want);
+    }), { numRuns: 25, seed: 52 });
+  });
+});
