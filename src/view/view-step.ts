@@ -4,6 +4,7 @@ import type { AccessSet } from '../api/rbac.js';
 import type { NamespaceTree } from '../hierarchy/namespace-tree.js';
 import type { ObjectNaming } from '../tenancy/naming-direction.js';
 import { ReadView, joined, type ObjectPredicate, type Presentation } from './read-view.js';
+import type { OwnerSearch } from './owner-search.js';
 
 /**
  * One request's view under construction. Steps only narrow it: each can take clusters and
@@ -28,6 +29,7 @@ export interface ViewRequest {
   tenant?: ObjectNaming;
   /** Each member's namespace tree, for hierarchy selectors (step-hierarchy.ts); absent: none. */
   hierarchy?: { tree(cluster: string): NamespaceTree };
+  owners?: OwnerSearch;
 }
 
 /** One step of building a view: one file each, run in the order of steps.ts. */

@@ -16,6 +16,7 @@ import { reviewAttributes, type ReadAuthorizer, type ReadQuestion } from '../../
 import { fieldSelectorName } from '../../api/field-selector.js';
 import { firstHitWarning, warningHeader } from '../../api/warning.js';
 import type { ViewRequest } from '../../view/view-step.js';
+import type { OwnerSearch } from '../../view/owner-search.js';
 import { NO_ACCESS, type AccessSet } from '../../api/rbac.js';
 import type { Store } from '../../store/store.js';
 import type { ReadView } from '../../view/read-view.js';
@@ -46,6 +47,8 @@ export interface CachedReadDeps {
   forward: ForwardDeps;
   /** Each member's namespace tree, for hierarchy selectors. */
   hierarchy?: NamespaceForest;
+  /** Owner search terms' owners and what they own (src/view/owner-predicate.ts); absent: none found. */
+  owners?: OwnerSearch;
   /** minTimeoutSeconds: as the apiserver's --min-request-timeout, for watches without timeoutSeconds. */
   watch?: { bookmarkIntervalMs?: number; maxBufferedBytes?: number; minTimeoutSeconds?: number; catchUpStallMs?: number };
 }
@@ -74,6 +77,7 @@ async function serveCached(deps: CachedReadDeps, { req, reply, target, resource:
     labelSelector: options.labelSelector,
     fieldSelector: options.fieldSelector,
     ...(deps.hierarchy ? { hierarchy: deps.hierarchy } : {}),
+    ...(deps.owners ? { owners: deps.owners } : {}),
   };
   const tenant = callers.tenantSeen(req.raw);
   const tenantNames = tenant ? await deps.forward.tenant?.(req.raw) : undefined;
