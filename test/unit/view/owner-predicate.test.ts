@@ -159,9 +159,7 @@ describe('owner search', () => {
     const list = (p: ObjectPredicate | null) => {
       const view = buildReadView({ resource: PODS, watching: false }, [...VIEW_STEPS, { name: 'owner', apply: (v) => v.require(p!) }]);
       const plan = planPage(store, { resource: PODS, view, snapshots, caller: 'c' });
-      const names = plan.entries.map((e) => `${e.cluster}/${e.namespace}/${e.name}`);
-      plan.snapshot?.done();
-      return names;
+      return plan.entries.map((e) => `${e.cluster}/${e.namespace}/${e.name}`);
     };
     const every = search.owned({ kind: 'Deployment', name: 'web' }, CLUSTERS, 'shop', undefined)!;
     expect(every.indexLookup!(gvrKey(PODS.info))!.values).toHaveLength(4);
@@ -176,6 +174,7 @@ describe('owner search', () => {
     const direct = search.owned({ uid: east.d.uid }, ['east'], 'shop', 1)!;
     expect(direct.indexLookup!(gvrKey(PODS.info))!.values).toEqual([]);
     expect(list(direct)).toEqual([]);
+    snapshots.close();
     await store.close();
   });
 });
