@@ -1,6 +1,6 @@
 import { encodeGlobalRV } from '../api/global-rv.js';
 import { metadataEdits, metadataToFleet, type MetadataToFleet } from '../api/fleet-object/index.js';
-import { ownersRenamedForTenants, selectableFieldValues } from './fields.js';
+import { ownerFacts, selectableFieldValues } from './fields.js';
 import type { TableColumn } from '../api/table.js';
 import { RENAMED_OWNERS_FIELD, type MetaRecord } from '../store/meta-record.js';
 import { relativeCellsOf } from '../table/relative-cells.js';
@@ -126,7 +126,9 @@ function served(src: Buffer | undefined, md: FleetMetadata, rest: Pieces, view: 
   }
   const fields = selectableFieldValues(group, ctx.kind, view);
   if (fields) meta.fields = fields;
-  if (ownersRenamedForTenants(view)) meta.fields = { ...meta.fields, [RENAMED_OWNERS_FIELD]: 'true' };
+  const owned = ownerFacts(view);
+  if (owned.owners) meta.owners = owned.owners;
+  if (owned.renamedForTenants) meta.fields = { ...meta.fields, [RENAMED_OWNERS_FIELD]: 'true' };
   return { namespace: md.namespace, name: md.name, bytes, meta };
 }
 

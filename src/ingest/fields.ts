@@ -1,4 +1,5 @@
 import type { JsonView } from '../util/json-view.js';
+import { ownerValue } from '../store/meta-record.js';
 
 /**
  * The field selectors each built-in kind supports beyond metadata.name and metadata.namespace,
@@ -68,13 +69,28 @@ export function selectableFieldValues(group: string, kind: string, obj: JsonView
 // Cluster-scoped kinds a tenant may own, by group and kind: their names are renamed for it.
 const RENAMED_OWNER_KINDS = new Set(['/Namespace', '/PersistentVolume', 'rbac.authorization.k8s.io/ClusterRole', 'rbac.authorization.k8s.io/ClusterRoleBinding', 'apiextensions.k8s.io/CustomResourceDefinition']);
 
-/** Whether an object's owner references name something a tenant reads renamed (meta-record.ts, RENAMED_OWNERS_FIELD). */
-export function ownersRenamedForTenants(obj: JsonView): boolean {
-  const owners = obj('metadata', 'ownerReferences');
-  if (!Array.isArray(owners)) return false;
-  return owners.some((o: unknown) => {
-    const { apiVersion, kind } = (o ?? {}) as { apiVersion?: unknown; kind?: unknown };
+/** What ingest keeps of an object's owner references. */
+export interface OwnerFacts {
+  /** Each owner as ownerValue names it (`<group>/<Kind>/<uid>`), once each; undefined: no owner. */
+  owners: string[] | undefined;
+  /** Whether an owner is something a tenant reads renamed (meta-record.ts, RENAMED_OWNERS_FIELD). */
+  renamedForTenants: boolean;
+}
+
+/** Reads an object's ownerReferences once, for the owner index and the tenants' renaming mark. */
+export function ownerFacts(obj: JsonView): OwnerFacts {
+  const refs = obj('metadata', 'ownerReferences');
+  if (!Array.isArray(refs) || refs.length === 0) return { owners: undefined, renamedForTenants: false };
+  const owners: string[] = [];
+  let renamedForTenants = false;
+  for (const ref of refs as unknown[]) {
+    const { apiVersion, kind, uid } = (ref ?? {}) as { apiVersion?: unknown; kind?: unknown; uid?: unknown };
     const group = typeof apiVersion === 'string' && apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '';
-    return group.includes('.') || RENAMED_OWNER_KINDS.has(`${group}/${String(kind)}`);
-  });
+    if (group.includes('.') || RENAMED_OWNER_KINDS.has(`${group}/${String(kind)}`)) renamedForTenants = true;
+    // A reference without a uid or kind names nothing the index could find (the apiserver requires both).
+    if (typeof uid !== 'string' || uid === '' || typeof kind !== 'string' || kind === '') continue;
+    const owner = ownerValue(group, kind, uid);
+    if (!owners.includes(owner)) owners.push(owner);
+  }
+  return { owners: owners.length > 0 ? owners : undefined, renamedForTenants };
 }

@@ -228,15 +228,15 @@ interface IndexLookup {
 }
 
 /**
- * With label requirements `k=v` or `k in (…)`, or indexed field requirements (`spec.nodeName=n1`),
- * the candidates come from the label index instead of a scan of the whole resource. The smallest
+ * With label requirements `k=v` or `k in (…)`, indexed field requirements (`spec.nodeName=n1`),
+ * or predicates that name an index lookup (an owner's descendants), the candidates come from the label index instead of a scan of the whole resource. The smallest
  * of those index ranges drives, whatever order the selector names them in; each candidate must
  * be in the other ranges too (a key lookup each) before its object is read. The rest of the
  * selector is checked on each object as usual.
  */
 function indexedEntries(store: Store, key: string, opts: ListScope, snapshot?: Snapshot): Iterable<StoredEntry> | undefined {
   const { view } = opts;
-  const lookups = indexLookups(view);
+  const lookups = indexLookups(view, key);
   if (lookups.length === 0) return undefined;
   const driver = lookups.length === 1 ? lookups[0]! : smallestLookup(store, key, lookups, snapshot);
   const others = lookups.filter((l) => l !== driver);
@@ -258,8 +258,12 @@ function indexedEntries(store: Store, key: string, opts: ListScope, snapshot?: S
   })();
 }
 
-function indexLookups(view: ReadView): IndexLookup[] {
+function indexLookups(view: ReadView, resource: string): IndexLookup[] {
   const lookups: IndexLookup[] = [];
+  for (const p of view.predicates) {
+    const lookup = p.indexLookup?.(resource);
+    if (lookup) lookups.push(lookup);
+  }
   for (const r of view.labelSelector) if (r.operator === 'Equals' || r.operator === 'In') lookups.push({ key: r.key, values: r.values });
   for (const f of view.fieldSelector) {
     if (f.operator === 'Equals' && f.value !== '' && INDEXED_FIELDS.has(f.field)) lookups.push({ key: fieldIndexKey(f.field), values: [f.value] });

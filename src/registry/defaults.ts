@@ -291,6 +291,20 @@ export const VERSION_CACHE_TTL_MS = 60_000;
  * commit more cheaply per object but hold a turn longer.
  */
 export const OBJECTS_PER_TRANSACTION = 200;
+/**
+ * Owner search (src/view/owner-predicate.ts): levels an owner term follows when it names no depth
+ * (a Deployment's pods are two levels down; an operator's CRs owning Deployments, four). A bound,
+ * not a need: owner references can form a cycle.
+ */
+export const OWNER_SEARCH_MAX_DEPTH = 8;
+/**
+ * Objects a list's walk down from an owner reads to narrow the list to the owner's descendants
+ * (their uids, from their meta records); beyond it the list scans its range and tests each object
+ * by walking up. A Deployment's pods take its ReplicaSets only: pods own nothing.
+ */
+export const OWNER_SEARCH_WALK_MAX_OBJECTS = 10_000;
+/** Owner lookups a search keeps between the store's commits, shared by every view (a list's pods share a few ReplicaSets). */
+export const OWNER_SEARCH_MEMO_MAX = 10_000;
 /** Impersonated attributes (user, each group, uid, each extra) whose reviews are in flight at once, per member. */
 export const IMPERSONATION_REVIEWS_AT_ONCE = 4;
 /** Longest Fleet condition message written: the validation messages of a very wrong Fleet can be long. */

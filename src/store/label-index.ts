@@ -56,6 +56,16 @@ export class LabelIndex {
     }
   }
 
+  /** Whether some object of a resource has a value of this label (or indexed field) starting with `prefix`: one probe. */
+  hasValuePrefixed(resource: string, label: string, prefix: string, snapshot?: Snapshot): boolean {
+    const start = Buffer.from(`${resource}${SEP}${label}=${prefix}`);
+    // Every value starting with `prefix` sorts below the prefix with its last byte one higher.
+    const end = Buffer.from(start);
+    end[end.length - 1]! += 1;
+    for (const _ of this.labelIndex.getKeys({ start, end, limit: 1, transaction: snapshot })) return true;
+    return false;
+  }
+
   /** Whether the object at `objectKey` is labelled key=value (or has that indexed field value). */
   isLabelled(resource: string, label: string, value: string, objectKey: string, snapshot?: Snapshot): boolean {
     const entry = Buffer.from(`${resource}${SEP}${label}=${value}${objectKey.slice(resource.length)}`);

@@ -25,6 +25,8 @@ export interface MetaRecord {
   fields?: Record<string, string>;
   /** Cells printed relative to now (besides Age), reprinted when served. */
   relative?: RelativeCell[];
+  /** The object's owners (its ownerReferences), each as ownerValue gives it: `<group>/<Kind>/<uid>`. */
+  owners?: string[];
 }
 
 export function decodeMeta(bytes: Buffer | Uint8Array): MetaRecord {
@@ -47,6 +49,31 @@ export const RENAMED_OWNERS_FIELD = 'metadata.ownerReferences.renamed';
 export const INDEXED_FIELDS: ReadonlySet<string> = new Set(['spec.nodeName', 'status.podIP', 'involvedObject.uid', 'involvedObject.name', RENAMED_OWNERS_FIELD]);
 
 /**
+ * The owner index lives in the label index too, as two entries of every object: one per owner
+ * (OWNERS_FIELD, valued ownerValue: `<group>/<Kind>/<uid>`), so the objects one owner owns are
+ * one range and whether a resource holds anything owned by a kind is one probe; and its own uid
+ * (UID_FIELD), so an owner named by its uid is found, and a walk up from an object reaches its
+ * owners' owners (src/view/owner-predicate.ts). Neither is a selectable field.
+ */
+export const OWNERS_FIELD = 'metadata.ownerReferences';
+export const UID_FIELD = 'metadata.uid';
+
+/** An owner as the meta record and the owner index name it (group '' for the core group). */
+export function ownerValue(group: string, kind: string, uid: string): string {
+  return `${group}/${kind}/${uid}`;
+}
+
+/** The uid of an owner named by ownerValue (uids hold no '/'). */
+export function ownerUid(value: string): string {
+  return value.slice(value.lastIndexOf('/') + 1);
+}
+
+/** The `<group>/<Kind>` of an owner named by ownerValue. */
+export function ownerKind(value: string): string {
+  return value.slice(0, value.lastIndexOf('/'));
+}
+
+/**
  * How an indexed field's value is entered in the label index: after a mark no label key can
  * start with (label keys are letters, digits, '-', '_', '.', '/'), so the two never meet.
  */
@@ -60,14 +87,16 @@ export function fieldIndexKey(field: string): string {
 }
 
 /**
- * The label index entries of one object, joined by KEY_SEP: its labels, and its indexed fields
- * that have a value. Computed from the meta record alone, so the store can tell from a stored
- * record which entries to remove.
+ * The label index entries of one object, joined by KEY_SEP: its labels, its indexed fields that
+ * have a value, its uid and its owners. Computed from the meta record alone, so the store can tell
+ * from a stored record which entries to remove.
  */
 export function indexEntries(meta: MetaRecord): string {
   const out = meta.labels ? Object.entries(meta.labels).map(([k, v]) => `${k}=${v}`) : [];
   if (meta.fields) {
     for (const [field, value] of Object.entries(meta.fields)) if (value !== '' && INDEXED_FIELDS.has(field)) out.push(fieldIndexEntry(field, value));
   }
+  if (meta.uid) out.push(fieldIndexEntry(UID_FIELD, meta.uid));
+  if (meta.owners) for (const owner of meta.owners) out.push(fieldIndexEntry(OWNERS_FIELD, owner));
   return out.join(KEY_SEP);
 }

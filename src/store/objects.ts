@@ -252,6 +252,23 @@ export class Objects {
     }
   }
 
+  /** The meta record of the object at `key` (an index hit). */
+  metaAt(key: string, snapshot?: Snapshot): MetaRecord | undefined {
+    const bytes = this.meta.get(key, { transaction: snapshot });
+    return bytes ? decodeMeta(bytes) : undefined;
+  }
+
+  /** The namespaces where one cluster holds an object of this name, from its own index's keys (no object read). */
+  namespacesOfName(resource: string, cluster: string, name: string, snapshot?: Snapshot): string[] {
+    const prefix = this.scopePrefix({ resource, cluster });
+    const out: string[] = [];
+    for (const own of this.byCluster.getKeys({ start: prefix, end: rangeEnd(prefix), transaction: snapshot })) {
+      const at = own.indexOf(SEP, prefix.length);
+      if (own.length - at - SEP.length === name.length && own.endsWith(name)) out.push(own.slice(prefix.length, at));
+    }
+    return out;
+  }
+
   metaOf(resource: string, e: { namespace: string; name: string; cluster: string }, snapshot?: Snapshot): MetaRecord | undefined {
     const bytes = this.meta.get(objectKey(resource, e.namespace, e.name, e.cluster), { transaction: snapshot });
     return bytes ? decodeMeta(bytes) : undefined;

@@ -2,7 +2,7 @@ import { Environment, type StoreHealth } from './environment.js';
 import { EventLog } from './event-log.js';
 import { memberIdentityKey, objectKey } from './keys.js';
 import { LabelIndex } from './label-index.js';
-import type { MetaRecord } from './meta-record.js';
+import { OWNERS_FIELD, UID_FIELD, fieldIndexKey, type MetaRecord } from './meta-record.js';
 import { Objects, type RangeOptions } from './objects.js';
 import { SyncState } from './sync-state.js';
 import { TransactionQueue } from './transaction-queue.js';
@@ -72,6 +72,7 @@ export class Store {
   private readonly log: EventLog;
   private readonly syncs: SyncState;
   private readonly writes: TransactionQueue;
+  private commits = 0;
 
   private constructor(
     private readonly env: Environment,
@@ -151,6 +152,14 @@ export class Store {
     return this.log.subscribe(resource, listener);
   }
 
+  /**
+   * How many commits this store has made since it opened, read from memory: a memo of what the
+   * store held (owner search's walks) is good while it stays the same.
+   */
+  get commitCount(): number {
+    return this.commits;
+  }
+
   /** The sequence number of the last committed change (read it in the same pass as a snapshot). */
   lastSeq(snapshot?: Snapshot): number {
     return this.log.lastSeq(snapshot);
@@ -213,6 +222,7 @@ export class Store {
         await this.writes.run(() => {
           for (const c of slice) this.applyObject(resource, cluster, c, opts.fresh === true);
         }, false);
+        this.commits++;
       }
     }
     // The changes are numbered in order, in this transaction (slices written before included).
@@ -240,6 +250,8 @@ export class Store {
       this.syncs.write(scope, sync, opts.dropSync === true);
     }, urgent, Math.max(1, changes.length - from));
     this.syncs.committed(scope, sync, opts.dropSync === true);
+    // Before listeners hear of the batch: what they read then must not come from a memo of before it.
+    this.commits++;
     this.log.publish(resource, cluster, changes, firstSeq, prevMetas, prevBytes);
     this.syncs.wake(resource);
   }
@@ -261,6 +273,31 @@ export class Store {
   /** Whether the object at `objectKey` is labelled key=value (or has that indexed field value). */
   isLabelled(resource: string, label: string, value: string, objectKey: string, snapshot?: Snapshot): boolean {
     return this.labels.isLabelled(resource, label, value, objectKey, snapshot);
+  }
+
+  /** The keys of a resource's objects with this uid: one per member holding it, normally (owner search). */
+  keysWithUid(resource: string, uid: string, snapshot?: Snapshot): Generator<string> {
+    return this.labels.keysLabelled(resource, fieldIndexKey(UID_FIELD), uid, snapshot);
+  }
+
+  /** The keys of a resource's objects that `owner` (ownerValue: `<group>/<Kind>/<uid>`) owns directly. */
+  keysOwnedBy(resource: string, owner: string, snapshot?: Snapshot): Generator<string> {
+    return this.labels.keysLabelled(resource, fieldIndexKey(OWNERS_FIELD), owner, snapshot);
+  }
+
+  /** Whether some object of a resource is owned by an object of this `<group>/<Kind>`: one index probe. */
+  hasOwnersOfKind(resource: string, groupKind: string, snapshot?: Snapshot): boolean {
+    return this.labels.hasValuePrefixed(resource, fieldIndexKey(OWNERS_FIELD), `${groupKind}/`, snapshot);
+  }
+
+  /** The meta record of the object at a store key (an index hit). */
+  metaAt(key: string, snapshot?: Snapshot): MetaRecord | undefined {
+    return this.objects.metaAt(key, snapshot);
+  }
+
+  /** The namespaces where a cluster holds an object of a resource by this name ('' for a cluster-scoped one). */
+  namespacesOfName(resource: string, cluster: string, name: string, snapshot?: Snapshot): string[] {
+    return this.objects.namespacesOfName(resource, cluster, name, snapshot);
   }
 
   /** One stored object by its key (a label index hit). */

@@ -18,8 +18,8 @@ export interface ViewedObject {
   name: string;
 }
 
-/** What a view reads of a meta record (store/meta-record.ts): `created` is its creationTimestamp. */
-export type ViewedMeta = { labels?: Record<string, string>; fields?: Record<string, string>; created?: string } | undefined;
+/** What a view reads of a meta record (store/meta-record.ts): `created` is its creationTimestamp, `owners` its owner references. */
+export type ViewedMeta = { labels?: Record<string, string>; fields?: Record<string, string>; created?: string; owners?: readonly string[] } | undefined;
 
 export type ChangeKind = 'ADDED' | 'MODIFIED' | 'DELETED';
 
@@ -32,6 +32,12 @@ export interface ObjectPredicate {
   readonly name: string;
   readonly needsMeta: boolean;
   test(o: ViewedObject, meta: () => ViewedMeta): boolean;
+  /**
+   * A label-index lookup (an index key, values any of which) whose entries in `resource` (its
+   * gvrKey) hold every object the predicate admits there: a list reads those objects instead of
+   * its whole range, and tests each as usual. Undefined: the predicate has none, or not now.
+   */
+  indexLookup?(resource: string): { key: string; values: string[] } | undefined;
 }
 
 /**

@@ -11,6 +11,7 @@ import { liveHandler } from '../reads/live.js';
 import { subresourceHandler } from '../reads/subresource.js';
 import { protobufOnlyHandler } from '../reads/protobuf-only.js';
 import { cachedHandler, type CachedReadDeps } from '../reads/cached.js';
+import { StoreOwnerSearch } from '../../view/owner-predicate.js';
 
 /**
  * Reads: get, list and watch of every resource and subresource, each served by the first of the
@@ -35,7 +36,7 @@ export function readHandlers(opts: ReadsOptions): ReadHandler[] {
     ...(live && readLive ? [liveHandler(live, readLive)] : []),
     subresourceHandler(opts.forward),
     ...(live && readLive ? [protobufOnlyHandler(live, readLive)] : []),
-    cachedHandler(opts),
+    cachedHandler({ ...opts, owners: opts.owners ?? new StoreOwnerSearch(opts.store, opts.catalog) }),
   ];
 }
 

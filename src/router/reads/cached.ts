@@ -16,6 +16,7 @@ import { reviewAttributes, type ReadAuthorizer, type ReadQuestion } from '../../
 import { fieldSelectorName } from '../../api/field-selector.js';
 import { firstHitWarning, warningHeader } from '../../api/warning.js';
 import type { ViewRequest } from '../../view/view-step.js';
+import type { OwnerSearch } from '../../view/owner-search.js';
 import { NO_ACCESS, type AccessSet } from '../../api/rbac.js';
 import type { Store } from '../../store/store.js';
 import type { ReadView } from '../../view/read-view.js';
@@ -48,6 +49,8 @@ export interface CachedReadDeps {
   hierarchy?: NamespaceForest;
   /** The members as configured now: their labels, for cluster search terms. */
   fleet?: Pick<FleetMembers, 'clusterLabels'>;
+  /** Owner search terms' owners and what they own (src/view/owner-predicate.ts); absent: none found. */
+  owners?: OwnerSearch;
   /** minTimeoutSeconds: as the apiserver's --min-request-timeout, for watches without timeoutSeconds. */
   watch?: { bookmarkIntervalMs?: number; maxBufferedBytes?: number; minTimeoutSeconds?: number; catchUpStallMs?: number };
 }
@@ -78,6 +81,7 @@ async function serveCached(deps: CachedReadDeps, { req, reply, target, resource:
     ...(deps.hierarchy ? { hierarchy: deps.hierarchy } : {}),
     ...(options.search ? { search: options.search } : {}),
     ...(deps.fleet?.clusterLabels ? { clusterLabels: (c: string) => deps.fleet!.clusterLabels!(c) } : {}),
+    ...(deps.owners ? { owners: deps.owners } : {}),
   };
   const tenant = callers.tenantSeen(req.raw);
   const tenantNames = tenant ? await deps.forward.tenant?.(req.raw) : undefined;
