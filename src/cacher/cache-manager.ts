@@ -96,6 +96,8 @@ function connectionOf(c: ClusterConfig): string {
 export interface FleetMembers {
   clusterNames(): string[];
   member(name: string): MemberClient | undefined;
+  /** A member's labels as the configuration has them now (empty for one it does not know). */
+  clusterLabels(name: string): Readonly<Record<string, string>>;
 }
 
 export interface ResourceCatalog {
@@ -136,6 +138,8 @@ export interface CacheHealth {
   /** What `cluster` holds of `resource` in (from, to]: no event (`quiet`), some, its history gone, or not known. */
   memberQuietBetween(resource: string, cluster: string, from: string, to: string): Promise<MemberAnswer['kind']>;
 }
+
+const NO_LABELS: Readonly<Record<string, string>> = Object.freeze({});
 
 /** What probing a member asks for: cheap, public, and not ready while the member cannot serve. */
 const HEARTBEAT_PATH = '/readyz';
@@ -386,6 +390,10 @@ export class CacheManager implements FleetMembers, ResourceCatalog, CacheHealth 
 
   member(name: string): MemberClient | undefined {
     return this.members.get(name)?.client;
+  }
+
+  clusterLabels(name: string): Readonly<Record<string, string>> {
+    return this.members.get(name)?.config.labels ?? NO_LABELS;
   }
 
   /**
