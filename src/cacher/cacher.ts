@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import type { MemberClient } from '../members/member-client.js';
 import { collectionPath, groupVersion, gvrKey, type ResourceInfo } from '../api/resource-info.js';
 import type { IngestContext } from '../ingest/decode.js';
-import { crdSelectableFields, type CrdFields } from '../resources/crd-selectable-fields.js';
+import { CrdUnreadableError, crdSelectableFields, type CrdFields } from '../resources/crd-selectable-fields.js';
 import type { TableColumn } from '../api/table.js';
 import { EVENT_TYPES, viewObjects } from '../ingest/batch.js';
 import type { IngestPool } from '../ingest/pool.js';
@@ -101,6 +101,8 @@ export class ResourceCacher {
   /** Every object of the next list is written again, unchanged or not: its selectable fields changed. */
   private refreshEveryObject = false;
   private lastFieldsError?: string;
+  /** The CRD fields whose values the served objects carry: those of the last whole list (or the stored state's). */
+  private servedFields: readonly string[] = [];
   private readonly key: string;
   private readonly scope: { cluster: string; resource: string; namespace?: string };
   private readonly path: string;
@@ -137,6 +139,7 @@ export class ResourceCacher {
     let rv = stored?.rv || undefined;
     this.columns = stored?.columns;
     if (stored?.selectableFields?.length) this.ctx = { ...this.ctx, selectableFields: stored.selectableFields };
+    this.servedFields = this.ctx.selectableFields ?? [];
     if (rv) {
       // Warm start: the store already holds a complete state at `rv`; resume watching from it.
       this.status.objects = this.store.countOf(this.scope);
@@ -249,13 +252,14 @@ export class ResourceCacher {
 
   /** The fields the member's CRD makes selectable whose values the cached objects carry (none for a built-in resource). */
   selectableFields(): readonly string[] {
-    return this.ctx.selectableFields ?? [];
+    return this.servedFields;
   }
 
   /**
    * Reads the member's CRD of this resource for its selectable fields, before each list and watch
    * (a CRD edited since is seen at the next one); says why when they differ from those the cached
-   * objects carry. A CRD flotilla cannot read leaves the fields as they were (none at first), logged.
+   * objects carry. A CRD the member refuses leaves the fields as they were (none at first), logged;
+   * a member that does not answer leaves them too, its list or watch says why.
    */
   private async learnSelectableFields(): Promise<string | undefined> {
     if (this.notCustom) return undefined;
@@ -263,8 +267,10 @@ export class ResourceCacher {
     try {
       learned = await crdSelectableFields(this.member, this.info, this.abort.signal);
     } catch (e) {
-      const error = (e as Error).message;
-      if (!this.abort.signal.aborted && error !== this.lastFieldsError) {
+      // Not answered (unreachable, stopped): the list or watch that follows meets it and says so.
+      if (!(e instanceof CrdUnreadableError)) return undefined;
+      const error = e.message;
+      if (error !== this.lastFieldsError) {
         this.log.warn({ cluster: this.member.cluster, resource: this.key, event: 'selectable-fields-unknown', error }, 'cannot read the resource\'s CustomResourceDefinition: field selectors on its own fields are refused until it is read');
       }
       this.lastFieldsError = error;
@@ -408,6 +414,7 @@ export class ResourceCacher {
     });
     if (held) this.log.info({ cluster: this.member.cluster, resource: this.key, event: 'history-relisted', rv: listRV, changes: held.length + gone.length }, 'member state listed again after its history was rewritten');
     this.refreshEveryObject = false;
+    this.servedFields = this.ctx.selectableFields ?? [];
     this.status.objects = count;
     this.status.rv = listRV;
     this.status.lastError = undefined;

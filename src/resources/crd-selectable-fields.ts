@@ -14,6 +14,9 @@ export type CrdFields =
   | { kind: 'not-custom' }
   | { kind: 'declared'; fields: string[] };
 
+/** The member answered, but not with its CRD (flotilla's credentials lack `get`, or it failed): its status and words. */
+export class CrdUnreadableError extends Error {}
+
 interface CrdDocument {
   spec?: { versions?: { name?: string; selectableFields?: { jsonPath?: string }[] | null }[] };
 }
@@ -29,7 +32,7 @@ export async function crdSelectableFields(member: MemberClient, gvr: GroupVersio
   const timeout = AbortSignal.timeout(MEMBER_READ_TIMEOUT_MS);
   const res = await member.fetch({ path, headers: { accept: 'application/json' }, signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
   if (res.status === 404) return { kind: 'not-custom' };
-  if (res.status !== 200) throw new Error(`${member.cluster} answered ${res.status} to get customresourcedefinition ${gvr.resource}.${gvr.group}: ${res.body.toString('utf8', 0, 300)}`);
+  if (res.status !== 200) throw new CrdUnreadableError(`${member.cluster} answered ${res.status} to get customresourcedefinition ${gvr.resource}.${gvr.group}: ${res.body.toString('utf8', 0, 300)}`);
   const crd = JSON.parse(res.body.toString('utf8')) as CrdDocument;
   const version = crd.spec?.versions?.find((v) => v.name === gvr.version);
   const fields = (version?.selectableFields ?? []).map((f) => crdFieldName(f.jsonPath ?? '')).filter((f): f is string => f !== undefined);
