@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { stringify as toYaml } from 'yaml';
 import { findProjectRoot, startFleet, type MemberInfo } from '../test/fleet/fleet.js';
 import { memberRequest } from '../test/fleet/http.js';
 import { reapStalePids } from '../test/fleet/processes.js';
@@ -33,6 +34,13 @@ const DEMO_RESOURCES: ResourceRuleSpec[] = [
   // Cached only because a rule asks: the demo shows that a user reads none the member would refuse.
   { version: 'v1', resource: 'secrets' },
 ];
+
+// Each member's labels in the fleet file: shown by kubectl flotilla clusters, /status and the status page.
+const DEMO_LABELS: Record<string, Record<string, string>> = {
+  east: { region: 'eu', env: 'prod' },
+  west: { region: 'us', env: 'prod' },
+  north: { region: 'eu', env: 'staging' },
+};
 
 // What each member runs: namespace → deployments (name, replicas). `shop` spans every member.
 const WORKLOADS: Record<string, Record<string, [string, number][]>> = {
@@ -111,6 +119,16 @@ function tenantRbac(member: MemberInfo): { path: string; body: object }[] {
       subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'dev@acme' }],
     },
   }];
+}
+
+/** The demo's fleet file: every member with its labels, the resources and tenants above; callers' tokens reviewed by the first member. */
+function demoFleetFile(members: MemberInfo[]): string {
+  return toYaml({
+    clusters: members.map((m) => ({ name: m.name, kubeconfig: m.kubeconfig, labels: DEMO_LABELS[m.name] ?? {} })),
+    resources: DEMO_RESOURCES,
+    authentication: { tokenReviewCluster: members[0]!.name },
+    tenants: TENANTS,
+  });
 }
 
 async function seedTenants(member: MemberInfo): Promise<number> {
@@ -217,7 +235,7 @@ async function main(): Promise<void> {
     const port = Number(process.env.FLOTILLA_DEMO_PORT ?? 0) || (await freePort());
     const chart = await installChart(startedHub, { helm: helmBinary(), chart: join(findProjectRoot(), 'deploy', 'helm', 'flotilla'), port, dir: join(dir, 'chart') });
     flotilla = await startFlotillaProcess({
-      fleet: fleet.info, dir: join(dir, 'flotilla'), resources: DEMO_RESOURCES, tenants: TENANTS, port, tls: chart,
+      fleet: fleet.info, dir: join(dir, 'flotilla'), fleetFile: demoFleetFile(fleet.info.members), port, tls: chart,
       args: [`--hub-kubeconfig=${chart.kubeconfig}`, '--apply-tenant-policy', '--log-level=info'],
     });
     await Promise.all(fleet.info.members.map((m) => memberEnforces(m, TENANTS, 60_000)));
@@ -293,7 +311,7 @@ Try:
 
 Operating it (the flotilla command and the kubectl flotilla plugin, as npm i -g installs them):
   export PATH=${binDir}:$PATH KUBECONFIG=${kc}
-  kubectl flotilla clusters                                    # members: health, objects, last event
+  kubectl flotilla clusters                                    # members: health, objects, last event, labels (region, env)
   kubectl flotilla which deployment cart -n shop               # which members hold it (east and north)
   flotilla status                                              # members × resources: phase, objects, last event, errors
   flotilla check-config ${flotilla.configPath}                 # the fleet file checked as a reload would be (misspell an option to see its path named)

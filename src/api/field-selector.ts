@@ -69,6 +69,18 @@ export function parseFieldSelector(s: string): FieldSelector {
   return reqs;
 }
 
+// The JSON paths flotilla follows: members one after another, no brackets, no escapes.
+const SIMPLE_JSON_PATH = /^(\.[A-Za-z0-9_$-]+)+$/;
+
+/**
+ * The field a CustomResourceDefinition's `selectableFields[].jsonPath` (`.spec.color`) makes
+ * selectable, named as the apiserver names it (`spec.color`); undefined for a path written
+ * otherwise (brackets, quoted keys), which flotilla does not follow: such a field is not offered.
+ */
+export function crdFieldName(jsonPath: string): string | undefined {
+  return SIMPLE_JSON_PATH.test(jsonPath) ? jsonPath.slice(1) : undefined;
+}
+
 export function validateFieldSelector(sel: FieldSelector, allowedFields: ReadonlySet<string>): void {
   // The apiserver's own wording, which clients and users recognise.
   for (const r of sel) {

@@ -33,6 +33,8 @@ export interface CachedResource {
   clusters: string[];
   /** The namespaces cached of a namespaced resource, or undefined for all of them. */
   namespaces?: readonly string[];
+  /** The fields a member's CRD makes selectable whose values its cached objects carry (none for a built-in resource). */
+  selectableFields?(cluster: string): readonly string[];
 }
 
 /**
@@ -98,8 +100,8 @@ const NO_LABELS: Readonly<Record<string, string>> = Object.freeze({});
 export interface FleetMembers {
   clusterNames(): string[];
   member(name: string): MemberClient | undefined;
-  /** A member's labels in the configuration as it is now (reloads included); none for a member it does not name. */
-  clusterLabels?(name: string): Readonly<Record<string, string>>;
+  /** A member's labels as the configuration has them now (empty for one it does not know). */
+  clusterLabels(name: string): Readonly<Record<string, string>>;
 }
 
 export interface ResourceCatalog {
@@ -256,7 +258,7 @@ export class CacheManager implements FleetMembers, ResourceCatalog, CacheHealth 
       started.push(...scopes.map(([id]) => id));
       void this.resourceInfo(key, rule, clusters).then((info) => {
         if (!info || this.abort.signal.aborted || this.config !== config) return;
-        const entry = this.resources.get(key) ?? { info, clusters };
+        const entry = this.resources.get(key) ?? { info, clusters, selectableFields: (cluster: string) => this.crdFieldsOf(key, cluster) };
         Object.assign(entry, { clusters, namespaces: info.namespaced ? namespaces : undefined });
         this.resources.set(key, entry);
         for (const [, d] of scopes) {
@@ -327,6 +329,17 @@ export class CacheManager implements FleetMembers, ResourceCatalog, CacheHealth 
     } finally {
       this.rewrites.delete(cluster);
     }
+  }
+
+  /** The CRD fields every cacher of a member's copy of a resource (one a namespace, or one in all) has values of. */
+  private crdFieldsOf(resource: string, cluster: string): readonly string[] {
+    let common: readonly string[] | undefined;
+    for (const e of this.cachers.values()) {
+      if (e.resource !== resource || e.cluster !== cluster) continue;
+      const fields = e.cacher.selectableFields();
+      common = common === undefined ? fields : common.filter((f) => fields.includes(f));
+    }
+    return common ?? [];
   }
 
   private startCacher(id: string, cluster: string, info: ResourceInfo, namespace?: string): void {

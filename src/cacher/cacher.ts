@@ -3,6 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import type { MemberClient } from '../members/member-client.js';
 import { collectionPath, groupVersion, gvrKey, type ResourceInfo } from '../api/resource-info.js';
 import type { IngestContext } from '../ingest/decode.js';
+import { CrdUnreadableError, crdSelectableFields, type CrdFields } from '../resources/crd-selectable-fields.js';
 import type { TableColumn } from '../api/table.js';
 import { EVENT_TYPES, viewObjects } from '../ingest/batch.js';
 import type { IngestPool } from '../ingest/pool.js';
@@ -94,7 +95,14 @@ export class GoneError extends Error {}
 export class ResourceCacher {
   private readonly status: CacherStatus;
   private readonly abort = new AbortController();
-  private readonly ctx: IngestContext;
+  private ctx: IngestContext;
+  /** The member has no CRD for this resource (a built-in or aggregated one): its CRD is not asked again. */
+  private notCustom = false;
+  /** Every object of the next list is written again, unchanged or not: its selectable fields changed. */
+  private refreshEveryObject = false;
+  private lastFieldsError?: string;
+  /** The CRD fields whose values the served objects carry: those of the last whole list (or the stored state's). */
+  private servedFields: readonly string[] = [];
   private readonly key: string;
   private readonly scope: { cluster: string; resource: string; namespace?: string };
   private readonly path: string;
@@ -130,6 +138,8 @@ export class ResourceCacher {
     const stored = this.store.syncState(this.scope);
     let rv = stored?.rv || undefined;
     this.columns = stored?.columns;
+    if (stored?.selectableFields?.length) this.ctx = { ...this.ctx, selectableFields: stored.selectableFields };
+    this.servedFields = this.ctx.selectableFields ?? [];
     if (rv) {
       // Warm start: the store already holds a complete state at `rv`; resume watching from it.
       this.status.objects = this.store.countOf(this.scope);
@@ -146,6 +156,15 @@ export class ResourceCacher {
             this.noteRewrite(asked);
             rewritten = asked;
             rv = undefined;
+          }
+          const fieldsChanged = await this.learnSelectableFields();
+          if (fieldsChanged !== undefined && rv) {
+            // The stored objects' meta records hold the old fields' values: all are written again,
+            // in one commit, as for a rewritten history (watchers from before it list again).
+            this.noteRewrite(fieldsChanged);
+            rewritten = fieldsChanged;
+            rv = undefined;
+            this.refreshEveryObject = true;
           }
           let listed = false;
           if (!rv) {
@@ -231,6 +250,41 @@ export class ResourceCacher {
     this.log.warn({ cluster: this.member.cluster, resource: this.key, ...(this.opts.namespace ? { namespace: this.opts.namespace } : {}), event: 'history-rewritten', reason }, 'member history rewritten; listing its state again');
   }
 
+  /** The fields the member's CRD makes selectable whose values the cached objects carry (none for a built-in resource). */
+  selectableFields(): readonly string[] {
+    return this.servedFields;
+  }
+
+  /**
+   * Reads the member's CRD of this resource for its selectable fields, before each list and watch
+   * (a CRD edited since is seen at the next one); says why when they differ from those the cached
+   * objects carry. A CRD the member refuses leaves the fields as they were (none at first), logged;
+   * a member that does not answer leaves them too, its list or watch says why.
+   */
+  private async learnSelectableFields(): Promise<string | undefined> {
+    if (this.notCustom) return undefined;
+    let learned: CrdFields;
+    try {
+      learned = await crdSelectableFields(this.member, this.info, this.abort.signal);
+    } catch (e) {
+      // Not answered (unreachable, stopped): the list or watch that follows meets it and says so.
+      if (!(e instanceof CrdUnreadableError)) return undefined;
+      const error = e.message;
+      if (error !== this.lastFieldsError) {
+        this.log.warn({ cluster: this.member.cluster, resource: this.key, event: 'selectable-fields-unknown', error }, 'cannot read the resource\'s CustomResourceDefinition: field selectors on its own fields are refused until it is read');
+      }
+      this.lastFieldsError = error;
+      return undefined;
+    }
+    this.lastFieldsError = undefined;
+    if (learned.kind === 'not-custom') this.notCustom = true;
+    const fields = learned.kind === 'declared' ? learned.fields : [];
+    const before = this.ctx.selectableFields ?? [];
+    if (fields.join('\n') === before.join('\n')) return undefined;
+    this.ctx = { ...this.ctx, selectableFields: fields };
+    return `the CustomResourceDefinition's selectable fields changed from [${before.join(', ')}] to [${fields.join(', ')}]`;
+  }
+
   /** getStatus().synced without the copy: /readyz asks it of every cacher. */
   isSynced(): boolean {
     return this.status.synced;
@@ -245,6 +299,12 @@ export class ResourceCacher {
   private markSynced(): void {
     this.status.synced = true;
     for (const w of this.syncedWaiters.splice(0)) w();
+  }
+
+  /** What the sync record says of the stored objects' selectable fields. */
+  private fieldsRecord(): { selectableFields?: string[] } {
+    const fields = this.ctx.selectableFields;
+    return fields?.length ? { selectableFields: [...fields] } : {};
   }
 
   private async relist(rewritten?: string): Promise<string> {
@@ -347,12 +407,14 @@ export class ResourceCacher {
       }
     }
     const logged = this.store.logStart(this.key)[this.member.cluster] !== undefined;
-    await this.store.commit(this.scope, held ? [...held, ...gone] : gone, { rv: listRV, columns: this.columns, listedAt: new Date().toISOString() }, {
+    await this.store.commit(this.scope, held ? [...held, ...gone] : gone, { rv: listRV, columns: this.columns, ...this.fieldsRecord(), listedAt: new Date().toISOString() }, {
       log: diff,
       ...(logged && !held ? {} : { logStartRV: listRV }),
       ...(held ? { restartLog: true } : {}),
     });
     if (held) this.log.info({ cluster: this.member.cluster, resource: this.key, event: 'history-relisted', rv: listRV, changes: held.length + gone.length }, 'member state listed again after its history was rewritten');
+    this.refreshEveryObject = false;
+    this.servedFields = this.ctx.selectableFields ?? [];
     this.status.objects = count;
     this.status.rv = listRV;
     this.status.lastError = undefined;
@@ -385,7 +447,7 @@ export class ResourceCacher {
       // alive through its whole list for nothing, and the old-generation GC would trace them.
       seen.add(refKey(o));
       const stored = this.store.storedRV(this.scope, o);
-      if (stored !== rv) changes.push({ type: stored === undefined ? 'ADDED' : 'MODIFIED', ...o, rv });
+      if (stored !== rv || this.refreshEveryObject) changes.push({ type: stored === undefined ? 'ADDED' : 'MODIFIED', ...o, rv });
     }
     if (held) {
       for (const c of changes) held.push(c);
@@ -393,7 +455,7 @@ export class ResourceCacher {
     }
     // Pages are written as they arrive with no RV: a crash mid-list leaves a state the next
     // start relists rather than trusts. The RV is written with the reconcile after the last page.
-    await this.store.commit(this.scope, changes, { rv: '', columns: this.columns }, { log: diff, fresh: !diff });
+    await this.store.commit(this.scope, changes, { rv: '', columns: this.columns, ...this.fieldsRecord() }, { log: diff, fresh: !diff });
     return { objects: objects.length, rv: page.rv, ...(page.continueToken ? { continueToken: page.continueToken } : {}) };
   }
 
@@ -463,7 +525,7 @@ export class ResourceCacher {
     if (batch.columns) this.columns = batch.columns;
     if (changes.length > 0 || lastRV !== fromRV) {
       const rv = this.notBelowQuietFloor(lastRV);
-      await this.store.commit(this.scope, changes, { rv, columns: this.columns }, { log: true });
+      await this.store.commit(this.scope, changes, { rv, columns: this.columns, ...this.fieldsRecord() }, { log: true });
       this.status.objects += objectsDelta;
       this.status.rv = rv;
     }
@@ -512,7 +574,7 @@ export class ResourceCacher {
     marks.floor = to;
     marks.queued = to;
     this.status.rv = to;
-    await this.store.commit(this.scope, [], { rv: to, columns: this.columns }, { log: true });
+    await this.store.commit(this.scope, [], { rv: to, columns: this.columns, ...this.fieldsRecord() }, { log: true });
     return true;
   }
 

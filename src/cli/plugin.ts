@@ -26,7 +26,7 @@ export function pluginCommandLine(io: Io, actions: PluginActions = PLUGIN_ACTION
   const { program, finish } = line;
   program.description('flotilla, the federated Kubernetes API, seen from kubectl (through the kubeconfig\'s current context)').addHelpText('after', `
 Examples:
-  kubectl flotilla clusters                    the members: health, synced, objects, last event
+  kubectl flotilla clusters                    the members: health, synced, objects, last event, labels
   kubectl flotilla which deploy web -n shop    which members hold deployments.apps "web"
   kubectl flotilla status -o yaml --context flotilla
 (kubectl's flags go after \`flotilla\`: kubectl hands them to the plugin)`);

@@ -64,13 +64,19 @@ function firstLine(text: string | undefined, max = 100): string {
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
+/** Labels as kubectl's --show-labels writes them: key=value, by key, comma-separated. */
 function labelsText(labels: Record<string, string> | undefined): string {
-  return Object.entries(labels ?? {}).map(([k, v]) => `${k}=${v}`).join(',');
+  return Object.entries(labels ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => `${k}=${v}`).join(',');
+}
+
+/** A LABELS column is shown once some member has a label: a fleet without any is spared an empty one. */
+function anyLabels(status: FlotillaStatus): boolean {
+  return status.members.some((m) => Object.keys(m.labels ?? {}).length > 0);
 }
 
 /** `kubectl flotilla clusters`: a row a member (health, cachers synced, objects held, last event, labels). */
 export function renderClusters(status: FlotillaStatus, now: number, color: boolean): string {
-  const withLabels = status.members.some((m) => Object.keys(m.labels ?? {}).length > 0);
+  const withLabels = anyLabels(status);
   const rows = memberNames(status).map((name) => {
     const member = status.members.find((m) => m.cluster === name);
     const cachers = status.cachers.filter((c) => c.cluster === name);
@@ -103,8 +109,9 @@ export function renderStatus(status: FlotillaStatus, now: number, color: boolean
   const names = memberNames(status);
   const synced = status.synced ? { text: 'yes', tone: 'good' as const } : { text: 'no', tone: 'warn' as const };
   const head = renderTable(['SYNCED', 'MEMBERS', 'CACHERS'], [[synced, String(names.length), String(status.cachers.length)]], color);
+  const withLabels = anyLabels(status);
   const members = renderTable(
-    ['MEMBER', 'HEALTH', 'LAST ANSWER', 'ERROR'],
+    ['MEMBER', 'HEALTH', 'LAST ANSWER', ...(withLabels ? ['LABELS'] : []), 'ERROR'],
     names.map((name) => {
       const member = status.members.find((m) => m.cluster === name);
       const cachers = status.cachers.filter((c) => c.cluster === name);
@@ -112,7 +119,8 @@ export function renderStatus(status: FlotillaStatus, now: number, color: boolean
         name,
         memberHealth(member, cachers),
         member?.lastAnswerAt ? `${shortDuration(now - Date.parse(member.lastAnswerAt))} ago` : '-',
-        { text: member?.silent ? silence(member, now) : '', tone: 'bad' },
+        ...(withLabels ? [labelsText(member?.labels)] : []),
+        { text: member?.silent ? silence(member, now) : '', tone: 'bad' as const },
       ];
     }),
     color,

@@ -25,6 +25,8 @@ export interface IngestContext {
   apiVersion: string;
   kind: string;
   dropManagedFields: boolean;
+  /** The fields the member's CustomResourceDefinition makes selectable (`spec.color`), for a custom resource. */
+  selectableFields?: readonly string[];
 }
 
 export interface DecodedObject {
@@ -124,7 +126,7 @@ function served(src: Buffer | undefined, md: FleetMetadata, rest: Pieces, view: 
     const relative = relativeCellsOf(group, ctx.kind, view, cells);
     if (relative) meta.relative = relative;
   }
-  const fields = selectableFieldValues(group, ctx.kind, view);
+  const fields = selectableFieldValues(group, ctx.kind, view, ctx.selectableFields);
   if (fields) meta.fields = fields;
   const owned = ownerFacts(view);
   if (owned.owners) meta.owners = owned.owners;

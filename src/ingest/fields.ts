@@ -58,11 +58,25 @@ export function selectableFieldNames(group: string, kind: string): string[] {
   return Object.keys(BY_KIND[kindKey(group, kind)] ?? {});
 }
 
-export function selectableFieldValues(group: string, kind: string, obj: JsonView): Record<string, string> | undefined {
+/**
+ * A custom resource's field as the apiserver gives it to field selectors: a string as it is, an
+ * integer or boolean written out, "" when absent (a CRD may point only at those types).
+ */
+function crdFieldValue(obj: JsonView, field: string): string {
+  const v = obj(...field.split('.'));
+  return typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? String(v) : '';
+}
+
+/**
+ * An object's selectable field values: its built-in kind's, or (`declared`) those its member's
+ * CustomResourceDefinition declares; undefined when it has none.
+ */
+export function selectableFieldValues(group: string, kind: string, obj: JsonView, declared: readonly string[] = []): Record<string, string> | undefined {
   const getters = BY_KIND[kindKey(group, kind)];
-  if (!getters) return undefined;
+  if (!getters && declared.length === 0) return undefined;
   const out: Record<string, string> = {};
-  for (const [field, get] of Object.entries(getters)) out[field] = get(obj);
+  for (const [field, get] of Object.entries(getters ?? {})) out[field] = get(obj);
+  for (const field of declared) out[field] = crdFieldValue(obj, field);
   return out;
 }
 

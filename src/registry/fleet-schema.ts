@@ -51,7 +51,7 @@ const cluster = mapping('A member cluster: how to reach it (a kubeconfig, or a s
   caFile: str('With `server`: the CA bundle the member\'s serving certificate is checked against (absolute, or relative to the fleet file).', { example: 'west-ca.crt' }),
   tokenFile: str('With `server`: a file holding flotilla\'s bearer token for the member, read again every minute (a projected service account token is rotated in place).', { example: 'west.token' }),
   insecureSkipTLSVerify: { type: 'boolean', description: 'With `server`: do not check the member\'s serving certificate. For trials only.', example: false },
-  labels: stringMap('Labels of the cluster, for `resources[].clusterSelector`. Keys and values as Kubernetes labels.'),
+  labels: stringMap('Labels of the cluster (`region: eu`, `env: prod`), for `resources[].clusterSelector`; shown by `/status`, `flotilla status`, `kubectl flotilla clusters` and the status page. A reload applies a change of labels alone at once, without listing the member again. Keys and values as Kubernetes labels.'),
   authorization: str('How flotilla decides what a caller may read of this member\'s cache: `rbac` evaluates the member\'s cached RBAC objects itself; `subjectAccessReview` asks the member (for an authorizer that is more than RBAC: webhooks, ABAC).', { enum: ['rbac', 'subjectAccessReview'], patternDescription: 'rbac or subjectAccessReview', default: d.DEFAULT_CLUSTER_AUTHORIZATION }),
   priority: { ...int('Which member\'s copy a get by name shows when several hold one: the highest priority first, then the order of `clusters`.', -1000, 1000, d.DEFAULT_CLUSTER_PRIORITY), nullable: true },
 }, { required: ['name'] });

@@ -13,6 +13,8 @@ export interface SyncRecord {
   rv: string;
   columns?: TableColumn[];
   listedAt?: string;
+  /** The fields of a custom resource its CRD made selectable when the stored objects were ingested (their meta records hold their values). */
+  selectableFields?: string[];
 }
 
 export interface StoredEntry {

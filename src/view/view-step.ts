@@ -12,7 +12,12 @@ import { ReadView, joined, type ObjectPredicate, type Presentation } from './rea
  * namespaces away and add requirements, none can widen what an earlier step left.
  */
 export interface ViewRequest {
-  resource: { info: { group: string; version?: string; resource: string; kind: string; namespaced: boolean }; clusters: readonly string[] };
+  resource: {
+    info: { group: string; version?: string; resource: string; kind: string; namespaced: boolean };
+    clusters: readonly string[];
+    /** The fields a member's CRD makes selectable, as cached (none for a built-in resource). */
+    selectableFields?(cluster: string): readonly string[];
+  };
   /** `/clusters/<name>/`: one member addressed. */
   cluster?: string;
   namespace?: string;

@@ -75,7 +75,8 @@ export const statusPlugin: FastifyPluginAsync<StatusOptions> = async (app, { hea
   app.get('/status', async (_req, reply) =>
     sendJson(reply, {
       synced: health.isSynced(),
-      members: health.heartbeats(),
+      // Labels are read from the configuration at each request: a reload shows at once.
+      members: health.heartbeats().map((m) => ({ ...m, labels: fleet.clusterLabels(m.cluster) })),
       cachers: health.status(),
       live: live ? liveStatus(live, liveLimits) : { enabled: false, served: 'none', exclude: [] },
       hierarchy: { problems: hierarchy ? hierarchy.problems(fleet.clusterNames()) : [] },

@@ -80,7 +80,7 @@ async function serveCached(deps: CachedReadDeps, { req, reply, target, resource:
     fieldSelector: options.fieldSelector,
     ...(deps.hierarchy ? { hierarchy: deps.hierarchy } : {}),
     ...(options.search ? { search: options.search } : {}),
-    ...(deps.fleet?.clusterLabels ? { clusterLabels: (c: string) => deps.fleet!.clusterLabels!(c) } : {}),
+    ...(deps.fleet ? { clusterLabels: (c: string) => deps.fleet!.clusterLabels(c) } : {}),
     ...(deps.owners ? { owners: deps.owners } : {}),
   };
   const tenant = callers.tenantSeen(req.raw);

@@ -23,7 +23,7 @@ export function statusPageHtml(pollMs: number, metricsEveryPolls: number): strin
 <section>
 <h2>Members</h2>
 <table id="members">
-<thead><tr><th scope="col">member</th><th scope="col">health</th><th scope="col">why</th><th scope="col">heartbeat</th><th scope="col">last answer</th><th scope="col">objects</th><th scope="col">resources synced</th></tr></thead>
+<thead><tr><th scope="col">member</th><th scope="col">labels</th><th scope="col">health</th><th scope="col">why</th><th scope="col">heartbeat</th><th scope="col">last answer</th><th scope="col">objects</th><th scope="col">resources synced</th></tr></thead>
 <tbody id="members-body"></tbody>
 </table>
 </section>
@@ -66,6 +66,7 @@ td.number { text-align: right; font-variant-numeric: tabular-nums; }
 .problem, .health.stale, .phase.backoff, .phase.stopped, .erring { color: var(--bad); }
 .health { font-weight: 600; }
 .why { max-width: 40rem; }
+.label { display: inline-block; margin: 0 0.25rem 0.1rem 0; padding: 0 0.3rem; border: 1px solid var(--line); border-radius: 0.2rem; font-size: 0.85em; white-space: nowrap; }
 .objects { color: CanvasText; }
 .none { color: GrayText; }
 .progress { font-size: 0.85em; }

@@ -14,7 +14,7 @@ import type { TreeProblem } from '../../hierarchy/namespace-tree.js';
 /** /status as the page reads it; every part may be missing (an older or newer flotilla). */
 export interface StatusDocument {
   synced?: boolean;
-  members?: MemberHeartbeat[];
+  members?: (MemberHeartbeat & { labels?: Record<string, string> })[];
   cachers?: CacherStatus[];
   live?: { enabled: boolean; served: string; exclude: string[]; concurrency?: number } & Partial<LiveReadStats>;
   hierarchy?: { problems?: (TreeProblem & { cluster: string })[] };
@@ -30,6 +30,8 @@ export type MemberHealth = 'up' | 'syncing' | 'stale';
 
 export interface MemberRow {
   name: string;
+  /** Its labels from the fleet file, `key=value` sorted by key. */
+  labels: string[];
   health: MemberHealth;
   /** Why it is not up, in a few words. */
   why: string;
@@ -107,7 +109,11 @@ function heartbeatText(hb: MemberHeartbeat | undefined, nowMs: number): string {
   return `silent${since === undefined ? '' : ` for ${Math.round(since)} s`}${hb.lastError ? `: ${hb.lastError}` : ''}`;
 }
 
-/** Each member's health, lag and objects; `nowMs` is the server's time of the document. */
+function labelTexts(labels: Record<string, string> | undefined): string[] {
+  return Object.keys(labels ?? {}).sort().map((k) => `${k}=${labels![k]}`);
+}
+
+/** Each member's health, labels, lag and objects; `nowMs` is the server's time of the document. */
 export function memberRows(status: StatusDocument, nowMs: number): MemberRow[] {
   const heartbeats = new Map((status.members ?? []).map((m) => [m.cluster, m]));
   return memberNames(status).map((name) => {
@@ -132,6 +138,7 @@ export function memberRows(status: StatusDocument, nowMs: number): MemberRow[] {
     const lag = secondsBetween(hb?.lastAnswerAt, nowMs);
     return {
       name,
+      labels: labelTexts(hb?.labels),
       health,
       why,
       heartbeat: heartbeatText(hb, nowMs),

@@ -82,6 +82,7 @@ function drawMembers(status: StatusDocument, now: number): void {
   const rows = memberRows(status, now).map((m) =>
     el('tr', { 'data-member': m.name, 'data-health': m.health, 'data-silent': String(m.silent) },
       el('th', { scope: 'row' }, m.name),
+      el('td', { class: 'labels' }, ...m.labels.map((l) => el('span', { class: 'label' }, l))),
       el('td', { class: `health ${m.health}` }, m.health),
       el('td', { class: 'why' }, m.why),
       el('td', {}, m.heartbeat),
@@ -90,7 +91,7 @@ function drawMembers(status: StatusDocument, now: number): void {
       el('td', { class: 'number' }, `${m.synced} / ${m.resources}`),
     ),
   );
-  part('members-body').replaceChildren(...(rows.length ? rows : [el('tr', {}, el('td', { colspan: '7' }, 'no members'))]));
+  part('members-body').replaceChildren(...(rows.length ? rows : [el('tr', {}, el('td', { colspan: '8' }, 'no members'))]));
 }
 
 function drawResources(status: StatusDocument): void {

@@ -58,7 +58,7 @@ describe('a live read answers list options as a cached read does', () => {
   async function liveAnswer(query: string, target: Partial<ResourceTarget> = {}): Promise<{ status: object | undefined; asked: string[] }> {
     const asked: string[] = [];
     const deps: LiveReadDeps = {
-      fleet: { clusterNames: () => ['east'], member: (c) => void asked.push(c) },
+      fleet: { clusterNames: () => ['east'], member: (c) => void asked.push(c), clusterLabels: () => ({}) },
       config: { ...defaultLiveReads(), enabled: true, exclude: [] },
       callerHeaders: async () => ({}),
     };

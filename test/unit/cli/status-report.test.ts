@@ -47,6 +47,15 @@ describe('flotilla status, as a table', () => {
     );
   });
 
+  it('shows a LABELS column once some member has labels, key=value sorted by key', () => {
+    const labelled = { ...STATUS, members: STATUS.members.map((m) => ({ ...m, labels: (m.cluster === 'east' ? { region: 'eu', env: 'prod' } : {}) as Record<string, string> })) };
+    expect(renderStatus(labelled, NOW, false).split('\n').slice(3, 6)).toEqual([
+      'MEMBER   HEALTH   LAST ANSWER   LABELS               ERROR',
+      'east     ok       1s ago        env=prod,region=eu',
+      'west     stale    9s ago                             silent for 7s: connect ECONNREFUSED 127.0.0.1:6443',
+    ]);
+  });
+
   it('colours only when asked (a TTY), without moving a column', () => {
     const plain = renderStatus(STATUS, NOW, false);
     const coloured = renderStatus(STATUS, NOW, true);
@@ -77,6 +86,7 @@ describe('kubectl flotilla clusters', () => {
 
   it('shows labels when /status carries them', () => {
     const labelled = { ...STATUS, members: STATUS.members.map((m) => ({ ...m, labels: (m.cluster === 'east' ? { region: 'eu', tier: 'prod' } : {}) as Record<string, string> })) };
+    expect(renderClusters(labelled, NOW, false).split('\n')[0]).toBe('NAME   HEALTH   SYNCED   OBJECTS   LAST EVENT   LABELS                SILENT');
     expect(renderClusters(labelled, NOW, false).split('\n')[1]).toBe('east   ok       2/2      43        2s           region=eu,tier=prod');
   });
 });

@@ -17,6 +17,7 @@ function fleetOf(members: Record<string, { fetch?: Fetch; send?: (r: MemberReque
   return {
     clusterNames: () => Object.keys(members),
     member: (name) => (members[name] as unknown as MemberClient | undefined),
+    clusterLabels: () => ({}),
   };
 }
 

@@ -68,7 +68,7 @@ beforeEach(async () => {
       },
     }) as unknown as MemberClient;
   const members = new Map(CLUSTERS.map((c) => [c, member(c)]));
-  const fleet = { clusterNames: () => [...CLUSTERS], member: (name: string) => members.get(name) };
+  const fleet = { clusterNames: () => [...CLUSTERS], member: (name: string) => members.get(name), clusterLabels: () => ({}) };
   const cached = new Map([['v1/namespaces', namespaces], ['v1/configmaps', configmaps]]);
   const forward: ForwardDeps = {
     fleet,

@@ -14,11 +14,18 @@ const root = resolve(import.meta.dirname, '..', '..', '..');
 const read = (path: string) => readFileSync(join(root, path), 'utf8');
 const BASE = 'clusters: [{ name: east, kubeconfig: /k }]\nresources: [{ version: v1, resource: pods }]\n';
 
-/** A literal (array) of scripts/demo.ts, which starts the demo when imported: read from its source. */
+/** A literal (array or object) of scripts/demo.ts, which starts the demo when imported: read from its source. */
 function demoConstant(name: string): unknown {
-  const literal = new RegExp(`const ${name}[^=]*= (\\[[\\s\\S]*?\\n\\]);`).exec(read('scripts/demo.ts'))?.[1];
+  const literal = new RegExp(`const ${name}[^=]*= (\\[[\\s\\S]*?\\n\\]|\\{[\\s\\S]*?\\n\\});`).exec(read('scripts/demo.ts'))?.[1];
   if (literal === undefined) throw new Error(`scripts/demo.ts has no ${name}`);
   return new Function(`return ${literal}`)() as unknown;
+}
+
+/** The demo's members as its fleet file has them (demoFleetFile): each with its labels. */
+function demoClusters(): { name: string; kubeconfig: string; labels: Record<string, string> }[] {
+  const labels = demoConstant('DEMO_LABELS') as Record<string, Record<string, string>>;
+  expect(Object.keys(labels)).toEqual(['east', 'west', 'north']);
+  return Object.entries(labels).map(([name, l]) => ({ name, kubeconfig: `/k/${name}`, labels: l }));
 }
 
 /** Every fleet file and Fleet spec the repository ships or starts flotilla with. */
@@ -28,7 +35,7 @@ function repositoryConfigs(): { name: string; text?: string; doc?: unknown; flee
     { name: 'the reference\'s minimal file', text: MINIMAL_FLEET_FILE },
     { name: 'the chart\'s values fleet.config', text: (parseYaml(read('deploy/helm/flotilla/values.yaml')) as { fleet: { config: string } }).fleet.config },
     { name: 'the test fleet\'s default (writeFleetConfig)', doc: { clusters: [{ name: 'east', kubeconfig: '/k/east' }], resources: DEFAULT_RESOURCES, authentication: { tokenReviewCluster: 'east' } } },
-    { name: 'the demo\'s', doc: { clusters: [{ name: 'east', kubeconfig: '/k/east' }], resources: demoConstant('DEMO_RESOURCES'), authentication: { tokenReviewCluster: 'east' }, tenants: demoConstant('TENANTS') } },
+    { name: 'the demo\'s', doc: { clusters: demoClusters(), resources: demoConstant('DEMO_RESOURCES'), authentication: { tokenReviewCluster: 'east' }, tenants: demoConstant('TENANTS') } },
   ];
   for (const doc of parseAllDocuments(read('deploy/flotilla.yaml')).map((d) => d.toJS() as { kind?: string; data?: Record<string, string> })) {
     if (doc?.kind === 'ConfigMap' && doc.data?.['fleet.yaml']) configs.push({ name: 'deploy/flotilla.yaml\'s ConfigMap', text: doc.data['fleet.yaml'] });

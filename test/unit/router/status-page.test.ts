@@ -65,6 +65,11 @@ describe('the status page: members', () => {
     expect(rows.get('south')).toMatchObject({ health: 'syncing', why: '0 of 1 resources listed' });
   });
 
+  it('a member\'s labels from /status, key=value sorted by key; none for one without', () => {
+    const labelled = memberRows({ members: [{ cluster: 'east', silent: false, labels: { region: 'eu', env: 'prod' } }], cachers: [cacher('west', 'pods')] }, NOW);
+    expect(labelled.map((r) => [r.name, r.labels])).toEqual([['east', ['env=prod', 'region=eu']], ['west', []]]);
+  });
+
   it('members are every name with a heartbeat or a cacher, sorted', () => {
     expect([...rows.keys()]).toEqual(['east', 'north', 'south', 'west']);
   });

@@ -14,7 +14,7 @@ function fleetOf(docs: Record<string, Record<string, string> | undefined>): { fl
       return { resources: [...Object.entries(hashes).map(([n, h]) => ({ name: n, storageVersionHash: h })), { name: 'pods/status' }] };
     },
   }) as unknown as MemberClient;
-  return { fleet: { clusterNames: () => Object.keys(docs), member }, asked };
+  return { fleet: { clusterNames: () => Object.keys(docs), member, clusterLabels: () => ({}) }, asked };
 }
 
 const catalog: ResourceCatalog = { resource: () => undefined, cachedResources: () => [] };
