@@ -4,7 +4,7 @@ import { OWNERS_FIELD, fieldIndexKey, ownerKind, ownerUid, ownerValue } from '..
 import { KEY_SEP, type Store } from '../store/store.js';
 import { OWNER_SEARCH_MAX_DEPTH, OWNER_SEARCH_MEMO_MAX, OWNER_SEARCH_WALK_MAX_OBJECTS } from '../registry/defaults.js';
 import type { ObjectPredicate, ViewedMeta, ViewedObject } from './read-view.js';
-import type { OwnerRef, OwnerSearch } from './owner-search.js';
+import type { FoundOwner, OwnerRef, OwnerSearch } from './owner-search.js';
 
 /**
  * Owner search over the store's owner index (meta-record.ts, OWNERS_FIELD and UID_FIELD): the
@@ -20,14 +20,6 @@ import type { OwnerRef, OwnerSearch } from './owner-search.js';
  * only when replicasets are cached from that member. Both walks read the store as it is now, not a
  * paged list's snapshot: an owner chain that changed between pages is followed as it is now.
  */
-
-/** An owner found: where it is, and how the owner index names it (ownerValue). */
-interface FoundOwner {
-  cluster: string;
-  /** '' for a cluster-scoped owner, whose dependents may be in any namespace of its member. */
-  namespace: string;
-  owner: string;
-}
 
 /** The store's owner lookups, with what they found kept until the store's next commit. */
 class OwnerLookups {
@@ -94,11 +86,18 @@ export class StoreOwnerSearch implements OwnerSearch {
     this.lookups = new OwnerLookups(store, catalog);
   }
 
-  owned(owner: OwnerRef, clusters: readonly string[], namespace: string | undefined, depth: number | undefined): ObjectPredicate | null {
-    const found = 'uid' in owner ? this.ownersByUid(owner.uid, clusters, namespace) : this.ownersByName(owner.kind, owner.name, clusters, namespace);
-    if (found.length === 0) return null;
+  find(owner: OwnerRef, clusters: readonly string[], namespace: string | undefined): FoundOwner[] {
+    return 'uid' in owner ? this.ownersByUid(owner.uid, clusters, namespace) : this.ownersByName(owner.kind, owner.name, clusters, namespace);
+  }
+
+  ownedBy(found: readonly FoundOwner[], depth: number | undefined): ObjectPredicate {
     const levels = Math.max(1, Math.min(depth ?? OWNER_SEARCH_MAX_DEPTH, OWNER_SEARCH_MAX_DEPTH));
     return new OwnedBy(this.lookups, found, levels);
+  }
+
+  owned(owner: OwnerRef, clusters: readonly string[], namespace: string | undefined, depth: number | undefined): ObjectPredicate | null {
+    const found = this.find(owner, clusters, namespace);
+    return found.length === 0 ? null : this.ownedBy(found, depth);
   }
 
   /** Every cached object with this uid in the clusters (one, unless members share restored state), in the namespace or cluster-scoped. */
@@ -106,9 +105,9 @@ export class StoreOwnerSearch implements OwnerSearch {
     const found = new Map<string, FoundOwner>();
     for (const r of this.catalog.cachedResources()) {
       for (const key of this.store.keysWithUid(gvrKey(r.info), uid)) {
-        const [, ns = '', , cluster = ''] = key.split(KEY_SEP);
+        const [, ns = '', name = '', cluster = ''] = key.split(KEY_SEP);
         if (!clusters.includes(cluster) || (namespace !== undefined && ns !== '' && ns !== namespace)) continue;
-        found.set(`${cluster}/${uid}`, { cluster, namespace: ns, owner: ownerValue(r.info.group, r.info.kind, uid) });
+        found.set(`${cluster}/${uid}`, { cluster, namespace: ns, group: r.info.group, resource: r.info.resource, namespaced: r.info.namespaced, name, owner: ownerValue(r.info.group, r.info.kind, uid) });
       }
     }
     return [...found.values()];
@@ -134,7 +133,7 @@ export class StoreOwnerSearch implements OwnerSearch {
         const namespaces = !info.namespaced ? [''] : namespace !== undefined ? [namespace] : this.store.namespacesOfName(resource, cluster, name);
         for (const ns of namespaces) {
           const uid = this.store.metaOf(resource, { namespace: ns, name, cluster })?.uid;
-          if (uid) found.set(`${cluster}/${uid}`, { cluster, namespace: ns, owner: ownerValue(info.group, info.kind, uid) });
+          if (uid) found.set(`${cluster}/${uid}`, { cluster, namespace: ns, group: info.group, resource: info.resource, namespaced: info.namespaced, name, owner: ownerValue(info.group, info.kind, uid) });
         }
       }
     }

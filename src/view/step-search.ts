@@ -9,7 +9,7 @@ import type { ViewRequest, ViewStep } from './view-step.js';
  * Fleet search (api/search-terms.ts): members by name and fleet-file labels, objects by name and
  * creation time, and by owner. It runs after the steps deciding what the caller may read, so a
  * search only ever narrows that: it never returns, counts or hints at anything else (an owner is
- * looked for only in the members left). Names are matched as the caller is shown them (a
+ * one the caller may read, in the members left: ViewRequest.ownersFound). Names are matched as the caller is shown them (a
  * tenant's without its prefix). A get applies the terms given as query parameters (404 for an
  * object they leave out); the label selector, terms and all, it ignores, as the apiserver does.
  */
@@ -23,7 +23,11 @@ export const searchSelection: ViewStep = {
     }
     if (terms.nameContains.length > 0 || terms.namePrefixes.length > 0) view.require(namePredicate(terms, req));
     if (terms.createdAfter !== undefined || terms.createdBefore !== undefined) view.require(createdPredicate(terms.createdAfter, terms.createdBefore));
-    if (terms.owner !== undefined) view.require(req.owners?.owned(terms.owner, view.clustersLeft, req.namespace, terms.ownerDepth) ?? NOTHING_OWNED);
+    if (terms.owner !== undefined) {
+      // Only owners the caller may read, in the members left: another would be named by the answer.
+      const found = (req.ownersFound ?? []).filter((f) => view.clustersLeft.includes(f.cluster));
+      view.require(req.owners && found.length > 0 ? req.owners.ownedBy(found, terms.ownerDepth) : NOTHING_OWNED);
+    }
   },
 };
 

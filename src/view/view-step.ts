@@ -4,7 +4,7 @@ import type { AccessSet } from '../api/rbac.js';
 import type { NamespaceTree } from '../hierarchy/namespace-tree.js';
 import type { ObjectNaming } from '../tenancy/naming-direction.js';
 import type { SearchTerms } from '../api/search-terms.js';
-import type { OwnerSearch } from './owner-search.js';
+import type { FoundOwner, OwnerSearch } from './owner-search.js';
 import { ReadView, joined, type ObjectPredicate, type Presentation } from './read-view.js';
 
 /**
@@ -41,6 +41,11 @@ export interface ViewRequest {
   clusterLabels?: (cluster: string) => Readonly<Record<string, string>>;
   /** Owner search (owner-search.ts); absent: no owner is found, so an owner term selects nothing. */
   owners?: OwnerSearch;
+  /**
+   * The owners the request's owner term names that the caller may read (found and asked about by
+   * the router, which can wait for the members' answers); absent or empty: nothing is owned.
+   */
+  ownersFound?: readonly FoundOwner[];
 }
 
 /** One step of building a view: one file each, run in the order of steps.ts. */

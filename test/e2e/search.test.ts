@@ -242,6 +242,28 @@ describe('search terms in kubectl get -l', () => {
     expect(hidden.items).toEqual([]);
   });
 
+  it('owner terms: an owner the caller may not read owns nothing for it, as if it did not exist', async () => {
+    // On east, in srch: one ConfigMap owned by the namespace srch itself (alice may not read
+    // namespaces), one owned by another ConfigMap (which she may read).
+    const nsUid = (JSON.parse((await memberRequest(east, 'GET', `/api/v1/namespaces/${NS}`)).body) as { metadata: { uid: string } }).metadata.uid;
+    await must(east, 'POST', `/api/v1/namespaces/${NS}/configmaps`, cm('owner-cm'));
+    const cmUid = (JSON.parse((await memberRequest(east, 'GET', `/api/v1/namespaces/${NS}/configmaps/owner-cm`)).body) as { metadata: { uid: string } }).metadata.uid;
+    const owned = (name: string, ref: { apiVersion: string; kind: string; name: string; uid: string }) => ({ ...cm(name), metadata: { name, ownerReferences: [ref] } });
+    await must(east, 'POST', `/api/v1/namespaces/${NS}/configmaps`, owned('owned-by-ns', { apiVersion: 'v1', kind: 'Namespace', name: NS, uid: nsUid }));
+    await must(east, 'POST', `/api/v1/namespaces/${NS}/configmaps`, owned('owned-by-cm', { apiVersion: 'v1', kind: 'ConfigMap', name: 'owner-cm', uid: cmUid }));
+    const byNamespace = 'search.flotilla.io/owner-kind=Namespace,search.flotilla.io/owner-name=' + NS;
+    const byConfigMap = 'search.flotilla.io/owner-kind=ConfigMap,search.flotilla.io/owner-name=owner-cm';
+    await until('flotilla to hold both', async () => (await selected('configmaps', byNamespace)).items.length === 1 && (await selected('configmaps', byConfigMap)).items.length === 1);
+    expect((await selected('configmaps', `search.flotilla.io/owner-uid=${nsUid}`)).items).toEqual([`${east.name}/owned-by-ns`]);
+    const alice = fleet.users.find((u) => u.name === 'alice')!.token;
+    expect((await selected('configmaps', byConfigMap, alice)).items).toEqual([`${east.name}/owned-by-cm`]);
+    // She may read the ConfigMap it owns, but not the namespace: the answer must not tell her it exists.
+    for (const term of [byNamespace, `search.flotilla.io/owner-uid=${nsUid}`]) {
+      const hidden = await selected('configmaps', term, alice);
+      expect({ status: hidden.status, items: hidden.items, warnings: hidden.warnings.filter((w) => w.includes(NS) || w.includes('Namespace')) }, term).toEqual({ status: 200, items: [], warnings: [] });
+    }
+  });
+
   it('a live read (Secrets are not cached): the members get no search terms, the merged answer and a watch\'s events are filtered', async () => {
     const all = await membersOwn('secrets');
     for (const t of [{ contains: 'API' }, { cluster: { op: 'notin', values: [east.name] } }, { clusterLabel: { key: 'region', op: '=', values: ['eu'] } }] as Terms[]) {

@@ -13,9 +13,12 @@ import { negotiate } from '../../api/negotiate.js';
 import { expired, forbidden, serviceUnavailable, timeout } from '../../api/status.js';
 import { parseReadRequest } from '../../api/list-options.js';
 import { reviewAttributes, type ReadAuthorizer, type ReadQuestion } from '../../authz/authorizer.js';
+import type { ReviewedCaller } from '../../members/access-reviews.js';
 import { fieldSelectorName } from '../../api/field-selector.js';
 import { firstHitWarning, warningHeader } from '../../api/warning.js';
 import type { ViewRequest } from '../../view/view-step.js';
+import type { FoundOwner } from '../../view/owner-search.js';
+import { searchTermsOf } from '../../view/step-search.js';
 import type { OwnerSearch } from '../../view/owner-search.js';
 import { NO_ACCESS, type AccessSet } from '../../api/rbac.js';
 import type { Store } from '../../store/store.js';
@@ -105,6 +108,10 @@ async function serveCached(deps: CachedReadDeps, { req, reply, target, resource:
   const undecided = authorizer.undecidable(allowed.denied);
   if (allowed.clusters.length === 0 && undecided.length > 0) throw serviceUnavailable(undecided.map((u) => u.reason).join('; '));
   if (allowed.clusters.length === 0 && allowed.denied.length > 0) throw forbiddenRead(caller.user, question, allowed.denied, target.cluster !== undefined);
+  if (deps.owners) {
+    const owner = searchTermsOf(request)?.owner;
+    if (owner) request.ownersFound = await readableOwners(authorizer, caller, deps.owners.find(owner, allowed.clusters, target.namespace));
+  }
   const view = buildReadView({ ...request, access });
   const warnings: string[] = [];
   const refused = view.denied.filter((c) => !undecided.some((u) => u.cluster === c));
@@ -259,6 +266,19 @@ function staleWarnings(health: CacheHealth, resource: string, view: ReadView): s
       : s.silentForMs !== undefined
       ? `cluster ${s.cluster} has not answered for ${(s.silentForMs / 1000).toFixed(1)} s; serving its cached state as flotilla last saw it${s.error ? ` (${s.error.slice(0, 200)})` : ''}`
       : `cluster ${s.cluster} is not reachable; serving its cached state${s.since ? ` as of ${s.since}` : ''} (${(s.error ?? '').slice(0, 200)})`));
+}
+
+/**
+ * The owners an owner search term names that the caller may get, each asked of its own member:
+ * one it may not read is as if not found, so the answer never tells that it exists.
+ */
+async function readableOwners(authorizer: ReadAuthorizer, caller: ReviewedCaller, found: readonly FoundOwner[]): Promise<FoundOwner[]> {
+  const verdicts = await Promise.all(found.map(async (f) => {
+    const question: ReadQuestion = { verb: 'get', group: f.group, resource: f.resource, namespaced: f.namespaced, ...(f.namespace ? { namespace: f.namespace } : {}), name: f.name };
+    const a = (await authorizer.access(caller, [f.cluster], question)).get(f.cluster);
+    return a !== undefined && (a.everywhere || a.namespaces.has(f.namespace));
+  }));
+  return found.filter((_, i) => verdicts[i]);
 }
 
 /** The steps up to the caller's authorization: what decides a 403 before the request's own narrowing is read. */

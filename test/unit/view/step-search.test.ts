@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { buildReadView, VIEW_STEPS } from '../../../src/view/steps.js';
 import { containsFolded, foldedAt } from '../../../src/view/step-search.js';
 import type { ViewRequest } from '../../../src/view/view-step.js';
-import type { OwnerSearch } from '../../../src/view/owner-search.js';
+import type { FoundOwner, OwnerSearch } from '../../../src/view/owner-search.js';
 import { FULL_ACCESS, NO_ACCESS, type AccessSet } from '../../../src/api/rbac.js';
 import { Tenant } from '../../../src/tenancy/tenant.js';
 import type { ObjectNaming } from '../../../src/tenancy/naming-direction.js';
@@ -67,23 +67,29 @@ describe('the search step', () => {
     expect(view('search.flotilla.io/name-contains=a').key).not.toBe(view('search.flotilla.io/name-contains=b').key);
   });
 
-  it('runs after authorization: a member the caller may not read stays out whatever the search names, and is never searched for owners', () => {
+  it('runs after authorization: a member the caller may not read stays out whatever the search names, and only owners the caller may read own anything', () => {
     const access = new Map<string, AccessSet>([['east', FULL_ACCESS], ['west', NO_ACCESS], ['north', FULL_ACCESS]]);
-    const asked: (readonly string[])[] = [];
+    const given: (readonly FoundOwner[])[] = [];
     const owners: OwnerSearch = {
-      owned(owner, clusters) {
-        asked.push(clusters);
-        return 'uid' in owner && owner.uid === 'u1' ? { name: 'owned-by:u1', needsMeta: false, test: (x) => x.name.startsWith('web-') } : null;
+      find: () => [],
+      ownedBy(found) {
+        given.push(found);
+        return { name: `owned-by:${found.map((f) => f.cluster).join(',')}`, needsMeta: false, test: (x) => x.name.startsWith('web-') && found.some((f) => f.cluster === x.cluster) };
       },
+      owned: () => null,
     };
-    const v = buildReadView({ ...base, access, owners, labelSelector: 'search.flotilla.io/cluster in (west,north),search.flotilla.io/owner-uid=u1' });
+    const web = (cluster: string): FoundOwner => ({ cluster, namespace: 'shop', group: 'apps', resource: 'deployments', namespaced: true, name: 'web', owner: `apps/Deployment/${cluster}-u1` });
+    // The router found (and the caller may read) the owner on every member; the view keeps north's only.
+    const ownersFound = [web('east'), web('west'), web('north')];
+    const v = buildReadView({ ...base, access, owners, ownersFound, labelSelector: 'search.flotilla.io/cluster in (west,north),search.flotilla.io/owner-uid=u1' });
     expect(v.clusters).toEqual(['north']);
-    expect(asked).toEqual([['north']]);
+    expect(given.map((g) => g.map((f) => f.cluster))).toEqual([['north']]);
     expect(v.admits(o('north', 'web-1'), () => undefined)).toBe(true);
     expect(v.admits(o('north', 'db-1'), () => undefined)).toBe(false);
     expect(v.admits(o('west', 'web-1'), () => undefined)).toBe(false);
-    // No such owner, or no owner search at all: nothing is owned.
+    // No owner found (or none the caller may read), or no owner search at all: nothing is owned.
     expect(buildReadView({ ...base, owners, labelSelector: 'search.flotilla.io/owner-uid=nope' }).admits(o('east', 'web-1'), () => undefined)).toBe(false);
+    expect(buildReadView({ ...base, owners, ownersFound: [], labelSelector: 'search.flotilla.io/owner-uid=u1' }).admits(o('east', 'web-1'), () => undefined)).toBe(false);
     expect(view('search.flotilla.io/owner-kind=Deployment,search.flotilla.io/owner-name=web').admits(o('east', 'web-1'), () => undefined)).toBe(false);
     // The step comes after every step deciding what the caller may read.
     const names = VIEW_STEPS.map((s) => s.name);
