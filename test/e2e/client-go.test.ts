@@ -108,7 +108,7 @@ describe('client-go against flotilla', () => {
   ] as const)('a %s (watch-list %s) ends equal to the members after churn', async (mode, watchList) => {
     const run = runInformer(mode, watchList);
     await run.synced;
-    await churn(`${mode.slice(0, 4)}${watchList ? 'wl' : 'lw'}`);
+    await churn(`${mode.slice(0, 4)}${watchList === 'default' ? 'df' : watchList ? 'wl' : 'lw'}`);
     await expectConverged(flotilla.endpoint, fleet.members, PODS);
     // Flotilla is caught up; the informer hears the same events within milliseconds. Resyncs
     // every second need a little wall time too.

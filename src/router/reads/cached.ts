@@ -1,8 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import { Readable } from 'node:stream';
-import type { NamespaceForest } from '../../hierarchy/namespace-forest.js';
 import { selectsByHierarchy } from '../../view/step-hierarchy.js';
-import type { CacheHealth, CachedResource, FleetMembers } from '../../cacher/cache-manager.js';
+import type { CacheHealth, CachedResource } from '../../cacher/cache-manager.js';
 import { getResponse, listResponse } from '../../mux/reads.js';
 import type { WatchHub } from '../../mux/watch-hub.js';
 import type { SnapshotRegistry } from '../../mux/snapshots.js';
@@ -10,26 +9,18 @@ import { compareMemberRV, decodeGlobalRV } from '../../api/global-rv.js';
 import { decodeContinue } from '../../api/continue-token.js';
 import { gvrKey } from '../../api/resource-info.js';
 import { negotiate } from '../../api/negotiate.js';
-import { expired, forbidden, serviceUnavailable, timeout } from '../../api/status.js';
+import { expired, timeout } from '../../api/status.js';
 import { parseReadRequest } from '../../api/list-options.js';
-import { reviewAttributes, type ReadAuthorizer, type ReadQuestion } from '../../authz/authorizer.js';
-import type { ReviewedCaller } from '../../members/access-reviews.js';
-import { fieldSelectorName } from '../../api/field-selector.js';
 import { firstHitWarning, warningHeader } from '../../api/warning.js';
-import type { ViewRequest } from '../../view/view-step.js';
-import type { FoundOwner } from '../../view/owner-search.js';
-import { searchTermsOf } from '../../view/step-search.js';
-import type { OwnerSearch } from '../../view/owner-search.js';
 import { NO_ACCESS, type AccessSet } from '../../api/rbac.js';
 import type { Store } from '../../store/store.js';
 import type { ReadView } from '../../view/read-view.js';
-import { VIEW_STEPS, buildReadView } from '../../view/steps.js';
+import { buildReadView } from '../../view/steps.js';
 import type { DeletedObject, WriteTracker } from '../../forward/read-your-writes.js';
-import type { ForwardDeps } from '../../forward/writes.js';
-import type { Callers } from '../callers.js';
 import { MAX_TIMER_MS, sendBytes } from '../replies.js';
 import type { ReadQuery as Query } from '../../api/list-options.js';
 import { cachedScope, type ReadContext, type ReadHandler } from './read-handler.js';
+import { callerView, whatOf, type CallerViewDeps } from './caller-view.js';
 import {
   DEFAULT_MAX_WATCH_BUFFER_MIB,
   DEFAULT_MIN_WATCH_TIMEOUT_SECONDS,
@@ -39,21 +30,12 @@ import {
   RESOURCE_VERSION_WAIT_MS,
 } from '../../registry/defaults.js';
 
-export interface CachedReadDeps {
+export interface CachedReadDeps extends CallerViewDeps {
   health: CacheHealth;
   store: Store;
   hub: WatchHub;
   snapshots: SnapshotRegistry;
   writes: WriteTracker;
-  callers: Callers;
-  authorizer: ReadAuthorizer;
-  forward: ForwardDeps;
-  /** Each member's namespace tree, for hierarchy selectors. */
-  hierarchy?: NamespaceForest;
-  /** The members as configured now: their labels, for cluster search terms. */
-  fleet?: Pick<FleetMembers, 'clusterLabels'>;
-  /** Owner search terms' owners and what they own (src/view/owner-predicate.ts); absent: none found. */
-  owners?: OwnerSearch;
   /** minTimeoutSeconds: as the apiserver's --min-request-timeout, for watches without timeoutSeconds. */
   watch?: { bookmarkIntervalMs?: number; maxBufferedBytes?: number; minTimeoutSeconds?: number; catchUpStallMs?: number };
 }
@@ -73,53 +55,7 @@ async function serveCached(deps: CachedReadDeps, { req, reply, target, resource:
   const watching = options.verb === 'watch';
   // Decoded up front: a token that does not decode is a 400, for lists and watches alike.
   const since = options.resourceVersion && options.resourceVersion !== '0' ? decodeGlobalRV(options.resourceVersion) : undefined;
-  const request: ViewRequest = {
-    resource,
-    cluster: target.cluster,
-    namespace: target.namespace,
-    name: target.name,
-    watching,
-    labelSelector: options.labelSelector,
-    fieldSelector: options.fieldSelector,
-    ...(deps.hierarchy ? { hierarchy: deps.hierarchy } : {}),
-    ...(options.search ? { search: options.search } : {}),
-    ...(deps.fleet ? { clusterLabels: (c: string) => deps.fleet!.clusterLabels(c) } : {}),
-    ...(deps.owners ? { owners: deps.owners } : {}),
-  };
-  const tenant = callers.tenantSeen(req.raw);
-  const tenantNames = tenant ? await deps.forward.tenant?.(req.raw) : undefined;
-  if (tenantNames) request.tenant = tenantNames.naming;
-  // Authorization first, as in the apiserver: a caller refused everywhere gets 403 whatever
-  // else is wrong with its request (a selector that does not parse, say).
-  const caller = await callers.reader(req.raw);
-  const named = target.name ?? fieldSelectorName(request.fieldSelector);
-  const question: ReadQuestion = {
-    verb: options.verb,
-    group: resource.info.group,
-    resource: resource.info.resource,
-    namespaced: resource.info.namespaced,
-    ...(target.namespace !== undefined ? { namespace: target.namespace } : {}),
-    ...(named !== undefined ? { name: named } : {}),
-  };
-  const addressed = target.cluster !== undefined ? resource.clusters.filter((c) => c === target.cluster) : resource.clusters;
-  const access = await authorizer.access(caller, addressed, question);
-  const allowed = buildReadView({ ...request, access }, AUTHORIZATION_STEPS);
-  // A member whose RBAC flotilla cannot read refuses for want of flotilla's rights, not the caller's.
-  const undecided = authorizer.undecidable(allowed.denied);
-  if (allowed.clusters.length === 0 && undecided.length > 0) throw serviceUnavailable(undecided.map((u) => u.reason).join('; '));
-  if (allowed.clusters.length === 0 && allowed.denied.length > 0) throw forbiddenRead(caller.user, question, allowed.denied, target.cluster !== undefined);
-  if (deps.owners) {
-    const owner = searchTermsOf(request)?.owner;
-    if (owner) request.ownersFound = await readableOwners(authorizer, caller, deps.owners.find(owner, allowed.clusters, target.namespace));
-  }
-  const view = buildReadView({ ...request, access });
-  const warnings: string[] = [];
-  const refused = view.denied.filter((c) => !undecided.some((u) => u.cluster === c));
-  if (refused.length > 0 && question.verb !== 'get') {
-    warnings.push(warningHeader(`User "${caller.user}" cannot ${question.verb} ${whatOf(question)} in ${refused.length === 1 ? 'cluster' : 'clusters'} ${refused.join(', ')}: nothing of ${refused.length === 1 ? 'it' : 'them'} is shown`));
-  }
-  for (const u of undecided) warnings.push(warningHeader(`nothing of cluster ${u.cluster} is shown: ${u.reason}`));
-  if (deps.hierarchy && selectsByHierarchy(view)) warnings.push(...treeWarnings(deps.hierarchy, view));
+  const { request, caller, question, addressed, access, view, warnings, tenant } = await callerView(deps, req.raw, resource, target, options);
   if (watching) {
     // Everything that can refuse the watch does so before the response is taken over.
     const form = negotiate(req.headers.accept, { list: false, watchable: true });
@@ -268,45 +204,6 @@ function staleWarnings(health: CacheHealth, resource: string, view: ReadView): s
       : `cluster ${s.cluster} is not reachable; serving its cached state${s.since ? ` as of ${s.since}` : ''} (${(s.error ?? '').slice(0, 200)})`));
 }
 
-/**
- * The owners an owner search term names that the caller may get, each asked of its own member:
- * one it may not read is as if not found, so the answer never tells that it exists.
- */
-async function readableOwners(authorizer: ReadAuthorizer, caller: ReviewedCaller, found: readonly FoundOwner[]): Promise<FoundOwner[]> {
-  const verdicts = await Promise.all(found.map(async (f) => {
-    const question: ReadQuestion = { verb: 'get', group: f.group, resource: f.resource, namespaced: f.namespaced, ...(f.namespace ? { namespace: f.namespace } : {}), name: f.name };
-    const a = (await authorizer.access(caller, [f.cluster], question)).get(f.cluster);
-    return a !== undefined && (a.everywhere || a.namespaces.has(f.namespace));
-  }));
-  return found.filter((_, i) => verdicts[i]);
-}
-
-/** The steps up to the caller's authorization: what decides a 403 before the request's own narrowing is read. */
-const AUTHORIZATION_STEPS = VIEW_STEPS.slice(0, VIEW_STEPS.findIndex((s) => s.name === 'authorization') + 1);
-
-function whatOf(q: ReadQuestion): string {
-  return q.group ? `${q.resource}.${q.group}` : q.resource;
-}
-
-/**
- * 403 worded as the apiserver words it (`pods is forbidden: User "alice" cannot list resource
- * "pods" in API group "" at the cluster scope`), naming the members that refused when the request
- * was fleet-wide. As the apiserver's, it names the object whenever the request names one (a get, or
- * a list or watch with a `metadata.name` field selector), and its scope is the namespace the
- * authorizer was asked about (a namespace's own, for a get of a namespace).
- */
-function forbiddenRead(user: string, q: ReadQuestion, denied: readonly string[], addressed: boolean): Error {
-  const { namespace } = reviewAttributes(q);
-  const scope = namespace !== undefined ? `in the namespace "${namespace}"` : 'at the cluster scope';
-  const subject = q.name !== undefined ? `${whatOf(q)} "${q.name}"` : whatOf(q);
-  const where = addressed ? '' : ` (in any of the clusters ${denied.join(', ')})`;
-  return forbidden(`${subject} is forbidden: User "${user}" cannot ${q.verb} resource "${q.resource}" in API group "${q.group}" ${scope}${where}`, {
-    ...(q.name !== undefined ? { name: q.name } : {}),
-    ...(q.group ? { group: q.group } : {}),
-    kind: q.resource,
-  });
-}
-
 /** A view's access per addressed cluster, as the authorization step left it (what a revision keeps for members it cannot ask now). */
 function accessOf(view: ReadView, clusters: readonly string[]): ReadonlyMap<string, AccessSet> {
   return new Map(clusters.map((c) => [c, view.access?.get(c) ?? NO_ACCESS]));
@@ -314,15 +211,4 @@ function accessOf(view: ReadView, clusters: readonly string[]): ReadonlyMap<stri
 
 function treeForgotten(): never {
   throw expired('too old resource version: the namespace tree has changed too often since (hierarchy selector); list again');
-}
-
-/**
- * Where a tree the selection read was cut (a cycle, a parent that does not exist), said of the
- * namespaces the caller may read only (and without naming the parent, which it may not).
- */
-function treeWarnings(forest: NamespaceForest, view: ReadView): string[] {
-  return forest
-    .problems(view.clusters)
-    .filter((p) => view.clustersIn(p.namespace).includes(p.cluster))
-    .map((p) => warningHeader(`cluster ${p.cluster}: namespace ${p.namespace} is cut from its parent (${p.problem === 'cycle' ? 'its parents form a cycle' : 'the parent does not exist'}); hierarchy selectors treat it as a root`));
 }
