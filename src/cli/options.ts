@@ -17,6 +17,13 @@ export interface StatusFlags extends KubeconfigFlags {
   output?: OutputFormat;
 }
 
+export interface FindFlags extends KubeconfigFlags {
+  selector?: string;
+  kinds?: string;
+  namespace?: string;
+  output?: 'json';
+}
+
 export interface WhichFlags extends KubeconfigFlags {
   namespace?: string;
   allNamespaces?: boolean;

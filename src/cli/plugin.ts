@@ -1,6 +1,7 @@
 import { newCommandLine, runCommandLine, type CommandLine } from './command-line.js';
 import { processIo, type Io } from './io.js';
-import { addKubeconfigOptions, addOutputOption, type KubeconfigFlags, type StatusFlags, type WhichFlags } from './options.js';
+import { Option } from 'commander';
+import { addKubeconfigOptions, addOutputOption, type FindFlags, type KubeconfigFlags, type StatusFlags, type WhichFlags } from './options.js';
 
 /**
  * `kubectl flotilla`: kubectl runs this file as `kubectl-flotilla` when it is on PATH (npm i -g,
@@ -12,6 +13,7 @@ export interface PluginActions {
   clusters(flags: StatusFlags, io: Io): Promise<number>;
   status(flags: StatusFlags, io: Io): Promise<number>;
   which(resource: string, name: string, flags: WhichFlags, io: Io): Promise<number>;
+  find(text: string | undefined, flags: FindFlags, io: Io): Promise<number>;
 }
 
 // Each imported when it runs (`kubectl flotilla --help` loads no Kubernetes client).
@@ -19,6 +21,7 @@ export const PLUGIN_ACTIONS: PluginActions = {
   clusters: async (flags, io) => (await import('./status.js')).showStatus(flags, io, 'clusters'),
   status: async (flags, io) => (await import('./status.js')).showStatus(flags, io, 'status'),
   which: async (resource, name, flags, io) => (await import('./which.js')).showWhich(resource, name, flags, io),
+  find: async (text, flags, io) => (await import('./find.js')).showFind(text, flags, io),
 };
 
 export function pluginCommandLine(io: Io, actions: PluginActions = PLUGIN_ACTIONS): CommandLine {
@@ -28,6 +31,8 @@ export function pluginCommandLine(io: Io, actions: PluginActions = PLUGIN_ACTION
 Examples:
   kubectl flotilla clusters                    the members: health, synced, objects, last event, labels
   kubectl flotilla which deploy web -n shop    which members hold deployments.apps "web"
+  kubectl flotilla find checkout               every object whose name holds "checkout", of every kind you may read
+  kubectl flotilla find -l cluster.search.flotilla.io/env=prod,search.flotilla.io/created-after=2026-11-28
   kubectl flotilla status -o yaml --context flotilla
 (kubectl's flags go after \`flotilla\`: kubectl hands them to the plugin)`);
   addKubeconfigOptions(program);
@@ -47,6 +52,15 @@ Examples:
     .option('-n, --namespace <namespace>', 'its namespace (default: the context\'s, else default)')
     .option('-A, --all-namespaces', 'look in every namespace')
     .action(async (resource: string, name: string, flags: WhichFlags) => finish(await actions.which(resource, name, { ...kube(), ...flags }, io)));
+
+  program.command('find')
+    .description('objects of every cached kind you may read whose names hold TEXT (case aside); -l adds search terms (docs/search.md) and labels')
+    .argument('[text]', 'what the names hold')
+    .option('-l, --selector <selector>', 'a label selector, search terms included (cluster.search.flotilla.io/env=prod, search.flotilla.io/created-after=…)')
+    .option('--kinds <kinds>', 'only these kinds: resources or Kinds, comma-separated (pods,deployments.apps)')
+    .option('-n, --namespace <namespace>', 'only this namespace (default: every namespace)')
+    .addOption(new Option('-o, --output <format>', 'print the find\'s answer itself').choices(['json']))
+    .action(async (text: string | undefined, flags: FindFlags) => finish(await actions.find(text, { ...kube(), ...flags }, io)));
 
   return line;
 }

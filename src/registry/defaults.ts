@@ -327,3 +327,7 @@ export const LOG_REPEAT_WINDOW_MS = 60_000;
 export const SYNC_PROGRESS_LOG_INTERVAL_MS = 10_000;
 /** Lines kept from before the server's logger exists (cachers and heartbeats start first); more are dropped. */
 export const DEFERRED_LOG_LINES = 1000;
+
+/** A find across kinds (router/reads/find.ts) answers this many objects per page unless `limit` says otherwise, and never more than FIND_MAX_LIMIT. */
+export const FIND_DEFAULT_LIMIT = 100;
+export const FIND_MAX_LIMIT = 1000;

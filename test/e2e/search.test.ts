@@ -6,6 +6,7 @@ import type { MemberInfo } from '../fleet/fleet.js';
 import { memberRequest } from '../fleet/http.js';
 import { startFlotillaProcess, writeProxyKubeconfig, type FlotillaProcess } from '../support/flotilla-process.js';
 import { kubectl } from '../support/kubectl.js';
+import { commandsOnPath } from '../support/commands-on-path.js';
 import { until } from '../support/poll.js';
 import { openWatch } from '../support/watch-client.js';
 
@@ -262,6 +263,53 @@ describe('search terms in kubectl get -l', () => {
       const hidden = await selected('configmaps', term, alice);
       expect({ status: hidden.status, items: hidden.items, warnings: hidden.warnings.filter((w) => w.includes(NS) || w.includes('Namespace')) }, term).toEqual({ status: 200, items: [], warnings: [] });
     }
+  });
+
+  it('find across kinds: every cached kind the caller may read, paged, as the brute force; a kind it may not read is left out without a word', async () => {
+    const FIND = '/apis/search.flotilla.io/v1alpha1/find';
+    type FoundPage = { kind: string; metadata: { continue?: string }; items: (Obj & { kind: string })[] };
+    const findAll = async (query: string, token?: string): Promise<{ status: number; items: string[]; pages: number }> => {
+      const items: string[] = [];
+      let next: string | undefined;
+      let pages = 0;
+      do {
+        const res = await memberRequest(flotilla.endpoint, 'GET', `${FIND}?${query}${next ? `&continue=${encodeURIComponent(next)}` : ''}`, undefined, token ? { token } : {});
+        if (res.status !== 200) return { status: res.status, items: [res.body], pages };
+        const page = JSON.parse(res.body) as FoundPage;
+        expect(page.kind).toBe('FindResultList');
+        items.push(...page.items.map((o) => `${o.kind} ${flotillaKey(o)}`));
+        next = page.metadata.continue;
+        pages++;
+      } while (next);
+      return { status: 200, items: items.sort(), pages };
+    };
+    // What the members hold whose names hold "web", of the two kinds flotilla caches here.
+    const namespaces = (await Promise.all(fleet.members.map(async (m) => (JSON.parse((await memberRequest(m, 'GET', '/api/v1/namespaces')).body) as { items: Obj[] }).items.map((o) => ({ cluster: m.name, o }))))).flat();
+    const want = [
+      ...bruteForce(await membersOwn('configmaps'), { contains: 'web' }).map((k) => `ConfigMap ${k}`),
+      ...bruteForce(namespaces, { contains: 'web' }).map((k) => `Namespace ${k}`),
+    ].sort();
+    expect(want.length).toBeGreaterThan(3);
+    const whole = await findAll('q=WEB');
+    expect(whole).toEqual({ status: 200, items: want, pages: 1 });
+    // Three at a time: the same objects, over pages that run from one kind into the next.
+    const paged = await findAll('q=web&limit=3');
+    expect(paged.items).toEqual(want);
+    expect(paged.pages).toBeGreaterThanOrEqual(Math.ceil(want.length / 3));
+    // Search terms as a list takes them, and kinds.
+    expect((await findAll(`q=web&kinds=configmaps&labelSelector=${encodeURIComponent(`${CLUSTER}=${east.name}`)}`)).items).toEqual(want.filter((k) => k.startsWith(`ConfigMap ${east.name}/`)));
+    expect((await findAll('q=web&kinds=nope')).status).toBe(400);
+    // alice may list ConfigMaps in srch on east, and no namespace anywhere: those are left out, and nothing says so.
+    const alice = fleet.users.find((u) => u.name === 'alice')!.token;
+    const res = await memberRequest(flotilla.endpoint, 'GET', `${FIND}?q=web&namespace=${NS}`, undefined, { token: alice });
+    expect({ status: res.status, warning: res.headers['warning'] }).toEqual({ status: 200, warning: undefined });
+    expect((await findAll(`q=web&namespace=${NS}`, alice)).items).toEqual(want.filter((k) => k.startsWith(`ConfigMap ${east.name}/`)));
+    // kubectl flotilla find: the same rows.
+    const bin = commandsOnPath(join(fleet.dir, 'flotilla-search', 'bin'));
+    const found = await kubectl(flotilla.kubeconfig, ['flotilla', 'find', 'web'], { env: { PATH: `${bin}:${process.env.PATH}` } });
+    expect(found.code, found.stderr).toBe(0);
+    const rows = found.stdout.trim().split('\n').slice(1).map((l) => l.split(/\s+/)).map(([kind, cluster, ns, name]) => (kind === 'Namespace' ? `${kind} ${cluster}/${ns}` : `${kind} ${cluster}/${name}`));
+    expect(rows.sort()).toEqual(want);
   });
 
   it('a live read (Secrets are not cached): the members get no search terms, the merged answer and a watch\'s events are filtered', async () => {

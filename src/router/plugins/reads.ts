@@ -12,6 +12,7 @@ import { subresourceHandler } from '../reads/subresource.js';
 import { protobufOnlyHandler } from '../reads/protobuf-only.js';
 import { cachedHandler, type CachedReadDeps } from '../reads/cached.js';
 import { StoreOwnerSearch } from '../../view/owner-predicate.js';
+import { FIND_PATH, findHandler } from '../reads/find.js';
 
 /**
  * Reads: get, list and watch of every resource and subresource, each served by the first of the
@@ -41,7 +42,10 @@ export function readHandlers(opts: ReadsOptions): ReadHandler[] {
 }
 
 export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) => {
-  const handlers = readHandlers(opts);
+  const owners = opts.owners ?? new StoreOwnerSearch(opts.store, opts.catalog);
+  const handlers = readHandlers({ ...opts, owners });
+  // The find across kinds: a path of its own, which the resource routes below would take for an unknown group's.
+  app.get(FIND_PATH, findHandler({ ...opts, owners }));
 
   async function read(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const target = targetOf(req.raw, opts.fleet);

@@ -116,7 +116,7 @@ describe('flotilla subcommands', () => {
 
 describe('kubectl flotilla', () => {
   function pluginSpies() {
-    return { clusters: vi.fn(async () => 0), status: vi.fn(async () => 0), which: vi.fn(async () => 0) } satisfies PluginActions;
+    return { clusters: vi.fn(async () => 0), status: vi.fn(async () => 0), which: vi.fn(async () => 0), find: vi.fn(async () => 0) } satisfies PluginActions;
   }
 
   it('reads --kubeconfig and --context before or after the command, as kubectl\'s flags go', async () => {
@@ -134,6 +134,14 @@ describe('kubectl flotilla', () => {
     expect(await runPlugin(['which', 'deploy', 'web', '-A', '--context', 'c'], capturedIo(), actions)).toBe(0);
     expect(actions.which).toHaveBeenLastCalledWith('deploy', 'web', { allNamespaces: true, context: 'c' }, expect.anything());
     expect(await runPlugin(['which', 'pods'], capturedIo(), actions)).toBe(2);
+  });
+
+  it('find takes a text, -l, --kinds, -n and -o json', async () => {
+    const actions = pluginSpies();
+    expect(await runPlugin(['find', 'checkout', '--kinds', 'pods,deploy', '-n', 'shop'], capturedIo(), actions)).toBe(0);
+    expect(actions.find).toHaveBeenCalledWith('checkout', { kinds: 'pods,deploy', namespace: 'shop' }, expect.anything());
+    expect(await runPlugin(['find', '-l', 'cluster.search.flotilla.io/env=prod', '-o', 'json'], capturedIo(), actions)).toBe(0);
+    expect(actions.find).toHaveBeenLastCalledWith(undefined, { selector: 'cluster.search.flotilla.io/env=prod', output: 'json' }, expect.anything());
   });
 
   it('status and clusters print -o json|yaml', async () => {
