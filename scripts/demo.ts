@@ -289,6 +289,10 @@ Try:
   kubectl --kubeconfig ${kc} get deployments -A -l app=web     # label selectors
   kubectl --kubeconfig ${kc} get pods -A -o yaml | grep search.flotilla.io/cluster
   kubectl --kubeconfig ${kc} get --raw /clusters/east/api/v1/namespaces/shop/pods   # one member only
+  kubectl --kubeconfig ${kc} get pods -A -l cluster.search.flotilla.io/region=eu      # fleet search: members by their labels (east and north)
+  kubectl --kubeconfig ${kc} get deploy,pods -A -l search.flotilla.io/name-contains=LED   # names by substring, case aside
+  kubectl --kubeconfig ${kc} get pods -n payments -l search.flotilla.io/owner-kind=Deployment,search.flotilla.io/owner-name=ledger   # a Deployment's pods, through its ReplicaSets
+  kubectl --kubeconfig ${kc} get pods -A -l search.flotilla.io/created-after=2026-01-01,search.flotilla.io/cluster!=west   # by creation time (a date or Unix seconds), not west's
   kubectl --kubeconfig ${kc} get --raw /status                 # cacher state per cluster and resource
   kubectl --kubeconfig ${kc} get --raw '/readyz?verbose'       # its checks, as an apiserver lists them (/metrics/slis counts them)
   kubectl --kubeconfig ${kc} get --raw /status | grep -o '"historyResets":[0-9]*' | sort | uniq -c   # times a member's history was rewritten (etcd restored, a new cluster) and listed again
@@ -313,6 +317,7 @@ Operating it (the flotilla command and the kubectl flotilla plugin, as npm i -g 
   export PATH=${binDir}:$PATH KUBECONFIG=${kc}
   kubectl flotilla clusters                                    # members: health, objects, last event, labels (region, env)
   kubectl flotilla which deployment cart -n shop               # which members hold it (east and north)
+  kubectl flotilla find cart                                   # every kind you may read whose names hold "cart"
   flotilla status                                              # members × resources: phase, objects, last event, errors
   flotilla check-config ${flotilla.configPath}                 # the fleet file checked as a reload would be (misspell an option to see its path named)
   kubectl proxy --port=8001   # then open http://127.0.0.1:8001/ui/ : the status page (members, sync, errors, watches)

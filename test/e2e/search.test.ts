@@ -5,7 +5,9 @@ import { stringify as toYaml } from 'yaml';
 import type { MemberInfo } from '../fleet/fleet.js';
 import { memberRequest } from '../fleet/http.js';
 import { startFlotillaProcess, writeProxyKubeconfig, type FlotillaProcess } from '../support/flotilla-process.js';
-import { kubectl } from '../support/kubectl.js';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { kubectl, kubectlBinary } from '../support/kubectl.js';
 import { commandsOnPath } from '../support/commands-on-path.js';
 import { until } from '../support/poll.js';
 import { openWatch } from '../support/watch-client.js';
@@ -306,8 +308,7 @@ describe('search terms in kubectl get -l', () => {
     expect((await findAll(`q=web&namespace=${NS}`, alice)).items).toEqual(want.filter((k) => k.startsWith(`ConfigMap ${east.name}/`)));
     // kubectl flotilla find: the same rows.
     const bin = commandsOnPath(join(fleet.dir, 'flotilla-search', 'bin'));
-    const found = await kubectl(flotilla.kubeconfig, ['flotilla', 'find', 'web'], { env: { PATH: `${bin}:${process.env.PATH}` } });
-    expect(found.code, found.stderr).toBe(0);
+    const found = await promisify(execFile)(kubectlBinary(), ['flotilla', 'find', 'web', '--kubeconfig', flotilla.kubeconfig], { env: { ...process.env, PATH: `${bin}:${process.env.PATH}` } });
     const rows = found.stdout.trim().split('\n').slice(1).map((l) => l.split(/\s+/)).map(([kind, cluster, ns, name]) => (kind === 'Namespace' ? `${kind} ${cluster}/${ns}` : `${kind} ${cluster}/${name}`));
     expect(rows.sort()).toEqual(want);
   });

@@ -36,10 +36,10 @@ export function kubectlBinary(version?: string): string {
   throw new Error(`kubectl ${version} is not installed beside kubectl (looked for ${beside})`);
 }
 
-export function kubectl(kubeconfig: string, args: string[], opts: { version?: string; timeoutMs?: number; input?: string; env?: Record<string, string> } = {}): Promise<KubectlResult> {
+export function kubectl(kubeconfig: string, args: string[], opts: { version?: string; timeoutMs?: number; input?: string } = {}): Promise<KubectlResult> {
   const bin = kubectlBinary(opts.version);
   return new Promise((resolve) => {
-    const child = execFile(bin, ['--kubeconfig', kubeconfig, ...args], { timeout: opts.timeoutMs ?? 30_000, maxBuffer: 64 * 1024 * 1024, ...(opts.env ? { env: { ...process.env, ...opts.env } } : {}) }, (err, stdout, stderr) => {
+    const child = execFile(bin, ['--kubeconfig', kubeconfig, ...args], { timeout: opts.timeoutMs ?? 30_000, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
       const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : 1) : 0;
       resolve({ code, stdout, stderr });
     });
