@@ -95,8 +95,8 @@ afterAll(async () => {
 describe('kubectl get <custom resource> --field-selector, through flotilla', () => {
   it('equals the members\' own answers merged, for a field every member declares', async () => {
     await expectConverged(flotilla.endpoint, [east, west, north], `${PATH}?fieldSelector=${encodeURIComponent('spec.color=red')}`);
-    const through = await kubectlOk(flotilla.kubeconfig, ['get', 'gadgets', '-n', NS, '--field-selector', 'spec.color=red', '-o', THROUGH_FLOTILLA]);
-    const members = await Promise.all([east, west, north].map(async (m) => lines(await kubectlOk(m.kubeconfig, ['get', 'gadgets', '-n', NS, '--field-selector', 'spec.color=red', '-o', FROM_MEMBER]), `${m.name}/`)));
+    const through = await kubectlOk(flotilla.kubeconfig, ['get', `gadgets.${GROUP}`, '-n', NS, '--field-selector', 'spec.color=red', '-o', THROUGH_FLOTILLA]);
+    const members = await Promise.all([east, west, north].map(async (m) => lines(await kubectlOk(m.kubeconfig, ['get', `gadgets.${GROUP}`, '-n', NS, '--field-selector', 'spec.color=red', '-o', FROM_MEMBER]), `${m.name}/`)));
     expect(lines(through)).toEqual(members.flat().sort());
     expect(lines(through)).toContain(`${north.name}/${NS}/${north.name}-red-3`);
     // An absent field is "" to the apiserver; != and integers as it writes them.
@@ -106,8 +106,8 @@ describe('kubectl get <custom resource> --field-selector, through flotilla', () 
   it('a field only some members declare: selected where each member addressed declares it, else 400 naming who does not', async () => {
     const eastOnly = join(fleet.dir, 'crd-field-selectors', 'east.kubeconfig');
     writeProxyKubeconfig(eastOnly, `${flotilla.url}/clusters/${east.name}`, flotilla.endpoint.caFile, flotilla.endpoint.token);
-    const through = await kubectlOk(eastOnly, ['get', 'gadgets', '-n', NS, '--field-selector', 'spec.size=3,spec.color!=blue', '-o', THROUGH_FLOTILLA]);
-    const own = await kubectlOk(east.kubeconfig, ['get', 'gadgets', '-n', NS, '--field-selector', 'spec.size=3,spec.color!=blue', '-o', FROM_MEMBER]);
+    const through = await kubectlOk(eastOnly, ['get', `gadgets.${GROUP}`, '-n', NS, '--field-selector', 'spec.size=3,spec.color!=blue', '-o', THROUGH_FLOTILLA]);
+    const own = await kubectlOk(east.kubeconfig, ['get', `gadgets.${GROUP}`, '-n', NS, '--field-selector', 'spec.size=3,spec.color!=blue', '-o', FROM_MEMBER]);
     expect(lines(through)).toEqual(lines(own, `${east.name}/`));
     expect(lines(through)).toEqual([`${east.name}/${NS}/${east.name}-red-3`]);
 
@@ -125,13 +125,13 @@ describe('kubectl get <custom resource> --field-selector, through flotilla', () 
     };
     expect(own.status).toBe(400);
     expect({ http: through.status, ...pick(through.body) }).toEqual({ http: own.status, ...pick(own.body) });
-    const kubectlAnswer = await kubectl(flotilla.kubeconfig, ['get', 'gadgets', '-n', NS, '--field-selector', 'spec.shape=round']);
+    const kubectlAnswer = await kubectl(flotilla.kubeconfig, ['get', `gadgets.${GROUP}`, '-n', NS, '--field-selector', 'spec.shape=round']);
     expect(kubectlAnswer.code).not.toBe(0);
     expect(kubectlAnswer.stderr).toContain('field label not supported: spec.shape');
   });
 
   it('a watch with the field selector: objects come in and go out of it as on the member', async () => {
-    const args = ['get', 'gadgets', '-n', NS, '--field-selector', 'spec.color=green', '--watch', '--output-watch-events'];
+    const args = ['get', `gadgets.${GROUP}`, '-n', NS, '--field-selector', 'spec.color=green', '--watch', '--output-watch-events'];
     const through = kubectlSession(flotilla.kubeconfig, args);
     const own = kubectlSession(west.kubeconfig, args);
     const green = `green-${Date.now()}`;
