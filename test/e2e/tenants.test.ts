@@ -404,6 +404,18 @@ describe('two tenants, the same manifests', () => {
     expect(ns.map((n) => n.metadata.name)).toEqual([NS, NS]);
   });
 
+  it('find across kinds, as a tenant: its own objects only, in its names, the namespace given in its names', async () => {
+    for (const t of TENANTS) {
+      const other = TENANTS.find((o) => o.id !== t.id)!.id;
+      const token = fleet.users.find((u) => u.name === `admin@${t.id}`)!.token;
+      const res = await memberRequest(flotilla.endpoint, 'GET', `/apis/search.flotilla.io/v1alpha1/find?q=only-&namespace=${NS}`, undefined, { token });
+      expect(res.status, res.body.slice(0, 300)).toBe(200);
+      const found = (JSON.parse(res.body) as { items: { kind: string; metadata: { namespace?: string; name: string } }[] }).items.map((i) => `${i.kind} ${i.metadata.namespace}/${i.metadata.name}`);
+      expect(new Set(found), t.id).toEqual(new Set([`ConfigMap ${NS}/only-${t.id}`]));
+      expect(res.body).not.toContain(`${other}-`);
+    }
+  });
+
   it('a changed tenants section takes effect without a restart', async () => {
     const devSees = async () => json<List>((await kubectl(kubeconfigs['dev']!, ['get', 'pods', '-A', '-o', 'json'])).stdout).items.map((p) => p.metadata.namespace);
     expect(new Set(await devSees())).toEqual(new Set([NS]));
