@@ -52,10 +52,8 @@ export function findHandler(deps: FindDeps): (req: FastifyRequest, reply: Fastif
     const limit = pageSize(one(query, 'limit'));
     const token = one(query, 'continue');
     const start = token ? decodeFindToken(token) : undefined;
-    // A tenant names its namespaces without its prefix, as in its paths (tenancy/request-names.ts).
-    const tenantNames = deps.callers.tenantSeen(req.raw) ? await deps.forward.tenant?.(req.raw) : undefined;
-    const asked = one(query, 'namespace') || undefined;
-    const namespace = asked && tenantNames ? tenantNames.naming.tenant.memberNamespace(asked) : asked;
+    // Tenants never get here: their boundary serves only the groups their policy names (404).
+    const namespace = one(query, 'namespace') || undefined;
     const kinds = kindsAsked(deps.catalog.cachedResources(), one(query, 'kinds'));
     // A list's own options, with `q` as a name-contains term (parsed, and refused, as one).
     const listQuery: Record<string, string | readonly string[] | undefined> = Object.fromEntries(Object.entries(query).filter(([k]) => !OWN_PARAMETERS.has(k)));
