@@ -46,6 +46,17 @@ export function gvrKey(r: GroupVersionResource): string {
   return r.group ? `${r.group}/${r.version}/${r.resource}` : `${r.version}/${r.resource}`;
 }
 
+/**
+ * Whether `name` names this resource as a caller writes it: its resource or its Kind, case aside,
+ * with `.<group>` to choose the group (`pods`, `Deployment`, `deployments.apps`).
+ */
+export function namesResource(name: string, info: { group: string; resource: string; kind: string }): boolean {
+  const dot = name.indexOf('.');
+  const bare = (dot < 0 ? name : name.slice(0, dot)).toLowerCase();
+  if (info.resource.toLowerCase() !== bare && info.kind.toLowerCase() !== bare) return false;
+  return dot < 0 || info.group.toLowerCase() === name.slice(dot + 1).toLowerCase();
+}
+
 export function groupVersion(r: { group: string; version: string }): string {
   return r.group ? `${r.group}/${r.version}` : r.version;
 }

@@ -1,5 +1,5 @@
 import type { ResourceCatalog } from '../cacher/cache-manager.js';
-import { gvrKey } from '../api/resource-info.js';
+import { gvrKey, namesResource } from '../api/resource-info.js';
 import { OWNERS_FIELD, fieldIndexKey, ownerKind, ownerUid, ownerValue } from '../store/meta-record.js';
 import { KEY_SEP, type Store } from '../store/store.js';
 import { OWNER_SEARCH_MAX_DEPTH, OWNER_SEARCH_MEMO_MAX, OWNER_SEARCH_WALK_MAX_OBJECTS } from '../registry/defaults.js';
@@ -95,11 +95,6 @@ export class StoreOwnerSearch implements OwnerSearch {
     return new OwnedBy(this.lookups, found, levels);
   }
 
-  owned(owner: OwnerRef, clusters: readonly string[], namespace: string | undefined, depth: number | undefined): ObjectPredicate | null {
-    const found = this.find(owner, clusters, namespace);
-    return found.length === 0 ? null : this.ownedBy(found, depth);
-  }
-
   /** Every cached object with this uid in the clusters (one, unless members share restored state), in the namespace or cluster-scoped. */
   private ownersByUid(uid: string, clusters: readonly string[], namespace: string | undefined): FoundOwner[] {
     const found = new Map<string, FoundOwner>();
@@ -119,14 +114,10 @@ export class StoreOwnerSearch implements OwnerSearch {
    * between groups, case aside.
    */
   private ownersByName(kind: string, name: string, clusters: readonly string[], namespace: string | undefined): FoundOwner[] {
-    const dot = kind.indexOf('.');
-    const wanted = (dot < 0 ? kind : kind.slice(0, dot)).toLowerCase();
-    const group = dot < 0 ? undefined : kind.slice(dot + 1).toLowerCase();
     const found = new Map<string, FoundOwner>();
     for (const r of this.catalog.cachedResources()) {
       const { info } = r;
-      if (info.kind.toLowerCase() !== wanted && info.resource.toLowerCase() !== wanted) continue;
-      if (group !== undefined && info.group.toLowerCase() !== group) continue;
+      if (!namesResource(kind, info)) continue;
       const resource = gvrKey(info);
       for (const cluster of r.clusters) {
         if (!clusters.includes(cluster)) continue;

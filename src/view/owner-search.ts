@@ -26,6 +26,4 @@ export interface OwnerSearch {
   find(owner: OwnerRef, clusters: readonly string[], namespace: string | undefined): FoundOwner[];
   /** A predicate admitting objects owned by these owners (through up to `depth` levels; undefined = every level), each within its owner's member and namespace. */
   ownedBy(found: readonly FoundOwner[], depth: number | undefined): ObjectPredicate;
-  /** find, then ownedBy; null when no such owner is found. */
-  owned(owner: OwnerRef, clusters: readonly string[], namespace: string | undefined, depth: number | undefined): ObjectPredicate | null;
 }

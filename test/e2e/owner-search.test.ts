@@ -57,8 +57,9 @@ const ASK_STORE = `
   const search = new StoreOwnerSearch(store, catalog);
   const snapshots = new SnapshotRegistry(store);
   const answers = JSON.parse(queriesJson).map((q) => {
-    const p = search.owned(q.owner, q.clusters, q.namespace, q.depth);
-    if (!p) return null;
+    const found = search.find(q.owner, q.clusters, q.namespace);
+    if (found.length === 0) return null;
+    const p = search.ownedBy(found, q.depth);
     const resource = catalog.resource(q.resource);
     const tested = [...store.entries(q.resource)].filter((e) => p.test(e, () => store.metaOf(q.resource, e))).map((e) => e.cluster + '/' + e.name).sort();
     const view = buildReadView({ resource, watching: false }, [...VIEW_STEPS, { name: 'owner', apply: (v) => v.require(p) }]);

@@ -37,11 +37,12 @@ export function readHandlers(opts: ReadsOptions): ReadHandler[] {
     ...(live && readLive ? [liveHandler(live, readLive)] : []),
     subresourceHandler(opts.forward),
     ...(live && readLive ? [protobufOnlyHandler(live, readLive)] : []),
-    cachedHandler({ ...opts, owners: opts.owners ?? new StoreOwnerSearch(opts.store, opts.catalog) }),
+    cachedHandler(opts),
   ];
 }
 
 export const readsPlugin: FastifyPluginAsync<ReadsOptions> = async (app, opts) => {
+  // One owner search over the store, for cached reads and the find alike.
   const owners = opts.owners ?? new StoreOwnerSearch(opts.store, opts.catalog);
   const handlers = readHandlers({ ...opts, owners });
   // The find across kinds: a path of its own, which the resource routes below would take for an unknown group's.

@@ -1,8 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CachedResource, ResourceCatalog } from '../../cacher/cache-manager.js';
-import { groupVersion, gvrKey } from '../../api/resource-info.js';
+import { groupVersion, gvrKey, namesResource } from '../../api/resource-info.js';
 import { decodeContinue } from '../../api/continue-token.js';
-import { one, parseReadRequest, type ReadQuery as Query } from '../../api/list-options.js';
+import { int64Param, one, parseReadRequest, type ReadQuery as Query } from '../../api/list-options.js';
 import { NAME_CONTAINS_TERM } from '../../api/search-terms.js';
 import { StatusError, badRequest } from '../../api/status.js';
 import { listResponse } from '../../mux/reads.js';
@@ -121,8 +121,8 @@ function collect(body: { chunks: Iterable<Buffer>; done(): void }): Buffer {
 
 function pageSize(text: string | undefined): number {
   if (text === undefined || text === '') return FIND_DEFAULT_LIMIT;
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 1 || n > FIND_MAX_LIMIT) throw badRequest(`limit must be an integer from 1 to ${FIND_MAX_LIMIT}`);
+  const n = int64Param('limit', text)!;
+  if (n < 1 || n > FIND_MAX_LIMIT) throw badRequest(`limit must be an integer from 1 to ${FIND_MAX_LIMIT}`);
   return n;
 }
 
@@ -151,10 +151,7 @@ export function kindsAsked(cached: readonly CachedResource[], kinds: string | un
   const wanted = kinds.split(',').map((k) => k.trim()).filter((k) => k !== '');
   const picked = new Set<CachedResource>();
   for (const name of wanted) {
-    const dot = name.indexOf('.');
-    const bare = (dot < 0 ? name : name.slice(0, dot)).toLowerCase();
-    const group = dot < 0 ? undefined : name.slice(dot + 1).toLowerCase();
-    const matches = all.filter((r) => (r.info.resource === bare || r.info.kind.toLowerCase() === bare) && (group === undefined || r.info.group === group));
+    const matches = all.filter((r) => namesResource(name, r.info));
     if (matches.length === 0) throw badRequest(`kinds: flotilla caches no kind named ${JSON.stringify(name)}`);
     for (const m of matches) picked.add(m);
   }

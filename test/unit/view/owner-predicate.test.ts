@@ -9,9 +9,16 @@ import type { CachedResource, ResourceCatalog } from '../../../src/cacher/cache-
 import { gvrKey } from '../../../src/api/resource-info.js';
 import { StoreOwnerSearch } from '../../../src/view/owner-predicate.js';
 import type { ObjectPredicate } from '../../../src/view/read-view.js';
+import type { OwnerRef } from '../../../src/view/owner-search.js';
 import { buildReadView, VIEW_STEPS } from '../../../src/view/steps.js';
 import { planPage } from '../../../src/mux/list-plan.js';
 import { SnapshotRegistry } from '../../../src/mux/snapshots.js';
+
+/** The owner term's predicate as the router and the step make it: the owners found, then what they own; null when none is found. */
+function owned(search: StoreOwnerSearch, owner: OwnerRef, clusters: readonly string[], namespace: string | undefined, depth: number | undefined) {
+  const found = search.find(owner, clusters, namespace);
+  return found.length === 0 ? null : search.ownedBy(found, depth);
+}
 
 /**
  * Owner search over a store: Deployments own ReplicaSets own Pods, in two members and two
@@ -78,11 +85,11 @@ const admitted = (store: Store, p: ObjectPredicate, objects: Kinded[]) => object
 describe('owner search', () => {
   it('follows every level by default, direct children only at depth 1', async () => {
     const { store, search, east } = await fleet();
-    const every = search.owned({ kind: 'Deployment', name: 'web' }, ['east'], 'shop', undefined)!;
+    const every = owned(search, { kind: 'Deployment', name: 'web' }, ['east'], 'shop', undefined)!;
     expect(admitted(store, every, east.all)).toEqual([...east.sets, ...east.pods].map((o) => `east/shop/${o.name}`));
-    const direct = search.owned({ kind: 'Deployment', name: 'web' }, ['east'], 'shop', 1)!;
+    const direct = owned(search, { kind: 'Deployment', name: 'web' }, ['east'], 'shop', 1)!;
     expect(admitted(store, direct, east.all)).toEqual(east.sets.map((o) => `east/shop/${o.name}`));
-    const two = search.owned({ uid: east.d.uid }, ['east'], 'shop', 2)!;
+    const two = owned(search, { uid: east.d.uid }, ['east'], 'shop', 2)!;
     expect(admitted(store, two, east.pods)).toHaveLength(4);
     expect([every.name, direct.name]).toEqual(['owner:east/east-shop-web:8', 'owner:east/east-shop-web:1']);
     expect(every.needsMeta).toBe(true);
@@ -92,22 +99,22 @@ describe('owner search', () => {
   it('keeps to the owner’s member and namespace: another member’s or namespace’s namesake owns nothing here', async () => {
     const { store, search, east, west, other, loose, orphan } = await fleet();
     const everything = [...east.all, ...west.all, ...other.all, loose, orphan];
-    const eastShop = search.owned({ kind: 'deployment', name: 'web' }, ['east'], 'shop', undefined)!;
+    const eastShop = owned(search, { kind: 'deployment', name: 'web' }, ['east'], 'shop', undefined)!;
     expect(admitted(store, eastShop, everything)).toHaveLength(6);
     expect(admitted(store, eastShop, [...west.all, ...other.all, loose, orphan])).toEqual([]);
     // Several namesakes: each owns its own, in its member and namespace.
-    const all = search.owned({ kind: 'Deployment.apps', name: 'web' }, CLUSTERS, undefined, undefined)!;
+    const all = owned(search, { kind: 'Deployment.apps', name: 'web' }, CLUSTERS, undefined, undefined)!;
     expect(admitted(store, all, everything)).toHaveLength(18);
     // A pod of east/shop claiming an owner of east/other is not other's dependent here.
     const stray: Kinded = { r: PODS, cluster: 'east', namespace: 'shop', name: 'stray', uid: 'stray', owners: [other.sets[0]!] };
     await put(store, stray);
     expect(admits(store, all, stray)).toBe(false);
     // The clusters given bound where the owner is looked for.
-    expect(search.owned({ uid: west.d.uid }, ['east'], undefined, undefined)).toBeNull();
-    expect(search.owned({ kind: 'Deployment', name: 'web' }, ['east'], 'nowhere', undefined)).toBeNull();
-    expect(search.owned({ kind: 'Service', name: 'web' }, CLUSTERS, 'shop', undefined)).toBeNull();
+    expect(owned(search, { uid: west.d.uid }, ['east'], undefined, undefined)).toBeNull();
+    expect(owned(search, { kind: 'Deployment', name: 'web' }, ['east'], 'nowhere', undefined)).toBeNull();
+    expect(owned(search, { kind: 'Service', name: 'web' }, CLUSTERS, 'shop', undefined)).toBeNull();
     // By uid, in another namespace than the one read: not found there.
-    expect(search.owned({ uid: other.d.uid }, ['east'], 'shop', undefined)).toBeNull();
+    expect(owned(search, { uid: other.d.uid }, ['east'], 'shop', undefined)).toBeNull();
     await store.close();
   });
 
@@ -116,9 +123,9 @@ describe('owner search', () => {
     const a = deployment('east', 'twin', 'shared-uid');
     const b = deployment('west', 'twin', 'shared-uid');
     await put(store, ...a.all, ...b.all);
-    const eastOnly = search.owned({ uid: 'shared-uid' }, ['east'], undefined, undefined)!;
+    const eastOnly = owned(search, { uid: 'shared-uid' }, ['east'], undefined, undefined)!;
     expect(admitted(store, eastOnly, [...a.pods, ...b.pods])).toEqual(a.pods.map((p) => `east/twin/${p.name}`));
-    const both = search.owned({ uid: 'shared-uid' }, CLUSTERS, undefined, undefined)!;
+    const both = owned(search, { uid: 'shared-uid' }, CLUSTERS, undefined, undefined)!;
     expect(admitted(store, both, [...a.pods, ...b.pods])).toHaveLength(8);
     await store.close();
   });
@@ -131,9 +138,9 @@ describe('owner search', () => {
     const z: Kinded = { r: CONFIGMAPS, cluster: 'east', namespace: 'loop', name: 'z', uid: 'z', owners: [y] };
     const unrelated: Kinded = { r: CONFIGMAPS, cluster: 'east', namespace: 'loop', name: 'u', uid: 'u' };
     await put(store, x, y, z, unrelated);
-    const ofX = search.owned({ uid: 'x' }, ['east'], 'loop', undefined)!;
+    const ofX = owned(search, { uid: 'x' }, ['east'], 'loop', undefined)!;
     expect(admitted(store, ofX, [x, y, z, unrelated])).toEqual(['east/loop/x', 'east/loop/y', 'east/loop/z']);
-    const ofU = search.owned({ uid: 'u' }, ['east'], 'loop', undefined)!;
+    const ofU = owned(search, { uid: 'u' }, ['east'], 'loop', undefined)!;
     expect(admitted(store, ofU, [x, y, z])).toEqual([]);
     // The walk down comes back to x and stops there.
     expect(ofX.indexLookup!('v1/configmaps')!.values.sort()).toEqual(['/ConfigMap/x', '/ConfigMap/y', '/ConfigMap/z']);
@@ -142,7 +149,7 @@ describe('owner search', () => {
 
   it('admits a dependent that appears after the predicate was made (a new ReplicaSet’s pod, on a watch)', async () => {
     const { store, search, east } = await fleet();
-    const p = search.owned({ kind: 'Deployment', name: 'web' }, ['east'], 'shop', undefined)!;
+    const p = owned(search, { kind: 'Deployment', name: 'web' }, ['east'], 'shop', undefined)!;
     const rs3: Kinded = { r: REPLICASETS, cluster: 'east', namespace: 'shop', name: 'web-3', uid: 'rs3', owners: [east.d] };
     const pod: Kinded = { r: PODS, cluster: 'east', namespace: 'shop', name: 'web-3-1', uid: 'rs3-p1', owners: [rs3] };
     await put(store, pod);
@@ -161,7 +168,7 @@ describe('owner search', () => {
       const plan = planPage(store, { resource: PODS, view, snapshots, caller: 'c' });
       return plan.entries.map((e) => `${e.cluster}/${e.namespace}/${e.name}`);
     };
-    const every = search.owned({ kind: 'Deployment', name: 'web' }, CLUSTERS, 'shop', undefined)!;
+    const every = owned(search, { kind: 'Deployment', name: 'web' }, CLUSTERS, 'shop', undefined)!;
     expect(every.indexLookup!(gvrKey(PODS.info))!.values).toHaveLength(4);
     const scan = [...store.entries(gvrKey(PODS.info))].filter((e) => every.test(e, () => store.metaOf(gvrKey(PODS.info), e))).map((e) => `${e.cluster}/${e.namespace}/${e.name}`);
     // From the index: the resource's range is not read.
@@ -171,7 +178,7 @@ describe('owner search', () => {
     ranges.mockRestore();
     expect(scan).toHaveLength(8);
     // Depth 1: the Deployment owns no pod directly; its ReplicaSets are not looked for.
-    const direct = search.owned({ uid: east.d.uid }, ['east'], 'shop', 1)!;
+    const direct = owned(search, { uid: east.d.uid }, ['east'], 'shop', 1)!;
     expect(direct.indexLookup!(gvrKey(PODS.info))!.values).toEqual([]);
     expect(list(direct)).toEqual([]);
     snapshots.close();

@@ -76,7 +76,6 @@ describe('the search step', () => {
         given.push(found);
         return { name: `owned-by:${found.map((f) => f.cluster).join(',')}`, needsMeta: false, test: (x) => x.name.startsWith('web-') && found.some((f) => f.cluster === x.cluster) };
       },
-      owned: () => null,
     };
     const web = (cluster: string): FoundOwner => ({ cluster, namespace: 'shop', group: 'apps', resource: 'deployments', namespaced: true, name: 'web', owner: `apps/Deployment/${cluster}-u1` });
     // The router found (and the caller may read) the owner on every member; the view keeps north's only.
