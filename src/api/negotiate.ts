@@ -54,8 +54,12 @@ const JSON_TYPES = new Set(['application/json', 'application/*', '*/*']);
  * listing what flotilla answers in: JSON (a list's endpoint also watches: its stream too).
  */
 function noServedType(list: boolean): StatusError {
-  const types = ['application/json', ...(list ? ['application/json;stream=watch'] : [])];
-  return new StatusError(406, 'NotAcceptable', `406: Not Acceptable\n\nAvailable representations: ${types.join(', ')}`, {});
+  return notAcceptableOf(['application/json', ...(list ? ['application/json;stream=watch'] : [])].join(', '));
+}
+
+/** The apiserver's 406 naming the types it could answer in (`details` as it sends them: empty). */
+function notAcceptableOf(types: string): StatusError {
+  return new StatusError(406, 'NotAcceptable', `406: Not Acceptable\n\nAvailable representations: ${types}`, {});
 }
 
 /**
@@ -155,7 +159,7 @@ export function requireServedMedia(method: string, accept: string | undefined, c
   if (method === 'PATCH') body();
   if (accept) {
     const taken = parseAccept(accept).some((r) => !refused(r) && (r.type === '*/*' || r.type === 'application/*' || WRITE_ANSWER_TYPES.includes(r.type)));
-    if (!taken) throw new StatusError(406, 'NotAcceptable', `406: Not Acceptable\n\nAvailable representations: ${WRITE_BODY_TYPES}`, {});
+    if (!taken) throw notAcceptableOf(WRITE_BODY_TYPES);
   }
   body();
 }

@@ -70,7 +70,7 @@ async function liveEdits(deps: LiveReaderDeps, req: FastifyRequest, target: Reso
     ...(read.search ? { search: read.search } : {}),
     ...(trees ? { hierarchy: trees } : {}),
     ...(tenant ? { tenant: tenant.naming } : {}),
-    ...(deps.fleet.clusterLabels ? { clusterLabels: (c: string) => deps.fleet.clusterLabels!(c) } : {}),
+    clusterLabels: (c: string) => deps.fleet.clusterLabels(c),
   };
   if (searchTermsOf(request)?.owner) throw badRequest(`owner search terms (${OWNER_UID_TERM}, ${OWNER_KIND_TERM}, ${OWNER_NAME_TERM}) are served for cached resources only: ${target.group ? `${target.resource}.${target.group}` : target.resource} is read live from the members`);
   const view = buildReadView(request, LIVE_SELECTION_STEPS);
