@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { outsideCache, type FleetMembers, type ResourceCatalog } from '../cacher/cache-manager.js';
+import { outsideCache, type FleetMembers, type ResourceCatalog } from '../cacher/cache-roles.js';
 import { CLUSTER_ANNOTATION, type AnswerForm } from '../api/fleet-object/index.js';
 import { NAMESPACES_KEY, gvrKey } from '../api/resource-info.js';
 import { memberRequestPath, type RequestTarget } from '../api/request-info.js';
