@@ -186,9 +186,9 @@ describe('writes land on the owning member', () => {
     }
     for (const m of fleet.members) expect((await memberRequest(m, 'GET', `/api/v1/namespaces/${NS}/configmaps/kept-${m.name}`)).status).toBe(200);
     // kubectl deletes by name what its list (flotilla's, search applied) returned: exactly the search's objects.
-    const search = `/api/v1/namespaces/${NS}/configmaps?labelSelector=${encodeURIComponent('search.flotilla.io/cluster!=west,search.flotilla.io/name-prefix=kept-')}`;
+    const search = `/api/v1/namespaces/${NS}/configmaps?labelSelector=${encodeURIComponent('search.flotilla.io/cluster!=west,search.flotilla.io/name-prefix=kept')}`;
     await waitFor('the kept configmaps cached', async () => (await memberJson<{ items: unknown[] }>(flotilla.endpoint, 'GET', search)).items.length === 2, 30_000);
-    await kubectlOk(flotilla.kubeconfig, ['delete', 'configmaps', '-n', NS, '-l', 'search.flotilla.io/cluster!=west,search.flotilla.io/name-prefix=kept-']);
+    await kubectlOk(flotilla.kubeconfig, ['delete', 'configmaps', '-n', NS, '-l', 'search.flotilla.io/cluster!=west,search.flotilla.io/name-prefix=kept']);
     for (const m of fleet.members) expect((await memberRequest(m, 'GET', `/api/v1/namespaces/${NS}/configmaps/kept-${m.name}`)).status, m.name).toBe(m.name === 'west' ? 200 : 404);
   });
 });
