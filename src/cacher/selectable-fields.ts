@@ -9,8 +9,7 @@ import type { StructuredLog } from '../util/structured-log.js';
  * those the served objects carry (the last whole list's, or the stored state's), which views select by.
  */
 export class SelectableFields {
-  /** What ingest writes: the fields the CRD declared when last read (the stored state's until then). */
-  current?: readonly string[];
+  private declared?: readonly string[];
   /** The fields whose values the served objects carry. */
   private servedFields: readonly string[] = [];
   /** The member has no CRD for this resource (a built-in or aggregated one): its CRD is not asked again. */
@@ -24,9 +23,14 @@ export class SelectableFields {
     private readonly logFields: { cluster: string; resource: string },
   ) {}
 
+  /** What ingest writes: the fields the CRD declared when last read (the stored state's until then). */
+  get current(): readonly string[] | undefined {
+    return this.declared;
+  }
+
   /** Takes the fields of the stored state (its sync record's), which its objects carry. */
   restore(stored: readonly string[] | undefined): void {
-    if (stored?.length) this.current = stored;
+    if (stored?.length) this.declared = stored;
     this.servedFields = this.current ?? [];
   }
 
@@ -71,7 +75,7 @@ export class SelectableFields {
     const fields = learned.kind === 'declared' ? learned.fields : [];
     const before = this.current ?? [];
     if (fields.join('\n') === before.join('\n')) return undefined;
-    this.current = fields;
+    this.declared = fields;
     return `the CustomResourceDefinition's selectable fields changed from [${before.join(', ')}] to [${fields.join(', ')}]`;
   }
 }
