@@ -50,6 +50,13 @@ export default {
       to: { path: '^src/cli/' },
     },
     {
+      name: 'cache-manager-only-from-app',
+      comment: 'The layers above the cache read it through its roles (cacher/cache-roles.ts), never the manager: only src/app.ts, which makes it, imports it.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/(app\\.ts|cacher/)' },
+      to: { path: '^src/cacher/cache-manager\\.ts$' },
+    },
+    {
       name: 'src-not-from-tests',
       comment: 'The product never imports the tests, the bench or the scripts.',
       severity: 'error',

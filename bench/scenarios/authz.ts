@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import type { CachedResource } from '../../src/cacher/cache-manager.js';
+import type { CachedResource } from '../../src/cacher/cache-roles.js';
 import { RBAC_GROUP, type RbacResource } from '../../src/api/rbac.js';
 import { ReadAuthorizer, type ReadQuestion } from '../../src/authz/authorizer.js';
 import { MemberPolicies, rbacKey } from '../../src/authz/member-policies.js';

@@ -1,7 +1,7 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { CachedResource } from '../../src/cacher/cache-manager.js';
+import type { CachedResource } from '../../src/cacher/cache-roles.js';
 import { listResponse } from '../../src/mux/reads.js';
 import { SnapshotRegistry } from '../../src/mux/snapshots.js';
 import { WatchHub } from '../../src/mux/watch-hub.js';

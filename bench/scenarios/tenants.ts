@@ -2,7 +2,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { decodeContinue, type ContinueToken } from '../../src/api/continue-token.js';
-import type { CachedResource } from '../../src/cacher/cache-manager.js';
+import type { CachedResource } from '../../src/cacher/cache-roles.js';
 import type { RawObject } from '../../src/ingest/decode.js';
 import { listResponse, type ListBody } from '../../src/mux/reads.js';
 import { SnapshotRegistry } from '../../src/mux/snapshots.js';

@@ -1,5 +1,5 @@
 import { stringify as toYaml } from 'yaml';
-import type { CacherStatus } from '../cacher/cacher.js';
+import type { CacherStatus } from '../cacher/cacher-status.js';
 import type { MemberHeartbeat } from '../members/heartbeat.js';
 import type { OutputFormat } from './options.js';
 import { renderTable, shortDuration, type Cell } from './text-table.js';

@@ -1,4 +1,4 @@
-import type { FleetMembers, ResourceCatalog } from '../cacher/cache-manager.js';
+import type { FleetMembers, ResourceCatalog } from '../cacher/cache-roles.js';
 import { memberDiscovery, memberStorageVersionHashes, type DiscoveryDocuments } from '../resources/discovery.js';
 import { FLEET_DISCOVERY_TIMEOUT_MS, FLEET_DISCOVERY_TTL_MS } from '../registry/defaults.js';
 import { fleetDocuments, type FleetDocuments } from './union.js';

@@ -1,4 +1,4 @@
-import type { CachedResource } from '../cacher/cache-manager.js';
+import type { CachedResource } from '../cacher/cache-roles.js';
 import type { DiscoveryDocuments, DiscoveryGroup, DiscoveryResource, DiscoverySubresource, DiscoveryVersion } from '../resources/discovery.js';
 
 /**

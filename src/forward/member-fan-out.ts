@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import type { FleetMembers } from '../cacher/cache-manager.js';
+import type { FleetMembers } from '../cacher/cache-roles.js';
 import { AnswerRefusedError, type MemberLane } from '../members/member-client.js';
 import { mapBounded } from '../util/map-bounded.js';
 

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { outsideCache, type FleetMembers, type ResourceCatalog } from '../cacher/cache-manager.js';
+import { outsideCache, type FleetMembers, type ResourceCatalog } from '../cacher/cache-roles.js';
 import type { ClusterAccess, ReadQuestion } from '../authz/authorizer.js';
 import { findOne } from '../mux/reads.js';
 import { buildReadView } from '../view/steps.js';

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { FleetMembers, ResourceCatalog } from '../cacher/cache-manager.js';
+import type { FleetMembers, ResourceCatalog } from '../cacher/cache-roles.js';
 import type { Store } from '../store/store.js';
 import { memberRequestPath, parseRequestPath } from '../api/request-info.js';
 import { StatusError, badRequest, serviceUnavailable, statusForCode } from '../api/status.js';

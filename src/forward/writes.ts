@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { outsideCache, type FleetMembers, type ResourceCatalog } from '../cacher/cache-manager.js';
+import { outsideCache, type FleetMembers, type ResourceCatalog } from '../cacher/cache-roles.js';
 import { CLUSTER_ANNOTATION, type AnswerForm } from '../api/fleet-object/index.js';
 import { NAMESPACES_KEY, gvrKey } from '../api/resource-info.js';
 import { memberRequestPath, type RequestTarget } from '../api/request-info.js';
@@ -16,6 +16,7 @@ import { grantTenantNamespace } from './tenant-namespace-grants.js';
 import { FORWARD_TIMEOUT_MS, MEMBER_FAN_OUT, NAMESPACE_LOOKUP_TIMEOUT_MS } from '../registry/defaults.js';
 import { asCaller, askMembers } from './member-fan-out.js';
 import { refuseUnservableCreate } from './create-checks.js';
+import { refuseFlotillaSelection } from './collection-selection.js';
 import { mergeListAnswers, requestBodyForMember, responseForClient } from './translate.js';
 import { memberRV } from '../api/global-rv.js';
 
@@ -245,6 +246,7 @@ async function clustersWithNamespace(deps: ForwardDeps, namespace: string): Prom
  * merged. A member that fails is named in a Warning; when all fail, the first failure is the answer.
  */
 async function deleteCollection(req: FastifyRequest, reply: FastifyReply, deps: ForwardDeps, target: ResourceTarget, body: Buffer | undefined): Promise<FastifyReply> {
+  refuseFlotillaSelection(req.url);
   const cached = deps.catalog.resource(gvrKey(target));
   const clusters = target.cluster !== undefined ? [await owningCluster(deps, deps.store, target, req.raw)] : (cached?.clusters ?? deps.fleet.clusterNames());
   // Lists of what was deleted come back as JSON when the client takes JSON too (client-go asks

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { CacheHealth } from '../cacher/cache-manager.js';
+import type { CacheHealth } from '../cacher/cache-roles.js';
 import type { MemberClient } from '../members/member-client.js';
 import { ConfigError } from '../registry/config.js';
 import type { FleetConfig } from '../registry/fleet-config.js';

@@ -1,5 +1,5 @@
-import type { CacheHealth } from '../cacher/cache-manager.js';
-import type { CacherStatus } from '../cacher/cacher.js';
+import type { CacheHealth } from '../cacher/cache-roles.js';
+import type { CacherStatus } from '../cacher/cacher-status.js';
 import type { MemberClient } from '../members/member-client.js';
 import type { MemberHeartbeat } from '../members/heartbeat.js';
 import { FLEET_CONDITION_MESSAGE_MAX, FLEET_STATUS_INTERVAL_MS } from '../registry/defaults.js';

@@ -1,4 +1,4 @@
-import type { CacherPhase, CacherStatus } from '../cacher/cacher.js';
+import type { CacherPhase, CacherStatus } from '../cacher/cacher-status.js';
 
 /**
  * The per-cacher series of /metrics, written as Prometheus text straight from the cachers' status.

@@ -1,5 +1,5 @@
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
-import type { CacherStatus } from '../cacher/cacher.js';
+import type { CacherStatus } from '../cacher/cacher-status.js';
 import { CacherSeries } from './cacher-series.js';
 import { trackEventLoopDelay } from './event-loop-delay.js';
 import type { MemberHeartbeat } from '../members/heartbeat.js';

@@ -1,4 +1,4 @@
-import type { CachedResource } from '../cacher/cache-manager.js';
+import type { CachedResource } from '../cacher/cache-roles.js';
 import { gvrKey } from '../api/resource-info.js';
 import { decodeGlobalRV, encodeGlobalRV } from '../api/global-rv.js';
 import { encodeContinue, type ContinueToken } from '../api/continue-token.js';

@@ -1,4 +1,4 @@
-import type { CachedResource } from '../cacher/cache-manager.js';
+import type { CachedResource } from '../cacher/cache-roles.js';
 import type { MetaRecord } from '../store/meta-record.js';
 import { CLUSTER_COLUMN, clusterColumnAt, withCluster, type TableColumn } from '../api/table.js';
 import { gvrKey, groupVersion } from '../api/resource-info.js';

@@ -1,4 +1,4 @@
-import type { CachedResource } from '../cacher/cache-manager.js';
+import type { CachedResource } from '../cacher/cache-roles.js';
 import type { ResponseForm } from '../api/negotiate.js';
 import type { ReadView } from '../view/read-view.js';
 import type { IncludeObject } from './response-forms.js';

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import type { FleetMembers } from '../cacher/cache-manager.js';
+import type { FleetMembers } from '../cacher/cache-roles.js';
 import { forbidden, unauthorized } from '../api/status.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import { ANONYMOUS_USER, impersonationHeaders, type Identity } from '../auth/identity.js';

@@ -2,7 +2,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import { gvrKey } from '../api/resource-info.js';
 import { LOG_REPEAT_WINDOW_MS } from '../registry/defaults.js';
 import { RepeatGate } from '../util/structured-log.js';
-import type { CacheHealth, FleetMembers, ResourceCatalog } from '../cacher/cache-manager.js';
+import type { CacheHealth, FleetMembers, ResourceCatalog } from '../cacher/cache-roles.js';
 import { WatchHub } from '../mux/watch-hub.js';
 import { SnapshotRegistry } from '../mux/snapshots.js';
 import type { Store } from '../store/store.js';

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import type { FleetMembers } from '../cacher/cache-manager.js';
+import type { FleetMembers } from '../cacher/cache-roles.js';
 import { parseRequestPath, type RequestTarget } from '../api/request-info.js';
 import { checkAddressedCluster } from '../forward/owner.js';
 import { stateOf } from './request-state.js';

@@ -1,4 +1,4 @@
-import type { ResourceCatalog } from '../cacher/cache-manager.js';
+import type { ResourceCatalog } from '../cacher/cache-roles.js';
 import { gvrKey, namesResource } from '../api/resource-info.js';
 import { OWNERS_FIELD, fieldIndexKey, ownerKind, ownerUid, ownerValue } from '../store/meta-record.js';
 import { KEY_SEP, type Store } from '../store/store.js';

@@ -11,6 +11,7 @@ import { kubectl, kubectlBinary } from '../support/kubectl.js';
 import { commandsOnPath } from '../support/commands-on-path.js';
 import { until } from '../support/poll.js';
 import { openWatch } from '../support/watch-client.js';
+import { CLUSTER, bruteForce as bruteForceOver, flotillaKey, listedKeys, membersOwn as membersOwnAt, selectorOf, type Listed, type Obj, type Terms } from '../support/search-oracle.js';
 
 /**
  * Fleet search on the real fleet (docs/search.md): members labelled in the fleet file, ConfigMaps
@@ -22,19 +23,10 @@ const fleet = inject('fleet');
 const [east, west, north] = fleet.members as [MemberInfo, MemberInfo, MemberInfo];
 const NS = 'srch';
 const LABELS: Record<string, Record<string, string>> = { [east.name]: { region: 'us', env: 'prod' }, [west.name]: { region: 'us' }, [north.name]: { region: 'eu', env: 'prod' } };
-const CLUSTER = 'search.flotilla.io/cluster';
 let flotilla: FlotillaProcess;
 let aliceConfig: string;
 /** Where the second batch starts: Unix seconds of its first creationTimestamp. */
 let secondBatch: number;
-
-interface Obj {
-  metadata: { name: string; namespace?: string; creationTimestamp: string; annotations?: Record<string, string> };
-}
-
-/** What flotilla and the brute force are compared on. */
-const keyOf = (cluster: string, o: Obj) => `${cluster}/${o.metadata.name}`;
-const flotillaKey = (o: Obj) => keyOf(o.metadata.annotations?.[CLUSTER] ?? '?', o);
 
 async function must(m: MemberInfo, method: string, path: string, body?: unknown): Promise<void> {
   const res = await memberRequest(m, method, path, body);
@@ -42,59 +34,9 @@ async function must(m: MemberInfo, method: string, path: string, body?: unknown)
 }
 
 /** Every member's own objects of a resource in `srch`. */
-async function membersOwn(resource: 'configmaps' | 'secrets'): Promise<{ cluster: string; o: Obj }[]> {
-  const lists = await Promise.all(fleet.members.map(async (m) => {
-    const res = await memberRequest(m, 'GET', `/api/v1/namespaces/${NS}/${resource}`);
-    return (JSON.parse(res.body) as { items: Obj[] }).items.map((o) => ({ cluster: m.name, o }));
-  }));
-  return lists.flat();
-}
+const membersOwn = (resource: 'configmaps' | 'secrets') => membersOwnAt(fleet.members, `/api/v1/namespaces/${NS}/${resource}`, resource === 'configmaps' ? 'ConfigMap' : 'Secret');
 
-/** The search, as the docs state it. */
-interface Terms {
-  clusterLabel?: { key: string; op: '=' | '!=' | 'in' | 'notin' | 'exists' | '!'; values: string[] };
-  cluster?: { op: 'in' | 'notin'; values: string[] };
-  contains?: string;
-  prefix?: string;
-  after?: number;
-  before?: number;
-}
-
-function selectorOf(t: Terms): string {
-  const out: string[] = [];
-  const l = t.clusterLabel;
-  if (l) {
-    const key = `cluster.search.flotilla.io/${l.key}`;
-    out.push(l.op === 'exists' ? key : l.op === '!' ? `!${key}` : l.op === 'in' || l.op === 'notin' ? `${key} ${l.op} (${l.values.join(',')})` : `${key}${l.op}${l.values[0]}`);
-  }
-  if (t.cluster) out.push(`${CLUSTER} ${t.cluster.op} (${t.cluster.values.join(',')})`);
-  if (t.contains !== undefined) out.push(`search.flotilla.io/name-contains=${t.contains}`);
-  if (t.prefix !== undefined) out.push(`search.flotilla.io/name-prefix=${t.prefix}`);
-  if (t.after !== undefined) out.push(`search.flotilla.io/created-after=${t.after}`);
-  if (t.before !== undefined) out.push(`search.flotilla.io/created-before=${t.before}`);
-  return out.join(',');
-}
-
-function bruteForce(all: { cluster: string; o: Obj }[], t: Terms): string[] {
-  return all.filter(({ cluster, o }) => {
-    const labels = LABELS[cluster]!;
-    const l = t.clusterLabel;
-    if (l) {
-      const has = l.key in labels;
-      const v = labels[l.key];
-      const ok = l.op === '=' ? v === l.values[0] : l.op === '!=' ? v !== l.values[0] : l.op === 'in' ? has && l.values.includes(v!) : l.op === 'notin' ? !has || !l.values.includes(v!) : l.op === 'exists' ? has : !has;
-      if (!ok) return false;
-    }
-    if (t.cluster && (t.cluster.op === 'in') !== t.cluster.values.includes(cluster)) return false;
-    const name = o.metadata.name.toLowerCase();
-    if (t.contains !== undefined && !name.includes(t.contains.toLowerCase())) return false;
-    if (t.prefix !== undefined && !name.startsWith(t.prefix.toLowerCase())) return false;
-    const created = Date.parse(o.metadata.creationTimestamp) / 1000;
-    if (t.after !== undefined && created < t.after) return false;
-    if (t.before !== undefined && created >= t.before) return false;
-    return true;
-  }).map(({ cluster, o }) => keyOf(cluster, o)).sort();
-}
+const bruteForce = (all: Listed[], t: Terms, population?: Listed[]) => bruteForceOver(all, t, LABELS, population);
 
 async function raw(path: string, opts: { token?: string; accept?: string } = {}): Promise<{ status: number; body: string; items: string[]; warnings: string[] }> {
   const res = await memberRequest(flotilla.endpoint, 'GET', path, undefined, opts);
@@ -115,6 +57,53 @@ async function viaKubectl(args: string[], config = flotilla.kubeconfig): Promise
 const NAMES = ['Api-Gateway', 'checkout-api', 'web', 'webhook', 'cart'];
 const cm = (name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name } });
 
+/** The owner chains' kinds, each cached in `srch` and listed from the members with its Kind. */
+const OWNED = [
+  { path: `/api/v1/namespaces/${NS}/configmaps`, kind: 'ConfigMap' },
+  { path: `/api/v1/namespaces/${NS}/pods`, kind: 'Pod' },
+  { path: `/apis/apps/v1/namespaces/${NS}/replicasets`, kind: 'ReplicaSet' },
+  { path: `/apis/apps/v1/namespaces/${NS}/deployments`, kind: 'Deployment' },
+] as const;
+const ownedPopulation = async () => (await Promise.all(OWNED.map((r) => membersOwnAt(fleet.members, r.path, r.kind)))).flat();
+
+/** Deployments (their ReplicaSets and pods made by the members' controller manager); names that hold no "web" (the find test's). */
+const deployment = (name: string, replicas: number) => ({
+  apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name },
+  spec: { replicas, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: `example.com/${name}:1` }] } } },
+});
+const DEPLOYMENTS: Record<string, [string, number][]> = { [east.name]: [['dpa', 2], ['dpb', 1]], [west.name]: [['dpa', 1]], [north.name]: [] };
+
+/**
+ * Hand-made chains of ConfigMaps (ownerReferences by uid), 1 to 3 levels under each root, and on
+ * each member a pod at the end of its first chain; what each member gets is random, seeded.
+ */
+async function makeOwnerChains(m: MemberInfo, shape: number[]): Promise<void> {
+  const uidOf = async (path: string) => (JSON.parse((await memberRequest(m, 'GET', path)).body) as { metadata: { uid: string } }).metadata.uid;
+  let firstLeaf: { name: string; uid: string } | undefined;
+  for (const [r, levels] of shape.entries()) {
+    let parents = [{ name: `chn${r}`, uid: '' }];
+    await must(m, 'POST', `/api/v1/namespaces/${NS}/configmaps`, cm(parents[0]!.name));
+    parents[0]!.uid = await uidOf(`/api/v1/namespaces/${NS}/configmaps/${parents[0]!.name}`);
+    for (let level = 1; level <= levels; level++) {
+      // Two children under the root, one under each after.
+      const children = parents.flatMap((p) => (level === 1 ? [`${p.name}-x`, `${p.name}-y`] : [`${p.name}-z`]).map((name) => ({ name, parent: p })));
+      const made: { name: string; uid: string }[] = [];
+      for (const { name, parent } of children) {
+        await must(m, 'POST', `/api/v1/namespaces/${NS}/configmaps`, { ...cm(name), metadata: { name, ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: parent.name, uid: parent.uid }] } });
+        made.push({ name, uid: await uidOf(`/api/v1/namespaces/${NS}/configmaps/${name}`) });
+      }
+      parents = made;
+    }
+    firstLeaf ??= parents[0];
+  }
+  if (firstLeaf) {
+    await must(m, 'POST', `/api/v1/namespaces/${NS}/pods`, {
+      apiVersion: 'v1', kind: 'Pod', metadata: { name: 'chn-pod', ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: firstLeaf.name, uid: firstLeaf.uid }] },
+      spec: { containers: [{ name: 'c', image: 'example.com/c:1' }] },
+    });
+  }
+}
+
 beforeAll(async () => {
   // Names are lower-case on the members; the search's case-insensitivity is tested by its needles.
   const randomNames = fc.sample(fc.stringMatching(/^[a-z][a-z0-9]{1,6}$/), { numRuns: 6, seed: 52 });
@@ -134,6 +123,12 @@ beforeAll(async () => {
   secondBatch = Math.ceil(Date.now() / 1000);
   await new Promise((r) => setTimeout(r, secondBatch * 1000 - Date.now() + 5));
   await batch('b');
+  const chainShapes = fc.sample(fc.array(fc.integer({ min: 1, max: 3 }), { minLength: 1, maxLength: 2 }), { numRuns: fleet.members.length, seed: 52 });
+  for (const [i, m] of fleet.members.entries()) {
+    await until(`${m.name}: ${NS}'s default ServiceAccount`, async () => (await memberRequest(m, 'GET', `/api/v1/namespaces/${NS}/serviceaccounts/default`)).status === 200);
+    for (const [name, replicas] of DEPLOYMENTS[m.name]!) await must(m, 'POST', `/apis/apps/v1/namespaces/${NS}/deployments`, deployment(name, replicas));
+    await makeOwnerChains(m, chainShapes[i]!);
+  }
   await must(east, 'POST', `/api/v1/namespaces/${NS}/secrets`, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'api-key' }, stringData: { k: 'v' } });
   await must(west, 'POST', `/api/v1/namespaces/${NS}/secrets`, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'web-key' }, stringData: { k: 'v' } });
   // alice may read ConfigMaps in srch on east only.
@@ -146,7 +141,13 @@ beforeAll(async () => {
     dir,
     fleetFile: toYaml({
       clusters: fleet.members.map((m) => ({ name: m.name, kubeconfig: m.kubeconfig, labels: LABELS[m.name] })),
-      resources: [{ version: 'v1', resource: 'namespaces' }, { version: 'v1', resource: 'configmaps', namespaces: [NS] }],
+      resources: [
+        { version: 'v1', resource: 'namespaces' },
+        { version: 'v1', resource: 'configmaps', namespaces: [NS] },
+        { version: 'v1', resource: 'pods', namespaces: [NS] },
+        { group: 'apps', version: 'v1', resource: 'replicasets', namespaces: [NS] },
+        { group: 'apps', version: 'v1', resource: 'deployments', namespaces: [NS] },
+      ],
       authentication: { tokenReviewCluster: east.name },
     }),
   });
@@ -161,6 +162,19 @@ beforeAll(async () => {
     const { served, held } = await every();
     expect(served).toEqual(held);
   });
+  // Every Deployment's pods made, and flotilla holding the owner chains' kinds as the members do.
+  const replicas = Object.values(DEPLOYMENTS).flat().reduce((n, [, r]) => n + r, 0);
+  await until('the Deployments\' pods made', async () => (await membersOwnAt(fleet.members, `/api/v1/namespaces/${NS}/pods`)).filter(({ o }) => o.metadata.name.startsWith('dp')).length === replicas, 120_000);
+  for (const r of OWNED) {
+    const keys = async () => ({ served: (await listedKeys(flotilla.endpoint, r.path)).items, held: bruteForce(await membersOwnAt(fleet.members, r.path), {}) });
+    await until(`flotilla holds every ${r.kind}`, async () => {
+      const { served, held } = await keys();
+      return JSON.stringify(served) === JSON.stringify(held);
+    }, 60_000).catch(async () => {
+      const { served, held } = await keys();
+      expect(served, r.kind).toEqual(held);
+    });
+  }
 }, 300_000);
 
 afterAll(async () => {
@@ -393,5 +407,36 @@ describe('search terms in kubectl get -l', () => {
       } while (cont);
       expect(paged.sort(), `${selectorOf(t)} limit=${limit}`).toEqual(want);
     }), { numRuns: 25, seed: 52 });
+  });
+
+  it('property: random owner chains (Deployment → ReplicaSet → Pod, and ConfigMap chains) select what the brute force does, by uid or kind and name, at any depth, paged or not', async () => {
+    const population = await ownedPopulation();
+    const ownerOf = new Set(population.flatMap(({ cluster, o }) => (o.metadata.ownerReferences ?? []).map((r) => `${cluster}/${r.uid}`)));
+    // Owners that own something, and a few that own nothing.
+    const owners = population.filter(({ cluster, o }) => ownerOf.has(`${cluster}/${o.metadata.uid}`) || o.metadata.name.startsWith('checkout-api'));
+    expect(new Set(owners.map((x) => x.kind))).toEqual(new Set(['ConfigMap', 'ReplicaSet', 'Deployment']));
+    const clusters = fleet.members.map((m) => m.name);
+    const kinds = OWNED.filter((r) => r.kind !== 'Deployment');
+    // The kinds listed are mostly those the owner owns something of (at some depth), else any.
+    const owning = (x: Listed) => kinds.filter((r) => bruteForce(population.filter((y) => y.kind === r.kind), { owner: { uid: x.o.metadata.uid! } }, population).length > 0);
+    const ownerAndListed = fc.constantFrom(...owners).chain((x) => fc.tuple(fc.constant(x), fc.constantFrom(...(owning(x).length > 0 ? [...owning(x), ...owning(x), ...kinds] : kinds))));
+    const depth = fc.option(fc.integer({ min: 1, max: 3 }), { nil: undefined });
+    const cases = fc.tuple(ownerAndListed, fc.boolean(), depth, fc.oneof({ arbitrary: fc.constant(undefined), weight: 2 }, { arbitrary: fc.record({ op: fc.constantFrom('in' as const, 'notin' as const), values: fc.subarray(clusters, { minLength: 1 }) }), weight: 1 }))
+      .map(([[x, r], byUid, d, cluster]) => ({
+        r,
+        t: {
+          owner: { ...(byUid ? { uid: x.o.metadata.uid! } : { kind: x.kind!, name: x.o.metadata.name }), ...(d !== undefined ? { depth: d } : {}) },
+          ...(cluster ? { cluster } : {}),
+        } as Terms,
+      }));
+    let nonEmpty = 0;
+    await fc.assert(fc.asyncProperty(cases, fc.option(fc.integer({ min: 1, max: 3 }), { nil: undefined }), async ({ r, t }, limit) => {
+      const want = bruteForce(population.filter((x) => x.kind === r.kind), t, population);
+      if (want.length > 0) nonEmpty++;
+      const got = await listedKeys(flotilla.endpoint, r.path, { selector: selectorOf(t), ...(limit !== undefined ? { limit } : {}) });
+      expect(got, `${r.kind} ${selectorOf(t)} limit=${limit}`).toEqual({ status: 200, items: want, pages: got.pages });
+    }), { numRuns: 40, seed: 52 });
+    // The property is not vacuous: most owners chosen own something of the kind listed.
+    expect(nonEmpty).toBeGreaterThan(15);
   });
 });

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
 import type { V1ConfigMap, V1Deployment, V1Pod } from '@kubernetes/client-node';
 import { memberJson, memberRequest } from '../fleet/http.js';
-import type { MemberInfo } from '../fleet/fleet.js';
+import { waitFor, type MemberInfo } from '../fleet/fleet.js';
 import { startFlotillaProcess, writeProxyKubeconfig, type FlotillaProcess, type ResourceRuleSpec } from '../support/flotilla-process.js';
 import { kubectl, kubectlOk } from '../support/kubectl.js';
 import { decodeGlobalRV, encodeGlobalRV } from '../../src/api/global-rv.js';
@@ -167,6 +167,29 @@ describe('writes land on the owning member', () => {
     expect(list.kind).toBe('ConfigMapList');
     expect(list.items.map((i) => `${i.metadata!.annotations![CLUSTER]}/${i.metadata!.name}`).sort()).toEqual(['east/doomed-east', 'north/doomed-north', 'west/doomed-west']);
     for (const m of fleet.members) expect((await memberRequest(m, 'GET', `/api/v1/namespaces/${NS}/configmaps/doomed-${m.name}`)).status).toBe(404);
+  });
+
+  it('a deletecollection with search terms or a namespace-tree selector is refused (members would read them as absent labels); kubectl delete -l deletes the search\'s objects by name', async () => {
+    for (const m of fleet.members) await make(m, `/api/v1/namespaces/${NS}/configmaps`, { ...configMap(`kept-${m.name}`), metadata: { name: `kept-${m.name}` } });
+    const selectors = [
+      // Each member has no such label on any object: `!=` and `!` would match every one of them.
+      'labelSelector=search.flotilla.io%2Fcluster%21%3Dwest',
+      'labelSelector=%21team.tree.hnc.x-k8s.io%2Fdepth',
+      'labelSelector=cluster.search.flotilla.io%2Fregion+notin+%28mars%29',
+      'search.flotilla.io%2Fname-contains=kept',
+    ];
+    for (const q of selectors) {
+      const res = await memberRequest(flotilla.endpoint, 'DELETE', `/api/v1/namespaces/${NS}/configmaps?${q}`);
+      expect(res.status, q).toBe(400);
+      expect(JSON.parse(res.body)).toMatchObject({ kind: 'Status', reason: 'BadRequest' });
+      expect(JSON.parse(res.body).message).toMatch(/list the objects with them first/);
+    }
+    for (const m of fleet.members) expect((await memberRequest(m, 'GET', `/api/v1/namespaces/${NS}/configmaps/kept-${m.name}`)).status).toBe(200);
+    // kubectl deletes by name what its list (flotilla's, search applied) returned: exactly the search's objects.
+    const search = `/api/v1/namespaces/${NS}/configmaps?labelSelector=${encodeURIComponent('search.flotilla.io/cluster!=west,search.flotilla.io/name-prefix=kept')}`;
+    await waitFor('the kept configmaps cached', async () => (await memberJson<{ items: unknown[] }>(flotilla.endpoint, 'GET', search)).items.length === 2, 30_000);
+    await kubectlOk(flotilla.kubeconfig, ['delete', 'configmaps', '-n', NS, '-l', 'search.flotilla.io/cluster!=west,search.flotilla.io/name-prefix=kept']);
+    for (const m of fleet.members) expect((await memberRequest(m, 'GET', `/api/v1/namespaces/${NS}/configmaps/kept-${m.name}`)).status, m.name).toBe(m.name === 'west' ? 200 : 404);
   });
 });
 

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import type { FleetMembers } from '../../cacher/cache-manager.js';
+import type { FleetMembers } from '../../cacher/cache-roles.js';
 import type { LiveReadStats } from '../../metrics/metrics.js';
 import type { LiveReadsConfig } from '../../registry/fleet-config.js';
 import type { TenantNames } from '../../tenancy/answers.js';

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import type { FleetMembers } from '../../cacher/cache-manager.js';
+import type { FleetMembers } from '../../cacher/cache-roles.js';
 import { notServed, serviceUnavailable } from '../../api/status.js';
 import { one, type ReadQuery as Query } from '../../api/list-options.js';
 import type { IncomingMessage } from 'node:http';

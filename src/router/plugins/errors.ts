@@ -2,7 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
-import type { FleetMembers } from '../../cacher/cache-manager.js';
+import type { FleetMembers } from '../../cacher/cache-roles.js';
 import { StatusError, internalError, notServed } from '../../api/status.js';
 import { answerConnect } from '../client-errors.js';
 import { hasBody } from '../../forward/streaming.js';

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import type { CacheHealth } from '../../cacher/cache-manager.js';
+import type { CacheHealth } from '../../cacher/cache-roles.js';
 import type { HealthSlis } from '../../metrics/health-slis.js';
 import { notServed, serviceUnavailable } from '../../api/status.js';
 import type { StoreHealth } from '../../store/store.js';

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import type { FleetMembers, ResourceCatalog } from '../../cacher/cache-manager.js';
+import type { FleetMembers, ResourceCatalog } from '../../cacher/cache-roles.js';
 import { gvrKey } from '../../api/resource-info.js';
 import type { LiveReadsConfig } from '../../registry/fleet-config.js';
 import type { LiveReadLimits } from '../../forward/live-read-limits.js';

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import type { FleetMembers } from '../../cacher/cache-manager.js';
+import type { FleetMembers } from '../../cacher/cache-roles.js';
 import type { ReadAuthorizer } from '../../authz/authorizer.js';
 import { effectiveGroups, type ResourceAttributes } from '../../api/rbac.js';
 import { StatusError, badRequest, notServed } from '../../api/status.js';

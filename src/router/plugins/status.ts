@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync, onRequestAsyncHookHandler } from 'fastify';
-import type { CacheHealth, FleetMembers } from '../../cacher/cache-manager.js';
+import type { CacheHealth, FleetMembers } from '../../cacher/cache-roles.js';
 import type { ReadAuthorizer } from '../../authz/authorizer.js';
 import { forbidden, serviceUnavailable } from '../../api/status.js';
 import { isOperator } from '../../authz/operators.js';

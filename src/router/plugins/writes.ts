@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
-import type { FleetMembers } from '../../cacher/cache-manager.js';
+import type { FleetMembers } from '../../cacher/cache-roles.js';
 import { forwardWrite, type ForwardDeps } from '../../forward/writes.js';
 import { targetOf } from '../target.js';
 

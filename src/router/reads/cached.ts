@@ -1,7 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import { Readable } from 'node:stream';
 import { selectsByHierarchy } from '../../view/step-hierarchy.js';
-import type { CacheHealth, CachedResource } from '../../cacher/cache-manager.js';
+import type { CacheHealth, CachedResource } from '../../cacher/cache-roles.js';
 import { getResponse, listResponse } from '../../mux/reads.js';
 import type { WatchHub } from '../../mux/watch-hub.js';
 import type { SnapshotRegistry } from '../../mux/snapshots.js';

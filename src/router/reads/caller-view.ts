@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { NamespaceForest } from '../../hierarchy/namespace-forest.js';
 import { selectsByHierarchy } from '../../view/step-hierarchy.js';
-import type { CachedResource, FleetMembers } from '../../cacher/cache-manager.js';
+import type { CachedResource, FleetMembers } from '../../cacher/cache-roles.js';
 import { forbidden, serviceUnavailable } from '../../api/status.js';
 import type { ReadRequest } from '../../api/list-options.js';
 import { reviewAttributes, type ReadAuthorizer, type ReadQuestion } from '../../authz/authorizer.js';

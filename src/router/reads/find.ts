@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { CachedResource, ResourceCatalog } from '../../cacher/cache-manager.js';
+import type { CachedResource, ResourceCatalog } from '../../cacher/cache-roles.js';
 import { groupVersion, gvrKey, namesResource } from '../../api/resource-info.js';
 import { decodeContinue } from '../../api/continue-token.js';
 import { int64Param, one, parseReadRequest, type ReadQuery as Query } from '../../api/list-options.js';

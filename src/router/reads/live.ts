@@ -1,4 +1,4 @@
-import { outsideCache } from '../../cacher/cache-manager.js';
+import { outsideCache } from '../../cacher/cache-roles.js';
 import { servedLive } from '../../forward/live/config.js';
 import type { LiveReadsConfig } from '../../registry/fleet-config.js';
 import type { LiveReader } from './read-live.js';

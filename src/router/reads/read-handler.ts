@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { CachedResource } from '../../cacher/cache-manager.js';
+import type { CachedResource } from '../../cacher/cache-roles.js';
 import type { ResourceTarget } from '../../forward/owner.js';
 
 /**

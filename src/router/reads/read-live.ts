@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { cachedNamespaces, type FleetMembers, type ResourceCatalog } from '../../cacher/cache-manager.js';
+import { cachedNamespaces, type FleetMembers, type ResourceCatalog } from '../../cacher/cache-roles.js';
 import { NAMESPACES, type NamespaceForest } from '../../hierarchy/namespace-forest.js';
 import { hierarchySelection, isTreeRequirement } from '../../view/step-hierarchy.js';
 import { searchSelection, searchTermsOf } from '../../view/step-search.js';

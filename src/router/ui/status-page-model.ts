@@ -1,4 +1,4 @@
-import type { CacherStatus } from '../../cacher/cacher.js';
+import type { CacherStatus } from '../../cacher/cacher-status.js';
 import type { SyncProgress } from '../../cacher/sync-progress.js';
 import type { MemberHeartbeat } from '../../members/heartbeat.js';
 import type { LiveReadStats } from '../../metrics/metrics.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import type { CacherStatus } from '../../../src/cacher/cacher.js';
+import type { CacherStatus } from '../../../src/cacher/cacher-status.js';
 import { formatDocument, memberHealth, readStatus, renderClusters, renderStatus, type FlotillaStatus } from '../../../src/cli/status-report.js';
 import { renderTable, shortDuration } from '../../../src/cli/text-table.js';
 

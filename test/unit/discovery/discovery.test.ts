@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { aggregatedDiscovery, group, groupList, legacyVersions, resourceList } from '../../../src/discovery/documents.js';
 import { fleetDocuments } from '../../../src/discovery/union.js';
-import type { CachedResource } from '../../../src/cacher/cache-manager.js';
+import type { CachedResource } from '../../../src/cacher/cache-roles.js';
 import type { DiscoveryDocuments } from '../../../src/resources/discovery.js';
 
 const pods = (verbs: string[], extra: object = {}) => ({

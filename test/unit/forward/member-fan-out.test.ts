@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { PassThrough } from 'node:stream';
 import type { IncomingMessage } from 'node:http';
-import type { FleetMembers } from '../../../src/cacher/cache-manager.js';
+import type { FleetMembers } from '../../../src/cacher/cache-roles.js';
 import { AnswerRefusedError, type MemberClient, type MemberRequest } from '../../../src/members/member-client.js';
 import { asCaller, askMembers, openMembers } from '../../../src/forward/member-fan-out.js';
 import { leftOutWarning } from '../../../src/forward/live/member-failures.js';

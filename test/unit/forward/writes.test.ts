@@ -8,7 +8,7 @@ import { writesPlugin } from '../../../src/router/plugins/writes.js';
 import { WriteTracker } from '../../../src/forward/read-your-writes.js';
 import type { ForwardDeps } from '../../../src/forward/writes.js';
 import type { MemberClient, MemberRequest } from '../../../src/members/member-client.js';
-import type { CachedResource } from '../../../src/cacher/cache-manager.js';
+import type { CachedResource } from '../../../src/cacher/cache-roles.js';
 import { Store, type Change } from '../../../src/store/store.js';
 import { decodeObject } from '../../../src/ingest/decode.js';
 import { CLUSTER_ANNOTATION } from '../../../src/api/fleet-object/index.js';

@@ -11,7 +11,7 @@ import { ConfigError, parseFleetConfig } from '../../../src/registry/config.js';
 import { fleetConfigFromSpec, secretRefs, type SecretRef, type SpecContext } from '../../../src/hub/fleet-spec.js';
 import { computeFleetStatus, sameStatus, type StatusInputs } from '../../../src/hub/fleet-status.js';
 import { hubClusterConfig, inClusterServer } from '../../../src/hub/hub-client.js';
-import type { CacherStatus } from '../../../src/cacher/cacher.js';
+import type { CacherStatus } from '../../../src/cacher/cacher-status.js';
 
 /** Secrets by `ns/name`, each a map of keys; stored credentials recorded by path. */
 function context(secrets: Record<string, Record<string, string>>): SpecContext & { stored: Map<string, string> } {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Gauge, Registry } from 'prom-client';
-import type { CacherStatus } from '../../../src/cacher/cacher.js';
+import type { CacherStatus } from '../../../src/cacher/cacher-status.js';
 import { CACHER_PHASES, CacherSeries } from '../../../src/metrics/cacher-series.js';
 
 const statuses: CacherStatus[] = [

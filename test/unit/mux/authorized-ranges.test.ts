@@ -9,7 +9,7 @@ import { listResponse, type ListBody } from '../../../src/mux/reads.js';
 import { SnapshotRegistry } from '../../../src/mux/snapshots.js';
 import { decodeContinue } from '../../../src/api/continue-token.js';
 import type { AccessSet } from '../../../src/api/rbac.js';
-import type { CachedResource } from '../../../src/cacher/cache-manager.js';
+import type { CachedResource } from '../../../src/cacher/cache-roles.js';
 import { buildReadView } from '../../../src/view/steps.js';
 
 /**

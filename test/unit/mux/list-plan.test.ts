@@ -9,7 +9,7 @@ import { planPage, viewRanges } from '../../../src/mux/list-plan.js';
 import { SnapshotRegistry } from '../../../src/mux/snapshots.js';
 import { decodeGlobalRV } from '../../../src/api/global-rv.js';
 import { decodeContinue } from '../../../src/api/continue-token.js';
-import type { CachedResource } from '../../../src/cacher/cache-manager.js';
+import type { CachedResource } from '../../../src/cacher/cache-roles.js';
 import { buildReadView } from '../../../src/view/steps.js';
 
 /** A list's plan before any byte is framed: which objects a page holds and what its metadata says. */

@@ -8,7 +8,7 @@ import { CLUSTER_ANNOTATION } from '../../../src/api/fleet-object/index.js';
 import { encodeObjects, viewObjects } from '../../../src/ingest/batch.js';
 import { listResponse, type ListBody } from '../../../src/mux/reads.js';
 import { SnapshotRegistry } from '../../../src/mux/snapshots.js';
-import type { CachedResource } from '../../../src/cacher/cache-manager.js';
+import type { CachedResource } from '../../../src/cacher/cache-roles.js';
 import { buildReadView } from '../../../src/view/steps.js';
 
 const dirs: string[] = [];

@@ -10,7 +10,7 @@ import { listResponse } from '../../../src/mux/reads.js';
 import { SnapshotRegistry } from '../../../src/mux/snapshots.js';
 import { decodeContinue, type ContinueToken } from '../../../src/api/continue-token.js';
 import { StatusError } from '../../../src/api/status.js';
-import type { CachedResource } from '../../../src/cacher/cache-manager.js';
+import type { CachedResource } from '../../../src/cacher/cache-roles.js';
 import { buildReadView } from '../../../src/view/steps.js';
 import type { ReadView } from '../../../src/view/read-view.js';
 

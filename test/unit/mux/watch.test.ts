@@ -10,7 +10,7 @@ import { encodeObjects, viewObjects } from '../../../src/ingest/batch.js';
 import { WatchHub } from '../../../src/mux/watch-hub.js';
 import type { WatchOptions } from '../../../src/mux/watch-options.js';
 import { decodeGlobalRV } from '../../../src/api/global-rv.js';
-import type { CachedResource } from '../../../src/cacher/cache-manager.js';
+import type { CachedResource } from '../../../src/cacher/cache-roles.js';
 import { buildReadView } from '../../../src/view/steps.js';
 
 /**

@@ -5,7 +5,7 @@ import type { ResourceTarget } from '../../../src/forward/owner.js';
 import type { LiveReadsConfig } from '../../../src/registry/fleet-config.js';
 import { readHandlers, readsPlugin, type ReadsOptions } from '../../../src/router/plugins/reads.js';
 import { errorsPlugin } from '../../../src/router/plugins/errors.js';
-import type { CachedResource, FleetMembers, ResourceCatalog } from '../../../src/cacher/cache-manager.js';
+import type { CachedResource, FleetMembers, ResourceCatalog } from '../../../src/cacher/cache-roles.js';
 import { chooseReadHandler, type ReadContext } from '../../../src/router/reads/read-handler.js';
 
 const PROTOBUF = 'application/vnd.kubernetes.protobuf';

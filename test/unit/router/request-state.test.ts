@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import Fastify from 'fastify';
 import { IncomingMessage } from 'node:http';
 import { Socket } from 'node:net';
-import type { FleetMembers } from '../../../src/cacher/cache-manager.js';
+import type { FleetMembers } from '../../../src/cacher/cache-roles.js';
 import type { Authenticator } from '../../../src/auth/authenticator.js';
 import type { Identity } from '../../../src/auth/identity.js';
 import { Callers } from '../../../src/router/callers.js';

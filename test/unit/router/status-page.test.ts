@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import Fastify from 'fastify';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { FleetMembers } from '../../../src/cacher/cache-manager.js';
+import type { FleetMembers } from '../../../src/cacher/cache-roles.js';
 import type { ReadAuthorizer } from '../../../src/authz/authorizer.js';
 import type { Callers } from '../../../src/router/callers.js';
 import { errorsPlugin } from '../../../src/router/plugins/errors.js';

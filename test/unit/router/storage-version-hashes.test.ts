@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FleetDiscovery } from '../../../src/discovery/fleet-discovery.js';
-import type { FleetMembers, ResourceCatalog } from '../../../src/cacher/cache-manager.js';
+import type { FleetMembers, ResourceCatalog } from '../../../src/cacher/cache-roles.js';
 import type { MemberClient } from '../../../src/members/member-client.js';
 
 /** Members answering their legacy group-version document with these hashes (undefined: the request fails). */

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Store, type Change } from '../../../src/store/store.js';
 import { decodeObject } from '../../../src/ingest/decode.js';
 import { encodeObjects, viewObjects } from '../../../src/ingest/batch.js';
-import type { CachedResource, ResourceCatalog } from '../../../src/cacher/cache-manager.js';
+import type { CachedResource, ResourceCatalog } from '../../../src/cacher/cache-roles.js';
 import { gvrKey } from '../../../src/api/resource-info.js';
 import { StoreOwnerSearch } from '../../../src/view/owner-predicate.js';
 import type { ObjectPredicate } from '../../../src/view/read-view.js';
