@@ -12,6 +12,7 @@
 //   node scripts/build-fleet-binaries.mjs --promtool  promtool (the chart's alert rules' checks and tests)
 //   node scripts/build-fleet-binaries.mjs --clients   the client-go test program
 //   node scripts/build-fleet-binaries.mjs --kubectl   kubectl 1.34 and 1.35 (the e2e tests' kubectl matrix)
+//   node scripts/build-fleet-binaries.mjs --k9s       k9s (the terminal UI test/e2e/k9s.test.ts drives in tmux)
 //
 // Each binary being built is reported on stderr with its elapsed time and what comes next
 // (build-progress.mjs); Go's own output shows only when a build fails.
@@ -171,6 +172,21 @@ export function promtoolBinDir() {
   return join(cacheRoot(), 'promtool-bin', `${PROMTOOL_VERSION}-${h.digest('hex').slice(0, 12)}`);
 }
 
+// k9s, the terminal UI test/e2e/k9s.test.ts drives in tmux, from its published module through
+// test/fleet/go/k9s (a go.mod of ours naming its command as a tool), cached like Helm.
+const K9S_VERSION = 'v0.50.16';
+const k9sModDir = join(goDir, 'k9s');
+// k9s's own build sets the version its header and `k9s version` show.
+const K9S_LDFLAGS = `-s -w -X github.com/derailed/k9s/cmd.version=${K9S_VERSION}`;
+
+export function k9sBinDir() {
+  const h = createHash('sha256');
+  for (const f of ['go.mod', 'go.sum']) h.update(`${f}\n`).update(readFileSync(join(k9sModDir, f)));
+  h.update(goVersion());
+  h.update(K9S_LDFLAGS);
+  return join(cacheRoot(), 'k9s-bin', `${K9S_VERSION}-${h.digest('hex').slice(0, 12)}`);
+}
+
 /** A `go build` (or `go test -c`) step: what it builds, in which module, with which arguments. */
 const go = (label, cwd, args) => ({ label, cwd, args });
 
@@ -245,6 +261,13 @@ const TARGETS = {
     binaries: ['promtool'],
     result: (dir) => join(dir, 'promtool'),
     steps: (tmp) => [go('promtool', promtoolModDir, ['build', '-trimpath', '-tags', PROMTOOL_TAGS, '-ldflags', '-s -w', '-o', join(tmp, 'promtool'), 'github.com/prometheus/prometheus/cmd/promtool'])],
+  },
+  k9s: {
+    version: K9S_VERSION,
+    dir: k9sBinDir,
+    binaries: ['k9s'],
+    result: (dir) => join(dir, 'k9s'),
+    steps: (tmp) => [go('k9s', k9sModDir, ['build', '-trimpath', '-ldflags', K9S_LDFLAGS, '-o', join(tmp, 'k9s'), 'github.com/derailed/k9s'])],
   },
 };
 

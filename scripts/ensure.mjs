@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Makes a fresh clone ready to run: the tools flotilla's build and test fleet need (openssl, Go, Chromium),
 // node_modules (installed when missing or stale), the TypeScript build, and the test fleet's Go-built
-// binaries, kubectl 1.34 and 1.35, karmada-search, the Helm CLI and promtool (cached by version, so only the first run pays for them), and a venv with the Python
+// binaries, kubectl 1.34 and 1.35, karmada-search, the Helm CLI, promtool and k9s (cached by version, so only the first run pays for them), and a venv with the Python
 // Kubernetes client for its e2e test (likewise cached by version).
 //
 //   node scripts/ensure.mjs            everything `npm test` needs
@@ -64,9 +64,9 @@ function build() {
 
 const withFleet = !process.argv.includes('--no-fleet');
 // The demo (scripts/demo.ts) runs the fleet and installs the chart on its hub with Helm; the tests
-// also run the client-go program, karmada-search, promtool and the Python client.
+// also run the client-go program, karmada-search, promtool, k9s and the Python client.
 const demoOnly = process.argv.includes('--demo');
-const TEST_TARGETS = ['fleet', 'clients', 'kubectl', 'karmada', 'helm', 'promtool'];
+const TEST_TARGETS = ['fleet', 'clients', 'kubectl', 'karmada', 'helm', 'promtool', 'k9s'];
 const DEMO_TARGETS = ['fleet', 'helm'];
 try {
   // The demo needs no browser.
