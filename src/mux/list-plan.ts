@@ -7,7 +7,8 @@ import { KEY_SEP, type Snapshot, type Store, type StoredEntry } from '../store/s
 import { StatusError } from '../api/status.js';
 import type { SnapshotRegistry } from './snapshots.js';
 import { StateAtRV } from './state-at-rv.js';
-import type { ReadView } from '../view/read-view.js';
+import type { IndexLookup, ReadView } from '../view/read-view.js';
+import { NAME_SEARCH_MAX_WORDS } from '../registry/defaults.js';
 
 /**
  * Which stored objects a read serves, before any byte of them is framed: the key ranges a view
@@ -221,22 +222,16 @@ function* clustersOfNamespace(store: Store, key: string, namespace: string, clus
   }
 }
 
-/** A requirement the label index answers: label `key` (or an indexed field's key) is one of `values`. */
-interface IndexLookup {
-  key: string;
-  values: string[];
-}
-
 /**
  * With label requirements `k=v` or `k in (…)`, indexed field requirements (`spec.nodeName=n1`),
- * or predicates that name an index lookup (an owner's descendants), the candidates come from the label index instead of a scan of the whole resource. The smallest
+ * or predicates that name an index lookup (an owner's descendants, a name's words), the candidates come from the label index instead of a scan of the whole resource. The smallest
  * of those index ranges drives, whatever order the selector names them in; each candidate must
  * be in the other ranges too (a key lookup each) before its object is read. The rest of the
  * selector is checked on each object as usual.
  */
 function indexedEntries(store: Store, key: string, opts: ListScope, snapshot?: Snapshot): Iterable<StoredEntry> | undefined {
   const { view } = opts;
-  const lookups = indexLookups(view, key);
+  const lookups = indexLookups(store, view, key, snapshot);
   if (lookups.length === 0) return undefined;
   const driver = lookups.length === 1 ? lookups[0]! : smallestLookup(store, key, lookups, snapshot);
   const others = lookups.filter((l) => l !== driver);
@@ -258,11 +253,18 @@ function indexedEntries(store: Store, key: string, opts: ListScope, snapshot?: S
   })();
 }
 
-function indexLookups(view: ReadView, resource: string): IndexLookup[] {
+function indexLookups(store: Store, view: ReadView, resource: string, snapshot: Snapshot | undefined): IndexLookup[] {
   const lookups: IndexLookup[] = [];
   for (const p of view.predicates) {
     const lookup = p.indexLookup?.(resource);
-    if (lookup) lookups.push(lookup);
+    if (!lookup) continue;
+    if (lookup.match === undefined) {
+      lookups.push(lookup);
+      continue;
+    }
+    // The name index's words matching the needle; too many of them, and the range is read instead.
+    const words = store.nameWords(resource, lookup.values[0]!, lookup.match, NAME_SEARCH_MAX_WORDS, snapshot);
+    if (words) lookups.push({ key: lookup.key, values: words });
   }
   for (const r of view.labelSelector) if (r.operator === 'Equals' || r.operator === 'In') lookups.push({ key: r.key, values: r.values });
   for (const f of view.fieldSelector) {

@@ -2,7 +2,8 @@ import { matchesLabels, parseLabelSelector } from '../api/label-selector.js';
 import { CLUSTER_TERM, combineSearchTerms, splitSearchTerms, type SearchTerms, type TimeBound } from '../api/search-terms.js';
 import { CRDS, resourceName } from '../tenancy/tenant.js';
 import { isGet } from './step-label-selector.js';
-import type { ObjectPredicate, ViewedMeta, ViewedObject } from './read-view.js';
+import { NAME_WORD_KEY, TOKEN_END, isWord } from '../store/name-index.js';
+import type { IndexLookup, ObjectPredicate, ViewedMeta, ViewedObject } from './read-view.js';
 import type { ViewRequest, ViewStep } from './view-step.js';
 
 /**
@@ -80,9 +81,12 @@ function namePredicate(terms: SearchTerms, req: ViewRequest): ObjectPredicate {
   const prefixes = terms.namePrefixes;
   const shown = shownNameOf(req);
   const renamed = shown.renamed;
+  // A renamed name is not the stored one the index holds; a tenant's prefix ends a token, so the name shown starts one.
+  const lookup = renamed ? undefined : nameLookup(contains, prefixes);
   return {
     name: `search:name:${JSON.stringify([contains, prefixes, shown.id])}`,
     needsMeta: false,
+    ...(lookup ? { indexLookup: () => lookup } : {}),
     test(o: ViewedObject): boolean {
       const name = renamed ? renamed(o.name) : o.name;
       const from = shown.from(name);
@@ -91,6 +95,37 @@ function namePredicate(terms: SearchTerms, req: ViewRequest): ObjectPredicate {
       return true;
     },
   };
+}
+
+/**
+ * The name index's lookup whose objects include every object whose shown name meets the terms:
+ * the narrowest one a term gives, or undefined. A term's pieces between token ends are whole
+ * tokens (a prefix's first piece too: the name starts there), its last piece starts a token, and
+ * a contains term's first piece ends one, as does the whole of a term without a token end. Only
+ * words are indexed (store/name-index.ts): a piece without a vowel gives no lookup.
+ */
+export function nameLookup(contains: readonly string[], prefixes: readonly string[]): IndexLookup | undefined {
+  let best: { rank: number; piece: string; lookup: IndexLookup } | undefined;
+  const consider = (rank: number, piece: string, match?: IndexLookup['match']) => {
+    if (!isWord(piece)) return;
+    if (best && (rank > best.rank || (rank === best.rank && piece.length <= best.piece.length))) return;
+    best = { rank, piece, lookup: { key: NAME_WORD_KEY, values: [piece], ...(match ? { match } : {}) } };
+  };
+  const pieces = (term: string, whole: boolean) => {
+    const parts = term.split(TOKEN_END);
+    const last = parts.length - 1;
+    if (last === 0) {
+      consider(whole ? 2 : 3, parts[0]!, whole ? 'prefixed' : 'containing');
+      return;
+    }
+    for (let i = 1; i < last; i++) consider(1, parts[i]!);
+    consider(2, parts[last]!, 'prefixed');
+    if (whole) consider(1, parts[0]!);
+    else consider(3, parts[0]!, 'containing');
+  };
+  for (const p of prefixes) pieces(p, true);
+  for (const c of contains) pieces(c, false);
+  return best?.lookup;
 }
 
 /**
