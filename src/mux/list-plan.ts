@@ -235,8 +235,9 @@ function indexedEntries(store: Store, key: string, opts: ListScope, snapshot?: S
   if (lookups.length === 0) return undefined;
   const driver = lookups.length === 1 ? lookups[0]! : smallestLookup(store, key, lookups, snapshot);
   const others = lookups.filter((l) => l !== driver);
-  // Index hits come sorted per value; several values need merging into store key order.
-  const keys = driver.values.length > 1 ? [...indexedKeys(store, key, driver, snapshot)].sort() : indexedKeys(store, key, driver, snapshot);
+  // Index hits come sorted per value; several values need merging into store key order, and an
+  // object under two of them (a name holding two matching words) is one candidate.
+  const keys = driver.values.length > 1 ? [...new Set(indexedKeys(store, key, driver, snapshot))].sort() : indexedKeys(store, key, driver, snapshot);
   const start = opts.continueToken?.start;
   const nsFrom = key.length + KEY_SEP.length;
   return (function* () {
