@@ -234,7 +234,9 @@ function indexedEntries(store: Store, key: string, opts: ListScope, snapshot?: S
   const lookups = indexLookups(store, view, key, snapshot);
   if (lookups.length === 0) return undefined;
   const driver = lookups.length === 1 ? lookups[0]! : smallestLookup(store, key, lookups, snapshot);
-  const others = lookups.filter((l) => l !== driver);
+  // The other lookups are checked per candidate, one index probe per value, before its object is
+  // read; one of many values (a short needle's words) is left to the object's own test.
+  const others = lookups.filter((l) => l !== driver && l.values.length <= CHECKED_VALUES_MAX);
   // Index hits come sorted per value; several values need merging into store key order, and an
   // object under two of them (a name holding two matching words) is one candidate.
   const keys = driver.values.length > 1 ? [...new Set(indexedKeys(store, key, driver, snapshot))].sort() : indexedKeys(store, key, driver, snapshot);
@@ -257,15 +259,16 @@ function indexedEntries(store: Store, key: string, opts: ListScope, snapshot?: S
 function indexLookups(store: Store, view: ReadView, resource: string, snapshot: Snapshot | undefined): IndexLookup[] {
   const lookups: IndexLookup[] = [];
   for (const p of view.predicates) {
-    const lookup = p.indexLookup?.(resource);
-    if (!lookup) continue;
-    if (lookup.match === undefined) {
-      lookups.push(lookup);
-      continue;
+    const one = p.indexLookup?.(resource);
+    for (const lookup of one ? [one] : (p.indexLookups?.(resource) ?? [])) {
+      if (lookup.match === undefined) {
+        lookups.push(lookup);
+        continue;
+      }
+      // The name index's words matching the needle; too many of them, and this lookup is not used.
+      const words = store.nameWords(resource, lookup.values[0]!, lookup.match, NAME_SEARCH_MAX_WORDS, snapshot);
+      if (words) lookups.push({ key: lookup.key, values: words });
     }
-    // The name index's words matching the needle; too many of them, and the range is read instead.
-    const words = store.nameWords(resource, lookup.values[0]!, lookup.match, NAME_SEARCH_MAX_WORDS, snapshot);
-    if (words) lookups.push({ key: lookup.key, values: words });
   }
   for (const r of view.labelSelector) if (r.operator === 'Equals' || r.operator === 'In') lookups.push({ key: r.key, values: r.values });
   for (const f of view.fieldSelector) {
@@ -293,6 +296,9 @@ function smallestLookup(store: Store, resource: string, lookups: IndexLookup[], 
     for (const r of ranges) r.keys.return(undefined);
   }
 }
+
+/** Values of a lookup besides the driving one that are probed per candidate (name-index.ts words, `in` lists). */
+const CHECKED_VALUES_MAX = 16;
 
 /** Every member copy of namespace/name the view shows, in the view's cluster order (the fleet's preference). */
 export function copiesOf(store: Store, scope: ReadScope, namespace: string, name: string): StoredEntry[] {

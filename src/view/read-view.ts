@@ -38,6 +38,8 @@ export interface ObjectPredicate {
    * its whole range, and tests each as usual. Undefined: the predicate has none, or not now.
    */
   indexLookup?(resource: string): IndexLookup | undefined;
+  /** Several lookups, each as `indexLookup` says (a name's words): the list reads the smallest. */
+  indexLookups?(resource: string): readonly IndexLookup[];
 }
 
 /**

@@ -82,11 +82,11 @@ function namePredicate(terms: SearchTerms, req: ViewRequest): ObjectPredicate {
   const shown = shownNameOf(req);
   const renamed = shown.renamed;
   // A renamed name is not the stored one the index holds; a tenant's prefix ends a token, so the name shown starts one.
-  const lookup = renamed ? undefined : nameLookup(contains, prefixes);
+  const lookups = renamed ? [] : nameLookups(contains, prefixes);
   return {
     name: `search:name:${JSON.stringify([contains, prefixes, shown.id])}`,
     needsMeta: false,
-    ...(lookup ? { indexLookup: () => lookup } : {}),
+    ...(lookups.length > 0 ? { indexLookups: () => lookups } : {}),
     test(o: ViewedObject): boolean {
       const name = renamed ? renamed(o.name) : o.name;
       const from = shown.from(name);
@@ -98,18 +98,18 @@ function namePredicate(terms: SearchTerms, req: ViewRequest): ObjectPredicate {
 }
 
 /**
- * The name index's lookup whose objects include every object whose shown name meets the terms:
- * the narrowest one a term gives, or undefined. A term's pieces between token ends are whole
- * tokens (a prefix's first piece too: the name starts there), its last piece starts a token, and
- * a contains term's first piece ends one, as does the whole of a term without a token end. Only
- * words are indexed (store/name-index.ts): a piece without a vowel gives no lookup.
+ * The name index's lookups, each holding every object whose shown name meets the terms, narrowest
+ * first (at most NAME_LOOKUPS_MAX: the list reads the smallest and probes the others per object).
+ * A term's pieces between token ends are whole tokens (a prefix's first piece too: the name starts
+ * there), its last piece starts a token, and a contains term's first piece ends one, as does the
+ * whole of a term without a token end. Only words are indexed (store/name-index.ts): a piece
+ * without a vowel gives no lookup.
  */
-export function nameLookup(contains: readonly string[], prefixes: readonly string[]): IndexLookup | undefined {
-  let best: { rank: number; piece: string; lookup: IndexLookup } | undefined;
+export function nameLookups(contains: readonly string[], prefixes: readonly string[]): IndexLookup[] {
+  const found: { rank: number; piece: string; lookup: IndexLookup }[] = [];
   const consider = (rank: number, piece: string, match?: IndexLookup['match']) => {
-    if (!isWord(piece)) return;
-    if (best && (rank > best.rank || (rank === best.rank && piece.length <= best.piece.length))) return;
-    best = { rank, piece, lookup: { key: NAME_WORD_KEY, values: [piece], ...(match ? { match } : {}) } };
+    if (!isWord(piece) || found.some((f) => f.piece === piece && f.lookup.match === match)) return;
+    found.push({ rank, piece, lookup: { key: NAME_WORD_KEY, values: [piece], ...(match ? { match } : {}) } });
   };
   const pieces = (term: string, whole: boolean) => {
     const parts = term.split(TOKEN_END);
@@ -125,8 +125,13 @@ export function nameLookup(contains: readonly string[], prefixes: readonly strin
   };
   for (const p of prefixes) pieces(p, true);
   for (const c of contains) pieces(c, false);
-  return best?.lookup;
+  // Whole words first, then starts, then insides; the longer piece first within each.
+  found.sort((a, b) => a.rank - b.rank || b.piece.length - a.piece.length);
+  return found.slice(0, NAME_LOOKUPS_MAX).map((f) => f.lookup);
 }
+
+/** Name lookups a list is given: finding the smallest steps through each in turn. */
+const NAME_LOOKUPS_MAX = 3;
 
 /**
  * Whether `needle` (lower-case) is in `text` from `from` on, ignoring case. V8 lower-cases a name

@@ -11,7 +11,7 @@ import { SnapshotRegistry } from '../../../src/mux/snapshots.js';
 import { decodeContinue } from '../../../src/api/continue-token.js';
 import type { CachedResource } from '../../../src/cacher/cache-manager.js';
 import { buildReadView } from '../../../src/view/steps.js';
-import { nameLookup } from '../../../src/view/step-search.js';
+import { nameLookups } from '../../../src/view/step-search.js';
 import { Tenant } from '../../../src/tenancy/tenant.js';
 import type { ObjectNaming } from '../../../src/tenancy/naming-direction.js';
 import type { ViewRequest } from '../../../src/view/view-step.js';
@@ -195,13 +195,15 @@ describe('name index', () => {
   });
 
   it('narrows by the words a term must hold, never by a piece that is not a word', () => {
-    expect(nameLookup(['ledger-rec'], [])).toEqual({ key: NAME_WORD_KEY, values: ['rec'], match: 'prefixed' });
-    expect(nameLookup(['x-ledger-rec'], [])).toEqual({ key: NAME_WORD_KEY, values: ['ledger'] });
-    expect(nameLookup(['concil'], [])).toEqual({ key: NAME_WORD_KEY, values: ['concil'], match: 'containing' });
-    expect(nameLookup([], ['check'])).toEqual({ key: NAME_WORD_KEY, values: ['check'], match: 'prefixed' });
-    expect(nameLookup([], ['checkout-7d'])).toEqual({ key: NAME_WORD_KEY, values: ['checkout'] });
-    expect(nameLookup(['x2k4q'], [])).toBeUndefined();
-    expect(nameLookup(['checkout-7d9f'], [])).toEqual({ key: NAME_WORD_KEY, values: ['checkout'], match: 'containing' });
+    const word = (values: string, match?: 'prefixed' | 'containing') => ({ key: NAME_WORD_KEY, values: [values], ...(match ? { match } : {}) });
+    expect(nameLookups(['ledger-rec'], [])).toEqual([word('rec', 'prefixed'), word('ledger', 'containing')]);
+    expect(nameLookups(['x-ledger-rec'], [])).toEqual([word('ledger'), word('rec', 'prefixed')]);
+    expect(nameLookups(['concil'], [])).toEqual([word('concil', 'containing')]);
+    expect(nameLookups([], ['check'])).toEqual([word('check', 'prefixed')]);
+    expect(nameLookups([], ['checkout-7d'])).toEqual([word('checkout')]);
+    expect(nameLookups(['x2k4q'], [])).toEqual([]);
+    expect(nameLookups(['checkout-7d9f'], [])).toEqual([word('checkout', 'containing')]);
+    expect(nameLookups(['ab-eb-ib-ob-ub-yb'], [])).toHaveLength(3);
   });
 
   it('matches a tenant’s names as it is shown them: its prefix may be a candidate, never an answer', async () => {
