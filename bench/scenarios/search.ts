@@ -1,7 +1,7 @@
 import { mkdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { CachedResource, ResourceCatalog } from '../../src/cacher/cache-manager.js';
+import type { CachedResource, ResourceCatalog } from '../../src/cacher/cache-roles.js';
 import { gvrKey } from '../../src/api/resource-info.js';
 import { listResponse } from '../../src/mux/reads.js';
 import { SnapshotRegistry } from '../../src/mux/snapshots.js';

@@ -9,7 +9,7 @@ import { encodeObjects, viewObjects } from '../../../src/ingest/batch.js';
 import { planPage } from '../../../src/mux/list-plan.js';
 import { SnapshotRegistry } from '../../../src/mux/snapshots.js';
 import { decodeContinue } from '../../../src/api/continue-token.js';
-import type { CachedResource } from '../../../src/cacher/cache-manager.js';
+import type { CachedResource } from '../../../src/cacher/cache-roles.js';
 import { buildReadView } from '../../../src/view/steps.js';
 import { nameLookups } from '../../../src/view/step-search.js';
 import { Tenant } from '../../../src/tenancy/tenant.js';
