@@ -2,9 +2,10 @@
 // Builds the test fleet's member binaries (etcd, kube-apiserver, kube-controller-manager,
 // kube-scheduler, kwok) and the Helm CLI from their published Go modules, once, into a cache
 // directory keyed by what goes into them (our go.mod/go.sum, the Go toolchain, the link flags). A
-// warm run finds the directory and returns at once. They share one module graph
-// (test/fleet/go/k8s) and one `go build`: the Kubernetes libraries they all link are compiled
-// once, and one binary links while the next one's packages compile.
+// warm run finds the directory and returns at once. All but kwok share one module graph
+// (test/fleet/go/k8s) and one `go build`: the Kubernetes libraries they link are compiled once,
+// and one binary links while the next one's packages compile. kwok pins an older Kubernetes
+// release it needs (test/fleet/go/kwok) and builds beside them, filling the CPUs they leave idle.
 //
 //   node scripts/build-fleet-binaries.mjs            build if missing, print the directory
 //   node scripts/build-fleet-binaries.mjs --print-dir print the directory only (no build)
@@ -36,16 +37,16 @@ const K8S_COMMIT = 'flotilla-test-fleet';
 
 const k8sModDir = join(goDir, 'k8s');
 
-/** The fleet's binaries and the packages they are built from, all in test/fleet/go/k8s's module graph. */
-const FLEET_PACKAGES = {
+/** The binaries built in test/fleet/go/k8s's module graph, and their packages. */
+const K8S_GRAPH_PACKAGES = {
   'kube-apiserver': 'k8s.io/kubernetes/cmd/kube-apiserver',
   'kube-controller-manager': 'k8s.io/kubernetes/cmd/kube-controller-manager',
   'kube-scheduler': 'k8s.io/kubernetes/cmd/kube-scheduler',
   etcd: 'go.etcd.io/etcd/server/v3',
-  kwok: 'sigs.k8s.io/kwok/cmd/kwok',
   helm: 'helm.sh/helm/v3/cmd/helm',
 };
-export const BINARIES = Object.keys(FLEET_PACKAGES);
+const kwokModDir = join(goDir, 'kwok');
+export const BINARIES = [...Object.keys(K8S_GRAPH_PACKAGES), 'kwok'];
 
 function versionLdflags(version = K8S_VERSION) {
   const [major, minor] = version.replace(/^v/, '').split('.');
@@ -76,7 +77,7 @@ function goVersion() {
 
 export function fleetBinDir() {
   const h = createHash('sha256');
-  for (const f of ['go.mod', 'go.sum']) h.update(`k8s/${f}\n`).update(readFileSync(join(k8sModDir, f)));
+  for (const dir of [k8sModDir, kwokModDir]) for (const f of ['go.mod', 'go.sum']) h.update(`${dir}/${f}\n`.slice(goDir.length)).update(readFileSync(join(dir, f)));
   h.update(goVersion());
   h.update(fleetLdflags());
   return join(cacheRoot(), 'fleet-bin', `${K8S_VERSION}-${h.digest('hex').slice(0, 12)}`);
@@ -195,8 +196,9 @@ export function k9sBinDir() {
  * A `go build` (or `go test -c`) step: what it builds, in which module, with which arguments, and,
  * for a step that builds several binaries into a directory at once, each binary's name and the file
  * go writes it as (a package's last path element, less a major-version suffix: etcd's is `server`).
+ * `alongside`: more builds run at the same time, as part of the step.
  */
-const go = (label, cwd, args, lands = []) => ({ label, cwd, args, lands });
+const go = (label, cwd, args, lands = [], alongside = []) => ({ label, runs: [{ cwd, args }, ...alongside], lands });
 
 /** What `go build -o DIR/` names the binary of a main package. */
 function goOutputName(pkg) {
@@ -215,8 +217,12 @@ const TARGETS = {
     dir: fleetBinDir,
     binaries: BINARIES,
     result: (dir) => dir,
-    steps: (tmp) => [go(`${BINARIES.join(', ')} (one build)`, k8sModDir, ['build', '-trimpath', '-ldflags', fleetLdflags(), '-o', `${tmp}/`, ...BINARIES.map((b) => FLEET_PACKAGES[b])],
-      BINARIES.map((name) => ({ name, file: goOutputName(FLEET_PACKAGES[name]) })))],
+    steps: (tmp) => {
+      const graph = Object.keys(K8S_GRAPH_PACKAGES);
+      return [go(`${BINARIES.join(', ')}`, k8sModDir, ['build', '-trimpath', '-ldflags', fleetLdflags(), '-o', `${tmp}/`, ...graph.map((b) => K8S_GRAPH_PACKAGES[b])],
+        [...graph.map((name) => ({ name, file: goOutputName(K8S_GRAPH_PACKAGES[name]) })), { name: 'kwok', file: 'kwok' }],
+        [{ cwd: kwokModDir, args: ['build', '-trimpath', '-ldflags', '-s -w', '-o', join(tmp, 'kwok'), 'sigs.k8s.io/kwok/cmd/kwok'] }])];
+    },
   },
   clients: {
     version: 'test clients',
@@ -305,7 +311,7 @@ export async function ensureTargets(names, { signal } = {}) {
       progress.start(step.label);
       const landing = reportLanding(step.lands, tmp, progress);
       try {
-        await runQuiet('go', step.args, { cwd: step.cwd, env, signal });
+        await runTogether(step.runs, env, signal);
       } catch (e) {
         progress.fail();
         throw e;
@@ -321,6 +327,21 @@ export async function ensureTargets(names, { signal } = {}) {
     renameSync(tmp, dir);
   }
   return names.map((name) => TARGETS[name].result(TARGETS[name].dir()));
+}
+
+/** A step's builds at the same time; the first to fail stops the others (and so does `signal`). */
+async function runTogether(runs, env, signal) {
+  const stop = new AbortController();
+  const stopAll = () => stop.abort();
+  signal?.addEventListener('abort', stopAll, { once: true });
+  try {
+    await Promise.all(runs.map((run) => runQuiet('go', run.args, { cwd: run.cwd, env, signal: stop.signal }).catch((e) => {
+      stopAll();
+      throw e;
+    })));
+  } finally {
+    signal?.removeEventListener('abort', stopAll);
+  }
 }
 
 /** Says each of a step's binaries when it appears in `dir` (go build writes each as its link ends). */

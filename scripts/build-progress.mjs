@@ -92,6 +92,8 @@ export function runQuiet(command, args, opts) {
     child.on('error', reject);
     child.on('close', (code, signal) => {
       if (code === 0) return resolve();
+      // Stopped on purpose (a build beside it failed, or the caller gave up): nothing to show.
+      if (opts?.signal?.aborted) return reject(new Error(`${command} stopped`));
       process.stderr.write(`\n$ ${command} ${args.join(' ')}\n${Buffer.concat(output).toString('utf8')}`);
       reject(new Error(`${command} ${args.slice(0, 2).join(' ')} … failed (${signal ?? `exit ${code}`})`));
     });
