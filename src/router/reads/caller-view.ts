@@ -11,7 +11,7 @@ import { warningHeader } from '../../api/warning.js';
 import type { AccessSet } from '../../api/rbac.js';
 import type { ViewRequest } from '../../view/view-step.js';
 import type { FoundOwner, OwnerSearch } from '../../view/owner-search.js';
-import { searchTermsOf } from '../../view/step-search.js';
+import { clusterSought, searchTermsOf } from '../../view/step-search.js';
 import type { ReadView } from '../../view/read-view.js';
 import { VIEW_STEPS, buildReadView } from '../../view/steps.js';
 import type { ForwardDeps } from '../../forward/writes.js';
@@ -87,17 +87,20 @@ export async function callerView(deps: CallerViewDeps, raw: IncomingMessage, res
   const undecided = deps.authorizer.undecidable(allowed.denied);
   if (allowed.clusters.length === 0 && undecided.length > 0) throw serviceUnavailable(undecided.map((u) => u.reason).join('; '));
   if (allowed.clusters.length === 0 && allowed.denied.length > 0) throw forbiddenRead(caller.user, question, allowed.denied, target.cluster !== undefined);
+  const terms = searchTermsOf(request);
   if (deps.owners) {
-    const owner = searchTermsOf(request)?.owner;
+    const owner = terms?.owner;
     if (owner) request.ownersFound = await readableOwners(deps.authorizer, caller, deps.owners.find(owner, allowed.clusters, target.namespace));
   }
   const view = buildReadView({ ...request, access });
+  // A member the caller's own cluster terms leave out is not news to it: the warnings name only members the search keeps.
+  const sought = (c: string) => clusterSought(terms, request, c);
   const warnings: string[] = [];
-  const refused = view.denied.filter((c) => !undecided.some((u) => u.cluster === c));
+  const refused = view.denied.filter((c) => sought(c) && !undecided.some((u) => u.cluster === c));
   if (refused.length > 0 && question.verb !== 'get') {
     warnings.push(warningHeader(`User "${caller.user}" cannot ${question.verb} ${whatOf(question)} in ${refused.length === 1 ? 'cluster' : 'clusters'} ${refused.join(', ')}: nothing of ${refused.length === 1 ? 'it' : 'them'} is shown`));
   }
-  for (const u of undecided) warnings.push(warningHeader(`nothing of cluster ${u.cluster} is shown: ${u.reason}`));
+  for (const u of undecided) if (sought(u.cluster)) warnings.push(warningHeader(`nothing of cluster ${u.cluster} is shown: ${u.reason}`));
   if (deps.hierarchy && selectsByHierarchy(view)) warnings.push(...treeWarnings(deps.hierarchy, view));
   return { request, caller, question, addressed, access, view, warnings, tenant };
 }
