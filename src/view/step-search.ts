@@ -18,7 +18,8 @@ export const searchSelection: ViewStep = {
   apply(view, req) {
     const terms = searchTermsOf(req);
     if (!terms) return;
-    if (selectsClusters(terms)) view.keepClusters((c) => clusterSought(terms, req, c));
+    if (terms.clusterLabels.length > 0) view.keepLabelledClusters((c) => clusterSought(terms, req, c));
+    else if (terms.clusterNames.length > 0) view.keepClusters((c) => clusterSought(terms, req, c));
     if (terms.nameContains.length > 0 || terms.namePrefixes.length > 0) view.require(namePredicate(terms, req));
     if (terms.createdAfter !== undefined || terms.createdBefore !== undefined) view.require(createdPredicate(terms.createdAfter, terms.createdBefore));
     if (terms.owner !== undefined) {
