@@ -4,6 +4,8 @@ import { callerView, type CallerViewDeps } from '../../../src/router/reads/calle
 import { parseReadRequest } from '../../../src/api/list-options.js';
 import { FULL_ACCESS, NO_ACCESS, type AccessSet } from '../../../src/api/rbac.js';
 import type { CachedResource } from '../../../src/cacher/cache-roles.js';
+import type { FoundOwner, OwnerRef } from '../../../src/view/owner-search.js';
+import type { ReadView } from '../../../src/view/read-view.js';
 
 /**
  * The warnings of a caller's view: members the caller may not read (or flotilla cannot decide
@@ -53,5 +55,38 @@ describe('callerView warnings', () => {
     expect(await warningsOf(d, { labelSelector: 'cluster.search.flotilla.io/region=eu' })).toEqual([]);
     const kept = await warningsOf(d, { labelSelector: 'cluster.search.flotilla.io/region in (eu,us)' });
     expect(kept.some((x) => x.includes('nothing of cluster west is shown'))).toBe(true);
+  });
+});
+
+describe('callerView revision of an owner term', () => {
+  it('finds the owners again and asks again whether the caller may read them', async () => {
+    const owner: FoundOwner = { cluster: 'east', namespace: 'shop', group: 'apps', resource: 'deployments', namespaced: true, name: 'web', owner: 'apps/Deployment/u1' };
+    let granted = false;
+    let finds = 0;
+    const verdict = (clusters: readonly string[], q: { resource: string }) => new Map(clusters.map((c) => [c, q.resource === 'pods' || granted ? FULL_ACCESS : NO_ACCESS]));
+    const d: CallerViewDeps = {
+      ...deps({}),
+      authorizer: {
+        access: async (_c: unknown, clusters: readonly string[], q: { resource: string }) => verdict(clusters, q),
+        accessNow: (_c: unknown, clusters: readonly string[], q: { resource: string }) => verdict(clusters, q),
+        undecidable: () => [],
+      } as unknown as CallerViewDeps['authorizer'],
+      owners: {
+        find: (_o: OwnerRef, clusters: readonly string[]) => (finds++, clusters.includes('east') ? [owner] : []),
+        ownedBy: (found: readonly FoundOwner[]) => ({ name: `owned-by:${found.map((f) => f.owner).join(',')}`, needsMeta: false, test: () => true }),
+      },
+    };
+    const query = { labelSelector: 'search.flotilla.io/owner-kind=Deployment,search.flotilla.io/owner-name=web' };
+    const cv = await callerView(d, {} as IncomingMessage, PODS, { namespace: 'shop' }, parseReadRequest(query, false));
+    const ownerPredicate = (v: ReadView) => v.predicates.map((p) => p.name).find((n) => n.startsWith('search:owner') || n.startsWith('owned-by'));
+    // Not readable at first: as if not found.
+    expect(ownerPredicate(cv.view)).toBe('search:owner-not-found');
+    granted = true;
+    const found = cv.revise(cv.view);
+    expect(ownerPredicate(found)).toBe('owned-by:apps/Deployment/u1');
+    expect(found.key).not.toBe(cv.view.key);
+    granted = false;
+    expect(ownerPredicate(cv.revise(found))).toBe('search:owner-not-found');
+    expect(finds).toBe(3);
   });
 });
