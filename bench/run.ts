@@ -28,6 +28,7 @@ import { memoryLimit } from './scenarios/memory-limit.js';
 import { decode } from './scenarios/decode.js';
 import { clientDecode } from './scenarios/client-decode.js';
 import { views } from './scenarios/views.js';
+import { search } from './scenarios/search.js';
 import { hierarchy } from './scenarios/hierarchy.js';
 import { tenants } from './scenarios/tenants.js';
 import { authz } from './scenarios/authz.js';
@@ -39,7 +40,7 @@ import { soakScenario } from './scenarios/soak.js';
 // memory-limit leave flotilla caching everything, as the scenarios after them would start it.
 // hub counts the seeded pods too (through a hub of its own, beside the fleet).
 // karmada runs last: it stops flotilla, starts its own, then a Karmada control plane beside the fleet.
-const SCENARIOS: Scenario[] = [ingest, decode, clientDecode, warmRestart, list, peers, hub, live, scaling, memoryLimit, table, patch, watchers, logs, views, hierarchy, tenants, authz, karmada];
+const SCENARIOS: Scenario[] = [ingest, decode, clientDecode, warmRestart, list, peers, hub, live, scaling, memoryLimit, table, patch, watchers, logs, views, search, hierarchy, tenants, authz, karmada];
 
 // Run only when named: the soak takes its own --minutes, and a whole run need not wait 30 minutes for it.
 const OPT_IN = ['soak'];

@@ -1,17 +1,20 @@
 #!/usr/bin/env node
 // Builds the test fleet's member binaries (etcd, kube-apiserver, kube-controller-manager,
-// kube-scheduler, kwok) from their published Go modules, once, into a cache directory keyed by
-// what goes into them (our go.mod/go.sum files, the Go toolchain, the link flags). A warm run
-// finds the directory and returns at once.
+// kube-scheduler, kwok) and the Helm CLI from their published Go modules, once, into a cache
+// directory keyed by what goes into them (our go.mod/go.sum, the Go toolchain, the link flags). A
+// warm run finds the directory and returns at once. They share one module graph
+// (test/fleet/go/k8s) and one `go build`: the Kubernetes libraries they all link are compiled
+// once, and one binary links while the next one's packages compile.
 //
 //   node scripts/build-fleet-binaries.mjs            build if missing, print the directory
 //   node scripts/build-fleet-binaries.mjs --print-dir print the directory only (no build)
 //   node scripts/build-fleet-binaries.mjs --conformance build the conformance harness's binaries
 //   node scripts/build-fleet-binaries.mjs --karmada   karmada-search and karmada-aggregated-apiserver
-//   node scripts/build-fleet-binaries.mjs --helm      the Helm CLI (deploy/helm's lint and render tests)
+//   node scripts/build-fleet-binaries.mjs --helm      the Helm CLI's path (built with the fleet's binaries)
 //   node scripts/build-fleet-binaries.mjs --promtool  promtool (the chart's alert rules' checks and tests)
 //   node scripts/build-fleet-binaries.mjs --clients   the client-go test program
 //   node scripts/build-fleet-binaries.mjs --kubectl   kubectl 1.34 and 1.35 (the e2e tests' kubectl matrix)
+//   node scripts/build-fleet-binaries.mjs --k9s       k9s (the terminal UI test/e2e/k9s.test.ts drives in tmux)
 //
 // Each binary being built is reported on stderr with its elapsed time and what comes next
 // (build-progress.mjs); Go's own output shows only when a build fails.
@@ -22,7 +25,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createProgress, runQuiet } from './build-progress.mjs';
+import { createProgress, formatElapsed, runQuiet } from './build-progress.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const goDir = join(root, 'test', 'fleet', 'go');
@@ -31,7 +34,18 @@ const goDir = join(root, 'test', 'fleet', 'go');
 const K8S_VERSION = 'v1.34.4';
 const K8S_COMMIT = 'flotilla-test-fleet';
 
-export const BINARIES = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok'];
+const k8sModDir = join(goDir, 'k8s');
+
+/** The fleet's binaries and the packages they are built from, all in test/fleet/go/k8s's module graph. */
+const FLEET_PACKAGES = {
+  'kube-apiserver': 'k8s.io/kubernetes/cmd/kube-apiserver',
+  'kube-controller-manager': 'k8s.io/kubernetes/cmd/kube-controller-manager',
+  'kube-scheduler': 'k8s.io/kubernetes/cmd/kube-scheduler',
+  etcd: 'go.etcd.io/etcd/server/v3',
+  kwok: 'sigs.k8s.io/kwok/cmd/kwok',
+  helm: 'helm.sh/helm/v3/cmd/helm',
+};
+export const BINARIES = Object.keys(FLEET_PACKAGES);
 
 function versionLdflags(version = K8S_VERSION) {
   const [major, minor] = version.replace(/^v/, '').split('.');
@@ -62,16 +76,16 @@ function goVersion() {
 
 export function fleetBinDir() {
   const h = createHash('sha256');
-  for (const mod of ['k8s', 'kwok']) {
-    for (const f of ['go.mod', 'go.sum']) {
-      const p = join(goDir, mod, f);
-      h.update(`${mod}/${f}\n`);
-      if (existsSync(p)) h.update(readFileSync(p));
-    }
-  }
+  for (const f of ['go.mod', 'go.sum']) h.update(`k8s/${f}\n`).update(readFileSync(join(k8sModDir, f)));
   h.update(goVersion());
-  h.update(versionLdflags());
+  h.update(fleetLdflags());
   return join(cacheRoot(), 'fleet-bin', `${K8S_VERSION}-${h.digest('hex').slice(0, 12)}`);
+}
+
+// One `go build` links every fleet binary with the same flags: each takes the -X of the packages it
+// links (the Kubernetes version variables, Helm's own) and the linker ignores the rest.
+function fleetLdflags() {
+  return `${versionLdflags()} ${helmLdflags()}`;
 }
 
 // The test clients (test/clients/go: a client-go informer program) get a directory of their own,
@@ -131,27 +145,18 @@ export function karmadaBinDir() {
   return join(cacheRoot(), 'karmada-bin', `${KARMADA_VERSION}-${h.digest('hex').slice(0, 12)}`);
 }
 
-// The Helm CLI the deploy tests lint and render the chart with (test/e2e/deploy.test.ts), from
-// Helm's published module through test/fleet/go/helm (a go.mod of ours naming helm's command as a
-// tool), cached like Karmada's: by version, our go.mod/go.sum and the toolchain.
-const HELM_VERSION = 'v3.22.0';
-const helmModDir = join(goDir, 'helm');
+// The Helm CLI the deploy tests lint and render the chart with (test/e2e/deploy.test.ts) and the
+// demo installs the chart with: a release whose Kubernetes libraries are the fleet's release, so
+// it builds in the fleet's module graph (test/fleet/go/k8s names its command as a tool).
+const HELM_VERSION = 'v3.19.5';
 
 // Helm's own build (its Makefile) sets its version and the Kubernetes version `helm template` and
 // `helm lint` assume (otherwise v1.20) from the client-go it is built with: 0.N is Kubernetes 1.N.
 function helmLdflags() {
-  const m = /^\s*k8s\.io\/client-go v0\.(\d+)\./m.exec(readFileSync(join(helmModDir, 'go.mod'), 'utf8'));
-  if (!m) throw new Error('test/fleet/go/helm/go.mod names no k8s.io/client-go v0.N');
+  const m = /^\s*k8s\.io\/client-go v0\.(\d+)\./m.exec(readFileSync(join(k8sModDir, 'go.mod'), 'utf8'));
+  if (!m) throw new Error('test/fleet/go/k8s/go.mod names no k8s.io/client-go v0.N');
   const kube = ['pkg/lint/rules', 'pkg/chartutil'].flatMap((p) => [`-X helm.sh/helm/v3/${p}.k8sVersionMajor=1`, `-X helm.sh/helm/v3/${p}.k8sVersionMinor=${m[1]}`]);
-  return ['-s -w', `-X helm.sh/helm/v3/internal/version.version=${HELM_VERSION}`, ...kube].join(' ');
-}
-
-export function helmBinDir() {
-  const h = createHash('sha256');
-  for (const f of ['go.mod', 'go.sum']) h.update(`${f}\n`).update(readFileSync(join(helmModDir, f)));
-  h.update(goVersion());
-  h.update(helmLdflags());
-  return join(cacheRoot(), 'helm-bin', `${HELM_VERSION}-${h.digest('hex').slice(0, 12)}`);
+  return [`-X helm.sh/helm/v3/internal/version.version=${HELM_VERSION}`, ...kube].join(' ');
 }
 
 // promtool, which checks and unit-tests the chart's alert rules (deploy/helm/flotilla/files/alerts.yaml),
@@ -171,8 +176,34 @@ export function promtoolBinDir() {
   return join(cacheRoot(), 'promtool-bin', `${PROMTOOL_VERSION}-${h.digest('hex').slice(0, 12)}`);
 }
 
-/** A `go build` (or `go test -c`) step: what it builds, in which module, with which arguments. */
-const go = (label, cwd, args) => ({ label, cwd, args });
+// k9s, the terminal UI test/e2e/k9s.test.ts drives in tmux, from its published module through
+// test/fleet/go/k9s (a go.mod of ours naming its command as a tool), cached like Helm.
+const K9S_VERSION = 'v0.50.16';
+const k9sModDir = join(goDir, 'k9s');
+// k9s's own build sets the version its header and `k9s version` show.
+const K9S_LDFLAGS = `-s -w -X github.com/derailed/k9s/cmd.version=${K9S_VERSION}`;
+
+export function k9sBinDir() {
+  const h = createHash('sha256');
+  for (const f of ['go.mod', 'go.sum']) h.update(`${f}\n`).update(readFileSync(join(k9sModDir, f)));
+  h.update(goVersion());
+  h.update(K9S_LDFLAGS);
+  return join(cacheRoot(), 'k9s-bin', `${K9S_VERSION}-${h.digest('hex').slice(0, 12)}`);
+}
+
+/**
+ * A `go build` (or `go test -c`) step: what it builds, in which module, with which arguments, and,
+ * for a step that builds several binaries into a directory at once, each binary's name and the file
+ * go writes it as (a package's last path element, less a major-version suffix: etcd's is `server`).
+ */
+const go = (label, cwd, args, lands = []) => ({ label, cwd, args, lands });
+
+/** What `go build -o DIR/` names the binary of a main package. */
+function goOutputName(pkg) {
+  const parts = pkg.split('/');
+  const last = parts.at(-1);
+  return /^v\d+$/.test(last) && parts.length > 1 ? parts.at(-2) : last;
+}
 
 /**
  * Every cached set of binaries: its directory, the binaries that make it complete, what the script
@@ -184,15 +215,8 @@ const TARGETS = {
     dir: fleetBinDir,
     binaries: BINARIES,
     result: (dir) => dir,
-    steps: (tmp) => {
-      const k8sDir = join(goDir, 'k8s');
-      return [
-        go('kube-apiserver, kube-controller-manager, kube-scheduler', k8sDir, ['build', '-trimpath', '-ldflags', versionLdflags(), '-o', tmp,
-          'k8s.io/kubernetes/cmd/kube-apiserver', 'k8s.io/kubernetes/cmd/kube-controller-manager', 'k8s.io/kubernetes/cmd/kube-scheduler']),
-        go('etcd', k8sDir, ['build', '-trimpath', '-ldflags', '-s -w', '-o', join(tmp, 'etcd'), 'go.etcd.io/etcd/server/v3']),
-        go('kwok', join(goDir, 'kwok'), ['build', '-trimpath', '-ldflags', '-s -w', '-o', join(tmp, 'kwok'), 'sigs.k8s.io/kwok/cmd/kwok']),
-      ];
-    },
+    steps: (tmp) => [go(`${BINARIES.join(', ')} (one build)`, k8sModDir, ['build', '-trimpath', '-ldflags', fleetLdflags(), '-o', `${tmp}/`, ...BINARIES.map((b) => FLEET_PACKAGES[b])],
+      BINARIES.map((name) => ({ name, file: goOutputName(FLEET_PACKAGES[name]) })))],
   },
   clients: {
     version: 'test clients',
@@ -232,12 +256,13 @@ const TARGETS = {
     steps: (tmp) => Object.entries({ 'karmada-search': 'karmada-search', 'karmada-aggregated-apiserver': 'aggregated-apiserver' }).map(([binary, cmd]) =>
       go(binary, karmadaDir, ['build', '-trimpath', '-ldflags', '-s -w', '-o', join(tmp, binary), `github.com/karmada-io/karmada/cmd/${cmd}`])),
   },
+  // The Helm CLI is one of the fleet's binaries; `--helm` prints its path.
   helm: {
     version: HELM_VERSION,
-    dir: helmBinDir,
-    binaries: ['helm'],
+    dir: fleetBinDir,
+    binaries: BINARIES,
     result: (dir) => join(dir, 'helm'),
-    steps: (tmp) => [go('helm', helmModDir, ['build', '-trimpath', '-ldflags', helmLdflags(), '-o', join(tmp, 'helm'), 'helm.sh/helm/v3/cmd/helm'])],
+    steps: (tmp) => TARGETS.fleet.steps(tmp),
   },
   promtool: {
     version: PROMTOOL_VERSION,
@@ -245,6 +270,13 @@ const TARGETS = {
     binaries: ['promtool'],
     result: (dir) => join(dir, 'promtool'),
     steps: (tmp) => [go('promtool', promtoolModDir, ['build', '-trimpath', '-tags', PROMTOOL_TAGS, '-ldflags', '-s -w', '-o', join(tmp, 'promtool'), 'github.com/prometheus/prometheus/cmd/promtool'])],
+  },
+  k9s: {
+    version: K9S_VERSION,
+    dir: k9sBinDir,
+    binaries: ['k9s'],
+    result: (dir) => join(dir, 'k9s'),
+    steps: (tmp) => [go('k9s', k9sModDir, ['build', '-trimpath', '-ldflags', K9S_LDFLAGS, '-o', join(tmp, 'k9s'), 'github.com/derailed/k9s'])],
   },
 };
 
@@ -255,9 +287,11 @@ export const TARGET_NAMES = Object.keys(TARGETS);
  * (so "next" may name the next target's first binary); resolves with what each target prints
  * (a directory, or the path of its one binary), in the order asked.
  */
-export async function ensureTargets(names) {
+export async function ensureTargets(names, { signal } = {}) {
   const missing = names.map((name) => ({ name, target: TARGETS[name], dir: TARGETS[name].dir() }))
-    .filter(({ target, dir }) => !target.binaries.every((b) => existsSync(join(dir, b))));
+    .filter(({ target, dir }) => !target.binaries.every((b) => existsSync(join(dir, b))))
+    // Targets sharing a directory (helm and fleet) are built once.
+    .filter((m, i, all) => all.findIndex((o) => o.dir === m.dir) === i);
   const plan = missing.map((m) => ({ ...m, tmp: `${m.dir}.tmp-${process.pid}` })).map((m) => ({ ...m, steps: m.target.steps(m.tmp) }));
   const progress = createProgress(plan.flatMap((m) => m.steps.map((s) => s.label)));
   const env = { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-buildvcs=false -mod=readonly' };
@@ -269,12 +303,16 @@ export async function ensureTargets(names) {
     const started = Date.now();
     for (const step of steps) {
       progress.start(step.label);
+      const landing = reportLanding(step.lands, tmp, progress);
       try {
-        await runQuiet('go', step.args, { cwd: step.cwd, env });
+        await runQuiet('go', step.args, { cwd: step.cwd, env, signal });
       } catch (e) {
         progress.fail();
         throw e;
+      } finally {
+        landing.stop();
       }
+      for (const { name, file } of step.lands) if (file !== name) renameSync(join(tmp, file), join(tmp, name));
       progress.done();
     }
     writeFileSync(join(tmp, 'BUILD_INFO'), `${target.version}\n${goVersion()}\nbuilt in ${Math.round((Date.now() - started) / 1000)} s\n`);
@@ -283,6 +321,23 @@ export async function ensureTargets(names) {
     renameSync(tmp, dir);
   }
   return names.map((name) => TARGETS[name].result(TARGETS[name].dir()));
+}
+
+/** Says each of a step's binaries when it appears in `dir` (go build writes each as its link ends). */
+function reportLanding(lands, dir, progress) {
+  const waiting = new Set(lands);
+  const started = Date.now();
+  const look = () => {
+    for (const b of waiting) {
+      if (!existsSync(join(dir, b.file))) continue;
+      waiting.delete(b);
+      const rest = [...waiting].map((w) => w.name);
+      progress.note(`${b.name} linked after ${formatElapsed(Date.now() - started)}${rest.length ? `; still building: ${rest.join(', ')}` : ''}`);
+    }
+  };
+  const timer = waiting.size ? setInterval(look, 1000) : undefined;
+  timer?.unref();
+  return { stop: () => { if (timer) clearInterval(timer); } };
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

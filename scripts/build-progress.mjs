@@ -61,6 +61,15 @@ export function createProgress(labels, { stream = process.stderr, prefix = 'buil
       clear();
       stream.write(`${prefix}: [${index + 1}/${labels.length}] ${labels[index]} built in ${formatElapsed(Date.now() - stepStartedAt)} (${formatElapsed(Date.now() - startedAt)} in all)\n`);
     },
+    /** A line about the current step (a binary of it linked), above the bar on a terminal. */
+    note(text) {
+      if (tty) {
+        stream.write(`\r${' '.repeat(stream.columns ? stream.columns - 1 : 0)}\r${prefix}: ${text}\n`);
+        draw();
+      } else {
+        stream.write(`${prefix}: ${text}\n`);
+      }
+    },
     /** Ends a failed step: the bar goes, and the caller prints why. */
     fail() {
       clear();

@@ -7,7 +7,8 @@ import { KEY_SEP, type Snapshot, type Store, type StoredEntry } from '../store/s
 import { StatusError } from '../api/status.js';
 import type { SnapshotRegistry } from './snapshots.js';
 import { StateAtRV } from './state-at-rv.js';
-import type { ReadView } from '../view/read-view.js';
+import type { IndexLookup, ReadView } from '../view/read-view.js';
+import { NAME_SEARCH_MAX_WORDS } from '../registry/defaults.js';
 
 /**
  * Which stored objects a read serves, before any byte of them is framed: the key ranges a view
@@ -221,27 +222,24 @@ function* clustersOfNamespace(store: Store, key: string, namespace: string, clus
   }
 }
 
-/** A requirement the label index answers: label `key` (or an indexed field's key) is one of `values`. */
-interface IndexLookup {
-  key: string;
-  values: string[];
-}
-
 /**
  * With label requirements `k=v` or `k in (…)`, indexed field requirements (`spec.nodeName=n1`),
- * or predicates that name an index lookup (an owner's descendants), the candidates come from the label index instead of a scan of the whole resource. The smallest
+ * or predicates that name an index lookup (an owner's descendants, a name's words), the candidates come from the label index instead of a scan of the whole resource. The smallest
  * of those index ranges drives, whatever order the selector names them in; each candidate must
  * be in the other ranges too (a key lookup each) before its object is read. The rest of the
  * selector is checked on each object as usual.
  */
 function indexedEntries(store: Store, key: string, opts: ListScope, snapshot?: Snapshot): Iterable<StoredEntry> | undefined {
   const { view } = opts;
-  const lookups = indexLookups(view, key);
+  const lookups = indexLookups(store, view, key, snapshot);
   if (lookups.length === 0) return undefined;
   const driver = lookups.length === 1 ? lookups[0]! : smallestLookup(store, key, lookups, snapshot);
-  const others = lookups.filter((l) => l !== driver);
-  // Index hits come sorted per value; several values need merging into store key order.
-  const keys = driver.values.length > 1 ? [...indexedKeys(store, key, driver, snapshot)].sort() : indexedKeys(store, key, driver, snapshot);
+  // The other lookups are checked per candidate, one index probe per value, before its object is
+  // read; one of many values (a short needle's words) is left to the object's own test.
+  const others = lookups.filter((l) => l !== driver && l.values.length <= CHECKED_VALUES_MAX);
+  // Index hits come sorted per value; several values need merging into store key order, and an
+  // object under two of them (a name holding two matching words) is one candidate.
+  const keys = driver.values.length > 1 ? [...new Set(indexedKeys(store, key, driver, snapshot))].sort() : indexedKeys(store, key, driver, snapshot);
   const start = opts.continueToken?.start;
   const nsFrom = key.length + KEY_SEP.length;
   return (function* () {
@@ -258,11 +256,19 @@ function indexedEntries(store: Store, key: string, opts: ListScope, snapshot?: S
   })();
 }
 
-function indexLookups(view: ReadView, resource: string): IndexLookup[] {
+function indexLookups(store: Store, view: ReadView, resource: string, snapshot: Snapshot | undefined): IndexLookup[] {
   const lookups: IndexLookup[] = [];
   for (const p of view.predicates) {
-    const lookup = p.indexLookup?.(resource);
-    if (lookup) lookups.push(lookup);
+    const one = p.indexLookup?.(resource);
+    for (const lookup of one ? [one] : (p.indexLookups?.(resource) ?? [])) {
+      if (lookup.match === undefined) {
+        lookups.push(lookup);
+        continue;
+      }
+      // The name index's words matching the needle; too many of them, and this lookup is not used.
+      const words = store.nameWords(resource, lookup.values[0]!, lookup.match, NAME_SEARCH_MAX_WORDS, snapshot);
+      if (words) lookups.push({ key: lookup.key, values: words });
+    }
   }
   for (const r of view.labelSelector) if (r.operator === 'Equals' || r.operator === 'In') lookups.push({ key: r.key, values: r.values });
   for (const f of view.fieldSelector) {
@@ -290,6 +296,9 @@ function smallestLookup(store: Store, resource: string, lookups: IndexLookup[], 
     for (const r of ranges) r.keys.return(undefined);
   }
 }
+
+/** Values of a lookup besides the driving one that are probed per candidate (name-index.ts words, `in` lists). */
+const CHECKED_VALUES_MAX = 16;
 
 /** Every member copy of namespace/name the view shows, in the view's cluster order (the fleet's preference). */
 export function copiesOf(store: Store, scope: ReadScope, namespace: string, name: string): StoredEntry[] {

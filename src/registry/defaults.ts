@@ -331,3 +331,10 @@ export const DEFERRED_LOG_LINES = 1000;
 /** A find across kinds (router/reads/find.ts) answers this many objects per page unless `limit` says otherwise, and never more than FIND_MAX_LIMIT. */
 export const FIND_DEFAULT_LIMIT = 100;
 export const FIND_MAX_LIMIT = 1000;
+
+/**
+ * A name search reads the name index's entries of at most this many distinct words matching its
+ * needle (store/name-index.ts); a needle matching more (`a`, `e`) reads the resource's range
+ * instead. Finding each is one seek, a few microseconds.
+ */
+export const NAME_SEARCH_MAX_WORDS = 256;

@@ -2,6 +2,7 @@ import { Environment, type StoreHealth } from './environment.js';
 import { EventLog, type CommitListener } from './event-log.js';
 import { memberIdentityKey, objectKey } from './keys.js';
 import { LabelIndex } from './label-index.js';
+import { NameIndex, type WordMatch } from './name-index.js';
 import { OWNERS_FIELD, UID_FIELD, fieldIndexKey, type MetaRecord } from './meta-record.js';
 import { Objects, type RangeOptions } from './objects.js';
 import { SyncState } from './sync-state.js';
@@ -63,12 +64,19 @@ export interface StoreOptions {
   minFreeBytes?: number;
   /** Check a store kept from an earlier run before serving it (integrity.ts); true unless a test says otherwise. */
   verify?: boolean;
+  /**
+   * Keep the name index (name-index.ts); true unless the bench compares a store without it.
+   * A store is written with it or without it for its whole life.
+   */
+  indexNames?: boolean;
 }
 
 
 export class Store {
   private readonly objects: Objects;
   private readonly labels: LabelIndex;
+  /** Undefined in a store the bench keeps without it (StoreOptions.indexNames). */
+  private readonly names: NameIndex | undefined;
   private readonly log: EventLog;
   private readonly syncs: SyncState;
   private readonly writes: TransactionQueue;
@@ -80,6 +88,7 @@ export class Store {
   ) {
     this.objects = new Objects(env.dbs);
     this.labels = new LabelIndex(env.dbs);
+    this.names = opts.indexNames === false ? undefined : new NameIndex(env.dbs);
     this.syncs = new SyncState(env.dbs);
     // Numbered on from the last change stored: after Environment.open's format check, which
     // empties the log of a store in another layout.
@@ -99,6 +108,7 @@ export class Store {
       // The last transaction has committed: LMDB holds what the batch overlays kept.
       this.log.newTransaction();
       this.objects.newTransaction();
+      this.names?.newTransaction();
       fn();
       return env.root.committed;
     }, OBJECTS_PER_TRANSACTION);
@@ -265,8 +275,14 @@ export class Store {
   private applyObject(resource: string, cluster: string, c: Change, fresh: boolean): Buffer | undefined {
     const key = objectKey(resource, c.namespace, c.name, cluster);
     const prev = this.objects.write(resource, cluster, key, c, fresh);
-    if (c.type === 'DELETED') this.labels.reindex(resource, key, '', false, prev);
-    else this.labels.reindex(resource, key, c.labels ?? '', fresh, prev);
+    if (c.type === 'DELETED') {
+      this.labels.reindex(resource, key, '', false, prev);
+      if (prev !== undefined) this.names?.remove(resource, key, c.name);
+    } else {
+      this.labels.reindex(resource, key, c.labels ?? '', fresh, prev);
+      // A name never changes at its key: entered when the object arrives, removed when it goes.
+      if (fresh || prev === undefined) this.names?.add(resource, key, c.name);
+    }
     return prev;
   }
 
@@ -278,6 +294,14 @@ export class Store {
   /** Whether the object at `objectKey` is labelled key=value (or has that indexed field value). */
   isLabelled(resource: string, label: string, value: string, objectKey: string, snapshot?: Snapshot): boolean {
     return this.labels.isLabelled(resource, label, value, objectKey, snapshot);
+  }
+
+  /**
+   * The distinct words of a resource's names starting with `needle` or holding it (name-index.ts),
+   * at most `max`; undefined when there are more, or the store keeps no name index.
+   */
+  nameWords(resource: string, needle: string, match: WordMatch, max: number, snapshot?: Snapshot): string[] | undefined {
+    return this.names?.words(resource, needle, match, max, snapshot);
   }
 
   /** The keys of a resource's objects with this uid: one per member holding it, normally (owner search). */

@@ -37,7 +37,20 @@ export interface ObjectPredicate {
    * gvrKey) hold every object the predicate admits there: a list reads those objects instead of
    * its whole range, and tests each as usual. Undefined: the predicate has none, or not now.
    */
-  indexLookup?(resource: string): { key: string; values: string[] } | undefined;
+  indexLookup?(resource: string): IndexLookup | undefined;
+  /** Several lookups, each as `indexLookup` says (a name's words): the list reads the smallest. */
+  indexLookups?(resource: string): readonly IndexLookup[];
+}
+
+/**
+ * A label-index lookup: the entries of index key `key` valued any of `values`; with `match`, the
+ * name index's (store/name-index.ts) entries of every word starting with `values[0]`
+ * ('prefixed') or holding it ('containing'), which the list finds in the store first.
+ */
+export interface IndexLookup {
+  key: string;
+  values: string[];
+  match?: 'prefixed' | 'containing';
 }
 
 /**

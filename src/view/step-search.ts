@@ -2,7 +2,8 @@ import { matchesLabels, parseLabelSelector } from '../api/label-selector.js';
 import { CLUSTER_TERM, combineSearchTerms, splitSearchTerms, type SearchTerms, type TimeBound } from '../api/search-terms.js';
 import { CRDS, resourceName } from '../tenancy/tenant.js';
 import { isGet } from './step-label-selector.js';
-import type { ObjectPredicate, ViewedMeta, ViewedObject } from './read-view.js';
+import { NAME_WORD_KEY, TOKEN_END, isWord } from '../store/name-index.js';
+import type { IndexLookup, ObjectPredicate, ViewedMeta, ViewedObject } from './read-view.js';
 import type { ViewRequest, ViewStep } from './view-step.js';
 
 /**
@@ -91,9 +92,12 @@ function namePredicate(terms: SearchTerms, req: ViewRequest): ObjectPredicate {
   const prefixes = terms.namePrefixes;
   const shown = shownNameOf(req);
   const renamed = shown.renamed;
+  // A renamed name is not the stored one the index holds; a tenant's prefix ends a token, so the name shown starts one.
+  const lookups = renamed ? [] : nameLookups(contains, prefixes);
   return {
     name: `search:name:${JSON.stringify([contains, prefixes, shown.id])}`,
     needsMeta: false,
+    ...(lookups.length > 0 ? { indexLookups: () => lookups } : {}),
     test(o: ViewedObject): boolean {
       const name = renamed ? renamed(o.name) : o.name;
       const from = shown.from(name);
@@ -103,6 +107,42 @@ function namePredicate(terms: SearchTerms, req: ViewRequest): ObjectPredicate {
     },
   };
 }
+
+/**
+ * The name index's lookups, each holding every object whose shown name meets the terms, narrowest
+ * first (at most NAME_LOOKUPS_MAX: the list reads the smallest and probes the others per object).
+ * A term's pieces between token ends are whole tokens (a prefix's first piece too: the name starts
+ * there), its last piece starts a token, and a contains term's first piece ends one, as does the
+ * whole of a term without a token end. Only words are indexed (store/name-index.ts): a piece
+ * without a vowel gives no lookup.
+ */
+export function nameLookups(contains: readonly string[], prefixes: readonly string[]): IndexLookup[] {
+  const found: { rank: number; piece: string; lookup: IndexLookup }[] = [];
+  const consider = (rank: number, piece: string, match?: IndexLookup['match']) => {
+    if (!isWord(piece) || found.some((f) => f.piece === piece && f.lookup.match === match)) return;
+    found.push({ rank, piece, lookup: { key: NAME_WORD_KEY, values: [piece], ...(match ? { match } : {}) } });
+  };
+  const pieces = (term: string, whole: boolean) => {
+    const parts = term.split(TOKEN_END);
+    const last = parts.length - 1;
+    if (last === 0) {
+      consider(whole ? 2 : 3, parts[0]!, whole ? 'prefixed' : 'containing');
+      return;
+    }
+    for (let i = 1; i < last; i++) consider(1, parts[i]!);
+    consider(2, parts[last]!, 'prefixed');
+    if (whole) consider(1, parts[0]!);
+    else consider(3, parts[0]!, 'containing');
+  };
+  for (const p of prefixes) pieces(p, true);
+  for (const c of contains) pieces(c, false);
+  // Whole words first, then starts, then insides; the longer piece first within each.
+  found.sort((a, b) => a.rank - b.rank || b.piece.length - a.piece.length);
+  return found.slice(0, NAME_LOOKUPS_MAX).map((f) => f.lookup);
+}
+
+/** Name lookups a list is given: finding the smallest steps through each in turn. */
+const NAME_LOOKUPS_MAX = 3;
 
 /**
  * Whether `needle` (lower-case) is in `text` from `from` on, ignoring case. V8 lower-cases a name

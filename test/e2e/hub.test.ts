@@ -8,6 +8,7 @@ import { apiServiceAvailable, installChart, startHub, type Hub } from '../fleet/
 import { freePort, startFlotillaProcess, writeProxyKubeconfig, type FlotillaProcess } from '../support/flotilla-process.js';
 import { helmBinary } from '../support/helm.js';
 import { kubectl, kubectlSession } from '../support/kubectl.js';
+import { clientsDir, startInformer, type InformerMode } from '../support/informer.js';
 import { until } from '../support/poll.js';
 import { FLEET_GROUP, FLEET_PATH, FLEET_VERSION } from '../../src/api/fleet-path.js';
 
@@ -230,6 +231,40 @@ describe('flotilla as an APIService of a hub', () => {
     expect(podNames(alice.body)).toEqual(['web-east']);
     const forged = await memberRequest({ ...flotilla.endpoint, token: 'not-a-token-anyone-issued' }, 'GET', `/api/v1/namespaces/${NS}/pods`);
     expect(forged.status).toBe(401);
+  });
+});
+
+describe('client-go 0.35 through the hub, with its defaults (watch-list on)', () => {
+  /** The members' pods in NS: `<ns>/<name> <uid> <member>:<member RV>`, as the informer dumps its cache. */
+  async function membersView(): Promise<string[]> {
+    const lines: string[] = [];
+    for (const m of fleet.members) {
+      for (const p of (await memberJson<{ items: { metadata: { name: string; uid: string; resourceVersion: string } }[] }>(m, 'GET', `/api/v1/namespaces/${NS}/pods`)).items) {
+        lines.push(`${NS}/${p.metadata.name} ${p.metadata.uid} ${m.name}:${p.metadata.resourceVersion}`);
+      }
+    }
+    return lines.sort();
+  }
+
+  // Typed and dynamic informers as client-go 0.35 ships them; the metadata informer with watch-list
+  // asked for (its factory does not turn it on by default).
+  it.each([['typed', 'informer', 'default'], ['dynamic', 'dynamic', 'default'], ['metadata', 'metadata', true]] as const)('a %s informer (-mode %s, watch-list %s) syncs without listing, follows a change on a member, and never falls back', async (_kind, mode: InformerMode, watchList) => {
+    const run = startInformer({ bin: join(clientsDir(), 'informer'), kubeconfig: viaHub, mode, watchList, namespace: NS });
+    try {
+      await run.synced;
+      const name = `hub-${mode}`;
+      await ok(west, 'POST', `/api/v1/namespaces/${NS}/pods`, { apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [{ name: 'web', image: 'example.com/web:1' }] } });
+      await until(`${name} in flotilla's cache`, async () => (await memberRequest(flotilla.endpoint, 'GET', `/api/v1/namespaces/${NS}/pods/${name}`)).status === 200, 20_000);
+      // Flotilla has it; the informer hears of it through the hub within milliseconds.
+      await new Promise((r) => setTimeout(r, 1500));
+      const direct = await membersView();
+      const { lines, lists, watches, log } = await run.dump();
+      expect(lines).toEqual(direct);
+      expect(log).not.toMatch(/falling back|unable to decode|Failed to watch|failed to list|Unhandled Error/i);
+      expect({ lists, watchesAtLeast: watches >= 1 }).toEqual({ lists: 0, watchesAtLeast: true });
+    } finally {
+      run.stop();
+    }
   });
 });
 

@@ -104,9 +104,9 @@ export function findProjectRoot(): string {
 
 /**
  * What scripts/build-fleet-binaries.mjs prints for `mode` (none: the fleet's binaries; `--karmada`,
- * `--conformance`: their directories; `--helm`: the Helm CLI), built on first need and cached.
+ * `--conformance`: their directories; `--helm`, `--k9s`: the one binary), built on first need and cached.
  */
-export function builtTool(mode?: '--karmada' | '--conformance' | '--helm'): string {
+export function builtTool(mode?: '--karmada' | '--conformance' | '--helm' | '--k9s'): string {
   return execFileSync('node', [join(projectRoot, 'scripts', 'build-fleet-binaries.mjs'), ...(mode ? [mode] : [])], {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],

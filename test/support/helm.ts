@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { builtTool } from '../fleet/fleet.js';
 
-/** The cached Helm CLI (test/fleet/go/helm, built on first need by build-fleet-binaries.mjs --helm). */
+/** The cached Helm CLI (one of the fleet's binaries, built on first need; build-fleet-binaries.mjs --helm prints its path). */
 let binary: string | undefined;
 
 export function helmBinary(): string {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain ESM script without types
 import { createProgress, formatElapsed } from '../../../scripts/build-progress.mjs';
 
-interface Progress { start(label: string): void; done(): void; fail(): void }
+interface Progress { start(label: string): void; done(): void; fail(): void; note(text: string): void }
 const progressOf = createProgress as (labels: string[], opts: { stream: { write(s: string): boolean; isTTY?: boolean; columns?: number } }) => Progress;
 
 function sink(tty: boolean) {
@@ -35,6 +35,21 @@ describe('build progress', () => {
     expect(out[0]).toMatch(/^\rbuild \[-{20}\] 1\/2 a 0s · next: b · 0s in all/);
     expect(out.at(-1)).toMatch(/^\rbuild \[#{10}-{10}\] 2\/2 b 0s · 0s in all/);
     p.fail();
+  });
+
+  it('writes a note above the bar on a terminal, and as a plain line off one', () => {
+    const tty = sink(true);
+    const p = progressOf(['fleet'], { stream: tty.stream });
+    p.start('fleet');
+    p.note('etcd linked after 1m02s; still building: kwok');
+    expect(tty.out.at(-2)).toMatch(/^\r +\rbuild: etcd linked after 1m02s; still building: kwok\n$/);
+    expect(tty.out.at(-1)).toMatch(/^\rbuild \[-{20}\] 1\/1 fleet/);
+    p.fail();
+    const plain = sink(false);
+    const q = progressOf(['fleet'], { stream: plain.stream });
+    q.start('fleet');
+    q.note('etcd linked after 3s');
+    expect(plain.out.at(-1)).toBe('build: etcd linked after 3s\n');
   });
 
   it('refuses a step that is not in the plan', () => {

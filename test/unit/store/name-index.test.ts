@@ -1,0 +1,232 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { KEY_SEP, Store, type Change, type ChangeType } from '../../../src/store/store.js';
+import { NAME_WORD_KEY, isWord, nameWords } from '../../../src/store/name-index.js';
+import { decodeObject } from '../../../src/ingest/decode.js';
+import { encodeObjects, viewObjects } from '../../../src/ingest/batch.js';
+import { planPage } from '../../../src/mux/list-plan.js';
+import { SnapshotRegistry } from '../../../src/mux/snapshots.js';
+import { decodeContinue } from '../../../src/api/continue-token.js';
+import type { CachedResource } from '../../../src/cacher/cache-roles.js';
+import { buildReadView } from '../../../src/view/steps.js';
+import { nameLookups } from '../../../src/view/step-search.js';
+import { Tenant } from '../../../src/tenancy/tenant.js';
+import type { ObjectNaming } from '../../../src/tenancy/naming-direction.js';
+import type { ViewRequest } from '../../../src/view/view-step.js';
+
+/** The name index (store/name-index.ts): kept in step with the objects, and a list through it answers as a scan does. */
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function newDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'flotilla-names-'));
+  dirs.push(dir);
+  return dir;
+}
+
+const PODS = 'v1/pods';
+const info = { group: '', version: 'v1', resource: 'pods', kind: 'Pod', namespaced: true, singularName: 'pod', shortNames: [], categories: [], memberVerbs: [] };
+const pods: CachedResource = { info, clusters: ['east', 'west'] };
+
+function pod(cluster: string, namespace: string, name: string, type: ChangeType = 'ADDED', labels: Record<string, string> = {}): Change {
+  const o = viewObjects(encodeObjects([decodeObject({ metadata: { namespace, name, uid: `${cluster}-${namespace}-${name}`, resourceVersion: '5', labels } }, { cluster, apiVersion: 'v1', kind: 'Pod', dropManagedFields: true })]))[0]!;
+  return { type, rv: '5', ...o };
+}
+
+/** Who holds a word in their name, as `<namespace>/<name>@<cluster>`. */
+function holders(store: Store, word: string): string[] {
+  return [...store.keysLabelled(PODS, NAME_WORD_KEY, word)].map((k) => {
+    const [, ns, name, cluster] = k.split(KEY_SEP);
+    return `${ns}/${name}@${cluster}`;
+  });
+}
+
+/** Every page of a list through the view, `limit` at a time, from one snapshot: the keys of what it served. */
+function listed(store: Store, snapshots: SnapshotRegistry, req: Partial<ViewRequest>, limit: number, between?: () => void): string[] {
+  const view = buildReadView({ resource: pods, watching: false, ...req });
+  const keys: string[] = [];
+  let continueToken: ReturnType<typeof decodeContinue> | undefined;
+  for (;;) {
+    const page = planPage(store, { resource: pods, view, limit, snapshots, caller: 'c', ...(continueToken ? { continueToken } : {}) });
+    keys.push(...page.entries.map((e) => e.key));
+    if (page.last) return keys;
+    const meta = JSON.parse(`{${page.listMeta}}`) as { continue: string };
+    continueToken = decodeContinue(meta.continue);
+    between?.();
+  }
+}
+
+const NAMES = [
+  'checkout-7d9f8b6c5d-x2k4q', 'checkout-7d9f8b6c5d-bz5wq', 'checkout-worker-5c9d-zzkq2', 'Ledger-Reconciler-64bd-9qx2k', 'ledger-8f7c4-kkq2m',
+  'api-gateway-6b8c-2lqqw', 'web.frontend-1', 'web-2', 'backup-28391234-jx5zq', 'k8s-sidecar', 'Ärger-bot', 'système-a', 'x', 'reconcile',
+];
+
+async function filled(dir = newDir()): Promise<Store> {
+  const store = Store.open(dir);
+  for (const cluster of ['east', 'west']) {
+    await store.commit({ cluster, resource: PODS }, ['shop', 'tools'].flatMap((ns) => NAMES.map((n) => pod(cluster, ns, n))), { rv: '5' }, { log: false, fresh: true });
+  }
+  return store;
+}
+
+/** What a scan would answer: every stored key whose name meets the terms, in key order. */
+function bruteForce(store: Store, contains: string[], prefixes: string[]): string[] {
+  return [...store.entries(PODS)]
+    .filter((e) => contains.every((c) => e.name.toLowerCase().includes(c.toLowerCase())) && prefixes.every((p) => e.name.toLowerCase().startsWith(p.toLowerCase())))
+    .map((e) => e.key);
+}
+
+/** The terms as query parameters give them (lower-cased by the parser): any text, not only what a label value may hold. */
+const terms = (contains: string[], prefixes: string[]): Partial<ViewRequest> => ({
+  search: { clusterNames: [], clusterLabels: [], nameContains: contains.map((c) => c.toLowerCase()), namePrefixes: prefixes.map((p) => p.toLowerCase()) },
+});
+const selector = (contains: string[], prefixes: string[]) => terms(contains, prefixes);
+
+// Needles of every kind: words, inside words, across tokens, generated parts, numbers, separators at either end.
+const NEEDLES: [string[], string[]][] = [
+  [['checkout'], []], [['CHECK'], []], [['kout'], []], [['concil'], []], [['ledger-rec'], []], [['er-rec'], []], [['eckout-7d9'], []],
+  [['7d9f'], []], [['x2k4q'], []], [['2839'], []], [['-worker-'], []], [['.front'], []], [['web'], []], [['e'], []], [['a'], []],
+  [[], ['check']], [[], ['checkout-w']], [[], ['ledger-']], [[], ['k8s']], [[], ['web.f']], [['zz'], []], [['gateway'], ['api']],
+  [['reconcile'], []], [['er-bot'], []], [['steme'], []], [['nothing'], []],
+];
+
+describe('name index', () => {
+  it('splits names into words: lower-cased tokens with a vowel, once each', () => {
+    expect(nameWords('Checkout-7d9f8b6c5d-x2k4q')).toEqual(['checkout']);
+    expect(nameWords('ledger-reconciler.ledger:v2')).toEqual(['ledger', 'reconciler']);
+    expect(nameWords('backup-28391234-jx5zq')).toEqual(['backup']);
+    expect(isWord('7d9f8b6c5d')).toBe(false);
+    expect(isWord('bcdfghjklmnpqrstvwxz2456789')).toBe(false);
+  });
+
+  it('enters each object under its words, and follows creations, deletions, modifications and relabels', async () => {
+    const store = Store.open(newDir());
+    const scope = { cluster: 'east', resource: PODS };
+    await store.commit(scope, [pod('east', 'shop', 'checkout-abc'), pod('east', 'shop', 'checkout-worker-x'), pod('east', 'tools', 'ledger-1')], { rv: '5' }, { log: false, fresh: true });
+    expect(holders(store, 'checkout')).toEqual(['shop/checkout-abc@east', 'shop/checkout-worker-x@east']);
+    expect(holders(store, 'worker')).toEqual(['shop/checkout-worker-x@east']);
+    // 'abc' has a vowel: a word; '1' is not.
+    expect(holders(store, 'abc')).toEqual(['shop/checkout-abc@east']);
+    expect(holders(store, '1')).toEqual([]);
+
+    // A relabel and a modification leave the name's entries alone; a deletion removes them; a creation in a logged commit adds.
+    await store.commit(scope, [pod('east', 'shop', 'checkout-abc', 'MODIFIED', { app: 'new' }), pod('east', 'shop', 'checkout-worker-x', 'DELETED'), pod('east', 'shop', 'payments-2')], { rv: '6' }, { log: true });
+    expect(holders(store, 'checkout')).toEqual(['shop/checkout-abc@east']);
+    expect(holders(store, 'worker')).toEqual([]);
+    expect(holders(store, 'payments')).toEqual(['shop/payments-2@east']);
+    // A MODIFIED of an object the store did not hold brings it in.
+    await store.commit(scope, [pod('east', 'tools', 'late-arrival', 'MODIFIED')], { rv: '7' }, { log: true });
+    expect(holders(store, 'arrival')).toEqual(['tools/late-arrival@east']);
+
+    // Words found by their start and from inside; a word no object holds any more is gone from both after the next transaction.
+    expect(store.nameWords(PODS, 'work', 'prefixed', 10)).toEqual([]);
+    expect(store.nameWords(PODS, 'ments', 'containing', 10)).toEqual(['payments']);
+    expect(store.nameWords(PODS, 'orker', 'containing', 10)).toEqual([]);
+    expect(store.nameWords(PODS, 'e', 'containing', 2)).toBeUndefined();
+    await store.commit(scope, [pod('east', 'shop', 'payments-2', 'DELETED')], { rv: '8' }, { log: true });
+    await store.commit(scope, [pod('east', 'shop', 'unrelated-x')], { rv: '9' }, { log: true });
+    expect(store.nameWords(PODS, 'ments', 'containing', 10)).toEqual([]);
+    // And back, in a transaction of its own.
+    await store.commit(scope, [pod('east', 'shop', 'payments-3')], { rv: '10' }, { log: true });
+    expect(store.nameWords(PODS, 'ments', 'containing', 10)).toEqual(['payments']);
+
+    // A dropped scope takes its objects' entries with it.
+    await store.dropScope(scope);
+    expect(holders(store, 'checkout')).toEqual([]);
+    await store.close();
+  });
+
+  it('answers every search as a scan does, paged from one snapshot, in key order', async () => {
+    const store = await filled();
+    const snapshots = new SnapshotRegistry(store);
+    for (const [contains, prefixes] of NEEDLES) {
+      const want = bruteForce(store, contains, prefixes);
+      for (const limit of [0, 3]) expect(listed(store, snapshots, selector(contains, prefixes), limit), `${JSON.stringify([contains, prefixes])} limit ${limit}`).toEqual(want);
+    }
+    // With other view steps beside it: one member, one namespace, a label requirement.
+    expect(listed(store, snapshots, { ...selector(['checkout'], []), cluster: 'west', namespace: 'tools' }, 2)).toEqual(bruteForce(store, ['checkout'], []).filter((k) => k.includes(`${KEY_SEP}tools${KEY_SEP}`) && k.endsWith(`${KEY_SEP}west`)));
+    snapshots.close();
+    await store.close();
+  });
+
+  it('serves the later pages of a list from its first page’s snapshot while objects come and go', async () => {
+    const store = await filled();
+    const snapshots = new SnapshotRegistry(store);
+    const want = bruteForce(store, ['checkout'], []);
+    let changed = false;
+    const changes = async () => {
+      await store.commit({ cluster: 'west', resource: PODS }, [pod('west', 'tools', 'checkout-7d9f8b6c5d-x2k4q', 'DELETED'), pod('west', 'tools', 'checkout-new')], { rv: '6' }, { log: true });
+    };
+    let pending: Promise<void> | undefined;
+    const keys = listed(store, snapshots, selector(['checkout'], []), 2, () => {
+      if (!changed) pending = changes();
+      changed = true;
+    });
+    await pending;
+    expect(keys).toEqual(want);
+    // A new list sees the change.
+    expect(listed(store, snapshots, selector(['checkout'], []), 0)).toEqual(bruteForce(store, ['checkout'], []));
+    snapshots.close();
+    await store.close();
+  });
+
+  it('keeps its entries through a warm restart, and goes on from them', async () => {
+    const dir = newDir();
+    const first = await filled(dir);
+    const before = holders(first, 'ledger');
+    await first.close();
+    const again = Store.open(dir);
+    expect(again.health().rebuilt).toBeFalsy();
+    expect(holders(again, 'ledger')).toEqual(before);
+    expect(again.nameWords(PODS, 'concil', 'containing', 10)).toEqual(['reconcile', 'reconciler']);
+    // A deletion after the restart removes what the previous run entered; the last holder of a word takes its inside entries along.
+    await again.commit({ cluster: 'east', resource: PODS }, ['shop', 'tools'].map((ns) => pod('east', ns, 'Ledger-Reconciler-64bd-9qx2k', 'DELETED')), { rv: '6' }, { log: true });
+    await again.commit({ cluster: 'west', resource: PODS }, ['shop', 'tools'].map((ns) => pod('west', ns, 'Ledger-Reconciler-64bd-9qx2k', 'DELETED')), { rv: '6' }, { log: true });
+    await again.commit({ cluster: 'west', resource: PODS }, [pod('west', 'shop', 'other-1')], { rv: '7' }, { log: true });
+    expect(again.nameWords(PODS, 'concil', 'containing', 10)).toEqual(['reconcile']);
+    const snapshots = new SnapshotRegistry(again);
+    for (const [contains, prefixes] of NEEDLES) expect(listed(again, snapshots, selector(contains, prefixes), 0)).toEqual(bruteForce(again, contains, prefixes));
+    snapshots.close();
+    await again.close();
+  });
+
+  it('narrows by the words a term must hold, never by a piece that is not a word', () => {
+    const word = (values: string, match?: 'prefixed' | 'containing') => ({ key: NAME_WORD_KEY, values: [values], ...(match ? { match } : {}) });
+    expect(nameLookups(['ledger-rec'], [])).toEqual([word('rec', 'prefixed'), word('ledger', 'containing')]);
+    expect(nameLookups(['x-ledger-rec'], [])).toEqual([word('ledger'), word('rec', 'prefixed')]);
+    expect(nameLookups(['concil'], [])).toEqual([word('concil', 'containing')]);
+    expect(nameLookups([], ['check'])).toEqual([word('check', 'prefixed')]);
+    expect(nameLookups([], ['checkout-7d'])).toEqual([word('checkout')]);
+    expect(nameLookups(['x2k4q'], [])).toEqual([]);
+    expect(nameLookups(['checkout-7d9f'], [])).toEqual([word('checkout', 'containing')]);
+    expect(nameLookups(['ab-eb-ib-ob-ub-yb'], [])).toHaveLength(3);
+  });
+
+  it('matches a tenant’s names as it is shown them: its prefix may be a candidate, never an answer', async () => {
+    const store = Store.open(newDir());
+    const nsInfo = { ...info, resource: 'namespaces', kind: 'Namespace', namespaced: false };
+    const namespaces: CachedResource = { info: nsInfo, clusters: ['east'] };
+    const ns = (name: string): Change => {
+      const o = viewObjects(encodeObjects([decodeObject({ metadata: { name, uid: name, resourceVersion: '5' } }, { cluster: 'east', apiVersion: 'v1', kind: 'Namespace', dropManagedFields: true })]))[0]!;
+      return { type: 'ADDED', rv: '5', ...o };
+    };
+    await store.commit({ cluster: 'east', resource: 'v1/namespaces' }, [ns('acme-web'), ns('acme-acme-tools'), ns('acme-ledger'), ns('globex-acme')], { rv: '5' }, { log: false, fresh: true });
+    const tenant = new Tenant({ id: 'acme', users: [], groups: [], clusterScoped: {} });
+    const naming = { tenant, kinds: () => undefined, memberGroups: () => false } as ObjectNaming;
+    const snapshots = new SnapshotRegistry(store);
+    const names = (labelSelector: string) => {
+      const view = buildReadView({ resource: namespaces, watching: false, tenant: naming, labelSelector });
+      return planPage(store, { resource: namespaces, view, snapshots, caller: 'c' }).entries.map((e) => e.name);
+    };
+    expect(names('search.flotilla.io/name-contains=acme')).toEqual(['acme-acme-tools']);
+    expect(names('search.flotilla.io/name-prefix=acme')).toEqual(['acme-acme-tools']);
+    expect(names('search.flotilla.io/name-prefix=ledg')).toEqual(['acme-ledger']);
+    expect(names('search.flotilla.io/name-prefix=web')).toEqual(['acme-web']);
+    snapshots.close();
+    await store.close();
+  });
+});
