@@ -56,6 +56,7 @@ export class CacheManager implements FleetMembers, ResourceCatalog, CacheHealth 
   private readonly rewrites = new Map<string, string>();
   /** What cachers and heartbeats log through: the logger set later (useLog), as they start before the server. */
   private readonly logs = new DeferredLog(DEFERRED_LOG_LINES);
+  private readonly labelListeners = new Set<(clusters: readonly string[]) => void>();
 
   constructor(private readonly store: Store) {
     this.members = new MemberSet(store, this.logs, this.abort.signal, (cluster, reason) => this.relistMember(cluster, reason));
@@ -82,7 +83,7 @@ export class CacheManager implements FleetMembers, ResourceCatalog, CacheHealth 
     this.config = config;
 
     // Members: drop removed ones and ones whose connection changed (their cachers go with them).
-    await this.members.apply(config.clusters, config.options.maxInflightListsPerMember, config.options.memberHeartbeatMilliseconds, async (name, removed) => {
+    const relabelled = await this.members.apply(config.clusters, config.options.maxInflightListsPerMember, config.options.memberHeartbeatMilliseconds, async (name, removed) => {
       for (const [id, e] of this.cachers) {
         if (e.cluster === name) {
           await this.stopCacher(id, e, removed);
@@ -127,6 +128,7 @@ export class CacheManager implements FleetMembers, ResourceCatalog, CacheHealth 
         }
       });
     }
+    if (relabelled.length > 0) for (const l of this.labelListeners) l(relabelled);
     return { started, stopped };
   }
 
@@ -221,6 +223,11 @@ export class CacheManager implements FleetMembers, ResourceCatalog, CacheHealth 
 
   clusterLabels(name: string): Readonly<Record<string, string>> {
     return this.members.clusterLabels(name);
+  }
+
+  onLabelsChange(listener: (clusters: readonly string[]) => void): () => void {
+    this.labelListeners.add(listener);
+    return () => this.labelListeners.delete(listener);
   }
 
   /**

@@ -35,6 +35,8 @@ export interface FleetMembers {
   member(name: string): MemberClient | undefined;
   /** A member's labels as the configuration has them now (empty for one it does not know). */
   clusterLabels(name: string): Readonly<Record<string, string>>;
+  /** Tells `listener` which members' labels a reload changed (they are changed when it is told); returns its unsubscribe. */
+  onLabelsChange?(listener: (clusters: readonly string[]) => void): () => void;
 }
 
 export interface ResourceCatalog {

@@ -32,6 +32,11 @@ function connectionOf(c: ClusterConfig): string {
   return JSON.stringify([c.kubeconfig, c.context, c.server, c.caFile, c.tokenFile, c.insecureSkipTLSVerify]);
 }
 
+function sameLabels(a: Readonly<Record<string, string>> | undefined, b: Readonly<Record<string, string>> | undefined): boolean {
+  const x = Object.entries(a ?? {});
+  return x.length === Object.keys(b ?? {}).length && x.every(([k, v]) => b?.[k] === v);
+}
+
 export class MemberSet {
   private readonly members = new Map<string, Member>();
   /** Probes every member; its interval follows the configuration (500 ms until the first one). */
@@ -51,10 +56,12 @@ export class MemberSet {
   /**
    * Moves to the configuration's clusters: a member removed, or whose connection changed, is
    * handed to `leaving` (`removed` when it is gone from the configuration) and then closed; one
-   * kept takes its new configuration; one new (or reconnected) joins.
+   * kept takes its new configuration; one new (or reconnected) joins. Returns the members kept
+   * whose labels changed (what cluster search terms read).
    */
-  async apply(clusters: readonly ClusterConfig[], maxInflightLists: number, heartbeatMs: number, leaving: (name: string, removed: boolean) => Promise<void>): Promise<void> {
+  async apply(clusters: readonly ClusterConfig[], maxInflightLists: number, heartbeatMs: number, leaving: (name: string, removed: boolean) => Promise<void>): Promise<string[]> {
     this.heartbeat.setInterval(heartbeatMs);
+    const relabelled: string[] = [];
     const wanted = new Map(clusters.map((c) => [c.name, c]));
     for (const [name, m] of this.members) {
       const c = wanted.get(name);
@@ -65,12 +72,14 @@ export class MemberSet {
         m.client.close();
         this.members.delete(name);
       } else {
+        if (!sameLabels(m.config.labels, c.labels)) relabelled.push(name);
         m.config = c;
       }
     }
     for (const c of clusters) {
       if (!this.members.has(c.name)) await this.join(c, maxInflightLists);
     }
+    return relabelled;
   }
 
   private async join(c: ClusterConfig, maxInflightLists: number): Promise<void> {

@@ -1,5 +1,11 @@
 import type { ReadView } from '../view/read-view.js';
 import type { Watcher } from './watcher.js';
+import { OwnedBy } from '../view/owner-predicate.js';
+
+/** A view's owner terms' predicates. */
+export function ownerTerms(view: ReadView): OwnedBy[] {
+  return view.predicates.filter((p): p is OwnedBy => p instanceof OwnedBy);
+}
 
 /** Watchers whose views are alike (equal keys): the fan-out decides on an event once for them all. */
 export interface ViewGroup {
@@ -18,6 +24,8 @@ export class ResourceWatchers implements Iterable<Watcher> {
   private readonly groups = new Map<string, ViewGroup>();
   private readonly anyNamespace = new Set<ViewGroup>();
   private readonly byNamespace = new Map<string, Set<ViewGroup>>();
+  /** The groups whose views have owner terms (an owner arriving may bring them objects: view-revision.ts). */
+  readonly owned = new Set<ViewGroup>();
 
   get size(): number {
     return this.all.size;
@@ -33,6 +41,7 @@ export class ResourceWatchers implements Iterable<Watcher> {
     let group = this.groups.get(view.key);
     if (!group) {
       this.groups.set(view.key, (group = { view, watchers: new Set() }));
+      if (ownerTerms(view).length > 0) this.owned.add(group);
       if (view.namespaces === undefined) this.anyNamespace.add(group);
       else for (const ns of view.namespaces) {
         let set = this.byNamespace.get(ns);
@@ -52,6 +61,7 @@ export class ResourceWatchers implements Iterable<Watcher> {
     if (group.watchers.size > 0) return;
     this.groups.delete(view.key);
     this.anyNamespace.delete(group);
+    this.owned.delete(group);
     for (const ns of view.namespaces ?? []) {
       const set = this.byNamespace.get(ns);
       set?.delete(group);

@@ -1,17 +1,20 @@
 import { gvrKey } from '../api/resource-info.js';
 import { encodeGlobalRV } from '../api/global-rv.js';
 import type { MetaRecord } from '../store/meta-record.js';
-import type { Store, StoredEntry } from '../store/store.js';
+import { decodeMeta } from '../store/meta-record.js';
+import type { Change, Store, StoredEntry } from '../store/store.js';
 import type { ReadView } from '../view/read-view.js';
-import type { ResourceWatchers } from './resource-watchers.js';
+import { ownerTerms, type ResourceWatchers, type ViewGroup } from './resource-watchers.js';
 import { lineKeyOf } from './watch-encoding.js';
-import type { Watcher } from './watcher.js';
+import type { OwnerArrival, Watcher } from './watcher.js';
 
 /**
  * Revises what running watches show when what decides their views changes: a member's RBAC (the
- * view itself is decided again) or the namespace tree (objects are shown otherwise though stored
- * alike). The client hears the difference as events, as it would have seen had it started now.
+ * view itself is decided again), the namespace tree (objects are shown otherwise though stored
+ * alike), an owner cached after what it owns (owner terms reach objects they did not). The client
+ * hears the difference as events, as it would have seen had it started now.
  */
+
 
 /** An object a revised view shows and the previous one did not (ADDED), or the other way (DELETED). */
 interface ViewChange {
@@ -127,6 +130,81 @@ export class ViewReviser {
       }
       return lines;
     });
+  }
+
+  /**
+   * Objects committed before their owner (a pod cached before its ReplicaSet) came when no chain
+   * of owners reached an owner term's owner, and need not change again: when owners are committed
+   * (`changes` of `resource` in `cluster`), each watch with owner terms is sent, as ADDED, the objects those
+   * owners own that its view now shows and did not without them. One that is catching up hears
+   * it once live (admitPendingTo).
+   */
+  admitDependents(resource: string, cluster: string, changes: readonly Change[]): void {
+    let any = false;
+    for (const set of this.watchers.values()) any ||= set.owned.size > 0;
+    if (!any || !changes.some((c) => c.type === 'ADDED')) return;
+    const groups = [...this.watchers].flatMap(([key, set]) => [...set.owned].map((g) => ({ key, g })));
+    // The resource's objects own nothing cached: no arrival of it can bring anything.
+    const kind = ownerTerms(groups[0]!.g.view)[0]?.ownerKindOf(resource);
+    if (kind === undefined) return;
+    const arrivals: OwnerArrival[] = [];
+    for (const c of changes) {
+      const uid = c.type === 'ADDED' ? decodeMeta(c.meta).uid : undefined;
+      if (uid) arrivals.push({ cluster, owner: `${kind}/${uid}` });
+    }
+    if (arrivals.length === 0) return;
+    for (const { key, g } of groups) {
+      for (const w of g.watchers) {
+        if (w.closed) continue;
+        if (w.pending) (w.arrivalsPending ??= []).push(...arrivals);
+      }
+      const live = [...g.watchers].filter((w) => !w.closed && !w.pending);
+      if (live.length > 0) this.admitTo(live, key, g, arrivals);
+    }
+  }
+
+  /** What arrived while `w` caught up, now that it is live. */
+  admitPendingTo(w: Watcher): void {
+    const arrivals = w.arrivalsPending;
+    w.arrivalsPending = undefined;
+    if (!arrivals) return;
+    const key = gvrKey(w.opts.resource.info);
+    this.admitTo([w], key, { view: w.opts.view, watchers: new Set([w]) }, arrivals);
+  }
+
+  private admitTo(watchers: readonly Watcher[], key: string, g: ViewGroup, arrivals: readonly OwnerArrival[]): void {
+    const { view } = g;
+    const terms = ownerTerms(view);
+    const admitted: ViewChange[] = [];
+    const seen = new Set<string>();
+    for (const { cluster, owner } of arrivals) {
+      if (!view.showsCluster(cluster)) continue;
+      for (const term of terms) {
+        for (const k of term.dependentsOf(key, cluster, owner)) {
+          const entry = seen.has(k) ? undefined : this.store.entryAt(k);
+          seen.add(k);
+          if (!entry) continue;
+          let meta: MetaRecord | undefined;
+          const metaOf = () => (meta ??= this.store.metaOf(key, entry));
+          if (!view.admits(entry, metaOf)) continue;
+          // Admitted without this owner: the watch has had it all along.
+          if (terms.every((t) => t.admitsWithout(entry, metaOf, owner))) continue;
+          admitted.push({ type: 'ADDED', entry, meta: metaOf });
+        }
+      }
+    }
+    if (admitted.length === 0) return;
+    const encoded = new Map<string, Buffer[]>();
+    for (const w of watchers) {
+      enqueueShared(w, encoded, `${w.lineKey}\n${view.key}\narrived`, () => {
+        const latest = w.clusterRVs();
+        return admitted.map((c) => {
+          const own = c.meta()?.rv;
+          const mark = encodeGlobalRV(own ? { ...latest, [c.entry.cluster]: own } : latest);
+          return w.encodeEvent('ADDED', c.entry.cluster, c.entry.name, c.entry.bytes, c.meta, mark);
+        });
+      });
+    }
   }
 
   /** What `next` shows of a resource's stored objects that `prev` did not, and the other way round. */

@@ -34,8 +34,12 @@ export class WatchHub implements WatcherHost {
   /** Told each watcher evicted for falling behind (the server logs it). */
   evicted?: (w: Watcher) => void;
 
+  private readonly stopArrivals: () => void;
+
   constructor(readonly store: Store) {
     this.reviser = new ViewReviser(store, this.watchers);
+    // Any resource's objects may own what an owner term's watch shows (a ReplicaSet, its pods).
+    this.stopArrivals = store.subscribeEvery((resource, cluster, changes) => this.reviser.admitDependents(resource, cluster, changes));
   }
 
   get size(): number {
@@ -93,6 +97,7 @@ export class WatchHub implements WatcherHost {
     for (const enc of pending) this.deliver(w, enc);
     if (w.revisePending) this.reviser.revise([w]);
     this.reviser.announcePendingTo(w);
+    this.reviser.admitPendingTo(w);
   }
 
   /**
@@ -168,6 +173,7 @@ export class WatchHub implements WatcherHost {
   }
 
   closeAll(): void {
+    this.stopArrivals();
     for (const set of this.watchers.values()) {
       for (const w of set) {
         w.flush();

@@ -32,6 +32,12 @@ export interface WatcherHost {
   readonly evicted?: (w: Watcher) => void;
 }
 
+/** An owner committed (its cluster, its ownerValue) that watches with owner terms may have to hear of. */
+export interface OwnerArrival {
+  cluster: string;
+  owner: string;
+}
+
 export class Watcher {
   /** Live batches that arrived while the watcher was catching up, in commit order; null once live. */
   pending: BatchEncoding[] | null = [];
@@ -52,6 +58,8 @@ export class Watcher {
   revisePending: boolean;
   /** Objects announced (see ViewReviser.announce) while it caught up, per cluster: sent once live. */
   announcePending?: Map<string, Set<string>>;
+  /** Owners committed while it caught up (see ViewReviser.admitDependents): what they bring is sent once live. */
+  arrivalsPending?: OwnerArrival[];
   private readonly timers: NodeJS.Timeout[] = [];
 
   constructor(

@@ -101,6 +101,8 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
   const slis = createHealthSlis();
   const snapshots = new SnapshotRegistry(store);
   const stopRevising = opts.policies.onChange(() => hub.reviseViews());
+  // Members relabelled by a reload: watches choosing members by label get what entered and left their selection.
+  const stopRelabelling = fleet.onLabelsChange?.(() => hub.reviseViews((view) => view.selectsByClusterLabels));
   const hierarchy = new NamespaceForest(store);
   // A namespace moved: watches selecting by the tree get what entered and left their selection.
   // Namespaces whose tree labels changed are MODIFIED for those who watch namespaces.
@@ -112,6 +114,7 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
   app.addHook('preClose', async () => hub.closeAll());
   app.addHook('onClose', async () => {
     stopRevising();
+    stopRelabelling?.();
     stopFollowing();
     hierarchy.close();
     snapshots.close();

@@ -18,6 +18,9 @@ function numericRV(rv: string): number | undefined {
   return Number(rv);
 }
 
+/** Hears a commit of any resource: its changes as committed (no event is made for it). */
+export type CommitListener = (resource: string, cluster: string, changes: readonly Change[]) => void;
+
 export class EventLog {
   private readonly events: Database<LoggedRecord, [string, number]>;
   private readonly eventRVs: Database<boolean, [string, string, number, number]>;
@@ -25,6 +28,7 @@ export class EventLog {
   /** Log states written in the transaction being built, which LMDB reads do not show yet. */
   private readonly batchLogs = new Map<string, LogState>();
   private readonly listeners = new Map<string, Set<StoreListener>>();
+  private readonly everyListeners = new Set<CommitListener>();
   private seq: number;
 
   /** `size`: events kept per resource (StoreOptions.eventLogSize). */
@@ -44,6 +48,11 @@ export class EventLog {
     if (!set) this.listeners.set(resource, (set = new Set()));
     set.add(listener);
     return () => set.delete(listener);
+  }
+
+  subscribeEvery(listener: CommitListener): () => void {
+    this.everyListeners.add(listener);
+    return () => this.everyListeners.delete(listener);
   }
 
   /** The sequence number of the last committed change (read it in the same pass as a snapshot). */
@@ -193,6 +202,7 @@ export class EventLog {
       });
       for (const l of listeners) l(events);
     }
+    if (changes.length > 0) for (const l of this.everyListeners) l(resource, cluster, changes);
   }
 
   /**

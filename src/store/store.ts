@@ -1,5 +1,5 @@
 import { Environment, type StoreHealth } from './environment.js';
-import { EventLog } from './event-log.js';
+import { EventLog, type CommitListener } from './event-log.js';
 import { memberIdentityKey, objectKey } from './keys.js';
 import { LabelIndex } from './label-index.js';
 import { NameIndex, type WordMatch } from './name-index.js';
@@ -160,6 +160,11 @@ export class Store {
   /** Hears every committed batch of a resource's changes, in commit order. */
   subscribe(resource: string, listener: StoreListener): () => void {
     return this.log.subscribe(resource, listener);
+  }
+
+  /** Hears every committed batch of every resource (after the resource's own listeners), as committed. */
+  subscribeEvery(listener: CommitListener): () => void {
+    return this.log.subscribeEvery(listener);
   }
 
   /**

@@ -110,12 +110,12 @@ export interface AnsweredTarget {
 /**
  * A parsed answer in the tenant's names, written out: the one way forwarded writes and live reads
  * show a tenant what members answered. 404, as the target names it, for what is not the tenant's
- * to see (another tenant's object).
+ * to see (another tenant's object). `then`: a last edit of what the tenant is shown.
  */
-export function tenantAnswerBytes(doc: unknown, tenant: TenantNames, target: AnsweredTarget): Buffer {
+export function tenantAnswerBytes(doc: unknown, tenant: TenantNames, target: AnsweredTarget, then: (shown: unknown) => unknown = (d) => d): Buffer {
   const shown = answerToTenant(doc, tenant.naming, tenant.resource(target.group, target.resource));
   if (shown === undefined) throw notFound({ group: target.group, resource: target.resource }, target.name ?? '');
-  return Buffer.from(JSON.stringify(shown));
+  return Buffer.from(JSON.stringify(then(shown)));
 }
 
 /** A member's answer body in the tenant's names: JSON (what a tenant's requests ask for) rewritten, another body as it came. */

@@ -48,6 +48,11 @@ class OwnerLookups {
     return (this.kinds ??= this.catalog.cachedResources().map((r) => ({ resource: gvrKey(r.info), groupKind: `${r.info.group}/${r.info.kind}` })));
   }
 
+  /** Whether an object of `<group>/<Kind>` owns something cached (one index probe per cached resource). */
+  ownsAnything(groupKind: string): boolean {
+    return this.cachedKinds().some((c) => this.store.hasOwnersOfKind(c.resource, groupKind));
+  }
+
   /** The cached resources holding objects of `<group>/<Kind>`: one per version cached. */
   resourcesOfKind(groupKind: string): string[] {
     return this.cachedKinds()
@@ -133,7 +138,7 @@ export class StoreOwnerSearch implements OwnerSearch {
 }
 
 /** Admits the objects the owners found own, through up to `depth` levels, each within its owner's member and namespace. */
-class OwnedBy implements ObjectPredicate {
+export class OwnedBy implements ObjectPredicate {
   readonly name: string;
   readonly needsMeta = true;
   /** Per cluster, the owners found there: their namespaces and uids. */
@@ -149,17 +154,48 @@ class OwnedBy implements ObjectPredicate {
   }
 
   test(o: ViewedObject, meta: () => ViewedMeta): boolean {
+    return this.reaches(o, meta, undefined);
+  }
+
+  /** The `<group>/<Kind>` of `resource`'s objects (a gvrKey), as the owner index names owners; undefined when it is not cached or its objects own nothing cached. */
+  ownerKindOf(resource: string): string | undefined {
+    const kind = this.lookups.cachedKinds().find((k) => k.resource === resource)?.groupKind;
+    return kind !== undefined && this.lookups.ownsAnything(kind) ? kind : undefined;
+  }
+
+  /** Whether `o` would be admitted were `skipped` (an ownerValue) not cached: whether it was before that owner arrived. */
+  admitsWithout(o: ViewedObject, meta: () => ViewedMeta, skipped: string): boolean {
+    return this.reaches(o, meta, skipped);
+  }
+
+  /**
+   * The keys of `resource`'s objects in `cluster` that `owner` (an ownerValue) owns, through up to
+   * depth − 1 levels below it: those that may have entered this predicate when it was committed.
+   */
+  dependentsOf(resource: string, cluster: string, owner: string): string[] {
+    const { store } = this.lookups;
+    const values = this.descendants([{ cluster, owner }], new Set([owner]), this.depth);
+    if (!values) return [];
+    const out: string[] = [];
+    for (const v of values) {
+      if (!store.hasOwnersOfKind(resource, ownerKind(v))) continue;
+      for (const key of store.keysOwnedBy(resource, v)) if (key.endsWith(KEY_SEP + cluster)) out.push(key);
+    }
+    return out;
+  }
+
+  private reaches(o: ViewedObject, meta: () => ViewedMeta, skipped: string | undefined): boolean {
     const here = this.byCluster.get(o.cluster)?.filter((f) => f.namespace === '' || f.namespace === o.namespace);
     if (!here || here.length === 0) return false;
     let level = meta()?.owners;
     const seen = new Set<string>();
     for (let d = 1; level && level.length > 0; d++) {
-      for (const v of level) if (here.some((f) => f.uid === ownerUid(v))) return true;
+      for (const v of level) if (v !== skipped && here.some((f) => f.uid === ownerUid(v))) return true;
       if (d >= this.depth) return false;
       const next: string[] = [];
       for (const v of level) {
         // A cycle of owner references comes back to an owner already followed.
-        if (seen.has(v)) continue;
+        if (seen.has(v) || v === skipped) continue;
         seen.add(v);
         const up = this.lookups.ownersOf(o.cluster, v);
         if (up) next.push(...up);
@@ -177,17 +213,28 @@ class OwnedBy implements ObjectPredicate {
    */
   indexLookup(resource: string): { key: string; values: string[] } | undefined {
     const { store } = this.lookups;
-    const values = new Set(this.owners.map((o) => o.owner));
+    const values = this.descendants(this.owners.map((o) => ({ cluster: o.cluster, owner: o.owner })), new Set(this.owners.map((o) => o.owner)), this.depth);
+    if (!values) return undefined;
+    // Only the owners whose kind owns something in the resource listed: each value is a range read.
+    return { key: fieldIndexKey(OWNERS_FIELD), values: [...values].filter((v) => store.hasOwnersOfKind(resource, ownerKind(v))) };
+  }
+
+  /**
+   * `values` with the descendants of `from` down to `levels` − 1 levels below it, walked down the
+   * owner index; undefined past OWNER_SEARCH_WALK_MAX_OBJECTS objects read.
+   */
+  private descendants(from: { cluster: string; owner: string }[], values: Set<string>, levels: number): Set<string> | undefined {
+    const { store } = this.lookups;
     const cached = this.lookups.cachedKinds();
     const owning = new Map<string, boolean>();
     const ownsSomething = (groupKind: string): boolean => {
       let known = owning.get(groupKind);
-      if (known === undefined) owning.set(groupKind, (known = cached.some((c) => store.hasOwnersOfKind(c.resource, groupKind))));
+      if (known === undefined) owning.set(groupKind, (known = this.lookups.ownsAnything(groupKind)));
       return known;
     };
-    let frontier = this.owners.map((o) => ({ cluster: o.cluster, owner: o.owner }));
+    let frontier = from;
     let budget = OWNER_SEARCH_WALK_MAX_OBJECTS;
-    for (let d = 1; d < this.depth && frontier.length > 0; d++) {
+    for (let d = 1; d < levels && frontier.length > 0; d++) {
       const next: { cluster: string; owner: string }[] = [];
       for (const f of frontier) {
         const kind = ownerKind(f.owner);
@@ -207,7 +254,6 @@ class OwnedBy implements ObjectPredicate {
       }
       frontier = next;
     }
-    // Only the owners whose kind owns something in the resource listed: each value is a range read.
-    return { key: fieldIndexKey(OWNERS_FIELD), values: [...values].filter((v) => store.hasOwnersOfKind(resource, ownerKind(v))) };
+    return values;
   }
 }

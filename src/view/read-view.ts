@@ -121,6 +121,8 @@ export interface ReadViewParts {
    * cluster-scoped one): a tenant's `acme-`. One key range, so pages still count right.
    */
   prefix?: { value: string; namespaced: boolean };
+  /** Whether members were chosen by their fleet-file labels (cluster search terms): a reload that changes labels decides it again. */
+  selectsByClusterLabels?: boolean;
 }
 
 const GENERIC_FIELDS = new Set(['metadata.name', 'metadata.namespace']);
@@ -139,6 +141,8 @@ export class ReadView {
   readonly prefix: { value: string; namespaced: boolean } | undefined;
   /** Whether deciding on an object reads its meta record (decoded on demand otherwise never). */
   readonly needsMeta: boolean;
+  /** Whether members were chosen by their fleet-file labels: a reload that changes labels decides it again. */
+  readonly selectsByClusterLabels: boolean;
   /**
    * Whether objects inside its key ranges can be hidden. Then a page gives no
    * remainingItemCount: a count of the range would count what the caller does not see.
@@ -170,6 +174,7 @@ export class ReadView {
     this.access = parts.access;
     this.presentation = parts.presentation;
     this.prefix = parts.prefix;
+    this.selectsByClusterLabels = parts.selectsByClusterLabels === true;
     this.clusterSet = new Set(parts.clusters);
     this.namespaceSet = parts.namespaces ? new Set(parts.namespaces) : undefined;
     this.needsLabels = parts.labelSelector.length > 0;

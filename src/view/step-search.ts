@@ -19,9 +19,8 @@ export const searchSelection: ViewStep = {
   apply(view, req) {
     const terms = searchTermsOf(req);
     if (!terms) return;
-    if (terms.clusterNames.length > 0 || terms.clusterLabels.length > 0) {
-      view.keepClusters((c) => clusterSelected(terms, c, req.clusterLabels?.(c) ?? NO_LABELS));
-    }
+    if (terms.clusterLabels.length > 0) view.keepLabelledClusters((c) => clusterSought(terms, req, c));
+    else if (terms.clusterNames.length > 0) view.keepClusters((c) => clusterSought(terms, req, c));
     if (terms.nameContains.length > 0 || terms.namePrefixes.length > 0) view.require(namePredicate(terms, req));
     if (terms.createdAfter !== undefined || terms.createdBefore !== undefined) view.require(createdPredicate(terms.createdAfter, terms.createdBefore));
     if (terms.owner !== undefined) {
@@ -41,6 +40,18 @@ const NOTHING_OWNED: ObjectPredicate = { name: 'search:owner-not-found', needsMe
 export function searchTermsOf(req: ViewRequest): SearchTerms | undefined {
   const inSelector = req.labelSelector && !isGet(req) ? splitSearchTerms(parseLabelSelector(req.labelSelector)).terms : undefined;
   return combineSearchTerms(inSelector, req.search);
+}
+
+function selectsClusters(terms: SearchTerms): boolean {
+  return terms.clusterNames.length > 0 || terms.clusterLabels.length > 0;
+}
+
+/**
+ * Whether the request's cluster terms keep a member (every member, without cluster terms), by its
+ * labels as the fleet file has them now: what the search looks at, whatever the caller may read.
+ */
+export function clusterSought(terms: SearchTerms | undefined, req: Pick<ViewRequest, 'clusterLabels'>, cluster: string): boolean {
+  return !terms || !selectsClusters(terms) || clusterSelected(terms, cluster, req.clusterLabels?.(cluster) ?? NO_LABELS);
 }
 
 /** Whether a member meets the cluster terms: by its name, and by its fleet-file labels. */

@@ -64,6 +64,7 @@ export class ViewBuilder {
   private readonly denied: string[] = [];
   private presentation?: Presentation;
   private prefix?: { value: string; namespaced: boolean };
+  private byClusterLabels = false;
 
   constructor(cachedClusters: readonly string[]) {
     this.allOf = cachedClusters;
@@ -72,6 +73,12 @@ export class ViewBuilder {
 
   keepClusters(keep: (cluster: string) => boolean): void {
     this.clusters = this.clusters.filter(keep);
+  }
+
+  /** Keeps the members `keep` picks by their fleet-file labels: a reload that changes labels decides the view again. */
+  keepLabelledClusters(keep: (cluster: string) => boolean): void {
+    this.keepClusters(keep);
+    this.byClusterLabels = true;
   }
 
   /** Narrows to these namespaces (an intersection with what earlier steps kept). */
@@ -138,6 +145,7 @@ export class ViewBuilder {
       denied: this.denied,
       ...(this.presentation ? { presentation: this.presentation } : {}),
       ...(this.prefix ? { prefix: this.prefix } : {}),
+      ...(this.byClusterLabels ? { selectsByClusterLabels: true } : {}),
     });
   }
 }

@@ -257,6 +257,11 @@ describe('search terms in kubectl get -l', () => {
     const hidden = await selected('configmaps', { cluster: { op: 'in', values: [west.name] } }, alice);
     expect(hidden.status).toBe(200);
     expect(hidden.items).toEqual([]);
+    // Warnings name the members she may not read that the search keeps, not those its cluster terms leave out.
+    expect((await selected('configmaps', { cluster: { op: 'in', values: [east.name] } }, alice)).warnings).toEqual([]);
+    const warned = (await selected('configmaps', { cluster: { op: 'in', values: [east.name, west.name] } }, alice)).warnings.join('\n');
+    expect(warned).toContain(`cluster ${west.name}:`);
+    expect(warned).not.toContain(north.name);
   });
 
   it('owner terms: an owner the caller may not read owns nothing for it, as if it did not exist', async () => {
@@ -334,6 +339,11 @@ describe('search terms in kubectl get -l', () => {
     }
     const owner = await selected('secrets', 'search.flotilla.io/owner-uid=x');
     expect(owner.status).toBe(400);
+    // A Table without row objects (includeObject=None) keeps the rows the name term selects, their objects null as asked.
+    const none = await raw(`/api/v1/namespaces/${NS}/secrets?includeObject=None&labelSelector=${encodeURIComponent('search.flotilla.io/name-contains=API')}`, { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' });
+    const rows = (JSON.parse(none.body) as { rows: { cells: string[]; object: unknown }[] }).rows;
+    expect(rows.map((r) => `${r.cells[1]}/${r.cells[0]}`).sort()).toEqual(bruteForce(all, { contains: 'API' } as Terms));
+    expect(rows.every((r) => r.object === null)).toBe(true);
     // A live watch: the members' events filtered as they pass.
     const w = await openWatch(flotilla.endpoint, `/api/v1/namespaces/${NS}/secrets?watch=1&labelSelector=${encodeURIComponent('search.flotilla.io/name-contains=LW')}`);
     expect(w.status).toBe(200);

@@ -18,6 +18,8 @@ export interface AnswerEdits {
   tenant?: TenantNames;
   /** The read resource in the tenant's names, looked up once for the read (a watch shows each event in them). */
   resource?: NamedResource;
+  /** A Table the client asked with includeObject=None, read with Metadata for the edits: its rows' objects are null once edited. */
+  rowObjects?: 'None';
   target: ResourceTarget;
 }
 
@@ -53,13 +55,20 @@ function selectedItems(doc: unknown, selects: (o: LiveObject) => boolean, cluste
 export function editedAnswer(answer: Buffer, edits: AnswerEdits): Buffer {
   let doc: unknown = JSON.parse(answer.toString('utf8'));
   if (edits.selects) doc = selectedItems(doc, edits.selects);
-  if (edits.tenant) return tenantAnswerBytes(doc, edits.tenant, edits.target);
+  if (edits.tenant) return tenantAnswerBytes(doc, edits.tenant, edits.target, edits.rowObjects ? withoutRowObjects : undefined);
   if (doc === undefined) throw notFound({ group: edits.target.group, resource: edits.target.resource }, edits.target.name ?? '');
-  return Buffer.from(JSON.stringify(doc));
+  return Buffer.from(JSON.stringify(edits.rowObjects ? withoutRowObjects(doc) : doc));
 }
 
 /** One member's watch event object as edited (`cluster`: whose it is); undefined when left out. */
 export function editedEventObject(obj: unknown, edits: AnswerEdits, cluster: string): unknown {
   const selected = edits.selects ? selectedItems(obj, edits.selects, cluster) : obj;
-  return edits.tenant && selected !== undefined ? answerToTenant(selected, edits.tenant.naming, edits.resource) : selected;
+  const shown = edits.tenant && selected !== undefined ? answerToTenant(selected, edits.tenant.naming, edits.resource) : selected;
+  return edits.rowObjects && shown !== undefined ? withoutRowObjects(shown) : shown;
+}
+
+/** A Table as includeObject=None shows it: each row's object null, as the apiserver writes an empty one. */
+function withoutRowObjects(doc: unknown): unknown {
+  if (!isJsonObject(doc) || !Array.isArray(doc['rows'])) return doc;
+  return { ...doc, rows: doc['rows'].map((r: unknown) => (isJsonObject(r) ? { ...r, object: null } : r)) };
 }

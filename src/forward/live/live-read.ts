@@ -87,10 +87,16 @@ export async function liveRead(req: FastifyRequest, reply: FastifyReply, deps: L
     ? [warning(`hierarchy selectors (*${TREE_LABEL_SUFFIX}) select by the namespace tree of cached namespaces; flotilla caches none here, so the members match them against the objects' own labels`)]
     : [];
   const tenant = deps.tenant;
+  // Edits read each Table row's object for its name, namespace and creation time: a client's
+  // includeObject=None (rows without one) is asked of the members as Metadata, and the objects
+  // taken out again once edited.
+  const rowObjectsDropped = (tenant !== undefined || selection !== undefined) && form === 'table' && read.includeObject === 'None';
+  if (rowObjectsDropped) params.set('includeObject', 'Metadata');
   const edits: AnswerEdits | undefined = tenant || selection
     ? {
         ...(selection ? { selects: (o: LiveObject) => selection.admits(o) } : {}),
         ...(tenant ? { tenant, resource: tenant.resource(target.group, target.resource) } : {}),
+        ...(rowObjectsDropped ? { rowObjects: 'None' as const } : {}),
         target,
       }
     : undefined;

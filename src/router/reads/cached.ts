@@ -12,7 +12,6 @@ import { negotiate } from '../../api/negotiate.js';
 import { expired, timeout } from '../../api/status.js';
 import { parseReadRequest } from '../../api/list-options.js';
 import { firstHitWarning, warningHeader } from '../../api/warning.js';
-import { NO_ACCESS, type AccessSet } from '../../api/rbac.js';
 import type { Store } from '../../store/store.js';
 import type { ReadView } from '../../view/read-view.js';
 import { buildReadView } from '../../view/steps.js';
@@ -49,13 +48,13 @@ export function cachedHandler(deps: CachedReadDeps): ReadHandler {
 }
 
 async function serveCached(deps: CachedReadDeps, { req, reply, target, resource: cached }: ReadContext): Promise<FastifyReply> {
-  const { health, store, hub, snapshots, writes, callers, authorizer } = deps;
+  const { health, store, hub, snapshots, writes, callers } = deps;
   const resource = cached!;
   const options = parseReadRequest(req.query as Query, target.name !== undefined);
   const watching = options.verb === 'watch';
   // Decoded up front: a token that does not decode is a 400, for lists and watches alike.
   const since = options.resourceVersion && options.resourceVersion !== '0' ? decodeGlobalRV(options.resourceVersion) : undefined;
-  const { request, caller, question, addressed, access, view, warnings, tenant } = await callerView(deps, req.raw, resource, target, options);
+  const { request, question, access, view, warnings, tenant, revise } = await callerView(deps, req.raw, resource, target, options);
   if (watching) {
     // Everything that can refuse the watch does so before the response is taken over.
     const form = negotiate(req.headers.accept, { list: false, watchable: true });
@@ -91,8 +90,8 @@ async function serveCached(deps: CachedReadDeps, { req, reply, target, resource:
       bookmarkIntervalMs: deps.watch?.bookmarkIntervalMs ?? DEFAULT_WATCH_BOOKMARK_INTERVAL_SECONDS * 1000,
       maxBufferedBytes: deps.watch?.maxBufferedBytes ?? DEFAULT_MAX_WATCH_BUFFER_MIB * 1024 * 1024,
       catchUpStallMs: deps.watch?.catchUpStallMs ?? DEFAULT_WATCH_CATCH_UP_STALL_SECONDS * 1000,
-      // When a member's RBAC changes, what the caller may see is decided again.
-      revise: (current) => buildReadView({ ...request, access: authorizer.accessNow(caller, addressed, question, accessOf(current, addressed)) }),
+      // When a member's RBAC or labels change, what the caller may see is decided again.
+      revise,
     });
     return reply;
   }
@@ -202,11 +201,6 @@ function staleWarnings(health: CacheHealth, resource: string, view: ReadView): s
       : s.silentForMs !== undefined
       ? `cluster ${s.cluster} has not answered for ${(s.silentForMs / 1000).toFixed(1)} s; serving its cached state as flotilla last saw it${s.error ? ` (${s.error.slice(0, 200)})` : ''}`
       : `cluster ${s.cluster} is not reachable; serving its cached state${s.since ? ` as of ${s.since}` : ''} (${(s.error ?? '').slice(0, 200)})`));
-}
-
-/** A view's access per addressed cluster, as the authorization step left it (what a revision keeps for members it cannot ask now). */
-function accessOf(view: ReadView, clusters: readonly string[]): ReadonlyMap<string, AccessSet> {
-  return new Map(clusters.map((c) => [c, view.access?.get(c) ?? NO_ACCESS]));
 }
 
 function treeForgotten(): never {

@@ -8,10 +8,10 @@ import { reviewAttributes, type ReadAuthorizer, type ReadQuestion } from '../../
 import type { ReviewedCaller } from '../../members/access-reviews.js';
 import { fieldSelectorName } from '../../api/field-selector.js';
 import { warningHeader } from '../../api/warning.js';
-import type { AccessSet } from '../../api/rbac.js';
+import { FULL_ACCESS, NO_ACCESS, type AccessSet } from '../../api/rbac.js';
 import type { ViewRequest } from '../../view/view-step.js';
 import type { FoundOwner, OwnerSearch } from '../../view/owner-search.js';
-import { searchTermsOf } from '../../view/step-search.js';
+import { clusterSought, searchTermsOf } from '../../view/step-search.js';
 import type { ReadView } from '../../view/read-view.js';
 import { VIEW_STEPS, buildReadView } from '../../view/steps.js';
 import type { ForwardDeps } from '../../forward/writes.js';
@@ -49,6 +49,11 @@ export interface CallerView {
   warnings: string[];
   /** Whether the caller is a tenant's (its answers' words are the tenant's). */
   tenant: ReturnType<Callers['tenantSeen']>;
+  /**
+   * The view decided again from what is known now, for a running watch (when members' RBAC or
+   * labels change): the caller's access, and an owner term's owners found and checked again.
+   */
+  revise(current: ReadView): ReadView;
 }
 
 export async function callerView(deps: CallerViewDeps, raw: IncomingMessage, resource: CachedResource, target: Pick<ResourceTarget, 'cluster' | 'namespace' | 'name'>, options: ReadRequest): Promise<CallerView> {
@@ -87,19 +92,33 @@ export async function callerView(deps: CallerViewDeps, raw: IncomingMessage, res
   const undecided = deps.authorizer.undecidable(allowed.denied);
   if (allowed.clusters.length === 0 && undecided.length > 0) throw serviceUnavailable(undecided.map((u) => u.reason).join('; '));
   if (allowed.clusters.length === 0 && allowed.denied.length > 0) throw forbiddenRead(caller.user, question, allowed.denied, target.cluster !== undefined);
-  if (deps.owners) {
-    const owner = searchTermsOf(request)?.owner;
-    if (owner) request.ownersFound = await readableOwners(deps.authorizer, caller, deps.owners.find(owner, allowed.clusters, target.namespace));
-  }
+  const terms = searchTermsOf(request);
+  const owner = deps.owners ? terms?.owner : undefined;
+  if (owner) request.ownersFound = await readableOwners(deps.authorizer, caller, deps.owners!.find(owner, allowed.clusters, target.namespace));
   const view = buildReadView({ ...request, access });
+  // A member the caller's own cluster terms leave out is not news to it: the warnings name only members the search keeps.
+  const sought = (c: string) => clusterSought(terms, request, c);
   const warnings: string[] = [];
-  const refused = view.denied.filter((c) => !undecided.some((u) => u.cluster === c));
+  const refused = view.denied.filter((c) => sought(c) && !undecided.some((u) => u.cluster === c));
   if (refused.length > 0 && question.verb !== 'get') {
     warnings.push(warningHeader(`User "${caller.user}" cannot ${question.verb} ${whatOf(question)} in ${refused.length === 1 ? 'cluster' : 'clusters'} ${refused.join(', ')}: nothing of ${refused.length === 1 ? 'it' : 'them'} is shown`));
   }
-  for (const u of undecided) warnings.push(warningHeader(`nothing of cluster ${u.cluster} is shown: ${u.reason}`));
+  for (const u of undecided) if (sought(u.cluster)) warnings.push(warningHeader(`nothing of cluster ${u.cluster} is shown: ${u.reason}`));
   if (deps.hierarchy && selectsByHierarchy(view)) warnings.push(...treeWarnings(deps.hierarchy, view));
-  return { request, caller, question, addressed, access, view, warnings, tenant };
+  let owners = request.ownersFound;
+  const revise = (current: ReadView): ReadView => {
+    const now = deps.authorizer.accessNow(caller, addressed, question, accessOf(current, addressed));
+    if (!owner) return buildReadView({ ...request, access: now });
+    const readable = buildReadView({ ...request, access: now }, AUTHORIZATION_STEPS).clusters;
+    owners = readableOwnersNow(deps.authorizer, caller, deps.owners!.find(owner, readable, target.namespace), owners ?? []);
+    return buildReadView({ ...request, access: now, ownersFound: owners });
+  };
+  return { request, caller, question, addressed, access, view, warnings, tenant, revise };
+}
+
+/** A view's access per addressed cluster, as the authorization step left it (what a revision keeps for members it cannot ask now). */
+function accessOf(view: ReadView, clusters: readonly string[]): ReadonlyMap<string, AccessSet> {
+  return new Map(clusters.map((c) => [c, view.access?.get(c) ?? NO_ACCESS]));
 }
 
 /**
@@ -107,12 +126,27 @@ export async function callerView(deps: CallerViewDeps, raw: IncomingMessage, res
  * one it may not read is as if not found, so the answer never tells that it exists.
  */
 async function readableOwners(authorizer: ReadAuthorizer, caller: ReviewedCaller, found: readonly FoundOwner[]): Promise<FoundOwner[]> {
-  const verdicts = await Promise.all(found.map(async (f) => {
-    const question: ReadQuestion = { verb: 'get', group: f.group, resource: f.resource, namespaced: f.namespaced, ...(f.namespace ? { namespace: f.namespace } : {}), name: f.name };
-    const a = (await authorizer.access(caller, [f.cluster], question)).get(f.cluster);
-    return a !== undefined && (a.everywhere || a.namespaces.has(f.namespace));
-  }));
+  const verdicts = await Promise.all(found.map(async (f) => mayGet((await authorizer.access(caller, [f.cluster], ownerQuestion(f))).get(f.cluster), f)));
   return found.filter((_, i) => verdicts[i]);
+}
+
+/**
+ * readableOwners from what is known now, without waiting (a running watch's revision): a member
+ * that decides for itself and has no verdict at hand keeps its last one, `before`'s.
+ */
+function readableOwnersNow(authorizer: ReadAuthorizer, caller: ReviewedCaller, found: readonly FoundOwner[], before: readonly FoundOwner[]): FoundOwner[] {
+  return found.filter((f) => {
+    const was = before.some((b) => b.cluster === f.cluster && b.owner === f.owner);
+    return mayGet(authorizer.accessNow(caller, [f.cluster], ownerQuestion(f), new Map([[f.cluster, was ? FULL_ACCESS : NO_ACCESS]])).get(f.cluster), f);
+  });
+}
+
+function ownerQuestion(f: FoundOwner): ReadQuestion {
+  return { verb: 'get', group: f.group, resource: f.resource, namespaced: f.namespaced, ...(f.namespace ? { namespace: f.namespace } : {}), name: f.name };
+}
+
+function mayGet(a: AccessSet | undefined, f: FoundOwner): boolean {
+  return a !== undefined && (a.everywhere || a.namespaces.has(f.namespace));
 }
 
 /** The steps up to the caller's authorization: what decides a 403 before the request's own narrowing is read. */

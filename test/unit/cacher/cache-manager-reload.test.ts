@@ -41,6 +41,8 @@ describe('a reload that changes only a cluster\'s labels', () => {
       await manager.stop();
       await store.close();
     };
+    const told: string[][] = [];
+    manager.onLabelsChange((clusters) => told.push([...clusters, ...Object.values(manager.clusterLabels('east'))]));
     await manager.apply(parseFleetConfig(fleetWith('{ region: eu, env: staging }'), 'fleet.yaml'));
     const client = manager.member('east');
     expect(manager.clusterLabels('east')).toEqual({ region: 'eu', env: 'staging' });
@@ -50,5 +52,8 @@ describe('a reload that changes only a cluster\'s labels', () => {
     expect(manager.member('east')).toBe(client);
     expect(manager.clusterLabels('east')).toEqual({ region: 'eu', env: 'prod' });
     expect(manager.clusterLabels('nowhere')).toEqual({});
+    // Told once, after the labels changed (not when the member joined, nor for a reload that changes none).
+    await manager.apply(parseFleetConfig(fleetWith('{ env: prod, region: eu }'), 'fleet.yaml'));
+    expect(told).toEqual([['east', 'eu', 'prod']]);
   });
 });

@@ -30,6 +30,17 @@ describe('live answer edits', () => {
     expect(shown.rows.map((r) => r.cells[0])).toEqual(['a']);
   });
 
+  it('a Table asked without row objects is read with them and shown without: rows selected by name, objects null', () => {
+    const columns = [{ name: 'Name', type: 'string', format: 'name' }, CLUSTER_COLUMN];
+    const row = (cluster: string, name: string) => ({ cells: [name, cluster], object: { kind: 'PartialObjectMetadata', metadata: { name, namespace: 'team-a' } } });
+    const table = { kind: 'Table', apiVersion: 'meta.k8s.io/v1', columnDefinitions: columns, rows: [row('east', 'api-1'), row('east', 'web')] };
+    const byName: AnswerEdits = { ...edits, selects: (o) => o.name.includes('api'), rowObjects: 'None' };
+    const shown = JSON.parse(editedAnswer(Buffer.from(JSON.stringify(table)), byName).toString()) as { rows: { cells: string[]; object: unknown }[] };
+    expect(shown.rows).toEqual([{ cells: ['api-1', 'east'], object: null }]);
+    const event = editedEventObject(table, byName, 'east') as { rows: { object: unknown }[] };
+    expect(event.rows).toEqual([{ cells: ['api-1', 'east'], object: null }]);
+  });
+
   it('a watch event’s object is read as its member’s; one not selected is left out', () => {
     expect(editedEventObject({ metadata: { name: 'a', namespace: 'team-a' } }, edits, 'east')).toBeDefined();
     expect(editedEventObject({ metadata: { name: 'a', namespace: 'team-a' } }, edits, 'west')).toBeUndefined();

@@ -303,6 +303,27 @@ describe('view revision', () => {
     expect(same.events).toEqual([]);
   });
 
+  it('of watches choosing members by label, when members are relabelled: what left is DELETED, what joined ADDED', async () => {
+    const { hub } = await fleet();
+    const labels: Record<string, Record<string, string>> = { east: { region: 'eu' }, west: { region: 'us' } };
+    const request = (labelSelector: string) => ({ resource: pods, watching: true, labelSelector, clusterLabels: (c: string) => labels[c] ?? {} });
+    // As the router builds it (cached.ts): the request's view decided again, labels as they are now.
+    const byLabel = request('cluster.search.flotilla.io/region=eu');
+    const byName = request('search.flotilla.io/cluster=east');
+    let byNameRevised = 0;
+    const eu = watch(hub, new Client(), { since: { east: '10', west: '100' }, view: buildReadView(byLabel), revise: () => buildReadView(byLabel) });
+    const east = watch(hub, new Client(), { since: { east: '10', west: '100' }, view: buildReadView(byName), revise: () => (byNameRevised++, buildReadView(byName)) });
+    labels.east = { region: 'us' };
+    labels.west = { region: 'eu' };
+    // The trigger a reload pulls (server.ts, on the fleet's onLabelsChange).
+    hub.reviseViews((view) => view.selectsByClusterLabels);
+    await until(eu, 2);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(seen(eu)).toEqual(['DELETED east/a/listed', 'ADDED west/a/listed']);
+    expect(east.events).toEqual([]);
+    expect(byNameRevised).toBe(0);
+  });
+
   it('of a watch resumed with the view of its time comes once it is caught up, after the replay', async () => {
     const { hub, commit } = await fleet();
     await commit('east', [change('east', 'ADDED', 'a', 'x', '11')]);

@@ -160,6 +160,23 @@ describe('owner search', () => {
     await store.close();
   });
 
+  it('finds a dependent committed before its owner (a pod before its ReplicaSet), in lists and by the predicate', async () => {
+    const { store, search } = await fleet();
+    const snapshots = new SnapshotRegistry(store);
+    const d: Kinded = { r: DEPLOYMENTS, cluster: 'west', namespace: 'late', name: 'api', uid: 'late-d' };
+    const rs: Kinded = { r: REPLICASETS, cluster: 'west', namespace: 'late', name: 'api-1', uid: 'late-rs', owners: [d] };
+    const pod: Kinded = { r: PODS, cluster: 'west', namespace: 'late', name: 'api-1-1', uid: 'late-p', owners: [rs] };
+    await put(store, pod);
+    await put(store, rs);
+    await put(store, d);
+    const p = owned(search, { kind: 'Deployment', name: 'api' }, CLUSTERS, 'late', undefined)!;
+    expect(admits(store, p, pod)).toBe(true);
+    const view = buildReadView({ resource: PODS, watching: false, namespace: 'late' }, [...VIEW_STEPS, { name: 'owner', apply: (v) => v.require(p) }]);
+    expect(planPage(store, { resource: PODS, view, snapshots, caller: 'c' }).entries.map((e) => e.name)).toEqual(['api-1-1']);
+    snapshots.close();
+    await store.close();
+  });
+
   it('narrows a list to what the owner’s descendants own, with the same answer as a scan', async () => {
     const { store, search, east } = await fleet();
     const snapshots = new SnapshotRegistry(store);
