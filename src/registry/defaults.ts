@@ -338,3 +338,10 @@ export const FIND_MAX_LIMIT = 1000;
  * instead. Finding each is one seek, a few microseconds.
  */
 export const NAME_SEARCH_MAX_WORDS = 256;
+
+/**
+ * The most keys a list gathers and sorts from an index range (a created-after/before range drives
+ * a list, its keys in time order, served in key order): about 10 MB of keys. A wider range is left
+ * to another lookup of the list, or a scan.
+ */
+export const INDEX_RANGE_SORT_MAX = 100_000;

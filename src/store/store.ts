@@ -286,6 +286,11 @@ export class Store {
     return this.labels.keysLabelled(resource, label, value, snapshot);
   }
 
+  /** The keys of a resource's objects whose `label` value lies in [from, to) as text, in value order (LabelIndex.keysInRange). */
+  keysInRange(resource: string, label: string, from: string | undefined, to: string | undefined, snapshot?: Snapshot): Generator<string> {
+    return this.labels.keysInRange(resource, label, from, to, snapshot);
+  }
+
   /** Whether the object at `objectKey` is labelled key=value (or has that indexed field value). */
   isLabelled(resource: string, label: string, value: string, objectKey: string, snapshot?: Snapshot): boolean {
     return this.labels.isLabelled(resource, label, value, objectKey, snapshot);
