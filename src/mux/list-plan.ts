@@ -299,7 +299,7 @@ function indexLookups(store: Store, view: ReadView, resource: string, snapshot: 
   const lookups: AnyLookup[] = [];
   for (const p of view.predicates) {
     const range = p.indexRange?.(resource);
-    if (range) lookups.push(range);
+    if (range && store.indexesRange(range.key)) lookups.push(range);
     const one = p.indexLookup?.(resource);
     for (const lookup of one ? [one] : (p.indexLookups?.(resource) ?? [])) {
       if (lookup.match === undefined) {
