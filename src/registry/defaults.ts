@@ -341,7 +341,8 @@ export const NAME_SEARCH_MAX_WORDS = 256;
 
 /**
  * The most keys a list gathers and sorts from an index range (a created-after/before range drives
- * a list, its keys in time order, served in key order): about 10 MB of keys. A wider range is left
- * to another lookup of the list, or a scan.
+ * a list, its keys in time order, served in key order). A wider range is left
+ * to another lookup of the list, or a scan. Measured: 100,000 keys take about 35 MB and 0.3 s of
+ * CPU to sort, 1,000,000 about 350 MB and 4 s (a scan of a million pods' meta records: 23 s).
  */
 export const INDEX_RANGE_SORT_MAX = 100_000;
