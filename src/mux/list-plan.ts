@@ -7,8 +7,8 @@ import { KEY_SEP, type Snapshot, type Store, type StoredEntry } from '../store/s
 import { StatusError } from '../api/status.js';
 import type { SnapshotRegistry } from './snapshots.js';
 import { StateAtRV } from './state-at-rv.js';
-import type { IndexLookup, ReadView } from '../view/read-view.js';
-import { NAME_SEARCH_MAX_WORDS } from '../registry/defaults.js';
+import type { IndexLookup, RangeLookup, ReadView } from '../view/read-view.js';
+import { INDEX_RANGE_SORT_MAX, NAME_SEARCH_MAX_WORDS } from '../registry/defaults.js';
 
 /**
  * Which stored objects a read serves, before any byte of them is framed: the key ranges a view
@@ -224,7 +224,8 @@ function* clustersOfNamespace(store: Store, key: string, namespace: string, clus
 
 /**
  * With label requirements `k=v` or `k in (…)`, indexed field requirements (`spec.nodeName=n1`),
- * or predicates that name an index lookup (an owner's descendants, a name's words), the candidates come from the label index instead of a scan of the whole resource. The smallest
+ * or predicates that name an index lookup (an owner's descendants, a name's words, a creation-time
+ * range), the candidates come from the label index instead of a scan of the whole resource. The smallest
  * of those index ranges drives, whatever order the selector names them in; each candidate must
  * be in the other ranges too (a key lookup each) before its object is read. The rest of the
  * selector is checked on each object as usual.
@@ -233,14 +234,26 @@ function indexedEntries(store: Store, key: string, opts: ListScope, snapshot?: S
   const { view } = opts;
   const lookups = indexLookups(store, view, key, snapshot);
   if (lookups.length === 0) return undefined;
-  const driver = lookups.length === 1 ? lookups[0]! : smallestLookup(store, key, lookups, snapshot);
+  const start = opts.continueToken?.start;
+  let driver = lookups.length === 1 ? lookups[0]! : smallestLookup(store, key, lookups, snapshot);
+  let rangeKeys: string[] | undefined;
+  if (isRange(driver)) {
+    rangeKeys = sortedRangeKeys(store, key, driver, start, snapshot);
+    if (!rangeKeys) {
+      // Too many to sort: the next smallest drives, or the kind is scanned.
+      const rest = lookups.filter((l) => l !== driver);
+      if (rest.length === 0) return undefined;
+      driver = rest.length === 1 ? rest[0]! : smallestLookup(store, key, rest, snapshot);
+      if (isRange(driver)) return undefined;
+    }
+  }
   // The other lookups are checked per candidate, one index probe per value, before its object is
-  // read; one of many values (a short needle's words) is left to the object's own test.
-  const others = lookups.filter((l) => l !== driver && l.values.length <= CHECKED_VALUES_MAX);
+  // read; one of many values (a short needle's words) is left to the object's own test, as is a
+  // range (its predicate reads the object's meta record).
+  const others = lookups.filter((l): l is IndexLookup => l !== driver && !isRange(l) && l.values.length <= CHECKED_VALUES_MAX);
   // Index hits come sorted per value; several values need merging into store key order, and an
   // object under two of them (a name holding two matching words) is one candidate.
-  const keys = driver.values.length > 1 ? [...new Set(indexedKeys(store, key, driver, snapshot))].sort() : indexedKeys(store, key, driver, snapshot);
-  const start = opts.continueToken?.start;
+  const keys = rangeKeys ?? valueKeys(store, key, driver as IndexLookup, snapshot);
   const nsFrom = key.length + KEY_SEP.length;
   return (function* () {
     for (const k of keys) {
@@ -256,9 +269,37 @@ function indexedEntries(store: Store, key: string, opts: ListScope, snapshot?: S
   })();
 }
 
-function indexLookups(store: Store, view: ReadView, resource: string, snapshot: Snapshot | undefined): IndexLookup[] {
-  const lookups: IndexLookup[] = [];
+type AnyLookup = IndexLookup | RangeLookup;
+
+function isRange(l: AnyLookup): l is RangeLookup {
+  return !('values' in l);
+}
+
+/** A values lookup's keys in store key order. */
+function valueKeys(store: Store, resource: string, lookup: IndexLookup, snapshot?: Snapshot): Iterable<string> {
+  return lookup.values.length > 1 ? [...new Set(indexedKeys(store, resource, lookup, snapshot))].sort() : indexedKeys(store, resource, lookup, snapshot);
+}
+
+/**
+ * A range lookup's keys from the continue point on, in store key order: the index holds them in
+ * value (time) order, so they are gathered and sorted; undefined when more than
+ * INDEX_RANGE_SORT_MAX lie past the continue point (the memory a list may hold for it).
+ */
+function sortedRangeKeys(store: Store, resource: string, lookup: RangeLookup, start: string | undefined, snapshot?: Snapshot): string[] | undefined {
+  const keys: string[] = [];
+  for (const k of store.keysInRange(resource, lookup.key, lookup.from, lookup.to, snapshot)) {
+    if (start !== undefined && k < start) continue;
+    if (keys.length >= INDEX_RANGE_SORT_MAX) return undefined;
+    keys.push(k);
+  }
+  return keys.sort();
+}
+
+function indexLookups(store: Store, view: ReadView, resource: string, snapshot: Snapshot | undefined): AnyLookup[] {
+  const lookups: AnyLookup[] = [];
   for (const p of view.predicates) {
+    const range = p.indexRange?.(resource);
+    if (range && store.indexesRange(range.key)) lookups.push(range);
     const one = p.indexLookup?.(resource);
     for (const lookup of one ? [one] : (p.indexLookups?.(resource) ?? [])) {
       if (lookup.match === undefined) {
@@ -277,8 +318,12 @@ function indexLookups(store: Store, view: ReadView, resource: string, snapshot: 
   return lookups;
 }
 
-/** The object keys a lookup's index range holds, value after value. */
-function* indexedKeys(store: Store, resource: string, lookup: IndexLookup, snapshot?: Snapshot): Generator<string> {
+/** The object keys a lookup's index range holds, value after value (a range's in value order). */
+function* indexedKeys(store: Store, resource: string, lookup: AnyLookup, snapshot?: Snapshot): Generator<string> {
+  if (isRange(lookup)) {
+    yield* store.keysInRange(resource, lookup.key, lookup.from, lookup.to, snapshot);
+    return;
+  }
   for (const v of lookup.values) yield* store.keysLabelled(resource, lookup.key, v, snapshot);
 }
 
@@ -287,7 +332,7 @@ function* indexedKeys(store: Store, resource: string, lookup: IndexLookup, snaps
  * first one ends, so finding it costs the smallest range's size once per lookup and never a walk
  * of a large one.
  */
-function smallestLookup(store: Store, resource: string, lookups: IndexLookup[], snapshot?: Snapshot): IndexLookup {
+function smallestLookup(store: Store, resource: string, lookups: AnyLookup[], snapshot?: Snapshot): AnyLookup {
   const ranges = lookups.map((lookup) => ({ lookup, keys: indexedKeys(store, resource, lookup, snapshot) }));
   try {
     for (;;) for (const r of ranges) if (r.keys.next().done) return r.lookup;

@@ -338,3 +338,11 @@ export const FIND_MAX_LIMIT = 1000;
  * instead. Finding each is one seek, a few microseconds.
  */
 export const NAME_SEARCH_MAX_WORDS = 256;
+
+/**
+ * The most keys a list gathers and sorts from an index range (a created-after/before range drives
+ * a list, its keys in time order, served in key order). A wider range is left
+ * to another lookup of the list, or a scan. Measured: 100,000 keys take about 35 MB and 0.3 s of
+ * CPU to sort, 1,000,000 about 350 MB and 4 s (a scan of a million pods' meta records: 23 s).
+ */
+export const INDEX_RANGE_SORT_MAX = 100_000;

@@ -56,6 +56,21 @@ export class LabelIndex {
     }
   }
 
+  /**
+   * The keys of a resource's objects whose `label` value is `from` or above and below `to` (text
+   * order; either open), in value order, then key order within a value.
+   */
+  *keysInRange(resource: string, label: string, from: string | undefined, to: string | undefined, snapshot?: Snapshot): Generator<string> {
+    const at = `${resource}${SEP}${label}=`;
+    const start = Buffer.from(at + (from ?? ''));
+    // An entry is `<value><SEP><key less its resource>`: values below `to` sort below `to` itself.
+    const end = to === undefined ? Buffer.from(`${resource}${SEP}${label}>`) : Buffer.from(at + to);
+    for (const k of this.labelIndex.getKeys({ start, end, transaction: snapshot })) {
+      const s = k.toString('utf8');
+      yield resource + s.slice(s.indexOf(SEP, at.length));
+    }
+  }
+
   /** Whether some object of a resource has a value of this label (or indexed field) starting with `prefix`: one probe. */
   hasValuePrefixed(resource: string, label: string, prefix: string, snapshot?: Snapshot): boolean {
     const start = Buffer.from(`${resource}${SEP}${label}=${prefix}`);

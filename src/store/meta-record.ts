@@ -58,6 +58,25 @@ export const INDEXED_FIELDS: ReadonlySet<string> = new Set(['spec.nodeName', 'st
 export const OWNERS_FIELD = 'metadata.ownerReferences';
 export const UID_FIELD = 'metadata.uid';
 
+/**
+ * The creation-time index lives in the label index too: one entry per object valued its
+ * creationTimestamp as whole-second RFC 3339 text (createdValue), which sorts as time, so a
+ * created-after/before range is one range of entries. Not a selectable field.
+ */
+export const CREATED_FIELD = 'metadata.creationTimestamp';
+
+/**
+ * A creationTimestamp as the creation-time index enters it: as the apiserver writes it
+ * (`2026-11-28T10:00:00Z`), else parsed and written so, rounded up to the next whole second as
+ * search bounds are (api/search-terms.ts timeBound); undefined when it is not a time.
+ */
+export function createdValue(created: string): string | undefined {
+  if (created.length === 20 && created.charCodeAt(19) === 90 && created.charCodeAt(10) === 84) return created;
+  const ms = Date.parse(created);
+  if (Number.isNaN(ms)) return undefined;
+  return `${new Date(Math.ceil(ms / 1000) * 1000).toISOString().slice(0, 19)}Z`;
+}
+
 /** An owner as the meta record and the owner index name it (group '' for the core group). */
 export function ownerValue(group: string, kind: string, uid: string): string {
   return `${group}/${kind}/${uid}`;
@@ -88,7 +107,7 @@ export function fieldIndexKey(field: string): string {
 
 /**
  * The label index entries of one object, joined by KEY_SEP: its labels, its indexed fields that
- * have a value, its uid and its owners. Computed from the meta record alone, so the store can tell
+ * have a value, its uid, its owners and its creation time. Computed from the meta record alone, so the store can tell
  * from a stored record which entries to remove.
  */
 export function indexEntries(meta: MetaRecord): string {
@@ -98,5 +117,7 @@ export function indexEntries(meta: MetaRecord): string {
   }
   if (meta.uid) out.push(fieldIndexEntry(UID_FIELD, meta.uid));
   if (meta.owners) for (const owner of meta.owners) out.push(fieldIndexEntry(OWNERS_FIELD, owner));
+  const created = meta.created === undefined ? undefined : createdValue(meta.created);
+  if (created !== undefined) out.push(fieldIndexEntry(CREATED_FIELD, created));
   return out.join(KEY_SEP);
 }

@@ -3,7 +3,7 @@ import { EventLog, type CommitListener } from './event-log.js';
 import { memberIdentityKey, objectKey } from './keys.js';
 import { LabelIndex } from './label-index.js';
 import { NameIndex, type WordMatch } from './name-index.js';
-import { OWNERS_FIELD, UID_FIELD, fieldIndexKey, type MetaRecord } from './meta-record.js';
+import { CREATED_FIELD, OWNERS_FIELD, UID_FIELD, fieldIndexKey, type MetaRecord } from './meta-record.js';
 import { Objects, type RangeOptions } from './objects.js';
 import { SyncState } from './sync-state.js';
 import { TransactionQueue } from './transaction-queue.js';
@@ -69,6 +69,11 @@ export interface StoreOptions {
    * A store is written with it or without it for its whole life.
    */
   indexNames?: boolean;
+  /**
+   * Serve created-after/before from the creation-time index; true unless the bench compares a
+   * store without it, whose commits it gives batches without those entries (the ingest makes them).
+   */
+  indexCreated?: boolean;
 }
 
 
@@ -77,6 +82,7 @@ export class Store {
   private readonly labels: LabelIndex;
   /** Undefined in a store the bench keeps without it (StoreOptions.indexNames). */
   private readonly names: NameIndex | undefined;
+  private readonly indexCreated: boolean;
   private readonly log: EventLog;
   private readonly syncs: SyncState;
   private readonly writes: TransactionQueue;
@@ -89,6 +95,7 @@ export class Store {
     this.objects = new Objects(env.dbs);
     this.labels = new LabelIndex(env.dbs);
     this.names = opts.indexNames === false ? undefined : new NameIndex(env.dbs);
+    this.indexCreated = opts.indexCreated !== false;
     this.syncs = new SyncState(env.dbs);
     // Numbered on from the last change stored: after Environment.open's format check, which
     // empties the log of a store in another layout.
@@ -289,6 +296,16 @@ export class Store {
   /** The keys of a resource's objects labelled key=value, in key order. */
   keysLabelled(resource: string, label: string, value: string, snapshot?: Snapshot): Generator<string> {
     return this.labels.keysLabelled(resource, label, value, snapshot);
+  }
+
+  /** Whether keysInRange serves this index key: not the creation-time index of a store kept without it (StoreOptions.indexCreated). */
+  indexesRange(label: string): boolean {
+    return this.indexCreated || label !== fieldIndexKey(CREATED_FIELD);
+  }
+
+  /** The keys of a resource's objects whose `label` value lies in [from, to) as text, in value order (LabelIndex.keysInRange). */
+  keysInRange(resource: string, label: string, from: string | undefined, to: string | undefined, snapshot?: Snapshot): Generator<string> {
+    return this.labels.keysInRange(resource, label, from, to, snapshot);
   }
 
   /** Whether the object at `objectKey` is labelled key=value (or has that indexed field value). */

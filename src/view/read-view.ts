@@ -40,6 +40,8 @@ export interface ObjectPredicate {
   indexLookup?(resource: string): IndexLookup | undefined;
   /** Several lookups, each as `indexLookup` says (a name's words): the list reads the smallest. */
   indexLookups?(resource: string): readonly IndexLookup[];
+  /** A range of one index key's values holding every object the predicate admits (a creation time's), used as `indexLookup` is. */
+  indexRange?(resource: string): RangeLookup | undefined;
 }
 
 /**
@@ -51,6 +53,16 @@ export interface IndexLookup {
   key: string;
   values: string[];
   match?: 'prefixed' | 'containing';
+}
+
+/**
+ * A label-index lookup over a range of values: the entries of index key `key` valued `from` or
+ * above and below `to` (either open), compared as text (the creation-time index's timestamps).
+ */
+export interface RangeLookup {
+  key: string;
+  from?: string;
+  to?: string;
 }
 
 /**

@@ -3,7 +3,8 @@ import { CLUSTER_TERM, combineSearchTerms, splitSearchTerms, type SearchTerms, t
 import { CRDS, resourceName } from '../tenancy/tenant.js';
 import { isGet } from './step-label-selector.js';
 import { NAME_WORD_KEY, TOKEN_END, isWord } from '../store/name-index.js';
-import type { IndexLookup, ObjectPredicate, ViewedMeta, ViewedObject } from './read-view.js';
+import { CREATED_FIELD, fieldIndexKey } from '../store/meta-record.js';
+import type { IndexLookup, ObjectPredicate, RangeLookup, ViewedMeta, ViewedObject } from './read-view.js';
 import type { ViewRequest, ViewStep } from './view-step.js';
 
 /**
@@ -161,9 +162,12 @@ export function foldedAt(text: string, from: number, needle: string): boolean {
 
 /** created-after (at or after) and created-before (before), on the meta record's creationTimestamp. */
 function createdPredicate(after: TimeBound | undefined, before: TimeBound | undefined): ObjectPredicate {
+  // The creation-time index's range of the same bounds: its entries are whole-second texts, as the bounds are.
+  const range: RangeLookup = { key: fieldIndexKey(CREATED_FIELD), ...(after ? { from: after.text } : {}), ...(before ? { to: before.text } : {}) };
   return {
     name: `search:created:${after?.ms ?? ''}..${before?.ms ?? ''}`,
     needsMeta: true,
+    indexRange: () => range,
     test(_o: ViewedObject, meta: () => ViewedMeta): boolean {
       const created = meta()?.created;
       if (created === undefined) return false;
