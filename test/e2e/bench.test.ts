@@ -17,7 +17,7 @@ import { livePids } from '../fleet/processes.js';
 const root = findProjectRoot();
 const PODS = 300;
 const NAMES = 2;
-const SCENARIOS = ['ingest', 'decode', 'client-decode', 'warm-restart', 'list', 'peers', 'hub', 'live', 'scaling', 'memory-limit', 'table', 'patch', 'watchers', 'logs', 'views', 'hierarchy', 'tenants', 'authz', 'karmada'];
+const SCENARIOS = ['ingest', 'decode', 'client-decode', 'warm-restart', 'list', 'peers', 'hub', 'live', 'scaling', 'memory-limit', 'table', 'patch', 'watchers', 'logs', 'views', 'search', 'hierarchy', 'tenants', 'authz', 'karmada'];
 // `BENCH <scenario>.<metric> = <value> <unit> (target <op> <value>: ok|miss)`, the target optional.
 const LINE = /^BENCH ([a-z_]+)\.([a-z0-9_]+) = (-?[0-9.]+(?:e[+-]?[0-9]+)?|NaN|-?Infinity) (\S+)(?: \(target (<=|>=|=) (-?[0-9.]+): (ok|miss)\))?$/;
 
