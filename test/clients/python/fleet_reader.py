@@ -18,17 +18,11 @@ exception ends the script non-zero with {"error": ...} as its last line.
 
 import json
 import sys
-import time
 
 from kubernetes import client, config, watch
 from kubernetes.client.exceptions import ApiException
 
-CLUSTER = "search.flotilla.io/cluster"
-
-
-def emit(record):
-    sys.stdout.write(json.dumps(record, sort_keys=True) + "\n")
-    sys.stdout.flush()
+from reader import CLUSTER, emit, run, watch_until_added
 
 
 def summary(obj):
@@ -83,41 +77,21 @@ def main():
     emit({"notFound": not_found(v1, namespace)})
 
     wanted = {line.strip() for line in sys.stdin if line.strip()}
-    deadline = time.monotonic() + deadline_seconds
-    seen = set()
     w = watch.Watch()
-    # timeout_seconds makes the server end the watch at the deadline even if no event comes, and
-    # keeps the client from silently re-watching.
     stream = w.stream(
         v1.list_namespaced_config_map,
         namespace,
         resource_version=configmaps.metadata.resource_version,
         timeout_seconds=deadline_seconds,
     )
-    reason = "deadline"
-    for event in stream:
-        obj = event["object"]
-        emit({"event": {
-            "type": event["type"],
-            "name": obj.metadata.name,
-            "cluster": (obj.metadata.annotations or {}).get(CLUSTER),
-            "resourceVersion": obj.metadata.resource_version,
-        }})
-        if event["type"] == "ADDED":
-            seen.add(obj.metadata.name)
-        if wanted <= seen:
-            reason = "seen"
-            w.stop()
-            break
-        if time.monotonic() > deadline:
-            w.stop()
-            break
+    reason, seen = watch_until_added(w, stream, wanted, deadline_seconds, lambda e: {
+        "type": e["type"],
+        "name": e["object"].metadata.name,
+        "cluster": (e["object"].metadata.annotations or {}).get(CLUSTER),
+        "resourceVersion": e["object"].metadata.resource_version,
+    })
     emit({"done": {"reason": reason, "missing": sorted(wanted - seen)}})
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except Exception as e:  # the caller reads stdout only; say what broke there too
-        emit({"error": f"{type(e).__name__}: {e}"})
-        raise
+    run(main)

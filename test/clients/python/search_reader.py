@@ -13,18 +13,11 @@ the namespace's pods with the same label_selector from the namespaced list's res
 an ADDED event has come for each, or the deadline. An exception ends it non-zero with {"error": ...}.
 """
 
-import json
 import sys
-import time
 
 from kubernetes import client, config, watch
 
-CLUSTER = "search.flotilla.io/cluster"
-
-
-def emit(record):
-    sys.stdout.write(json.dumps(record, sort_keys=True) + "\n")
-    sys.stdout.flush()
+from reader import CLUSTER, emit, run, watch_until_added
 
 
 def key(obj):
@@ -48,8 +41,6 @@ def main():
     }})
 
     wanted = {line.strip() for line in sys.stdin if line.strip()}
-    deadline = time.monotonic() + deadline_seconds
-    seen = set()
     w = watch.Watch()
     stream = w.stream(
         v1.list_namespaced_pod,
@@ -58,25 +49,9 @@ def main():
         resource_version=namespaced.metadata.resource_version,
         timeout_seconds=deadline_seconds,
     )
-    reason = "deadline"
-    for event in stream:
-        obj = event["object"]
-        emit({"event": {"type": event["type"], "key": key(obj)}})
-        if event["type"] == "ADDED":
-            seen.add(obj.metadata.name)
-        if wanted <= seen:
-            reason = "seen"
-            w.stop()
-            break
-        if time.monotonic() > deadline:
-            w.stop()
-            break
+    reason, _ = watch_until_added(w, stream, wanted, deadline_seconds, lambda e: {"type": e["type"], "key": key(e["object"])})
     emit({"done": {"reason": reason}})
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except Exception as e:  # the caller reads stdout only; say what broke there too
-        emit({"error": f"{type(e).__name__}: {e}"})
-        raise
+    run(main)
