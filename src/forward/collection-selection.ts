@@ -1,7 +1,7 @@
 import { parseLabelSelector } from '../api/label-selector.js';
 import { isSearchKey } from '../api/search-terms.js';
 import { badRequest } from '../api/status.js';
-import { TREE_LABEL_SUFFIX } from '../hierarchy/namespace-tree.js';
+import { isTreeRequirement } from '../view/step-hierarchy.js';
 
 /**
  * Refuses a deletecollection whose selection only flotilla can make: search terms (in the label
@@ -17,7 +17,7 @@ export function refuseFlotillaSelection(url: string): void {
   const named = [...params.keys()].filter(isSearchKey);
   const selector = params.get('labelSelector');
   if (selector) {
-    for (const r of parseLabelSelector(selector)) if (isSearchKey(r.key) || r.key.endsWith(TREE_LABEL_SUFFIX)) named.push(r.key);
+    for (const r of parseLabelSelector(selector)) if (isSearchKey(r.key) || isTreeRequirement(r.key)) named.push(r.key);
   }
   if (named.length === 0) return;
   throw badRequest(
