@@ -291,7 +291,9 @@ export class CacheManager implements FleetMembers, ResourceCatalog, CacheHealth 
   }
 
   confirmFresh(resource: string, clusters: readonly string[], timeoutMs: number): Promise<Unconfirmed[]> {
-    return this.freshReadsNow().confirm(resource, this.progressScopes(resource), clusters, timeoutMs);
+    // A member whose copy is stale already (failing, silent, being listed again) is named as such: nothing to wait for.
+    const stale = new Set(this.staleClusters(resource).map((s) => s.cluster));
+    return this.freshReadsNow().confirm(resource, this.progressScopes(resource), clusters.filter((c) => !stale.has(c)), timeoutMs);
   }
 
   freshReadStats(): FreshReadCounts {

@@ -208,8 +208,11 @@ export const HISTORY_CHECK_SAMPLE = 100;
 export const MEMBER_PROGRESS_WATCH_SECONDS = 3;
 /** Past that timeout, how long the asking watch may take to end before its answer is "unknown". */
 export const MEMBER_PROGRESS_GRACE_MS = 2000;
-/** Such watches open at once per process (one per scope at most, shared by the reads that need it); past it, reads only wait. */
-export const MEMBER_PROGRESS_MAX_IN_FLIGHT = 32;
+/**
+ * Such watches open at once per process (one per scope at most, shared by the reads that need it);
+ * past it, reads only wait. A fleet-wide fresh read of a quiet resource asks every member at once.
+ */
+export const MEMBER_PROGRESS_MAX_IN_FLIGHT = MEMBER_FAN_OUT;
 export const BACKOFF_BASE_MS = 250;
 export const BACKOFF_CAP_MS = 30_000;
 /** A resource no member could describe is asked about again after this, doubling, up to the cap. */
