@@ -98,6 +98,7 @@ export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
   // Tenants follow the configuration file: a reload changes who sees which fleet at once.
   let tenants = new Tenants(opts.config.tenants);
   let operators = opts.config.options.operators;
+  let freshReads = opts.config.options.freshReads;
   let tenantPolicy: MemberPolicyApplier | undefined;
   const watcher = source
     ? source.watch({
@@ -105,6 +106,7 @@ export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
           const { started, stopped } = await manager.apply(config);
           tenants = new Tenants(config.tenants);
           operators = config.options.operators;
+          freshReads = config.options.freshReads;
           tenantPolicy?.setTenants(config.tenants);
           // A member's authorization mode may have changed: every verdict is made again.
           policies.invalidate();
@@ -164,6 +166,7 @@ export async function startFlotilla(opts: FlotillaOptions): Promise<Flotilla> {
     dropManagedFields: opts.config.options.dropManagedFields,
     tenants: () => tenants,
     operators: () => operators,
+    freshReads: () => freshReads,
     watch: { bookmarkIntervalMs: opts.config.options.watchBookmarkIntervalSeconds * 1000, minTimeoutSeconds: opts.config.options.minWatchTimeoutSeconds, catchUpStallMs: opts.config.options.watchCatchUpStallSeconds * 1000, maxBufferedBytes: opts.config.options.maxWatchBufferMiB * 1024 * 1024 },
   });
   const structuredLog: StructuredLog = { info: (f, m) => server.log.info(f, m), warn: (f, m) => server.log.warn(f, m) };

@@ -4,13 +4,21 @@ import { BenchClient, median, occurrenceCounter, percentile, type TimedResponse 
 import { countedSelectors, nodeName, podsOnNode } from '../lib/pods.js';
 import { LIST_TIMEOUT_MS, MB, POD_ITEM, expectObjects, figureSink, ok, type Scenario } from '../lib/scenario.js';
 
+/** Rounds of each fresh-read path: a quiet one waits for the member's bookmark (1–2 s). */
+const FRESH_BUSY_ROUNDS = 40;
+const FRESH_QUIET_ROUNDS = 6;
+
 
 /**
  * list: label- and field-selected lists from the whole cache (every seeded pod under every name:
  * 1M objects in the full profile), then the fleet-wide pod list of `listNames` members (100k pods
  * in 10 in the full profile) through flotilla against the same pods fetched straight from the
  * members, one `resourceVersion=0` list per registered name, all in parallel (a client fanning
- * out by itself). Bodies are read to the end and discarded; nothing is parsed in the timed path.
+ * out by itself). Those lists through flotilla ask `resourceVersion=0` too: they measure serving
+ * from the cache. Last, what a fresh read (resourceVersion unset, docs/fresh-reads.md) adds to one
+ * namespace's pods of one member, against the same list at `resourceVersion=0`: after a write to a
+ * pod (busy: its event confirms) and after a write to another resource (quiet: the member's watch
+ * confirms). Bodies are read to the end and discarded; nothing is parsed in the timed path.
  */
 export const list: Scenario = {
   name: 'list',
@@ -34,13 +42,13 @@ export const list: Scenario = {
       const cached = seed.pods * allNames;
       const selected = async (query: string, podsMatched: number) => {
         const counter = occurrenceCounter(POD_ITEM);
-        ok(await cache.get(`/api/v1/pods?${query}`, { timeoutMs: LIST_TIMEOUT_MS, onChunk: counter.onChunk }), 'flotilla selected list');
+        ok(await cache.get(`/api/v1/pods?resourceVersion=0&${query}`, { timeoutMs: LIST_TIMEOUT_MS, onChunk: counter.onChunk }), 'flotilla selected list');
         expectObjects(counter.count(), podsMatched * allNames, `${decodeURIComponent(query)} through flotilla`);
         await fanOut(allNames, `resourceVersion=0&${query}`);
         const via: number[] = [];
         const started = performance.now();
         while (via.length < ctx.profile.selectorRuns && (via.length < 20 || performance.now() - started < ctx.profile.selectorBudgetMs)) {
-          via.push(ok(await cache.get(`/api/v1/pods?${query}`, { timeoutMs: LIST_TIMEOUT_MS }), 'flotilla selected list').ms);
+          via.push(ok(await cache.get(`/api/v1/pods?resourceVersion=0&${query}`, { timeoutMs: LIST_TIMEOUT_MS }), 'flotilla selected list').ms);
         }
         const directMs: number[] = [];
         const directStarted = performance.now();
@@ -83,7 +91,7 @@ export const list: Scenario = {
       let warm: TimedResponse | undefined;
       try {
         // Warm-up (connections, caches), and the object count, outside the timed rounds.
-        warm = ok(await fleet.get('/api/v1/pods', { timeoutMs: LIST_TIMEOUT_MS, onChunk: counter.onChunk }), 'flotilla list');
+        warm = ok(await fleet.get('/api/v1/pods?resourceVersion=0', { timeoutMs: LIST_TIMEOUT_MS, onChunk: counter.onChunk }), 'flotilla list');
       } catch (e) {
         // Recorded as a miss.
         notes.push(`the fleet-wide list through flotilla failed: ${(e as Error).message}`);
@@ -99,7 +107,7 @@ export const list: Scenario = {
         const viaMs: number[] = [];
         const directMs: number[] = [];
         for (let round = 0; round < ctx.profile.listRounds; round++) {
-          viaMs.push(ok(await fleet.get('/api/v1/pods', { timeoutMs: LIST_TIMEOUT_MS }), 'flotilla list').ms);
+          viaMs.push(ok(await fleet.get('/api/v1/pods?resourceVersion=0', { timeoutMs: LIST_TIMEOUT_MS }), 'flotilla list').ms);
           directMs.push((await fanOut(listNames, 'resourceVersion=0')).ms);
         }
         const f = median(viaMs);
@@ -111,6 +119,7 @@ export const list: Scenario = {
       } else {
         add('ratio', NaN, 'x', { op: '<=', value: 0.5 });
       }
+      await freshReadCost(ctx.registered(listNames)[0]!.name, direct, fleet, add, notes);
       add('flotilla_rss_hwm_mb', procMemory(ctx.flotilla!.proc.pid).peakRssBytes / MB, 'MB');
       return { figures, facts: { objects, objectBytes: Number.isNaN(servedBytes) ? seed.memberBytesAvg : servedBytes, objectBytesAre: Number.isNaN(servedBytes) ? 'as the member stores it, managedFields included' : 'as flotilla serves it: managedFields dropped, cluster annotation added', notes } };
     } finally {
@@ -118,3 +127,41 @@ export const list: Scenario = {
     }
   },
 };
+
+/**
+ * A fresh list's cost (docs/fresh-reads.md): one namespace's pods of one member through flotilla
+ * with resourceVersion unset, right after a write to one of them on the member (busy: the pod's
+ * event confirms the cache) and right after a write to a ConfigMap, which flotilla does not cache
+ * (quiet: the member's watch is asked), each against the same list at resourceVersion=0, which asks
+ * no member. The pod's annotation is all that changes; nothing else of the seed is touched.
+ */
+async function freshReadCost(cluster: string, direct: BenchClient, via: BenchClient, add: ReturnType<typeof figureSink>['add'], notes: string[]): Promise<void> {
+  const one = JSON.parse(ok(await direct.get('/api/v1/pods?limit=1', { keepHead: 1 << 16 }), 'a seeded pod').head ?? '{}') as { items?: { metadata: { name: string; namespace: string } }[] };
+  const pod = one.items?.[0]?.metadata;
+  if (!pod) throw new Error('list: no seeded pod to write to');
+  const path = `/clusters/${cluster}/api/v1/namespaces/${pod.namespace}/pods`;
+  const patch = (i: number) => direct.send('PATCH', `/api/v1/namespaces/${pod.namespace}/pods/${pod.name}`, { body: JSON.stringify({ metadata: { annotations: { 'bench.flotilla.io/fresh': String(i) } } }), contentType: 'application/merge-patch+json' });
+  const otherWrite = (i: number) => direct.send('PUT', `/api/v1/namespaces/${pod.namespace}/configmaps/bench-fresh`, { body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'bench-fresh' }, data: { i: String(i) } }) });
+  await direct.send('POST', `/api/v1/namespaces/${pod.namespace}/configmaps`, { body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'bench-fresh' } }) });
+  const cached: number[] = [];
+  const busy: number[] = [];
+  const quiet: number[] = [];
+  ok(await via.get(`${path}?resourceVersion=0`), 'warm-up');
+  for (let i = 0; i < FRESH_BUSY_ROUNDS; i++) {
+    ok(await patch(i), 'a pod written on the member');
+    busy.push(ok(await via.get(path), 'fresh list after a pod written').ms);
+    cached.push(ok(await via.get(`${path}?resourceVersion=0`), 'list at resourceVersion=0').ms);
+  }
+  for (let i = 0; i < FRESH_QUIET_ROUNDS; i++) {
+    ok(await otherWrite(i), 'a ConfigMap written on the member');
+    quiet.push(ok(await via.get(path), 'fresh list after another resource written').ms);
+  }
+  await direct.send('DELETE', `/api/v1/namespaces/${pod.namespace}/configmaps/bench-fresh`);
+  const base = median(cached);
+  add('fresh_busy_p50_ms', median(busy), 'ms');
+  add('fresh_quiet_p50_ms', median(quiet), 'ms');
+  add('as_of_cache_p50_ms', base, 'ms');
+  add('fresh_busy_ratio', median(busy) / base, 'x');
+  add('fresh_quiet_ratio', median(quiet) / base, 'x');
+  notes.push(`fresh reads: ${path} (one member's namespace), ${FRESH_BUSY_ROUNDS} lists right after a write to one of its pods on the member, ${FRESH_QUIET_ROUNDS} right after a write to a ConfigMap (not cached: the member's watch confirms), against the same list at resourceVersion=0 alternating with the first`);
+}

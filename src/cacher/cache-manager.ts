@@ -11,6 +11,7 @@ import { ResourceCacher } from './cacher.js';
 import type { CacherStatus } from './cacher-status.js';
 import { DeferredLog, type StructuredLog } from '../util/structured-log.js';
 import { MemberProgress, type MemberAnswer, type ProgressScope } from './member-progress.js';
+import { FreshReads, memberRevision, type FreshReadCounts, type Unconfirmed } from './fresh-reads.js';
 import { DEFERRED_LOG_LINES } from '../registry/defaults.js';
 import type { CachedResource, CacheHealth, FleetMembers, ResourceCatalog, StaleCluster } from './cache-roles.js';
 import { cachedRules, ruleKey, scopeId, wantedScopes } from './cache-scopes.js';
@@ -272,6 +273,7 @@ export class CacheManager implements FleetMembers, ResourceCatalog, CacheHealth 
   }
 
   private memberProgress?: MemberProgress;
+  private freshReads?: FreshReads;
 
   /** The scopes of a resource (of one cluster, when given) for questions to their members. */
   private progressScopes(resource: string, cluster?: string): ProgressScope[] {
@@ -286,6 +288,29 @@ export class CacheManager implements FleetMembers, ResourceCatalog, CacheHealth 
   memberQuietBetween(resource: string, cluster: string, from: string, to: string): Promise<MemberAnswer['kind']> {
     this.memberProgress ??= new MemberProgress(this.abort.signal);
     return this.memberProgress.quietBetween(this.progressScopes(resource, cluster), from, to);
+  }
+
+  confirmFresh(resource: string, clusters: readonly string[], timeoutMs: number): Promise<Unconfirmed[]> {
+    // A member whose copy is stale already (failing, silent, being listed again) is named as such: nothing to wait for.
+    const stale = new Set(this.staleClusters(resource).map((s) => s.cluster));
+    return this.freshReadsNow().confirm(resource, this.progressScopes(resource), clusters.filter((c) => !stale.has(c)), timeoutMs);
+  }
+
+  freshReadStats(): FreshReadCounts {
+    return this.freshReadsNow().stats();
+  }
+
+  private freshReadsNow(): FreshReads {
+    return (this.freshReads ??= new FreshReads({
+      revision: memberRevision,
+      latestRVs: (resource) => this.store.latestRVs(resource),
+      waitFor: (resource, rvs, timeoutMs) => this.store.waitFor(resource, rvs, timeoutMs),
+      reach: (resource, scopes, rvs, timeoutMs) => {
+        this.memberProgress ??= new MemberProgress(this.abort.signal);
+        return this.memberProgress.reach(this.store, resource, scopes, rvs, timeoutMs);
+      },
+      silent: (cluster) => this.isSilent(cluster),
+    }, this.abort.signal));
   }
 
   async stop(): Promise<void> {

@@ -4,6 +4,7 @@ import { NAMESPACES_KEY, type ResourceInfo } from '../api/resource-info.js';
 import type { Store } from '../store/store.js';
 import type { CacherStatus } from './cacher-status.js';
 import type { MemberAnswer } from './member-progress.js';
+import type { FreshReadCounts, Unconfirmed } from './fresh-reads.js';
 
 /**
  * The roles the cache manager plays for the layers above it (FleetMembers, ResourceCatalog,
@@ -61,6 +62,8 @@ export interface StaleCluster {
   silentForMs?: number;
   /** Its history was rewritten (resourceVersions back, a new cluster): why; its state is being listed again. */
   rewritten?: string;
+  /** A fresh read could not confirm that the cache holds its latest writes: why (fresh-reads.ts). */
+  unconfirmed?: string;
 }
 
 export interface CacheHealth {
@@ -76,4 +79,12 @@ export interface CacheHealth {
   reachResourceVersion(resource: string, rvs: Record<string, string>, timeoutMs: number): Promise<boolean>;
   /** What `cluster` holds of `resource` in (from, to]: no event (`quiet`), some, its history gone, or not known. */
   memberQuietBetween(resource: string, cluster: string, from: string, to: string): Promise<MemberAnswer['kind']>;
+  /**
+   * Confirms with each of `clusters` that the cache of `resource` holds every write the member had
+   * acknowledged when this was called (fresh-reads.ts), within `timeoutMs`; returns those not
+   * confirmed. A silent member is not waited for (it is a stale cluster already).
+   */
+  confirmFresh(resource: string, clusters: readonly string[], timeoutMs: number): Promise<Unconfirmed[]>;
+  /** The confirmations' outcomes and the members' revision lists, since start (/metrics). */
+  freshReadStats(): FreshReadCounts;
 }

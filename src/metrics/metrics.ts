@@ -1,5 +1,6 @@
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { CacherStatus } from '../cacher/cacher-status.js';
+import type { FreshReadCounts } from '../cacher/fresh-reads.js';
 import { CacherSeries } from './cacher-series.js';
 import { trackEventLoopDelay } from './event-loop-delay.js';
 import type { MemberHeartbeat } from '../members/heartbeat.js';
@@ -43,6 +44,8 @@ export interface Metrics {
 export interface FleetSources {
   heartbeats?: () => MemberHeartbeat[];
   dataDir?: string;
+  /** Fresh reads' confirmations by outcome, and the revision lists they sent (cacher/fresh-reads.ts). */
+  freshReads?: () => FreshReadCounts;
 }
 
 export function createMetrics(statuses: () => CacherStatus[], watches?: () => WatchStats, fleet: FleetSources = {}): Metrics {
@@ -52,6 +55,7 @@ export function createMetrics(statuses: () => CacherStatus[], watches?: () => Wa
   const http = httpSeries(registry);
   if (fleet.heartbeats) memberSeries(registry, fleet.heartbeats);
   if (fleet.dataDir !== undefined) storeSeries(registry, fleet.dataDir);
+  if (fleet.freshReads) freshReadSeries(registry, fleet.freshReads);
   if (watches) {
     new Gauge({ name: 'flotilla_watches', help: 'Client watches open now.', registers: [registry], collect() { this.set(watches().open); } });
     new Counter({
@@ -77,6 +81,29 @@ export function createMetrics(statuses: () => CacherStatus[], watches?: () => Wa
   const cachers = new CacherSeries(statuses);
   const exposition: Exposition = { contentType: registry.contentType, metrics: async () => (await registry.metrics()) + cachers.text() };
   return { exposition, registry, http, stop };
+}
+
+/** Fresh reads' confirmations (docs/fresh-reads.md), counted at scrape time from the cache manager's counts. */
+function freshReadSeries(registry: Registry, counts: () => FreshReadCounts): void {
+  new Counter({
+    name: 'flotilla_fresh_read_members_total',
+    help: "Members' confirmations of fresh reads by outcome: current (the cache already held the member's revision), caught_up (its event came), probed (the member's watch said nothing happened in between), unconfirmed (served with a Warning), silent (not asked: the heartbeat finds it silent).",
+    labelNames: ['outcome'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [outcome, n] of Object.entries(counts().outcomes)) this.inc({ outcome }, n);
+    },
+  });
+  new Counter({
+    name: 'flotilla_fresh_read_revision_lists_total',
+    help: "Lists of one object's metadata sent to members for their current revision; reads arriving together share one.",
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(counts().revisionLists);
+    },
+  });
 }
 
 /** What live reads hold and refused (forward/live-read-limits.ts), for /status and /metrics. */

@@ -16,6 +16,7 @@ export function parseOptions(c: Checker, raw: unknown): FleetOptions {
   if (raw === undefined) return options;
   const o = c.object(raw, 'options');
   options.dropManagedFields = c.boolean(o?.dropManagedFields, 'options.dropManagedFields') ?? options.dropManagedFields;
+  options.freshReads = c.boolean(o?.freshReads, 'options.freshReads') ?? options.freshReads;
   for (const field of INTEGER_OPTIONS) options[field] = c.integer(o?.[field], `options.${field}`) ?? options[field];
   if (o?.liveReads !== undefined) options.liveReads = parseLiveReads(c, o.liveReads, options.liveReads);
   if (o?.operators !== undefined) options.operators = parseOperators(c, o.operators);

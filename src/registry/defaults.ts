@@ -58,6 +58,8 @@ export const LIVE_WATCHES = 1000;
 export const DEFAULT_LIVE_READS_ENABLED = true;
 /** Callers without credentials are refused unless the file asks for anonymous access, as kube-apiserver's --anonymous-auth=false. */
 export const DEFAULT_ANONYMOUS = false;
+/** Reads with resourceVersion unset reflect every write a member acknowledged before them (docs/fresh-reads.md), unless the file says `freshReads: false`. */
+export const DEFAULT_FRESH_READS = true;
 
 /** `options.liveReads` when the file leaves it out: a fresh value, so one file's exclude list is never another's. */
 export function defaultLiveReads(): LiveReadsConfig {
@@ -78,6 +80,7 @@ export function defaultFleetOptions(): FleetOptions {
     eventLogSize: DEFAULT_EVENT_LOG_SIZE,
     liveReads: defaultLiveReads(),
     memberHeartbeatMilliseconds: DEFAULT_MEMBER_HEARTBEAT_MILLISECONDS,
+    freshReads: DEFAULT_FRESH_READS,
     // None: /status is read only by callers every member lets get it.
     operators: { users: [], groups: [] },
   };
@@ -143,6 +146,16 @@ export const READ_YOUR_WRITES_MAX_DELETED = 1000;
 export const READ_YOUR_WRITES_WAIT_MS = 2000;
 /** How long a read from a resourceVersion ahead of the cache waits for it before its 504. */
 export const RESOURCE_VERSION_WAIT_MS = 3000;
+/**
+ * How long a fresh read (src/cacher/fresh-reads.ts) waits for its members to confirm that the cache
+ * holds their latest writes; a member that has not by then is named in a Warning and its cached
+ * state served. A member's watch asked about a quiet resource answers in 1–2 s (its bookmark).
+ */
+export const FRESH_READ_CONFIRM_MS = 4000;
+/** How long a fresh read waits for the resource's own event before asking the member's watch: a write's event arrives within milliseconds. */
+export const FRESH_READ_EVENT_WAIT_MS = 100;
+/** How often a fresh read waiting on a member looks whether the heartbeat has found it silent (it is then not waited for). */
+export const FRESH_READ_SILENCE_CHECK_MS = 50;
 
 // ---- The tenants' member-side policy kept on the members (src/tenancy/member-policy-apply.ts).
 
@@ -195,8 +208,11 @@ export const HISTORY_CHECK_SAMPLE = 100;
 export const MEMBER_PROGRESS_WATCH_SECONDS = 3;
 /** Past that timeout, how long the asking watch may take to end before its answer is "unknown". */
 export const MEMBER_PROGRESS_GRACE_MS = 2000;
-/** Such watches open at once per process (one per scope at most, shared by the reads that need it); past it, reads only wait. */
-export const MEMBER_PROGRESS_MAX_IN_FLIGHT = 32;
+/**
+ * Such watches open at once per process (one per scope at most, shared by the reads that need it);
+ * past it, reads only wait. A fleet-wide fresh read of a quiet resource asks every member at once.
+ */
+export const MEMBER_PROGRESS_MAX_IN_FLIGHT = MEMBER_FAN_OUT;
 export const BACKOFF_BASE_MS = 250;
 export const BACKOFF_CAP_MS = 30_000;
 /** A resource no member could describe is asked about again after this, doubling, up to the cap. */

@@ -90,6 +90,12 @@ export interface FleetOptions {
    */
   memberHeartbeatMilliseconds: number;
   /**
+   * Whether reads with resourceVersion unset (lists, gets, watch-lists) first confirm with the
+   * members they address that the cache holds every write acknowledged before them (true), or are
+   * served as the cache stands, as resourceVersion=0 (docs/fresh-reads.md).
+   */
+  freshReads: boolean;
+  /**
    * Who operates flotilla: these users and members of these groups may always read `/status`,
    * `/metrics` and the status page, whatever the members' RBAC says (which may be what is broken).
    */

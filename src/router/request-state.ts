@@ -21,6 +21,8 @@ export interface RequestState {
   decidedTenant?: Tenant;
   /** Why flotilla refused the request with 429 itself (its metric's label and log line). */
   refusal?: RefusalReason;
+  /** How long a fresh read waited for its members' confirmation (reads/cached.ts), for its log line. */
+  freshReadMs?: number;
 }
 
 const STATE = Symbol('flotilla.requestState');

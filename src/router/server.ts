@@ -75,6 +75,8 @@ export interface ServerOptions {
   tenants?: () => Tenants;
   /** The configuration's `options.operators`, as of now (hot-reloaded): they always read /status and /metrics. */
   operators?: () => OperatorsConfig;
+  /** The configuration's `options.freshReads`, as of now (hot-reloaded). */
+  freshReads?: () => boolean;
 }
 
 export function buildServer(opts: ServerOptions): FastifyInstance {
@@ -96,7 +98,7 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
   }) as unknown as FastifyInstance;
   const { fleet, catalog, health, store } = opts;
   const hub = new WatchHub(store);
-  const { registry: metrics, exposition, http, stop: stopMetrics } = createMetrics(() => health.status(), () => hub.stats(), { heartbeats: () => health.heartbeats(), ...(opts.dataDir !== undefined ? { dataDir: opts.dataDir } : {}) });
+  const { registry: metrics, exposition, http, stop: stopMetrics } = createMetrics(() => health.status(), () => hub.stats(), { heartbeats: () => health.heartbeats(), freshReads: () => health.freshReadStats(), ...(opts.dataDir !== undefined ? { dataDir: opts.dataDir } : {}) });
   logEvictions(hub, app.log);
   const slis = createHealthSlis();
   const snapshots = new SnapshotRegistry(store);
@@ -167,7 +169,7 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
   void app.register(statusPlugin, { health, metrics: exposition, slis, fleet, callers, authorizer: opts.authorizer, live: opts.liveReads, liveLimits, hierarchy, store, ...operators });
   void app.register(uiPlugin, { fleet, callers, authorizer: opts.authorizer, ...operators });
   void app.register(discoveryPlugin, { fleet, discovery, tenantOf, frontProxied: (req) => callers.frontProxied(req) });
-  void app.register(readsPlugin, { fleet, catalog, health, store, hub, snapshots, writes, callers, authorizer: opts.authorizer, forward, hierarchy, live: opts.liveReads, liveLimits, watch: opts.watch });
+  void app.register(readsPlugin, { fleet, catalog, health, store, hub, snapshots, writes, callers, authorizer: opts.authorizer, forward, hierarchy, live: opts.liveReads, liveLimits, watch: opts.watch, ...(opts.freshReads ? { freshReads: opts.freshReads } : {}) });
   void app.register(subresourcesPlugin, { fleet, catalog, store, callerHeaders: forward.callerHeaders, enterTenant: (req) => callers.tenantOf(req), getAccess: forward.getAccess, recent: forward.recent, metrics });
   void app.register(selfReviewsPlugin, { fleet, callers, authorizer: opts.authorizer });
   void app.register(writesPlugin, { fleet, forward });

@@ -10,7 +10,7 @@ import { requestVerb } from '../request-verb.js';
  * One log line per request, at info (a successful probe or scrape at debug), when its answer ends (a watch when it closes): request id,
  * caller (the user name only), Kubernetes verb, path (without its query), status and duration;
  * and the request counted in the HTTP series. Nothing else of the request is written: no header,
- * no query, no body, so no credential and nothing the answer held. The path is the caller's own,
+ * no query, no body, so no credential and nothing the answer held. A fresh read adds how long its members' confirmation took (`freshReadMs`). The path is the caller's own,
  * as sent, before a tenant's names are rewritten. A 429 is also said at warn, with why, once a
  * window per reason. Global: it sees every route.
  */
@@ -39,7 +39,8 @@ const requestLog: FastifyPluginAsync<RequestLogOptions> = async (app, { http }) 
       const cut = !reply.raw.writableFinished;
       http.observe(verb, status, seconds, longRunning);
       const level = PROBE_PATHS.test(path) && status < 400 ? 'debug' : 'info';
-      req.log[level]({ caller, verb, path, status, durationMs: Math.round(seconds * 10_000) / 10, ...(cut ? { cut: true } : {}) }, 'request');
+      const fresh = req.flotilla.freshReadMs;
+      req.log[level]({ caller, verb, path, status, durationMs: Math.round(seconds * 10_000) / 10, ...(fresh !== undefined ? { freshReadMs: fresh } : {}), ...(cut ? { cut: true } : {}) }, 'request');
       if (status !== 429) return;
       // A 429 flotilla did not refuse itself came from a member, passed on.
       const reason = req.flotilla.refusal ?? 'member';

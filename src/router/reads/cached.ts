@@ -1,7 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import { Readable } from 'node:stream';
 import { selectsByHierarchy } from '../../view/step-hierarchy.js';
-import type { CacheHealth, CachedResource } from '../../cacher/cache-roles.js';
+import type { CacheHealth, CachedResource, StaleCluster } from '../../cacher/cache-roles.js';
 import { getResponse, listResponse } from '../../mux/reads.js';
 import type { WatchHub } from '../../mux/watch-hub.js';
 import type { SnapshotRegistry } from '../../mux/snapshots.js';
@@ -17,7 +17,8 @@ import type { ReadView } from '../../view/read-view.js';
 import { buildReadView } from '../../view/steps.js';
 import type { DeletedObject, WriteTracker } from '../../forward/read-your-writes.js';
 import { MAX_TIMER_MS, sendBytes } from '../replies.js';
-import type { ReadQuery as Query } from '../../api/list-options.js';
+import { stateOf } from '../request-state.js';
+import type { ReadQuery as Query, ReadRequest } from '../../api/list-options.js';
 import { cachedScope, type ReadContext, type ReadHandler } from './read-handler.js';
 import { callerView, whatOf, type CallerViewDeps } from './caller-view.js';
 import {
@@ -25,6 +26,8 @@ import {
   DEFAULT_MIN_WATCH_TIMEOUT_SECONDS,
   DEFAULT_WATCH_BOOKMARK_INTERVAL_SECONDS,
   DEFAULT_WATCH_CATCH_UP_STALL_SECONDS,
+  DEFAULT_FRESH_READS,
+  FRESH_READ_CONFIRM_MS,
   READ_YOUR_WRITES_WAIT_MS,
   RESOURCE_VERSION_WAIT_MS,
 } from '../../registry/defaults.js';
@@ -37,6 +40,8 @@ export interface CachedReadDeps extends CallerViewDeps {
   writes: WriteTracker;
   /** minTimeoutSeconds: as the apiserver's --min-request-timeout, for watches without timeoutSeconds. */
   watch?: { bookmarkIntervalMs?: number; maxBufferedBytes?: number; minTimeoutSeconds?: number; catchUpStallMs?: number };
+  /** The configuration's `options.freshReads`, as of now (hot-reloaded): reads with resourceVersion unset confirm with their members first. */
+  freshReads?: () => boolean;
 }
 
 /**
@@ -68,7 +73,8 @@ async function serveCached(deps: CachedReadDeps, { req, reply, target, resource:
     }
     const reached = since ? await awaitResourceVersion(health, store, resource, opened, since, false, target.cluster) : undefined;
     const from = reached ? await resumeBeforeLogStart(health, store, resource, reached) : undefined;
-    warnings.push(...staleWarnings(health, gvrKey(resource.info), view));
+    const unconfirmed = await confirmFresh(deps, req.raw, resource, view, options);
+    warnings.push(...staleWarnings(health, gvrKey(resource.info), view, unconfirmed));
     reply.hijack();
     // Written with the watch's own headers.
     // Written past fastify's onSend (which rewords a tenant's other answers): reworded here.
@@ -96,7 +102,8 @@ async function serveCached(deps: CachedReadDeps, { req, reply, target, resource:
     return reply;
   }
   const key = gvrKey(resource.info);
-  warnings.push(...staleWarnings(health, key, view));
+  const unconfirmed = await confirmFresh(deps, req.raw, resource, view, options);
+  warnings.push(...staleWarnings(health, key, view, unconfirmed));
   if (warnings.length) reply.header('warning', warnings);
   // Read-your-writes: a caller's read waits (briefly) for the cache to hold the caller's last write.
   const writer = callers.key(req.raw);
@@ -189,14 +196,33 @@ async function resumeBeforeLogStart(health: CacheHealth, store: Store, cached: C
 }
 
 /**
- * A member that is down, or silent (its apiserver not answering), does not fail a read: its
- * cached state is served, with a warning naming it; only clusters the caller's view shows.
+ * A fresh read (docs/fresh-reads.md): a list or get with resourceVersion unset or "", or a watch
+ * that sends its initial events from there, first has each member its view shows confirm that the
+ * cache holds the member's latest writes (cacher/fresh-reads.ts), unless the configuration serves
+ * such reads as the cache stands. Only the view's members are asked, with flotilla's own
+ * credentials; those that did not confirm are returned for the read's Warning.
  */
-function staleWarnings(health: CacheHealth, resource: string, view: ReadView): string[] {
-  return health
-    .staleClusters(resource)
+async function confirmFresh(deps: CachedReadDeps, raw: ReadContext['req']['raw'], resource: CachedResource, view: ReadView, options: ReadRequest): Promise<StaleCluster[]> {
+  const fresh = options.resourceVersion === '' && !options.continue && (options.verb !== 'watch' || options.sendInitialEvents);
+  if (!fresh || !(deps.freshReads?.() ?? DEFAULT_FRESH_READS) || view.clusters.length === 0) return [];
+  const started = performance.now();
+  const unconfirmed = await deps.health.confirmFresh(gvrKey(resource.info), view.clusters, FRESH_READ_CONFIRM_MS);
+  stateOf(raw).freshReadMs = Math.round((performance.now() - started) * 10) / 10;
+  return unconfirmed.map((u) => ({ cluster: u.cluster, unconfirmed: u.reason }));
+}
+
+/**
+ * A member that is down, or silent (its apiserver not answering), or that did not confirm a fresh
+ * read in time, does not fail a read: its cached state is served, with a warning naming it; only
+ * clusters the caller's view shows.
+ */
+function staleWarnings(health: CacheHealth, resource: string, view: ReadView, unconfirmed: readonly StaleCluster[] = []): string[] {
+  const stale = health.staleClusters(resource);
+  return [...stale, ...unconfirmed.filter((u) => !stale.some((s) => s.cluster === u.cluster))]
     .filter((s) => view.showsCluster(s.cluster))
-    .map((s) => warningHeader(s.rewritten !== undefined
+    .map((s) => warningHeader(s.unconfirmed !== undefined
+      ? `cluster ${s.cluster} ${s.unconfirmed.slice(0, 200)}; serving its cached state as flotilla last saw it, which may miss its latest writes`
+      : s.rewritten !== undefined
       ? `cluster ${s.cluster} is being listed again: ${s.rewritten.slice(0, 200)}; serving its state as flotilla last saw it until then`
       : s.silentForMs !== undefined
       ? `cluster ${s.cluster} has not answered for ${(s.silentForMs / 1000).toFixed(1)} s; serving its cached state as flotilla last saw it${s.error ? ` (${s.error.slice(0, 200)})` : ''}`

@@ -1,0 +1,155 @@
+import { compareMemberRV } from '../api/global-rv.js';
+import { GenerationFlight } from '../util/generation-flight.js';
+import { FRESH_READ_CONFIRM_MS, FRESH_READ_EVENT_WAIT_MS, FRESH_READ_SILENCE_CHECK_MS } from '../registry/defaults.js';
+import type { ProgressScope } from './member-progress.js';
+
+/**
+ * Fresh reads (docs/fresh-reads.md): before a read with resourceVersion unset is served from the
+ * cache, each member it addresses confirms that the cache holds every write the member had
+ * acknowledged when the read arrived, as KEP-2340's consistent reads from the watch cache do for
+ * one apiserver. Per (member, resource):
+ * 1. the member's current revision R: one consistent list of one object's metadata (its list
+ *    resourceVersion is etcd's revision then, not older than any acknowledged write), shared by the
+ *    reads that arrived before it started (GenerationFlight);
+ * 2. the cache's committed resourceVersion at R or past it: confirmed; else the resource's own event
+ *    is likely on its way (the write was to this resource), waited for briefly;
+ * 3. else the member is asked whether any event of the resource lies between the cache's
+ *    resourceVersion and R (member-progress.ts: a short watch from the cache's resourceVersion,
+ *    answered by its events or its bookmark); none, and the cache is raised to what the member
+ *    confirmed, so later reads up to there are confirmed at step 2.
+ * A member that is silent (the heartbeat's word) is not waited for; one that does not confirm in
+ * time is reported, and the read serves its cached state with a Warning.
+ */
+
+/** How a member's confirmation ended, for /metrics: the cache already there, its event waited for, the member's watch asked, or not confirmed. */
+export type FreshOutcome = 'current' | 'caught_up' | 'probed' | 'unconfirmed' | 'silent';
+
+export interface FreshReadCounts {
+  /** Members' confirmations by outcome, since start. */
+  outcomes: Record<FreshOutcome, number>;
+  /** Lists sent to members for their current revision (step 1), since start: fewer than the confirmations when reads share them. */
+  revisionLists: number;
+}
+
+/** A member the read addresses whose cache could not be confirmed, and why (for its Warning). */
+export interface Unconfirmed {
+  cluster: string;
+  reason: string;
+}
+
+/** What the confirmation reads and asks: the store's committed RVs, the member, its heartbeat (fakes in the unit tests). */
+export interface FreshSources {
+  /** The member's current revision for the scope's resource (its list resourceVersion). */
+  revision(scope: ProgressScope, signal: AbortSignal): Promise<string>;
+  /** The resource's committed RV per cluster (the oldest of its scopes), as readers see the store. */
+  latestRVs(resource: string): Record<string, string>;
+  /** Resolves true once the store's RVs of `resource` reach `rvs`, false at `timeoutMs`. */
+  waitFor(resource: string, rvs: Record<string, string>, timeoutMs: number): Promise<boolean>;
+  /** The same, asking the scopes' members whether they hold events up to `rvs` (member-progress.ts `reach`). */
+  reach(resource: string, scopes: readonly ProgressScope[], rvs: Record<string, string>, timeoutMs: number): Promise<boolean>;
+  /** Whether the heartbeat finds the member silent. */
+  silent(cluster: string): boolean;
+}
+
+const METADATA_LIST_ACCEPT = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
+
+/** A member's current revision for a scope: its list resourceVersion, from a consistent list of one object's metadata. */
+export async function memberRevision(scope: ProgressScope, signal: AbortSignal): Promise<string> {
+  const path = `${scope.path}${scope.path.includes('?') ? '&' : '?'}limit=1`;
+  const res = await scope.member.fetch({ path, headers: { accept: METADATA_LIST_ACCEPT }, signal });
+  if (res.status !== 200) throw new Error(`HTTP ${res.status} to a list of one`);
+  const rv = (JSON.parse(res.body.toString('utf8')) as { metadata?: { resourceVersion?: string } }).metadata?.resourceVersion;
+  if (!rv) throw new Error('a list without a resourceVersion');
+  return rv;
+}
+
+export class FreshReads {
+  /** One revision request at a time per (member, resource), keyed by the resource's first scope on the member. */
+  private readonly flights = new WeakMap<ProgressScope, GenerationFlight<string>>();
+  private readonly counts: FreshReadCounts = { outcomes: { current: 0, caught_up: 0, probed: 0, unconfirmed: 0, silent: 0 }, revisionLists: 0 };
+
+  constructor(private readonly sources: FreshSources, private readonly signal?: AbortSignal) {}
+
+  stats(): FreshReadCounts {
+    return { outcomes: { ...this.counts.outcomes }, revisionLists: this.counts.revisionLists };
+  }
+
+  /**
+   * Confirms, for each of `clusters` (those the read addresses), that the cache of `resource` holds
+   * what the member had acknowledged when this was called; within `timeoutMs`. Returns the members
+   * not confirmed. A silent member is left to the read's stale-cluster Warning; a cluster the
+   * resource is not cached from has nothing to confirm.
+   */
+  async confirm(resource: string, scopes: readonly ProgressScope[], clusters: readonly string[], timeoutMs: number): Promise<Unconfirmed[]> {
+    const deadline = Date.now() + timeoutMs;
+    const results = await Promise.all(clusters.map(async (cluster) => {
+      const own = scopes.filter((s) => s.cluster === cluster);
+      if (own.length === 0) return undefined;
+      const outcome = this.sources.silent(cluster) ? { kind: 'silent' as const } : await this.confirmWhileHeard(resource, cluster, own, deadline, timeoutMs);
+      this.counts.outcomes[outcome.kind]++;
+      return outcome.kind === 'unconfirmed' ? { cluster, reason: outcome.reason } : undefined;
+    }));
+    return results.filter((r): r is Unconfirmed => r !== undefined);
+  }
+
+  /** The member's confirmation, given up as soon as the heartbeat finds the member silent, or at the deadline. */
+  private async confirmWhileHeard(resource: string, cluster: string, scopes: readonly ProgressScope[], deadline: number, timeoutMs: number): Promise<Outcome> {
+    const giveUp = new AbortController();
+    const watchSilence = new Promise<Outcome>((resolve) => {
+      const timer = setInterval(() => {
+        if (this.sources.silent(cluster)) resolve({ kind: 'silent' });
+        else if (Date.now() >= deadline) resolve({ kind: 'unconfirmed', reason: `did not answer within ${(timeoutMs / 1000).toFixed(1)} s` });
+        else return;
+        clearInterval(timer);
+      }, FRESH_READ_SILENCE_CHECK_MS);
+      giveUp.signal.addEventListener('abort', () => clearInterval(timer), { once: true });
+    });
+    try {
+      return await Promise.race([this.confirmCluster(resource, cluster, scopes, deadline), watchSilence]);
+    } finally {
+      giveUp.abort();
+    }
+  }
+
+  private async confirmCluster(resource: string, cluster: string, scopes: readonly ProgressScope[], deadline: number): Promise<Outcome> {
+    let target: string;
+    try {
+      target = await this.revision(scopes[0]!);
+    } catch (e) {
+      const err = e as Error & { code?: string };
+      const timedOut = err.name === 'TimeoutError' || err.name === 'AbortError';
+      return { kind: 'unconfirmed', reason: timedOut ? 'did not tell its current resourceVersion in time' : `could not tell its current resourceVersion (${err.code ?? err.message})` };
+    }
+    const held = this.sources.latestRVs(resource)[cluster];
+    if (!isRevision(target)) {
+      // An aggregated API's resourceVersions: only an equal one can be told to be current.
+      return held === target ? { kind: 'current' } : { kind: 'unconfirmed', reason: 'has resourceVersions flotilla cannot order' };
+    }
+    if (held !== undefined && isRevision(held) && compareMemberRV(held, target) >= 0) return { kind: 'current' };
+    const want = { [cluster]: target };
+    if (await this.sources.waitFor(resource, want, Math.min(FRESH_READ_EVENT_WAIT_MS, deadline - Date.now()))) return { kind: 'caught_up' };
+    if (await this.sources.reach(resource, scopes, want, deadline - Date.now())) return { kind: 'probed' };
+    return { kind: 'unconfirmed', reason: `did not confirm that flotilla holds its writes up to resourceVersion ${target}` };
+  }
+
+  /** The member's current revision, from a request started after this call (shared with the calls that arrive with it). */
+  private revision(scope: ProgressScope): Promise<string> {
+    let flight = this.flights.get(scope);
+    if (!flight) {
+      flight = new GenerationFlight(() => {
+        this.counts.revisionLists++;
+        // Bounded on its own: the reads sharing it each give up at their own deadline.
+        const signal = AbortSignal.any([AbortSignal.timeout(FRESH_READ_CONFIRM_MS), ...(this.signal ? [this.signal] : [])]);
+        return this.sources.revision(scope, signal);
+      });
+      this.flights.set(scope, flight);
+    }
+    return flight.get();
+  }
+}
+
+type Outcome = { kind: Exclude<FreshOutcome, 'unconfirmed'> } | { kind: 'unconfirmed'; reason: string };
+
+function isRevision(rv: string): boolean {
+  return /^[0-9]{1,30}$/.test(rv);
+}
