@@ -312,8 +312,10 @@ describe('following the members', () => {
     const created = await createPod(west, 'pod-west-late');
     const started = Date.now();
     let seenAfter = -1;
+    // The cache's own pace: lists as the cache stands (resourceVersion=0), not fresh reads, which
+    // would show it at once by confirming with every member (fresh-reads.test.ts).
     while (Date.now() - started < 5000) {
-      const list = await flotillaPods();
+      const list = await flotillaPods(`/api/v1/namespaces/${NS}/pods?resourceVersion=0`);
       const hit = list.items.find((p) => p.metadata!.uid === created.metadata!.uid);
       if (hit) {
         seenAfter = Date.now() - started;
@@ -329,7 +331,7 @@ describe('following the members', () => {
     const deadline = Date.now() + 5000;
     let gone = false;
     while (!gone && Date.now() < deadline) {
-      gone = !(await flotillaPods()).items.some((p) => p.metadata!.uid === created.metadata!.uid);
+      gone = !(await flotillaPods(`/api/v1/namespaces/${NS}/pods?resourceVersion=0`)).items.some((p) => p.metadata!.uid === created.metadata!.uid);
       if (!gone) await new Promise((r) => setTimeout(r, 20));
     }
     expect(gone).toBe(true);
