@@ -175,7 +175,8 @@ describe('a service-discovery controller on client-go', () => {
         const m = /^PATCHED \S+\/(\S+) /.exec(line);
         if (m && !patchedAt.has(m[1]!)) patchedAt.set(m[1]!, Date.now());
       }
-      const cached = JSON.parse((await memberRequest(flotilla.endpoint, 'GET', `${PODS}?labelSelector=discover%3Dyes`)).body) as V1PodList;
+      // The cache as it stands (resourceVersion=0): its own pace, not a fresh read's confirmation.
+      const cached = JSON.parse((await memberRequest(flotilla.endpoint, 'GET', `${PODS}?labelSelector=discover%3Dyes&resourceVersion=0`)).body) as V1PodList;
       for (const p of cached.items) {
         if (p.metadata!.annotations?.[ANNOTATION] && !cachedAt.has(p.metadata!.name!)) cachedAt.set(p.metadata!.name!, Date.now());
       }

@@ -106,9 +106,10 @@ describe('a resourceVersion one replica issued, on the other', () => {
   it('a list and a watch from an RV the other replica got from a later list: served at once, no 504', async () => {
     const [r1, r2] = replicas as [FlotillaProcess, FlotillaProcess];
     await churnLeases('later', 5);
-    // west stays quiet; replica 2 listed it after replica 1 did (and after the leases moved).
-    const ahead = (await memberJson<List>(r2.endpoint, 'GET', `${CONFIGMAPS}?labelSelector=none%3Dnone`)).metadata.resourceVersion;
-    const behind = (await memberJson<List>(r1.endpoint, 'GET', `${CONFIGMAPS}?labelSelector=none%3Dnone`)).metadata.resourceVersion;
+    // west stays quiet; replica 2 listed it after replica 1 did (and after the leases moved). Both
+    // as their caches stand (resourceVersion=0): a fresh read would confirm with west first.
+    const ahead = (await memberJson<List>(r2.endpoint, 'GET', `${CONFIGMAPS}?labelSelector=none%3Dnone&resourceVersion=0`)).metadata.resourceVersion;
+    const behind = (await memberJson<List>(r1.endpoint, 'GET', `${CONFIGMAPS}?labelSelector=none%3Dnone&resourceVersion=0`)).metadata.resourceVersion;
     expect(BigInt(decodeGlobalRV(ahead).west!)).toBeGreaterThan(BigInt(decodeGlobalRV(behind).west!));
     // The member itself serves a list at that RV at once.
     const own = await memberRequest(member('west'), 'GET', `${CONFIGMAPS}?resourceVersion=${decodeGlobalRV(ahead).west}`);
@@ -176,6 +177,9 @@ describe('clients behind a round-robin front, cut under writes', () => {
     const kubectlWatch = kubectlSession(kubeconfig, ['get', 'pods', '-n', MOVING_NS, '-w', '--output-watch-events', '-o', 'custom-columns=EVENT:.type,NAME:.object.metadata.name', '--no-headers']);
     try {
       await informer.synced;
+      // kubectl's first list is a fresh read: it confirms with west, whose pods are quiet (about a
+      // second); its watch must be open before the front starts cutting connections.
+      await new Promise((r) => setTimeout(r, 3000));
       const written: string[] = [];
       for (let round = 0; round < 6; round++) {
         for (let i = 0; i < 5; i++) {
