@@ -520,6 +520,9 @@ async function relabelWatch(ep: MemberEndpoint, member: MemberEndpoint, clusters
     return memberRequest(on, 'GET', `${path}?${selector}&watch=1&resourceVersion=${encodeURIComponent(rv)}&timeoutSeconds=8`, undefined, { timeoutMs: 30_000 });
   };
   const watches = [open(member), open(ep)];
+  // Handled from the start: a side that refuses its watch while the relabels run fails this
+  // measurement (Promise.all below), not the bench process with an unhandled rejection.
+  const settled = Promise.allSettled(watches);
   try {
     await sleep(1000);
     for (const [pod, value] of RELABELS) {
@@ -527,7 +530,7 @@ async function relabelWatch(ep: MemberEndpoint, member: MemberEndpoint, clusters
       await sleep(300);
     }
   } finally {
-    await Promise.allSettled(watches);
+    await settled;
     for (const pod of pods) await label(pod, 'out');
   }
   const [own, side] = await Promise.all(watches);

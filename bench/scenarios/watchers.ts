@@ -289,6 +289,9 @@ export async function write(member: MemberEndpoint, rate: number, begin: number,
   const patchMs = new LatencyHistogram();
   let sent = 0;
   let failed = 0;
+  // The first patch that failed otherwise: the writer's error once the rest are in (a rejection
+  // left unhandled until then would end the bench process instead).
+  let error: Error | undefined;
   try {
     const inflight = new Set<Promise<void>>();
     const total = Math.round(((window.to - begin) * rate) / 1000);
@@ -306,11 +309,14 @@ export async function write(member: MemberEndpoint, rate: number, begin: number,
           sent++;
           patchMs.add(r.ms);
         }
-      })().finally(() => inflight.delete(p));
+      })()
+        .catch((e: Error) => void (error ??= e))
+        .finally(() => inflight.delete(p));
       inflight.add(p);
       if (inflight.size > 200) await Promise.race(inflight);
     }
     await Promise.all(inflight);
+    if (error) throw error;
   } finally {
     writer.close();
   }
