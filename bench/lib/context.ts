@@ -38,6 +38,10 @@ export interface Profile {
   /** A second, lighter writer rate the watchers scenario also measures (none: only the first). */
   watchEventsPerSecondLight?: number;
   watchSeconds: number;
+  /** The watch floor's window at the writer's rate (shorter than watchSeconds keeps the quick run short). */
+  watchFloorSeconds: number;
+  /** Writer rates the watch floor is ramped through, up to the last its watchers keep up with (none: the writer's rate only). */
+  watchRampRates: number[];
 }
 
 export const PROFILES: Record<Profile['name'], Profile> = {
@@ -45,7 +49,7 @@ export const PROFILES: Record<Profile['name'], Profile> = {
     name: 'quick', pods: 10_000, names: 2, listNames: 2, namespaces: 4, seedConcurrency: 64,
     listRounds: 5, selectorRuns: 200, selectorBudgetMs: 15_000, readyTimeoutMs: 120_000, runBudgetMs: 14 * 60_000,
     logBytes: 16 * 1024 * 1024,
-    watchers: 100, watchEventsPerSecond: 50, watchSeconds: 10,
+    watchers: 100, watchEventsPerSecond: 50, watchSeconds: 10, watchFloorSeconds: 3, watchRampRates: [],
   },
   full: {
     // The shapes: 1M cached pods as one apiserver under 100 names × 10k pods, and the
@@ -56,7 +60,8 @@ export const PROFILES: Record<Profile['name'], Profile> = {
     logBytes: 128 * 1024 * 1024,
     // 200/s is the load; on a 2-CPU machine neither side keeps up with it (1000 watchers
     // parsing 200k events/s), so the scenario measures 20/s as well.
-    watchers: 1000, watchEventsPerSecond: 200, watchEventsPerSecondLight: 20, watchSeconds: 20,
+    watchers: 1000, watchEventsPerSecond: 200, watchEventsPerSecondLight: 20, watchSeconds: 20, watchFloorSeconds: 20,
+    watchRampRates: [10, 20, 50, 100, 200, 400],
   },
 };
 

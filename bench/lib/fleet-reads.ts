@@ -2,6 +2,7 @@ import type { MemberEndpoint } from '../../test/fleet/http.js';
 import { BenchClient, occurrenceCounter, percentile } from './http.js';
 import { performance } from 'node:perf_hooks';
 import { LIST_TIMEOUT_MS, POD_ITEM, ok } from './scenario.js';
+import type { PeerAnswers } from './peer-answers.js';
 
 /**
  * The reads a fleet-wide proxy serves, timed the same way against any of them (flotilla,
@@ -39,6 +40,8 @@ export interface ReadPlan {
   getRuns: number;
   /** Full kubectl-style walks (limit=500, following continue) timed. */
   pagedWalks: number;
+  /** Each read's bound (LIST_TIMEOUT_MS unless said): past it, the read is counted as unanswered. */
+  timeoutMs?: number;
 }
 
 export interface ReadResult {
@@ -57,62 +60,54 @@ export interface ReadResult {
   /** Per page, over every walk; and the walks themselves. */
   page: Timings;
   walk: Timings & { pages: number; objects: number };
-  /** Reads the server failed, each with its error (their figures are NaN). */
-  failures: string[];
 }
 
-/** Times the plan's reads against `ep` (sequential requests on one keep-alive client). */
-export async function measureReads(ep: MemberEndpoint, plan: ReadPlan): Promise<ReadResult> {
+/**
+ * Times the plan's reads against `ep` (sequential requests on one keep-alive client). A read the
+ * server fails or does not answer in time (a 504 past its request timeout, a silent peer) is a
+ * result: its figures are NaN, `answers` counts and names it, and the other reads are still measured.
+ */
+export async function measureReads(ep: MemberEndpoint, plan: ReadPlan, answers: PeerAnswers): Promise<ReadResult> {
   const client = new BenchClient(ep);
+  const bound = plan.timeoutMs ?? LIST_TIMEOUT_MS;
   try {
     // A slow server gets fewer rounds, not a longer run: past the budget, three runs are enough.
-    const timed = async (runs: number, path: string, accept?: string, acceptStatus = 200) => {
+    const timed = async (timeoutMs: number, runs: number, path: string, accept?: string, acceptStatus = 200) => {
       const ms: number[] = [];
       const started = performance.now();
       for (let i = 0; i < runs && (i < 3 || performance.now() - started < BUDGET_MS); i++) {
-        const r = await client.get(path, { timeoutMs: LIST_TIMEOUT_MS, ...(accept ? { accept } : {}) });
+        const r = await client.get(path, { timeoutMs, ...(accept ? { accept } : {}) });
         if (r.status !== acceptStatus) throw new Error(`${path}: ${r.status} ${r.errorText ?? ''}`);
         ms.push(r.ms);
       }
       return ms;
     };
-    const counted = async (path: string, needle: string, accept?: string) => {
+    const counted = async (timeoutMs: number, path: string, needle: string, accept?: string) => {
       const counter = occurrenceCounter(needle);
-      const r = ok(await client.get(path, { timeoutMs: LIST_TIMEOUT_MS, onChunk: counter.onChunk, ...(accept ? { accept } : {}) }), path);
+      const r = ok(await client.get(path, { timeoutMs, onChunk: counter.onChunk, ...(accept ? { accept } : {}) }), path);
       return { objects: counter.count(), bytes: r.bytes, ms: r.ms };
     };
-
-    // A read the server fails (a 504 past its request timeout, say) is a result: its figures are
-    // NaN, the failure is said, and the other reads are still measured.
-    const failures: string[] = [];
-    const attempt = async <T>(what: string, fn: () => Promise<T>, failed: T): Promise<T> => {
-      try {
-        return await fn();
-      } catch (e) {
-        failures.push(`${what}: ${(e as Error).message.slice(0, 300)}`);
-        return failed;
-      }
-    };
+    const attempt = <T>(what: string, fn: (timeoutMs: number) => Promise<T>, failed: T): Promise<T> => answers.within(what, bound, fn, failed);
     const none = { objects: NaN, bytes: NaN, ms: NaN };
     const noTimings = timings([]);
 
     // A whole-fleet list whose warm-up took longer than SLOW_LIST_MS is timed once more, not listRounds times.
     const rounds = (warmMs: number) => (warmMs > SLOW_LIST_MS ? 1 : plan.listRounds);
-    const warm = await attempt('fleet list', () => counted('/api/v1/pods', POD_ITEM), none);
-    const list = Number.isNaN(warm.objects) ? noTimings : await attempt('fleet list', async () => timings(await timed(rounds(warm.ms), '/api/v1/pods')), noTimings);
-    const warmTable = await attempt('fleet Table', () => counted('/api/v1/pods', TABLE_ROW, KUBECTL_TABLE_ACCEPT), none);
-    const table = Number.isNaN(warmTable.objects) ? noTimings : await attempt('fleet Table', async () => timings(await timed(rounds(warmTable.ms), '/api/v1/pods', KUBECTL_TABLE_ACCEPT)), noTimings);
+    const warm = await attempt('fleet list', (t) => counted(t, '/api/v1/pods', POD_ITEM), none);
+    const list = Number.isNaN(warm.objects) ? noTimings : await attempt('fleet list', async (t) => timings(await timed(t, rounds(warm.ms), '/api/v1/pods')), noTimings);
+    const warmTable = await attempt('fleet Table', (t) => counted(t, '/api/v1/pods', TABLE_ROW, KUBECTL_TABLE_ACCEPT), none);
+    const table = Number.isNaN(warmTable.objects) ? noTimings : await attempt('fleet Table', async (t) => timings(await timed(t, rounds(warmTable.ms), '/api/v1/pods', KUBECTL_TABLE_ACCEPT)), noTimings);
 
     // The same list at resourceVersion=0 (any cached state will do, as an informer's first list asks):
     // a proxy that sends a consistent list (no resourceVersion, as kubectl's) to its members serves this one from its cache.
-    const warmRv0 = await attempt('fleet list at resourceVersion=0', () => counted('/api/v1/pods?resourceVersion=0', POD_ITEM), none);
-    const listRv0 = Number.isNaN(warmRv0.objects) ? noTimings : await attempt('fleet list at resourceVersion=0', async () => timings(await timed(rounds(warmRv0.ms), '/api/v1/pods?resourceVersion=0')), noTimings);
+    const warmRv0 = await attempt('fleet list at resourceVersion=0', (t) => counted(t, '/api/v1/pods?resourceVersion=0', POD_ITEM), none);
+    const listRv0 = Number.isNaN(warmRv0.objects) ? noTimings : await attempt('fleet list at resourceVersion=0', async (t) => timings(await timed(t, rounds(warmRv0.ms), '/api/v1/pods?resourceVersion=0')), noTimings);
 
     const selected: ReadResult['selected'] = {};
     for (const s of plan.selectors) {
-      selected[s.name] = await attempt(s.name, async () => {
-        const { objects } = await counted(`/api/v1/pods?${s.query}`, POD_ITEM);
-        return { ...timings(await timed(s.runs, `/api/v1/pods?${s.query}`)), objects };
+      selected[s.name] = await attempt(s.name, async (t) => {
+        const { objects } = await counted(t, `/api/v1/pods?${s.query}`, POD_ITEM);
+        return { ...timings(await timed(t, s.runs, `/api/v1/pods?${s.query}`)), objects };
       }, { ...noTimings, objects: NaN });
     }
 
@@ -120,14 +115,14 @@ export async function measureReads(ep: MemberEndpoint, plan: ReadPlan): Promise<
     let get = noTimings;
     let nameSelected = { ...noTimings, objects: NaN };
     if (plan.getRuns > 0) {
-      getStatus = (await client.get(plan.podPath)).status;
-      if (getStatus === 200) get = await attempt('get', async () => timings(await timed(plan.getRuns, plan.podPath)), noTimings);
+      getStatus = await attempt('get', async (t) => (await client.get(plan.podPath, { timeoutMs: t })).status, 0);
+      if (getStatus === 200) get = await attempt('get', async (t) => timings(await timed(t, plan.getRuns, plan.podPath)), noTimings);
       const ns = plan.podPath.split('/')[4]!;
       const name = plan.podPath.split('/').pop()!;
       const byName = `/api/v1/namespaces/${ns}/pods?fieldSelector=${encodeURIComponent(`metadata.name=${name}`)}`;
-      nameSelected = await attempt('name-selected list', async () => {
-        const nameCount = await counted(byName, POD_ITEM);
-        return { ...timings(await timed(plan.getRuns, byName)), objects: nameCount.objects };
+      nameSelected = await attempt('name-selected list', async (t) => {
+        const nameCount = await counted(t, byName, POD_ITEM);
+        return { ...timings(await timed(t, plan.getRuns, byName)), objects: nameCount.objects };
       }, nameSelected);
     }
 
@@ -136,7 +131,7 @@ export async function measureReads(ep: MemberEndpoint, plan: ReadPlan): Promise<
     let pages = NaN;
     let walked = NaN;
     for (let w = 0; w < plan.pagedWalks; w++) {
-      const r = await attempt('paged list', () => pagedWalk(client), undefined);
+      const r = await attempt('paged list', (t) => pagedWalk(client, t), undefined);
       if (!r) break;
       pageMs.push(...r.pageMs);
       walkMs.push(r.pageMs.reduce((a, b) => a + b, 0));
@@ -156,7 +151,6 @@ export async function measureReads(ep: MemberEndpoint, plan: ReadPlan): Promise<
       nameSelected,
       page: timings(pageMs),
       walk: { ...timings(walkMs), pages, objects: walked },
-      failures,
     };
   } finally {
     client.close();
@@ -164,7 +158,7 @@ export async function measureReads(ep: MemberEndpoint, plan: ReadPlan): Promise<
 }
 
 /** kubectl's paging of the fleet's pods: limit=500, following `continue` to the end. */
-async function pagedWalk(client: BenchClient): Promise<{ pageMs: number[]; objects: number }> {
+async function pagedWalk(client: BenchClient, timeoutMs: number): Promise<{ pageMs: number[]; objects: number }> {
   const pageMs: number[] = [];
   let objects = 0;
   let cont = '';
@@ -172,7 +166,7 @@ async function pagedWalk(client: BenchClient): Promise<{ pageMs: number[]; objec
     const chunks: Buffer[] = [];
     const counter = occurrenceCounter(POD_ITEM);
     const r = ok(await client.get(`/api/v1/pods?limit=${PAGE}${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`, {
-      timeoutMs: LIST_TIMEOUT_MS,
+      timeoutMs,
       onChunk: (c) => {
         chunks.push(c);
         counter.onChunk(c);

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Agent, createServer, request } from 'node:https';
+import type { ClientRequest, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /**
@@ -14,13 +15,22 @@ import type { AddressInfo } from 'node:net';
  * Streaming (`stream`): the answer's head goes out at once and every chunk of every member's answer
  * is written the moment it arrives, interleaved, so the relay's work overlaps the members'. That
  * is no list a client could read; it is the lowest floor any proxy that passes the bytes on has.
+ *
+ * Watch fan-out (`watch`): every GET joins one watch, opened on the upstream with the first GET's
+ * path and query, and each chunk of that stream is written to every joined response the moment it
+ * arrives (chunked, as flotilla writes a flush to each watcher). With flotilla as the upstream,
+ * the lines are flotilla's own, byte for byte: what writing them to that many TLS watchers costs
+ * this machine with no cache, no encoding and no queue behind them, the floor under flotilla's
+ * watch fan-out.
  */
 export interface RelayServerSpec {
   cert: string;
   key: string;
+  /** The upstream: the member (or, for the watch floor, flotilla). */
   member: { server: string; token: string; caFile: string };
   names: number;
   stream?: boolean;
+  watch?: boolean;
 }
 
 const spec = JSON.parse(process.argv[2]!) as RelayServerSpec;
@@ -41,8 +51,39 @@ function ask(path: string, accept: string, onChunk?: (chunk: Buffer) => void): P
   });
 }
 
+const watchers = new Set<ServerResponse>();
+let upstream: ClientRequest | undefined;
+
+/** `res` receives the upstream watch's bytes from now on; the first to join opens that watch. */
+function joinWatch(path: string, accept: string, res: ServerResponse): void {
+  res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-cache, private' });
+  // The watcher counts itself connected on the response's head: sent now, not with the first event.
+  res.flushHeaders();
+  watchers.add(res);
+  res.once('close', () => watchers.delete(res));
+  if (upstream) return;
+  upstream = request({ host: member.hostname, port: member.port, path, agent, headers: { authorization: `Bearer ${spec.member.token}`, accept } }, (up) => {
+    up.on('data', (chunk: Buffer) => {
+      for (const w of watchers) w.write(chunk);
+    });
+    up.once('close', () => {
+      upstream = undefined;
+      for (const w of watchers) w.end();
+    });
+  });
+  upstream.once('error', () => {
+    upstream = undefined;
+    for (const w of watchers) w.destroy();
+  });
+  upstream.end();
+}
+
 const server = createServer({ cert: readFileSync(spec.cert), key: readFileSync(spec.key) }, (req, res) => {
   const accept = typeof req.headers.accept === 'string' ? req.headers.accept : 'application/json';
+  if (spec.watch) {
+    joinWatch(req.url ?? '/', accept, res);
+    return;
+  }
   if (spec.stream) {
     res.writeHead(200, { 'content-type': 'application/json' });
     const write = (chunk: Buffer) => void res.write(chunk);

@@ -31,9 +31,10 @@ export type ToWatchLoad = { window: { from: number; to: number } } | { report: t
 /**
  * busy: CPU seconds this process used from the window's start to the report ÷ wall seconds (1 = one
  * whole CPU); ended: watches the server ended before the report (each opened again); refused:
- * watch requests answered with anything but 200 (not opened again).
+ * watch requests answered with anything but 200 (not opened again); perWatcher: each watcher's
+ * deliveries inside the window, over its re-watches.
  */
-export type FromWatchLoad = { connected: number } | { histogram: [number, number][]; count: number; busy: number; ended: number; refused: number };
+export type FromWatchLoad = { connected: number } | { histogram: [number, number][]; count: number; busy: number; ended: number; refused: number; perWatcher: number[] };
 
 
 /** client-go's reflector waits 800 ms (with jitter) before it watches again. */
@@ -43,6 +44,7 @@ function main(): void {
   const spec = JSON.parse(process.argv[2]!) as WatchLoadSpec;
   const send = (m: FromWatchLoad) => process.send!(m);
   const hist = new LatencyHistogram();
+  const perWatcher = new Array<number>(spec.count).fill(0);
   let from = Infinity;
   let to = Infinity;
   const stampKey = spec.stamp;
@@ -54,7 +56,7 @@ function main(): void {
   let reporting = false;
   let windowCpu = process.cpuUsage();
   let windowWall = performance.now();
-  const watch = (rv: string | undefined, first: boolean) => {
+  const watch = (slot: number, rv: string | undefined, first: boolean) => {
     const url = endpointUrl(spec.server, spec.url);
     if (rv !== undefined) url.searchParams.set('resourceVersion', rv);
     let lastRV = rv;
@@ -66,7 +68,10 @@ function main(): void {
         return;
       }
       const scan = new StampScanner(Buffer.from(`${stampKey}":"`), (stamp, at) => {
-        if (stamp >= from && stamp < to) hist.add(at - stamp);
+        if (stamp >= from && stamp < to) {
+          hist.add(at - stamp);
+          perWatcher[slot]!++;
+        }
       });
       res.on('data', (chunk: Buffer) => {
         scan.push(chunk, epochMs());
@@ -80,7 +85,7 @@ function main(): void {
         // After a jittered pause, as the reflector backs off: a server that ended many slow
         // watchers at once is not answered with as many new ones in the same instant.
         setTimeout(() => {
-          if (!reporting) watch(lastRV, false);
+          if (!reporting) watch(slot, lastRV, false);
         }, REWATCH_MIN_MS * (1 + Math.random()));
       });
     });
@@ -88,7 +93,7 @@ function main(): void {
     req.end();
     open.add(req);
   };
-  for (let n = 0; n < spec.count; n++) watch(undefined, true);
+  for (let n = 0; n < spec.count; n++) watch(n, undefined, true);
   process.on('message', (m: ToWatchLoad) => {
     if ('window' in m) {
       from = m.window.from;
@@ -103,7 +108,7 @@ function main(): void {
       const busy = (cpu.user + cpu.system) / 1e6 / ((performance.now() - windowWall) / 1000);
       // Disconnecting at once would drop a report larger than the pipe holds (a wide histogram):
       // only once it is written.
-      process.send!({ histogram: hist.toSparse(), count: hist.count, busy, ended, refused } satisfies FromWatchLoad, undefined, undefined, () => process.disconnect());
+      process.send!({ histogram: hist.toSparse(), count: hist.count, busy, ended, refused, perWatcher } satisfies FromWatchLoad, undefined, undefined, () => process.disconnect());
     }
   });
   // The bench went away without asking for the report: nothing to keep running for.

@@ -13,6 +13,7 @@ import { countedSelectors, podName, selectorNear } from '../lib/pods.js';
 import { LIST_TIMEOUT_MS, MB, POD_ITEM, figureSink, ok, type Scenario } from '../lib/scenario.js';
 import { BenchClient, occurrenceCounter, percentile } from '../lib/http.js';
 import { epochMs } from '../lib/latency.js';
+import { PeerAnswers } from '../lib/peer-answers.js';
 import { MAX_PROCESSES, WATCHERS_PER_PROCESS, WATCH_NS, preparePods, startLoads, write } from './watchers.js';
 
 /**
@@ -33,6 +34,8 @@ interface SideRun {
   /** VmHWM after the reads: what serving them took at most. */
   peakRssBytes: number;
   reads: ReadResult;
+  /** What the side did not answer in time, or failed. */
+  answers: PeerAnswers;
   /** The fleet list through the Karmada control plane (karmada only). */
   viaApiserverMs?: number;
   /** Every cluster's copies of every pod, as `<namespace>/<name>` counts (small fleets only). */
@@ -79,6 +82,46 @@ const SEARCH_ARGS = ['--request-timeout=10m'];
 /** Lists small enough to parse for the side-by-side item check. */
 const PARSE_LIMIT = 50_000;
 
+/** The bound of a small request to a side (a Table's columns, a short watch): past it, unanswered. */
+const PEER_REQUEST_MS = 60_000;
+/** How long a paused member's side has to serve the whole fleet again once the member is resumed. */
+const CONVERGE_WAIT_S = 120;
+/** A watch measurement's bound: its watches' connect wait, the writer's run, the backlog wait and the report's. */
+const watchBoundMs = (ctx: BenchContext) => (60 + 2 + ctx.profile.watchSeconds + 10 + 60) * 1000 + PEER_REQUEST_MS;
+
+const NO_WATCH: WatchResult = { p50: NaN, p99: NaN, delivered: NaN, cpuUsPerDelivery: NaN };
+const noProbe: Probe = { status: 0, ms: NaN, warning: '' };
+const noPause: PausedResult = { ...noProbe, early: noProbe, convergedMs: NaN };
+const noTimings = { p50: NaN, p99: NaN, runs: 0 };
+
+/** A side that could not be measured at all: every figure NaN, `answers` saying why. */
+function notMeasured(answers: PeerAnswers, plan: ReadPlan): SideRun {
+  return {
+    syncMs: NaN,
+    syncCpuS: NaN,
+    rssBytes: NaN,
+    anonBytes: NaN,
+    peakRssBytes: NaN,
+    reads: {
+      listObjects: NaN,
+      listBytes: NaN,
+      list: noTimings,
+      listRv0: { ...noTimings, objects: NaN },
+      tableRows: NaN,
+      table: noTimings,
+      selected: Object.fromEntries(plan.selectors.map((s) => [s.name, { ...noTimings, objects: NaN }])),
+      getStatus: 0,
+      get: noTimings,
+      nameSelected: { ...noTimings, objects: NaN },
+      page: noTimings,
+      walk: { ...noTimings, pages: NaN, objects: NaN },
+    },
+    answers,
+    tableColumns: [],
+    watch: NO_WATCH,
+  };
+}
+
 export const karmada: Scenario = {
   name: 'karmada',
   async run(ctx, emit) {
@@ -122,11 +165,20 @@ export const karmada: Scenario = {
     const pauseSeconds = ctx.profile.name === 'full' ? 30 : 5;
 
     const runs: Partial<Record<Side, SideRun>> = {};
+    /** What each side measured beside its reads; whatever it does not answer in time is counted in `answers`. */
+    const serve = async (ep: MemberEndpoint, pid: number, answers: PeerAnswers) => ({
+      tableColumns: await answers.within('Table columns', PEER_REQUEST_MS, (t) => tableColumns(ep, t), []),
+      ...(expected <= PARSE_LIMIT ? { items: await answers.within('items list', LIST_TIMEOUT_MS, (t) => listedItems(ep, t), new Map<string, number>()) } : {}),
+      watch: await answers.within('watch', watchBoundMs(ctx), () => watchDelivery(ctx, ep, pid, names), NO_WATCH),
+      paused: await answers.within('paused member', (pauseSeconds + CONVERGE_WAIT_S) * 1000 + PEER_REQUEST_MS, () => pausedMember(ctx, ep, probeQuery, names, pauseSeconds), noPause),
+      relabel: await answers.within('relabel watch', PEER_REQUEST_MS, () => relabelWatch(ep, member, names), { matches: false, member: '', side: 'not answered' }),
+    });
     // flotilla
     {
+      const answers = new PeerAnswers('flotilla');
       const { start, pid, syncCpuS, mem } = await freshFlotilla(ctx, names);
       const ep = start.flotilla.endpoint;
-      const reads = await measureReads(ep, plan);
+      const reads = await measureReads(ep, plan, answers);
       ctx.log(`karmada: flotilla measured (${reads.listObjects} objects listed)`);
       runs.flotilla = {
         syncMs: start.readyMs,
@@ -135,16 +187,15 @@ export const karmada: Scenario = {
         anonBytes: mem.anonBytes,
         peakRssBytes: procMemory(pid).peakRssBytes,
         reads,
-        tableColumns: await tableColumns(ep),
-        ...(expected <= PARSE_LIMIT ? { items: await listedItems(ep) } : {}),
-        watch: await watchDelivery(ctx, ep, pid, names),
-        paused: await pausedMember(ctx, ep, probeQuery, names, pauseSeconds),
-        relabel: await relabelWatch(ep, member, names),
+        answers,
+        ...(await serve(ep, pid, answers)),
       };
       await ctx.stopFlotilla();
     }
-    // karmada-search
-    {
+    // karmada-search: a side that cannot be started, or stops answering, is its figures' NaN and
+    // its notes; flotilla's, measured first, are reported whatever happens here.
+    const answers = new PeerAnswers('karmada');
+    try {
       const plane = await startKarmada({ fleet: ctx.fleet!.info, dir: join(ctx.dir, 'karmada'), log: ctx.log, searchArgs: SEARCH_ARGS });
       ctx.adopt(() => plane.stop());
       try {
@@ -154,16 +205,16 @@ export const karmada: Scenario = {
         // every cluster (its Clusters and ResourceRegistry are already stored, as flotilla's fleet file is).
         const t0 = performance.now();
         const pid = (await plane.restartSearch()).pid;
-        await untilSynced(plane.proxyDirect, syncedQuery, names, ctx.profile.readyTimeoutMs);
-        const syncMs = performance.now() - t0;
-        const syncCpuS = cpuSeconds(pid);
+        const synced = await answers.within('sync', ctx.profile.readyTimeoutMs, (t) => untilSynced(plane.proxyDirect, syncedQuery, names, t).then(() => true), false);
+        const syncMs = synced ? performance.now() - t0 : NaN;
+        const syncCpuS = synced ? cpuSeconds(pid) : NaN;
         await sleep(2000);
         const mem = procMemory(pid);
         const guard = guardMemory(pid);
         try {
-          const reads = await measureReads(plane.proxyDirect, plan);
+          const reads = await measureReads(plane.proxyDirect, plan, answers);
           ctx.log(`karmada: karmada-search measured (${reads.listObjects} objects listed)`);
-          const via = await measureReads(plane.proxy, { ...plan, listRounds: 1, selectors: [], getRuns: 0, pagedWalks: 0 });
+          const via = await measureReads(plane.proxy, { ...plan, listRounds: 1, selectors: [], getRuns: 0, pagedWalks: 0 }, answers);
           runs.karmada = {
             syncMs,
             syncCpuS,
@@ -171,23 +222,20 @@ export const karmada: Scenario = {
             anonBytes: mem.anonBytes,
             peakRssBytes: procMemory(pid).peakRssBytes,
             reads,
+            answers,
             viaApiserverMs: via.list.p50,
-            tableColumns: await tableColumns(plane.proxyDirect),
-            ...(expected <= PARSE_LIMIT ? { items: await listedItems(plane.proxyDirect) } : {}),
-            watch: await watchDelivery(ctx, plane.proxyDirect, pid, names).catch((e: Error) => {
-              reads.failures.push(`watch: ${e.message}`);
-              return { p50: NaN, p99: NaN, delivered: NaN, cpuUsPerDelivery: NaN };
-            }),
-            paused: await pausedMember(ctx, plane.proxyDirect, probeQuery, names, pauseSeconds),
-            relabel: await relabelWatch(plane.proxyDirect, member, names).catch((e: Error) => ({ matches: false, member: '', side: `failed: ${e.message}` })),
+            ...(await serve(plane.proxyDirect, pid, answers)),
           };
-          if (guard.tripped()) runs.karmada.reads.failures.push(guard.tripped()!);
+          if (guard.tripped()) answers.failures.push(guard.tripped()!);
         } finally {
           guard.stop();
         }
       } finally {
         await plane.stop();
       }
+    } catch (e) {
+      answers.failures.push(`karmada-search not measured: ${(e as Error).message.slice(0, 300)}`);
+      runs.karmada = notMeasured(answers, plan);
     }
 
     const f = runs.flotilla!;
@@ -222,7 +270,7 @@ export const karmada: Scenario = {
       within('table_p50_ms', 'ms', tenth.reads.table.p50, k.reads.table.p50);
       for (const sel of plan.selectors) within(`${sel.name}_p50_ms`, 'ms', tenth.reads.selected[sel.name]!.p50, k.reads.selected[sel.name]!.p50, 0.5);
       add('tenth_flotilla_listed_objects', tenth.reads.listObjects, 'objects', { op: '=', value: expected });
-      add('tenth_flotilla_failed_reads', tenth.reads.failures.length, 'reads', { op: '=', value: 0 });
+      add('tenth_flotilla_failed_reads', tenth.answers.failures.length + tenth.answers.timeouts.length, 'reads', { op: '=', value: 0 });
       notes.push(`flotilla inside a tenth of karmada-search's VmRSS: started afresh (cache empty) in a cgroup v${tenth.cgroupVersion} memory limit of ${(tenth.limitBytes / MB).toFixed(0)} MB (page cache of its LMDB file included, no swap), as a container limit would; synced, then the same reads (without the paged walk, and 10 gets); ratios against karmada-search unlimited`);
     }
     pair('list_p50_ms', 'ms', f.reads.list.p50, k.reads.list.p50, 0.5);
@@ -268,8 +316,9 @@ export const karmada: Scenario = {
       if (r.items) add(`${side}_same_items`, sameItems(r.items, ownItems) ? 1 : 0, 'bool', { op: '=', value: 1 });
       add(`${side}_table_columns`, r.tableColumns.length, 'columns');
       notes.push(`${side}: Table columns ${r.tableColumns.join(', ')}; a plain get of a pod every cluster holds answered ${r.reads.getStatus}`);
-      if (r.reads.failures.length) notes.push(`${side} failed: ${r.reads.failures.join('; ')}`);
-      add(`${side}_failed_reads`, r.reads.failures.length, 'reads');
+      if (r.answers.said().length) notes.push(`${side} failed or did not answer: ${r.answers.said().join('; ')}`);
+      add(`${side}_failed_reads`, r.answers.failures.length, 'reads');
+      add(`${side}_timeouts`, r.answers.timeouts.length, 'requests', side === 'flotilla' ? { op: '=', value: 0 } : undefined);
       if (r.paused) {
         add(`${side}_paused_1s_status`, r.paused.early.status, 'status');
         add(`${side}_paused_1s_ms`, r.paused.early.ms, 'ms', side === 'flotilla' ? { op: '<=', value: 100 } : undefined);
@@ -318,7 +367,7 @@ export const karmada: Scenario = {
       lpair('selected_100_p50_ms', 'ms', fl.selectedP50, kl.selectedP50);
       add('large_flotilla_listed_objects', fl.listed, 'objects', { op: '=', value: all });
       add('large_karmada_listed_objects', kl.listed, 'objects', { op: '=', value: all });
-      notes.push(`large size: ${perMember} pods under ${ctx.profile.names} names (${all} objects), each side alone: sync, memory 2 s after it, one fleet list (after a warm-up), 10 selected lists of about 100${kl.failure ? `; karmada-search: ${kl.failure}` : ''}`);
+      notes.push(`large size: ${perMember} pods under ${ctx.profile.names} names (${all} objects), each side alone: sync, memory 2 s after it, one fleet list (after a warm-up), 10 selected lists of about 100${fl.failure ? `; flotilla: ${fl.failure}` : ''}${kl.failure ? `; karmada-search: ${kl.failure}` : ''}`);
     }
     return { figures, facts: { objects: expected, objectBytes: seed.memberBytesAvg, objectBytesAre: 'as the member stores the pod', notes } };
   },
@@ -371,22 +420,27 @@ async function largeSize(ctx: BenchContext, perMember: number, probeQuery: strin
   const names = ctx.profile.names;
   const clusters = ctx.registered(names);
   /** One fleet list after a warm-up that counts, and 10 selected lists. */
-  const reads = async (ep: MemberEndpoint) => {
+  const reads = async (ep: MemberEndpoint, answers: PeerAnswers) => {
     const client = new BenchClient(ep);
     try {
       const counter = occurrenceCounter(POD_ITEM);
-      ok(await client.get('/api/v1/pods', { timeoutMs: LIST_TIMEOUT_MS, onChunk: counter.onChunk }), 'large fleet list');
-      const listMs = ok(await client.get('/api/v1/pods', { timeoutMs: LIST_TIMEOUT_MS }), 'large fleet list').ms;
-      const ms: number[] = [];
-      for (let i = 0; i < 10; i++) ms.push(ok(await client.get(`/api/v1/pods?${selectedQuery}`, { timeoutMs: LIST_TIMEOUT_MS }), 'large selected list').ms);
-      return { listMs, listed: counter.count(), selectedP50: percentile(ms, 50) };
+      const listMs = await answers.within('large fleet list', LIST_TIMEOUT_MS, async (t) => {
+        ok(await client.get('/api/v1/pods', { timeoutMs: t, onChunk: counter.onChunk }), 'large fleet list');
+        return ok(await client.get('/api/v1/pods', { timeoutMs: t }), 'large fleet list').ms;
+      }, NaN);
+      const selectedP50 = await answers.within('large selected list', LIST_TIMEOUT_MS, async (t) => {
+        const ms: number[] = [];
+        for (let i = 0; i < 10; i++) ms.push(ok(await client.get(`/api/v1/pods?${selectedQuery}`, { timeoutMs: t }), 'large selected list').ms);
+        return percentile(ms, 50);
+      }, NaN);
+      return { listMs, listed: Number.isNaN(listMs) ? NaN : counter.count(), selectedP50, ...(answers.said().length ? { failure: answers.said().join('; ') } : {}) };
     } finally {
       client.close();
     }
   };
 
   const { start, syncCpuS: fcpu, mem: fmem } = await freshFlotilla(ctx, names);
-  const flotilla: LargeRun = { syncMs: start.readyMs, syncCpuS: fcpu, rssBytes: fmem.rssBytes, anonBytes: fmem.anonBytes, ...(await reads(start.flotilla.endpoint)) };
+  const flotilla: LargeRun = { syncMs: start.readyMs, syncCpuS: fcpu, rssBytes: fmem.rssBytes, anonBytes: fmem.anonBytes, ...(await reads(start.flotilla.endpoint, new PeerAnswers('flotilla'))) };
   ctx.log(`karmada: large size: flotilla synced ${perMember * names} objects in ${(start.readyMs / 1000).toFixed(1)} s`);
   await ctx.stopFlotilla();
 
@@ -424,7 +478,8 @@ async function largeSize(ctx: BenchContext, perMember: number, probeQuery: strin
       const mem = procMemory(search.pid);
       const guard = guardMemory(search.pid);
       try {
-        const measured = await reads(plane.proxyDirect).catch((e: Error) => ({ listMs: NaN, listed: NaN, selectedP50: NaN, failure: `reads failed: ${guard.tripped() ?? e.message}` }));
+        const measured = await reads(plane.proxyDirect, new PeerAnswers('karmada'));
+        if (guard.tripped()) measured.failure = `reads failed: ${guard.tripped()}`;
         karmada = { syncMs, syncCpuS, rssBytes: mem.rssBytes, anonBytes: mem.anonBytes, ...measured };
       } finally {
         guard.stop();
@@ -465,6 +520,9 @@ async function relabelWatch(ep: MemberEndpoint, member: MemberEndpoint, clusters
     return memberRequest(on, 'GET', `${path}?${selector}&watch=1&resourceVersion=${encodeURIComponent(rv)}&timeoutSeconds=8`, undefined, { timeoutMs: 30_000 });
   };
   const watches = [open(member), open(ep)];
+  // Handled from the start: a side that refuses its watch while the relabels run fails this
+  // measurement (Promise.all below), not the bench process with an unhandled rejection.
+  const settled = Promise.allSettled(watches);
   try {
     await sleep(1000);
     for (const [pod, value] of RELABELS) {
@@ -472,7 +530,7 @@ async function relabelWatch(ep: MemberEndpoint, member: MemberEndpoint, clusters
       await sleep(300);
     }
   } finally {
-    await Promise.allSettled(watches);
+    await settled;
     for (const pod of pods) await label(pod, 'out');
   }
   const [own, side] = await Promise.all(watches);
@@ -526,6 +584,7 @@ interface LimitedRun {
   peakBytes: number;
   oomKills: number;
   reads: ReadResult;
+  answers: PeerAnswers;
 }
 
 /**
@@ -547,9 +606,10 @@ async function withinLimit(ctx: BenchContext, names: number, plan: ReadPlan, lim
   try {
     ctx.log(`karmada: flotilla inside ${(limitBytes / MB).toFixed(0)} MB (${group.path})`);
     const start = await ctx.startFlotilla({ reuseData: false, names, onSpawn: (pid) => group.add(pid) });
-    const reads = await measureReads(start.flotilla.endpoint, plan);
+    const answers = new PeerAnswers('flotilla');
+    const reads = await measureReads(start.flotilla.endpoint, plan, answers);
     const killed = start.flotilla.proc.exited ? 1 : 0;
-    return { limitBytes, cgroupVersion: group.version, syncMs: start.readyMs, peakBytes: group.peakBytes(), oomKills: group.oomKills() + killed, reads };
+    return { limitBytes, cgroupVersion: group.version, syncMs: start.readyMs, peakBytes: group.peakBytes(), oomKills: group.oomKills() + killed, reads, answers };
   } catch (e) {
     return { failure: `${(e as Error).message}; OOM kills in the group: ${group.oomKills()}` };
   } finally {
@@ -581,14 +641,16 @@ async function untilSynced(ep: MemberEndpoint, query: string, clusters: number, 
 }
 
 /** The columns `kubectl get pods -A` shows (before kubectl adds NAMESPACE). */
-async function tableColumns(ep: MemberEndpoint): Promise<string[]> {
-  const r = await memberRequest(ep, 'GET', '/api/v1/pods?limit=1', undefined, { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json' });
+async function tableColumns(ep: MemberEndpoint, timeoutMs: number): Promise<string[]> {
+  const r = await memberRequest(ep, 'GET', '/api/v1/pods?limit=1', undefined, { timeoutMs, accept: 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json' });
   if (r.status !== 200) return [];
   return ((JSON.parse(r.body) as { columnDefinitions?: { name: string }[] }).columnDefinitions ?? []).map((c) => c.name);
 }
 
-async function listedItems(ep: MemberEndpoint): Promise<Map<string, number>> {
-  const list = await memberJson<{ items: { metadata: { namespace: string; name: string } }[] }>(ep, 'GET', '/api/v1/pods');
+async function listedItems(ep: MemberEndpoint, timeoutMs: number): Promise<Map<string, number>> {
+  const r = await memberRequest(ep, 'GET', '/api/v1/pods', undefined, { timeoutMs });
+  if (r.status !== 200) throw new Error(`items list: ${r.status} ${r.body.slice(0, 300)}`);
+  const list = JSON.parse(r.body) as { items: { metadata: { namespace: string; name: string } }[] };
   const items = new Map<string, number>();
   for (const p of list.items) {
     const key = `${p.metadata.namespace}/${p.metadata.name}`;
@@ -650,7 +712,7 @@ async function pausedMember(ctx: BenchContext, ep: MemberEndpoint, query: string
   }
   const resumed = performance.now();
   let convergedMs = NaN;
-  while (performance.now() - resumed < 120_000) {
+  while (performance.now() - resumed < CONVERGE_WAIT_S * 1000) {
     const r = await memberRequest(ep, 'GET', query, undefined, { timeoutMs: 30_000 }).catch(() => undefined);
     if (r?.status === 200 && (JSON.parse(r.body) as { items: unknown[] }).items.length === clusters && !r.headers.warning) {
       convergedMs = performance.now() - resumed;

@@ -9,6 +9,7 @@ import { forkServer } from '../lib/forked-server.js';
 import { BenchClient, median, occurrenceCounter } from '../lib/http.js';
 import { podName, selectorNear } from '../lib/pods.js';
 import { LIST_TIMEOUT_MS, POD_ITEM, expectObjects, figureSink, fleetLists, ok, type Scenario } from '../lib/scenario.js';
+import { PeerAnswers } from '../lib/peer-answers.js';
 
 /**
  * What karmada-search's users and maintainers published, as the issue quotes them from
@@ -87,22 +88,31 @@ export const peers: Scenario = {
       const middle = Math.floor(seed.pods / 2);
       const podPath = `/api/v1/namespaces/${seed.namespaces[middle % seed.namespaces.length]!}/pods/${podName(middle)}`;
       const viaPodPath = `/clusters/${ctx.registered()[0]!.name}${podPath}`;
-      ok(await via.get(viaPodPath), 'flotilla get');
-      add('get_p50_ms', await timed(100, async () => ok(await via.get(viaPodPath), 'flotilla get').ms), 'ms', { op: '<=', value: KARMADA.getMs });
-      add('get_direct_p50_ms', await timed(100, async () => ok(await direct.get(podPath), 'direct get').ms), 'ms');
+      // Each side's reads: one that does not answer in time, or fails, is its figure's NaN, counted
+      // and named, and the scenario goes on.
+      const sides = { flotilla: new PeerAnswers('flotilla'), direct: new PeerAnswers('direct') };
+      add('get_p50_ms', await sides.flotilla.within('get', LIST_TIMEOUT_MS, async (t) => {
+        ok(await via.get(viaPodPath, { timeoutMs: t }), 'flotilla get');
+        return timed(100, async () => ok(await via.get(viaPodPath, { timeoutMs: t }), 'flotilla get').ms);
+      }, NaN), 'ms', { op: '<=', value: KARMADA.getMs });
+      add('get_direct_p50_ms', await sides.direct.within('get', LIST_TIMEOUT_MS, (t) => timed(100, async () => ok(await direct.get(podPath, { timeoutMs: t }), 'direct get').ms), NaN), 'ms');
 
       /** A label-selected list of about `wanted` of the cached pods: the objects it returned, its median through flotilla and direct. */
       const selected = async (wanted: number, runs: number, directRuns: number) => {
         const { selector, podsMatched } = selectorNear(seed.pods, wanted / names);
         const query = `labelSelector=${encodeURIComponent(selector)}`;
         const counter = occurrenceCounter(POD_ITEM);
-        ok(await via.get(`/api/v1/pods?${query}`, { timeoutMs: LIST_TIMEOUT_MS, onChunk: counter.onChunk }), 'flotilla selected list');
-        expectObjects(counter.count(), podsMatched * names, `${selector} through flotilla`);
-        await fanOut(`resourceVersion=0&${query}`);
-        const viaMs = await timed(runs, async () => ok(await via.get(`/api/v1/pods?${query}`, { timeoutMs: LIST_TIMEOUT_MS }), 'flotilla selected list').ms);
-        const directMs = await timed(directRuns, () => fanOut(`resourceVersion=0&${query}`));
+        const viaMs = await sides.flotilla.within(`list of ${wanted}`, LIST_TIMEOUT_MS, async (t) => {
+          ok(await via.get(`/api/v1/pods?${query}`, { timeoutMs: t, onChunk: counter.onChunk }), 'flotilla selected list');
+          expectObjects(counter.count(), podsMatched * names, `${selector} through flotilla`);
+          return timed(runs, async () => ok(await via.get(`/api/v1/pods?${query}`, { timeoutMs: t }), 'flotilla selected list').ms);
+        }, NaN);
+        const directMs = await sides.direct.within(`list of ${wanted}`, LIST_TIMEOUT_MS, async () => {
+          await fanOut(`resourceVersion=0&${query}`);
+          return timed(directRuns, () => fanOut(`resourceVersion=0&${query}`));
+        }, NaN);
         notes.push(`${selector} selects ${counter.count()} of ${cached} cached pods: ${runs} sequential lists through flotilla, ${directRuns} direct fan-outs of ${names}`);
-        return { objects: counter.count(), viaMs, directMs };
+        return { objects: Number.isNaN(viaMs) ? NaN : counter.count(), viaMs, directMs };
       };
       const hundred = await selected(100, 100, 20);
       add('list_100_objects', hundred.objects, 'objects');
@@ -114,12 +124,12 @@ export const peers: Scenario = {
       add('list_10k_direct_p50_ms', tenThousand.directMs, 'ms');
 
       // The fleet-wide list, per pod: theirs listed 2M, this one lists what it caches.
-      const fleet = await fleetLists(flotilla.endpoint, 'peers', ctx.profile.listRounds, cached);
+      const fleet = await sides.flotilla.within('fleet list', LIST_TIMEOUT_MS * (ctx.profile.listRounds + 1), () => fleetLists(flotilla.endpoint, 'peers', ctx.profile.listRounds, cached), { ms: NaN, objects: NaN, bytes: NaN });
       add('fleet_list_ms', fleet.ms, 'ms');
       add('fleet_list_us_per_pod', (fleet.ms * 1000) / Math.max(1, fleet.objects), 'µs', { op: '<=', value: KARMADA.fleetListUsPerPod });
       // The floor under it on this machine: the same number of bytes from a process that holds
       // them in memory, over the same TLS and loopback to the same client.
-      const floorMs = await bytesServedFloor(ctx, flotilla.endpoint, fleet.bytes, ctx.profile.listRounds);
+      const floorMs = Number.isNaN(fleet.bytes) ? NaN : await bytesServedFloor(ctx, flotilla.endpoint, fleet.bytes, ctx.profile.listRounds);
       add('fleet_list_floor_ms', floorMs, 'ms');
       add('fleet_list_vs_floor', fleet.ms / floorMs, 'x');
       notes.push(`fleet list floor: ${(fleet.bytes / 1e6).toFixed(0)} MB from a forked TLS server holding them in memory (bench/lib/bytes-server.ts), median of ${ctx.profile.listRounds}`);
@@ -129,6 +139,11 @@ export const peers: Scenario = {
       const mem = procMemory(flotilla.proc.pid);
       add('rss_kb_per_pod', mem.rssBytes / 1000 / cached, 'KB', { op: '<=', value: KARMADA.memoryKBPerPod });
       add('rss_anon_kb_per_pod', mem.anonBytes / 1000 / cached, 'KB');
+      for (const [side, answers] of Object.entries(sides)) {
+        add(`${side}_timeouts`, answers.timeouts.length, 'requests', side === 'flotilla' ? { op: '=', value: 0 } : undefined);
+        add(`${side}_failed_reads`, answers.failures.length, 'reads', side === 'flotilla' ? { op: '=', value: 0 } : undefined);
+        if (answers.said().length) notes.push(`${side} failed or did not answer: ${answers.said().join('; ')}`);
+      }
       notes.push(`targets: karmada-search's published medians for 100k pods in 10 clusters on 8 vCPUs (get ${KARMADA.getMs} ms, 100 pods ${KARMADA.list100Ms} ms, 10000 pods ${KARMADA.list10kMs} ms), and for 2M pods: 8.6 s per fleet list, 140 GB (KB = 1000 bytes)`);
       return { figures, facts: { objects: cached, objectBytes: seed.memberBytesAvg, objectBytesAre: 'as the member stores the pod', notes } };
     } finally {
