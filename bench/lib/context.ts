@@ -47,7 +47,7 @@ export interface Profile {
 export const PROFILES: Record<Profile['name'], Profile> = {
   quick: {
     name: 'quick', pods: 10_000, names: 2, listNames: 2, namespaces: 4, seedConcurrency: 64,
-    listRounds: 5, selectorRuns: 200, selectorBudgetMs: 15_000, readyTimeoutMs: 120_000, runBudgetMs: 14 * 60_000,
+    listRounds: 5, selectorRuns: 200, selectorBudgetMs: 15_000, readyTimeoutMs: 120_000, runBudgetMs: 20 * 60_000,
     logBytes: 16 * 1024 * 1024,
     watchers: 100, watchEventsPerSecond: 50, watchSeconds: 10, watchFloorSeconds: 3, watchRampRates: [],
   },
