@@ -297,7 +297,7 @@ Try:
   kubectl --kubeconfig ${kc} get --raw '/readyz?verbose'       # its checks, as an apiserver lists them (/metrics/slis counts them)
   kubectl --kubeconfig ${kc} get --raw /status | grep -o '"historyResets":[0-9]*' | sort | uniq -c   # times a member's history was rewritten (etcd restored, a new cluster) and listed again
   kubectl --kubeconfig ${fleet.info.members[0]!.kubeconfig} run hello --image=example.com/hello   # a member directly…
-  kubectl --kubeconfig ${kc} get pods -A | grep hello          # …and the next list shows it: a fresh read confirms with the members (docs/fresh-reads.md)
+  kubectl --kubeconfig ${kc} get pods -A | grep hello          # …and it is in flotilla's cache
   kubectl --kubeconfig ${kc} scale deployment -n payments ledger --replicas=3   # writes go to the owning member (east)
   kubectl --kubeconfig ${kc} get ns default                    # every member has it: the first's, with a Warning naming the others
   kubectl --kubeconfig ${kc} get pods -A -l team-data.tree.hnc.x-k8s.io/depth   # a namespace subtree in every member: east's payments, west's analytics

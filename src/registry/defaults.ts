@@ -58,8 +58,12 @@ export const LIVE_WATCHES = 1000;
 export const DEFAULT_LIVE_READS_ENABLED = true;
 /** Callers without credentials are refused unless the file asks for anonymous access, as kube-apiserver's --anonymous-auth=false. */
 export const DEFAULT_ANONYMOUS = false;
-/** Reads with resourceVersion unset reflect every write a member acknowledged before them (docs/fresh-reads.md), unless the file says `freshReads: false`. */
-export const DEFAULT_FRESH_READS = true;
+/**
+ * Reads with resourceVersion unset are served as the cache stands unless the file says
+ * `freshReads: true` (docs/fresh-reads.md): a member whose resource is written about once a second
+ * keeps a fresh read's confirmation from finishing within its bound.
+ */
+export const DEFAULT_FRESH_READS = false;
 
 /** `options.liveReads` when the file leaves it out: a fresh value, so one file's exclude list is never another's. */
 export function defaultLiveReads(): LiveReadsConfig {

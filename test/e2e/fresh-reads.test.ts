@@ -50,6 +50,7 @@ beforeAll(async () => {
     fleet: fleet.info,
     dir: join(fleet.info.dir, 'flotilla'),
     resources: [{ version: 'v1', resource: 'configmaps' }, { version: 'v1', resource: 'limitranges' }],
+    options: { freshReads: true },
   });
 });
 
