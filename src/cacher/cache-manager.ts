@@ -307,7 +307,7 @@ export class CacheManager implements FleetMembers, ResourceCatalog, CacheHealth 
       waitFor: (resource, rvs, timeoutMs) => this.store.waitFor(resource, rvs, timeoutMs),
       reach: (resource, scopes, rvs, timeoutMs) => {
         this.memberProgress ??= new MemberProgress(this.abort.signal);
-        return this.memberProgress.reach(this.store, resource, scopes, rvs, timeoutMs);
+        return this.memberProgress.settle(this.store, resource, scopes, rvs, timeoutMs);
       },
       silent: (cluster) => this.isSilent(cluster),
     }, this.abort.signal));

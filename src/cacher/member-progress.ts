@@ -3,7 +3,7 @@ import type { MemberClient } from '../members/member-client.js';
 import { compareMemberRV } from '../api/global-rv.js';
 import { WatchLines, splitWatchLines } from '../api/json-watch.js';
 import type { Store } from '../store/store.js';
-import { MEMBER_PROGRESS_GRACE_MS, MEMBER_PROGRESS_MAX_IN_FLIGHT, MEMBER_PROGRESS_WATCH_SECONDS } from '../registry/defaults.js';
+import { MEMBER_PROGRESS_GRACE_MS, MEMBER_PROGRESS_MAX_EVENTS, MEMBER_PROGRESS_MAX_IN_FLIGHT, MEMBER_PROGRESS_RETRY_MS, MEMBER_PROGRESS_WATCH_SECONDS } from '../registry/defaults.js';
 
 /**
  * Asks a member, through its own watch, whether it holds events of a scope after a
@@ -81,6 +81,54 @@ export async function askMember(member: MemberClient, path: string, from: string
   }
 }
 
+/**
+ * What the member holds of a scope in (from, target]: every event's RV there, read from its watch
+ * from `from` until a bookmark at or past `target` or an event past it (each line in order, so all
+ * before it have come). `undefined` when the watch ended or failed first, or the member answered 410.
+ */
+export interface EventsThrough {
+  from: string;
+  target: string;
+  /** The RVs of the scope's events in (from, target], in order. */
+  within: string[];
+}
+
+/** Opens the member's watch from `from` and reads it until it has told every event up to `target`. */
+export async function askThrough(member: MemberClient, path: string, from: string, target: string, signal?: AbortSignal): Promise<EventsThrough | undefined> {
+  const q = new URLSearchParams({ watch: '1', allowWatchBookmarks: 'true', resourceVersion: from, timeoutSeconds: String(MEMBER_PROGRESS_WATCH_SECONDS) });
+  const abort = new AbortController();
+  const onAbort = () => abort.abort();
+  signal?.addEventListener('abort', onAbort, { once: true });
+  const timer = setTimeout(onAbort, MEMBER_PROGRESS_WATCH_SECONDS * 1000 + MEMBER_PROGRESS_GRACE_MS);
+  let res: IncomingMessage | undefined;
+  const within: string[] = [];
+  try {
+    res = await member.send({ path: `${path}${path.includes('?') ? '&' : '?'}${q}`, headers: { accept: PROBE_ACCEPT }, signal: abort.signal, lane: 'long-running' });
+    if (res.statusCode !== 200) return undefined;
+    const lines = new WatchLines();
+    for await (const chunk of res) {
+      for (const line of splitWatchLines(lines.push(chunk as Buffer))) {
+        const answer = readLine(line, from);
+        if (!answer) continue;
+        if (answer.kind === 'quiet' && compareMemberRV(answer.through, target) >= 0) return { from, target, within };
+        if (answer.kind === 'changed') {
+          if (compareMemberRV(answer.at, target) > 0) return { from, target, within };
+          if (within.length >= MEMBER_PROGRESS_MAX_EVENTS) return undefined;
+          within.push(answer.at);
+        } else if (answer.kind !== 'quiet') return undefined;
+      }
+    }
+    return undefined;
+  } catch {
+    return undefined;
+  } finally {
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', onAbort);
+    res?.destroy();
+    abort.abort();
+  }
+}
+
 /** What one line of the member's watch decides, if anything. */
 function readLine(line: Buffer, from: string): MemberAnswer | undefined {
   let event: { type?: string; object?: { code?: number; message?: string; metadata?: { resourceVersion?: string } } };
@@ -106,6 +154,8 @@ function readLine(line: Buffer, from: string): MemberAnswer | undefined {
  */
 export class MemberProgress {
   private readonly asking = new Map<ProgressScope, { from: string; answer: Promise<MemberAnswer> }>();
+  /** Fresh reads' questions open now, one per scope (settle). */
+  private readonly telling = new Map<ProgressScope, { from: string; target: string; answer: Promise<EventsThrough | undefined> }>();
 
   constructor(private readonly signal?: AbortSignal) {}
 
@@ -158,6 +208,63 @@ export class MemberProgress {
         return at !== undefined && askedFrom.has(s) && askedFrom.get(s) !== at;
       });
       await Promise.race([store.waitUntil(resource, moved, left), ...asks]);
+    }
+  }
+
+  /**
+   * As `reach`, for a fresh read: each scope behind its cluster's RV in `rvs` asks its member for
+   * every event up to that RV (one watch, read on past events to a bookmark there: askThrough),
+   * waits until the cacher's own watch has brought the last of them, and is then raised to the RV,
+   * its state being the member's there. A resource written every second settles in one question,
+   * where `reach` would ask again after each event. True when every scope got there in `timeoutMs`.
+   */
+  async settle(store: Store, resource: string, scopes: readonly ProgressScope[], rvs: Record<string, string>, timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    const settled = await Promise.all(scopes.map((scope) => {
+      const target = rvs[scope.cluster];
+      return target === undefined ? true : this.settleScope(store, resource, scope, target, deadline);
+    }));
+    return settled.every(Boolean);
+  }
+
+  /** The member's events of `scope` from `at` through `target`, shared with reads asking as much or less from the same RV now. */
+  private tell(scope: ProgressScope, at: string, target: string, timeoutMs: number): Promise<EventsThrough | undefined> {
+    const open = this.telling.get(scope);
+    if (open && open.from === at && compareMemberRV(open.target, target) >= 0) return open.answer;
+    const answer = askThrough(scope.member, scope.path, at, target, AbortSignal.any([AbortSignal.timeout(timeoutMs), ...(this.signal ? [this.signal] : [])])).finally(() => {
+      if (this.telling.get(scope)?.answer === answer) this.telling.delete(scope);
+    });
+    this.telling.set(scope, { from: at, target, answer });
+    return answer;
+  }
+
+  private async settleScope(store: Store, resource: string, scope: ProgressScope, target: string, deadline: number): Promise<boolean> {
+    const holds = (rv: string) => () => {
+      const at = scope.watchingAt();
+      return at !== undefined && compareMemberRV(at, rv) >= 0;
+    };
+    for (;;) {
+      if (holds(target)()) return true;
+      const left = deadline - Date.now();
+      if (left <= 0) return false;
+      const at = scope.watchingAt();
+      if (at === undefined) {
+        // Listing or failing: the cacher's own progress is all there is to wait for.
+        if (!(await store.waitUntil(resource, () => scope.watchingAt() !== undefined, left))) return false;
+        continue;
+      }
+      const told = await this.tell(scope, at, target, left);
+      if (!told) {
+        // No answer (an error, a 410, the watch ended first): asked again shortly, within the bound.
+        await new Promise((r) => setTimeout(r, Math.min(MEMBER_PROGRESS_RETRY_MS, Math.max(0, deadline - Date.now()))));
+        continue;
+      }
+      const last = told.within.filter((rv) => compareMemberRV(rv, target) <= 0).at(-1) ?? at;
+      // The events the member told come through the cacher's own watch: wait for the last of them.
+      if (!(await store.waitUntil(resource, holds(last), deadline - Date.now()))) return false;
+      const now = scope.watchingAt();
+      // No event in (last, target]: the state at `now` (at or past `last`) is the member's at `target`.
+      if (now !== undefined && compareMemberRV(now, target) < 0 && (await scope.advanceQuiet(now, target))) return true;
     }
   }
 

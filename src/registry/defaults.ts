@@ -212,6 +212,10 @@ export const HISTORY_CHECK_SAMPLE = 100;
 export const MEMBER_PROGRESS_WATCH_SECONDS = 3;
 /** Past that timeout, how long the asking watch may take to end before its answer is "unknown". */
 export const MEMBER_PROGRESS_GRACE_MS = 2000;
+/** Events of one scope a fresh read's confirmation notes before it gives up (the member's watch between two of its versions). */
+export const MEMBER_PROGRESS_MAX_EVENTS = 10_000;
+/** How long a fresh read's confirmation waits before it asks a member that gave no answer again. */
+export const MEMBER_PROGRESS_RETRY_MS = 200;
 /**
  * Such watches open at once per process (one per scope at most, shared by the reads that need it);
  * past it, reads only wait. A fleet-wide fresh read of a quiet resource asks every member at once.

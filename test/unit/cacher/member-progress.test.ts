@@ -95,6 +95,47 @@ function fakeScope(member: MemberClient, rvs: Record<string, string>, commit: (c
   };
 }
 
+describe('MemberProgress.settle (fresh reads)', () => {
+  it('events on the way are read past: one member watch, the scope raised to the RV once its own watch brought the last of them', async () => {
+    const rvs = { north: '100' };
+    const { store, commit } = fakeStore(rvs);
+    // Written every second: two events before the RV, one after it, then (never reached) a bookmark.
+    const member = fakeMember([added('110'), added('120'), added('145'), bookmark('150')]);
+    const scope = fakeScope(member, rvs, commit);
+    const settled = new MemberProgress().settle(store, 'configmaps', [scope], { north: '140' }, 3000);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(scope.raised).toEqual([]);
+    commit('north', '110');
+    await new Promise((r) => setTimeout(r, 50));
+    expect(scope.raised).toEqual([]);
+    // The cacher's own watch brings the event at 120, the last one up to 140.
+    commit('north', '120');
+    expect(await settled).toBe(true);
+    expect(scope.raised).toEqual(['140']);
+    expect(member.asked).toHaveLength(1);
+  });
+
+  it('a bookmark at or past the RV with no event before it: raised at once; below the RV it reads on', async () => {
+    const rvs = { north: '100' };
+    const { store, commit } = fakeStore(rvs);
+    const member = fakeMember([bookmark('130'), bookmark('160')]);
+    const scope = fakeScope(member, rvs, commit);
+    expect(await new MemberProgress().settle(store, 'configmaps', [scope], { north: '140' }, 3000)).toBe(true);
+    expect(scope.raised).toEqual(['140']);
+  });
+
+  it('no answer: asks again within the bound, then says false', async () => {
+    const rvs = { north: '100' };
+    const { store, commit } = fakeStore(rvs);
+    const member = fakeMember([], { end: true });
+    const scope = fakeScope(member, rvs, commit);
+    expect(await new MemberProgress().settle(store, 'configmaps', [scope], { north: '140' }, 700)).toBe(false);
+    expect(scope.raised).toEqual([]);
+    expect(member.asked.length).toBeGreaterThan(1);
+    expect(member.asked.length).toBeLessThan(8);
+  });
+});
+
 describe('MemberProgress.reach', () => {
   it('a scope behind whose member holds nothing up to the RV is raised to the member\'s bookmark at once', async () => {
     const rvs = { north: '100' };
