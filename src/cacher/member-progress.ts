@@ -51,8 +51,14 @@ export function quietThrough(answer: MemberAnswer, rv: string): boolean {
 // Metadata is all a question reads; a member that cannot send it sends whole objects.
 const PROBE_ACCEPT = 'application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io,application/json';
 
-/** Opens the member's watch from `from` and reads it until its first event or bookmark. */
-export async function askMember(member: MemberClient, path: string, from: string, signal?: AbortSignal): Promise<MemberAnswer> {
+/** How a question's watch ended without its reader deciding: the member's status, or the error. */
+type WatchEnd = { status: number } | { error: Error } | { ended: true };
+
+/**
+ * Opens the member's short watch from `from` (bookmarks on) and hands it line by line to `decide`
+ * until that returns an answer; else `ended` says how the watch ended (a status, an error, its end).
+ */
+async function readMemberWatch<T>(member: MemberClient, path: string, from: string, signal: AbortSignal | undefined, decide: (line: Buffer) => T | undefined, ended: (end: WatchEnd) => T): Promise<T> {
   const q = new URLSearchParams({ watch: '1', allowWatchBookmarks: 'true', resourceVersion: from, timeoutSeconds: String(MEMBER_PROGRESS_WATCH_SECONDS) });
   const abort = new AbortController();
   const onAbort = () => abort.abort();
@@ -61,18 +67,17 @@ export async function askMember(member: MemberClient, path: string, from: string
   let res: IncomingMessage | undefined;
   try {
     res = await member.send({ path: `${path}${path.includes('?') ? '&' : '?'}${q}`, headers: { accept: PROBE_ACCEPT }, signal: abort.signal, lane: 'long-running' });
-    if (res.statusCode === 410) return { kind: 'expired', from, message: `${member.cluster} no longer holds the events after ${from}` };
-    if (res.statusCode !== 200) return { kind: 'unknown', from, reason: `HTTP ${res.statusCode}` };
+    if (res.statusCode !== 200) return ended({ status: res.statusCode ?? 0 });
     const lines = new WatchLines();
     for await (const chunk of res) {
       for (const line of splitWatchLines(lines.push(chunk as Buffer))) {
-        const answer = readLine(line, from);
-        if (answer) return answer;
+        const answer = decide(line);
+        if (answer !== undefined) return answer;
       }
     }
-    return { kind: 'unknown', from, reason: 'the watch ended without a bookmark' };
+    return ended({ ended: true });
   } catch (e) {
-    return { kind: 'unknown', from, reason: (e as Error).message };
+    return ended({ error: e as Error });
   } finally {
     clearTimeout(timer);
     signal?.removeEventListener('abort', onAbort);
@@ -81,10 +86,19 @@ export async function askMember(member: MemberClient, path: string, from: string
   }
 }
 
+/** Opens the member's watch from `from` and reads it until its first event or bookmark. */
+export function askMember(member: MemberClient, path: string, from: string, signal?: AbortSignal): Promise<MemberAnswer> {
+  return readMemberWatch<MemberAnswer>(member, path, from, signal, (line) => readLine(line, from), (end): MemberAnswer => {
+    if ('status' in end) return end.status === 410 ? { kind: 'expired', from, message: `${member.cluster} no longer holds the events after ${from}` } : { kind: 'unknown', from, reason: `HTTP ${end.status}` };
+    if ('error' in end) return { kind: 'unknown', from, reason: end.error.message };
+    return { kind: 'unknown', from, reason: 'the watch ended without a bookmark' };
+  });
+}
+
 /**
  * What the member holds of a scope in (from, target]: every event's RV there, read from its watch
  * from `from` until a bookmark at or past `target` or an event past it (each line in order, so all
- * before it have come). `undefined` when the watch ended or failed first, or the member answered 410.
+ * before it have come).
  */
 export interface EventsThrough {
   from: string;
@@ -93,40 +107,23 @@ export interface EventsThrough {
   within: string[];
 }
 
-/** Opens the member's watch from `from` and reads it until it has told every event up to `target`. */
-export async function askThrough(member: MemberClient, path: string, from: string, target: string, signal?: AbortSignal): Promise<EventsThrough | undefined> {
-  const q = new URLSearchParams({ watch: '1', allowWatchBookmarks: 'true', resourceVersion: from, timeoutSeconds: String(MEMBER_PROGRESS_WATCH_SECONDS) });
-  const abort = new AbortController();
-  const onAbort = () => abort.abort();
-  signal?.addEventListener('abort', onAbort, { once: true });
-  const timer = setTimeout(onAbort, MEMBER_PROGRESS_WATCH_SECONDS * 1000 + MEMBER_PROGRESS_GRACE_MS);
-  let res: IncomingMessage | undefined;
+/**
+ * Opens the member's watch from `from` and reads it until it has told every event up to `target`;
+ * undefined when the watch ended or failed first, or the member answered 410.
+ */
+export function askThrough(member: MemberClient, path: string, from: string, target: string, signal?: AbortSignal): Promise<EventsThrough | undefined> {
   const within: string[] = [];
-  try {
-    res = await member.send({ path: `${path}${path.includes('?') ? '&' : '?'}${q}`, headers: { accept: PROBE_ACCEPT }, signal: abort.signal, lane: 'long-running' });
-    if (res.statusCode !== 200) return undefined;
-    const lines = new WatchLines();
-    for await (const chunk of res) {
-      for (const line of splitWatchLines(lines.push(chunk as Buffer))) {
-        const answer = readLine(line, from);
-        if (!answer) continue;
-        if (answer.kind === 'quiet' && compareMemberRV(answer.through, target) >= 0) return { from, target, within };
-        if (answer.kind === 'changed') {
-          if (compareMemberRV(answer.at, target) > 0) return { from, target, within };
-          if (within.length >= MEMBER_PROGRESS_MAX_EVENTS) return undefined;
-          within.push(answer.at);
-        } else if (answer.kind !== 'quiet') return undefined;
-      }
-    }
+  const told = { from, target, within };
+  return readMemberWatch<EventsThrough | null>(member, path, from, signal, (line) => {
+    const answer = readLine(line, from);
+    if (!answer) return undefined;
+    if (answer.kind === 'quiet') return compareMemberRV(answer.through, target) >= 0 ? told : undefined;
+    if (answer.kind !== 'changed') return null;
+    if (compareMemberRV(answer.at, target) > 0) return told;
+    if (within.length >= MEMBER_PROGRESS_MAX_EVENTS) return null;
+    within.push(answer.at);
     return undefined;
-  } catch {
-    return undefined;
-  } finally {
-    clearTimeout(timer);
-    signal?.removeEventListener('abort', onAbort);
-    res?.destroy();
-    abort.abort();
-  }
+  }, () => null).then((r) => r ?? undefined);
 }
 
 /** What one line of the member's watch decides, if anything. */
