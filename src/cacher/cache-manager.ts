@@ -305,7 +305,7 @@ export class CacheManager implements FleetMembers, ResourceCatalog, CacheHealth 
       revision: memberRevision,
       latestRVs: (resource) => this.store.latestRVs(resource),
       waitFor: (resource, rvs, timeoutMs) => this.store.waitFor(resource, rvs, timeoutMs),
-      reach: (resource, scopes, rvs, timeoutMs) => {
+      settle: (resource, scopes, rvs, timeoutMs) => {
         this.memberProgress ??= new MemberProgress(this.abort.signal);
         return this.memberProgress.settle(this.store, resource, scopes, rvs, timeoutMs);
       },

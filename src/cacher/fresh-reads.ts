@@ -45,8 +45,8 @@ export interface FreshSources {
   latestRVs(resource: string): Record<string, string>;
   /** Resolves true once the store's RVs of `resource` reach `rvs`, false at `timeoutMs`. */
   waitFor(resource: string, rvs: Record<string, string>, timeoutMs: number): Promise<boolean>;
-  /** The same, asking the scopes' members whether they hold events up to `rvs` (member-progress.ts `reach`). */
-  reach(resource: string, scopes: readonly ProgressScope[], rvs: Record<string, string>, timeoutMs: number): Promise<boolean>;
+  /** The same, asking the scopes' members for their events up to `rvs` (member-progress.ts `settle`). */
+  settle(resource: string, scopes: readonly ProgressScope[], rvs: Record<string, string>, timeoutMs: number): Promise<boolean>;
   /** Whether the heartbeat finds the member silent. */
   silent(cluster: string): boolean;
 }
@@ -128,7 +128,7 @@ export class FreshReads {
     if (held !== undefined && isRevision(held) && compareMemberRV(held, target) >= 0) return { kind: 'current' };
     const want = { [cluster]: target };
     if (await this.sources.waitFor(resource, want, Math.min(FRESH_READ_EVENT_WAIT_MS, deadline - Date.now()))) return { kind: 'caught_up' };
-    if (await this.sources.reach(resource, scopes, want, deadline - Date.now())) return { kind: 'probed' };
+    if (await this.sources.settle(resource, scopes, want, deadline - Date.now())) return { kind: 'probed' };
     return { kind: 'unconfirmed', reason: `did not confirm that flotilla holds its writes up to resourceVersion ${target}` };
   }
 

@@ -153,6 +153,8 @@ export class MemberProgress {
   private readonly asking = new Map<ProgressScope, { from: string; answer: Promise<MemberAnswer> }>();
   /** Fresh reads' questions open now, one per scope (settle). */
   private readonly telling = new Map<ProgressScope, { from: string; target: string; answer: Promise<EventsThrough | undefined> }>();
+  /** Fresh reads' questions open now, those a later one replaced in `telling` included. */
+  private openTells = 0;
 
   constructor(private readonly signal?: AbortSignal) {}
 
@@ -228,7 +230,11 @@ export class MemberProgress {
   private tell(scope: ProgressScope, at: string, target: string, timeoutMs: number): Promise<EventsThrough | undefined> {
     const open = this.telling.get(scope);
     if (open && open.from === at && compareMemberRV(open.target, target) >= 0) return open.answer;
+    // The same bound as the other questions' (settleScope asks again shortly, within its deadline).
+    if (this.openTells + this.asking.size >= MEMBER_PROGRESS_MAX_IN_FLIGHT) return Promise.resolve(undefined);
+    this.openTells++;
     const answer = askThrough(scope.member, scope.path, at, target, AbortSignal.any([AbortSignal.timeout(timeoutMs), ...(this.signal ? [this.signal] : [])])).finally(() => {
+      this.openTells--;
       if (this.telling.get(scope)?.answer === answer) this.telling.delete(scope);
     });
     this.telling.set(scope, { from: at, target, answer });

@@ -217,8 +217,9 @@ export const MEMBER_PROGRESS_MAX_EVENTS = 10_000;
 /** How long a fresh read's confirmation waits before it asks a member that gave no answer again. */
 export const MEMBER_PROGRESS_RETRY_MS = 200;
 /**
- * Such watches open at once per process (one per scope at most, shared by the reads that need it);
- * past it, reads only wait. A fleet-wide fresh read of a quiet resource asks every member at once.
+ * Such watches open at once per process (replicas' questions one per scope at most, shared by the
+ * reads that need them; fresh reads' too, asked again shortly past it); past it, reads only wait. A
+ * fleet-wide fresh read of a quiet resource asks every member at once.
  */
 export const MEMBER_PROGRESS_MAX_IN_FLIGHT = MEMBER_FAN_OUT;
 export const BACKOFF_BASE_MS = 250;

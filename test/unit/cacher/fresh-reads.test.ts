@@ -33,7 +33,7 @@ function fakeFleet(opts: { revisions: Record<string, string>; held: Record<strin
     },
     latestRVs: () => ({ ...held }),
     waitFor,
-    reach: async (r, scopes, rvs, timeoutMs) => {
+    settle: async (r, scopes, rvs, timeoutMs) => {
       for (const s of scopes) {
         asked.push(s.cluster);
         const through = opts.probe?.[s.cluster];
