@@ -304,7 +304,7 @@ export class CacheManager implements FleetMembers, ResourceCatalog, CacheHealth 
     return (this.freshReads ??= new FreshReads({
       revision: memberRevision,
       latestRVs: (resource) => this.store.latestRVs(resource),
-      waitFor: (resource, rvs, timeoutMs) => this.store.waitFor(resource, rvs, timeoutMs),
+      waitUntil: (resource, reached, timeoutMs) => this.store.waitUntil(resource, reached, timeoutMs),
       settle: (resource, scopes, rvs, timeoutMs) => {
         this.memberProgress ??= new MemberProgress(this.abort.signal);
         return this.memberProgress.settle(this.store, resource, scopes, rvs, timeoutMs);

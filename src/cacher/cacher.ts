@@ -353,6 +353,7 @@ export class ResourceCacher {
       path: this.path,
       watchingAt: () => (this.status.phase === 'watching' && this.status.synced ? this.status.rv : undefined),
       advanceQuiet: (from, to) => this.advanceQuiet(from, to),
+      holds: (objects) => this.store.countOf(this.scope) === objects.length && objects.every((o) => this.store.storedRV(this.scope, o) === o.rv),
     });
   }
 

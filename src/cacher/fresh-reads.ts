@@ -1,18 +1,20 @@
 import { compareMemberRV } from '../api/global-rv.js';
 import { GenerationFlight } from '../util/generation-flight.js';
-import { FRESH_READ_CONFIRM_MS, FRESH_READ_EVENT_WAIT_MS, FRESH_READ_SILENCE_CHECK_MS } from '../registry/defaults.js';
-import type { ProgressScope } from './member-progress.js';
+import { FRESH_READ_COMPARE_MAX, FRESH_READ_CONFIRM_MS, FRESH_READ_EVENT_WAIT_MS, FRESH_READ_SILENCE_CHECK_MS } from '../registry/defaults.js';
+import type { MemberObjectRV, ProgressScope } from './member-progress.js';
 
 /**
  * Fresh reads (docs/fresh-reads.md): before a read with resourceVersion unset is served from the
  * cache, each member it addresses confirms that the cache holds every write the member had
  * acknowledged when the read arrived, as KEP-2340's consistent reads from the watch cache do for
  * one apiserver. Per (member, resource):
- * 1. the member's current revision R: one consistent list of one object's metadata (its list
- *    resourceVersion is etcd's revision then, not older than any acknowledged write), shared by the
- *    reads that arrived before it started (GenerationFlight);
- * 2. the cache's committed resourceVersion at R or past it: confirmed; else the resource's own event
- *    is likely on its way (the write was to this resource), waited for briefly;
+ * 1. the member's current revision R: one consistent list of up to FRESH_READ_COMPARE_MAX objects'
+ *    metadata (its list resourceVersion is etcd's revision then, not older than any acknowledged
+ *    write), shared by the reads that arrived before it started (GenerationFlight);
+ * 2. the cache's committed resourceVersion at R or past it: confirmed; so is a scope that came whole
+ *    in that list and that the cache holds exactly, each object at the member's resourceVersion (the
+ *    member's state at R, however quiet the resource: no bookmark to wait for); else the resource's
+ *    own event is likely on its way (the write was to this resource), waited for briefly;
  * 3. else the member is asked whether any event of the resource lies between the cache's
  *    resourceVersion and R (member-progress.ts: a short watch from the cache's resourceVersion,
  *    answered by its events or its bookmark); none, and the cache is raised to what the member
@@ -21,8 +23,8 @@ import type { ProgressScope } from './member-progress.js';
  * time is reported, and the read serves its cached state with a Warning.
  */
 
-/** How a member's confirmation ended, for /metrics: the cache already there, its event waited for, the member's watch asked, or not confirmed. */
-export type FreshOutcome = 'current' | 'caught_up' | 'probed' | 'unconfirmed' | 'silent';
+/** How a member's confirmation ended, for /metrics: the cache already there, holding the member's listed state, its event waited for, the member's watch asked, or not confirmed. */
+export type FreshOutcome = 'current' | 'matched' | 'caught_up' | 'probed' | 'unconfirmed' | 'silent';
 
 export interface FreshReadCounts {
   /** Members' confirmations by outcome, since start. */
@@ -37,14 +39,21 @@ export interface Unconfirmed {
   reason: string;
 }
 
+/** A member's answer for its current revision: the revision, and the scope's objects when the whole scope fit in the answer. */
+export interface MemberRevision {
+  rv: string;
+  /** Every object of the scope at `rv`; undefined when the scope holds more than FRESH_READ_COMPARE_MAX. */
+  objects?: MemberObjectRV[];
+}
+
 /** What the confirmation reads and asks: the store's committed RVs, the member, its heartbeat (fakes in the unit tests). */
 export interface FreshSources {
-  /** The member's current revision for the scope's resource (its list resourceVersion). */
-  revision(scope: ProgressScope, signal: AbortSignal): Promise<string>;
+  /** The member's current revision for the scope's resource (its list resourceVersion), with the scope's objects when few. */
+  revision(scope: ProgressScope, signal: AbortSignal): Promise<MemberRevision>;
   /** The resource's committed RV per cluster (the oldest of its scopes), as readers see the store. */
   latestRVs(resource: string): Record<string, string>;
-  /** Resolves true once the store's RVs of `resource` reach `rvs`, false at `timeoutMs`. */
-  waitFor(resource: string, rvs: Record<string, string>, timeoutMs: number): Promise<boolean>;
+  /** Resolves true once `reached()` holds, checked after each commit of `resource`; false at `timeoutMs`. */
+  waitUntil(resource: string, reached: () => boolean, timeoutMs: number): Promise<boolean>;
   /** The same, asking the scopes' members for their events up to `rvs` (member-progress.ts `settle`). */
   settle(resource: string, scopes: readonly ProgressScope[], rvs: Record<string, string>, timeoutMs: number): Promise<boolean>;
   /** Whether the heartbeat finds the member silent. */
@@ -53,20 +62,33 @@ export interface FreshSources {
 
 const METADATA_LIST_ACCEPT = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
 
-/** A member's current revision for a scope: its list resourceVersion, from a consistent list of one object's metadata. */
-export async function memberRevision(scope: ProgressScope, signal: AbortSignal): Promise<string> {
-  const path = `${scope.path}${scope.path.includes('?') ? '&' : '?'}limit=1`;
+interface MetadataList {
+  metadata?: { resourceVersion?: string; continue?: string };
+  items?: { metadata?: { namespace?: string; name?: string; resourceVersion?: string } }[];
+}
+
+/** A member's current revision for a scope: its list resourceVersion, from a consistent list of a few objects' metadata; with those objects when they are the whole scope. */
+export async function memberRevision(scope: ProgressScope, signal: AbortSignal): Promise<MemberRevision> {
+  const path = `${scope.path}${scope.path.includes('?') ? '&' : '?'}limit=${FRESH_READ_COMPARE_MAX}`;
   const res = await scope.member.fetch({ path, headers: { accept: METADATA_LIST_ACCEPT }, signal });
-  if (res.status !== 200) throw new Error(`HTTP ${res.status} to a list of one`);
-  const rv = (JSON.parse(res.body.toString('utf8')) as { metadata?: { resourceVersion?: string } }).metadata?.resourceVersion;
+  if (res.status !== 200) throw new Error(`HTTP ${res.status} to a list of ${FRESH_READ_COMPARE_MAX}`);
+  const list = JSON.parse(res.body.toString('utf8')) as MetadataList;
+  const rv = list.metadata?.resourceVersion;
   if (!rv) throw new Error('a list without a resourceVersion');
-  return rv;
+  if (list.metadata?.continue) return { rv };
+  const objects: MemberObjectRV[] = [];
+  for (const item of list.items ?? []) {
+    const m = item.metadata;
+    if (!m?.name || !m.resourceVersion) return { rv };
+    objects.push({ namespace: m.namespace ?? '', name: m.name, rv: m.resourceVersion });
+  }
+  return { rv, objects };
 }
 
 export class FreshReads {
   /** One revision request at a time per (member, resource), keyed by the resource's first scope on the member. */
-  private readonly flights = new WeakMap<ProgressScope, GenerationFlight<string>>();
-  private readonly counts: FreshReadCounts = { outcomes: { current: 0, caught_up: 0, probed: 0, unconfirmed: 0, silent: 0 }, revisionLists: 0 };
+  private readonly flights = new WeakMap<ProgressScope, GenerationFlight<MemberRevision>>();
+  private readonly counts: FreshReadCounts = { outcomes: { current: 0, matched: 0, caught_up: 0, probed: 0, unconfirmed: 0, silent: 0 }, revisionLists: 0 };
 
   constructor(private readonly sources: FreshSources, private readonly signal?: AbortSignal) {}
 
@@ -112,28 +134,37 @@ export class FreshReads {
   }
 
   private async confirmCluster(resource: string, cluster: string, scopes: readonly ProgressScope[], deadline: number): Promise<Outcome> {
-    let target: string;
+    let answer: MemberRevision;
     try {
-      target = await this.revision(scopes[0]!);
+      answer = await this.revision(scopes[0]!);
     } catch (e) {
       const err = e as Error & { code?: string };
       const timedOut = err.name === 'TimeoutError' || err.name === 'AbortError';
       return { kind: 'unconfirmed', reason: timedOut ? 'did not tell its current resourceVersion in time' : `could not tell its current resourceVersion (${err.code ?? err.message})` };
     }
-    const held = this.sources.latestRVs(resource)[cluster];
+    const target = answer.rv;
+    const held = () => this.sources.latestRVs(resource)[cluster];
     if (!isRevision(target)) {
       // An aggregated API's resourceVersions: only an equal one can be told to be current.
-      return held === target ? { kind: 'current' } : { kind: 'unconfirmed', reason: 'has resourceVersions flotilla cannot order' };
+      return held() === target ? { kind: 'current' } : { kind: 'unconfirmed', reason: 'has resourceVersions flotilla cannot order' };
     }
-    if (held !== undefined && isRevision(held) && compareMemberRV(held, target) >= 0) return { kind: 'current' };
+    const current = () => {
+      const rv = held();
+      return rv !== undefined && isRevision(rv) && compareMemberRV(rv, target) >= 0;
+    };
+    // A scope that came whole in the answer, held exactly: the cache is at the member's state at R.
+    const objects = answer.objects;
+    const matches = () => objects !== undefined && scopes.length === 1 && scopes[0]!.holds(objects);
+    if (current()) return { kind: 'current' };
+    if (matches()) return { kind: 'matched' };
+    if (await this.sources.waitUntil(resource, () => current() || matches(), Math.min(FRESH_READ_EVENT_WAIT_MS, deadline - Date.now()))) return { kind: 'caught_up' };
     const want = { [cluster]: target };
-    if (await this.sources.waitFor(resource, want, Math.min(FRESH_READ_EVENT_WAIT_MS, deadline - Date.now()))) return { kind: 'caught_up' };
     if (await this.sources.settle(resource, scopes, want, deadline - Date.now())) return { kind: 'probed' };
     return { kind: 'unconfirmed', reason: `did not confirm that flotilla holds its writes up to resourceVersion ${target}` };
   }
 
   /** The member's current revision, from a request started after this call (shared with the calls that arrive with it). */
-  private revision(scope: ProgressScope): Promise<string> {
+  private revision(scope: ProgressScope): Promise<MemberRevision> {
     let flight = this.flights.get(scope);
     if (!flight) {
       flight = new GenerationFlight(() => {

@@ -40,6 +40,15 @@ export interface ProgressScope {
   watchingAt(): string | undefined;
   /** Raises the stored RV from `from` to `to` as a bookmark would (false: the scope moved elsewhere meanwhile). */
   advanceQuiet(from: string, to: string): Promise<boolean>;
+  /** Whether the store holds exactly `objects` for the scope, each at its resourceVersion. */
+  holds(objects: readonly MemberObjectRV[]): boolean;
+}
+
+/** An object of a member's scope by name, at the member's resourceVersion. */
+export interface MemberObjectRV {
+  namespace: string;
+  name: string;
+  rv: string;
 }
 
 /** Whether an answer says the member holds no event of the scope in (answer.from, rv]. */

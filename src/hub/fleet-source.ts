@@ -251,7 +251,7 @@ export class FleetSource implements ConfigSource {
 
   /** At start, when the Fleet is refused: its status says why before the process exits. */
   private async writeStatusOnce(): Promise<void> {
-    const none: CacheHealth = { isSynced: () => false, status: () => [], staleClusters: () => [], heartbeats: () => [], reachResourceVersion: () => Promise.resolve(false), memberQuietBetween: () => Promise.resolve('unknown'), confirmFresh: () => Promise.resolve([]), freshReadStats: () => ({ outcomes: { current: 0, caught_up: 0, probed: 0, unconfirmed: 0, silent: 0 }, revisionLists: 0 }) };
+    const none: CacheHealth = { isSynced: () => false, status: () => [], staleClusters: () => [], heartbeats: () => [], reachResourceVersion: () => Promise.resolve(false), memberQuietBetween: () => Promise.resolve('unknown'), confirmFresh: () => Promise.resolve([]), freshReadStats: () => ({ outcomes: { current: 0, matched: 0, caught_up: 0, probed: 0, unconfirmed: 0, silent: 0 }, revisionLists: 0 }) };
     // Written once, then closed: its interval never comes round.
     const writer = new FleetStatusWriter(this.opts.hub, this.opts.name, () => this.statusInputs(), none, this.log);
     await writer.tick();

@@ -87,7 +87,7 @@ export function createMetrics(statuses: () => CacherStatus[], watches?: () => Wa
 function freshReadSeries(registry: Registry, counts: () => FreshReadCounts): void {
   new Counter({
     name: 'flotilla_fresh_read_members_total',
-    help: "Members' confirmations of fresh reads by outcome: current (the cache already held the member's revision), caught_up (its event came), probed (the member's watch said nothing happened in between), unconfirmed (served with a Warning), silent (not asked: the heartbeat finds it silent).",
+    help: "Members' confirmations of fresh reads by outcome: current (the cache already held the member's revision), matched (the cache held exactly the member's listed objects of a small scope), caught_up (its event came), probed (the member's watch said nothing happened in between), unconfirmed (served with a Warning), silent (not asked: the heartbeat finds it silent).",
     labelNames: ['outcome'],
     registers: [registry],
     collect() {

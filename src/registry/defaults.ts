@@ -158,6 +158,8 @@ export const RESOURCE_VERSION_WAIT_MS = 3000;
 export const FRESH_READ_CONFIRM_MS = 4000;
 /** How long a fresh read waits for the resource's own event before asking the member's watch: a write's event arrives within milliseconds. */
 export const FRESH_READ_EVENT_WAIT_MS = 100;
+/** A fresh read's revision list asks for this many objects' metadata: a scope that fits is compared with the cache at once, with no bookmark to wait for. */
+export const FRESH_READ_COMPARE_MAX = 100;
 /** How often a fresh read waiting on a member looks whether the heartbeat has found it silent (it is then not waited for). */
 export const FRESH_READ_SILENCE_CHECK_MS = 50;
 

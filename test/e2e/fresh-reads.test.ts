@@ -5,7 +5,7 @@ import { memberRequest, type MemberResponse } from '../fleet/http.js';
 import { startFlotillaProcess, type FlotillaProcess } from '../support/flotilla-process.js';
 import { openWatch } from '../support/watch-client.js';
 import { apiserverPid, pause } from '../support/paused-member.js';
-import { FRESH_READ_CONFIRM_MS } from '../../src/registry/defaults.js';
+import { FRESH_READ_COMPARE_MAX, FRESH_READ_CONFIRM_MS } from '../../src/registry/defaults.js';
 
 /**
  * Fresh reads (docs/fresh-reads.md): a write made straight to a member, followed at once by a
@@ -79,32 +79,43 @@ describe('fresh reads', () => {
     }
     const after = await counters();
     const outcome = (k: string) => (after.outcomes[k] ?? 0) - (before.outcomes[k] ?? 0);
-    console.log(`fresh-reads: ${inARow} in a row; list p50 ${percentile(took, 50).toFixed(1)} ms, p99 ${percentile(took, 99).toFixed(1)} ms; members current ${outcome('current')}, caught_up ${outcome('caught_up')}, probed ${outcome('probed')}, unconfirmed ${outcome('unconfirmed')}; revision lists ${after.revisionLists - before.revisionLists}`);
+    console.log(`fresh-reads: ${inARow} in a row; list p50 ${percentile(took, 50).toFixed(1)} ms, p99 ${percentile(took, 99).toFixed(1)} ms; members current ${outcome('current')}, matched ${outcome('matched')}, caught_up ${outcome('caught_up')}, probed ${outcome('probed')}, unconfirmed ${outcome('unconfirmed')}; revision lists ${after.revisionLists - before.revisionLists}`);
     expect(outcome('unconfirmed')).toBe(0);
   }, 900_000);
 
-  it("a quiet resource, while the member's other resources are written, is confirmed by the member's watch and listed right; a watch-list too", async () => {
-    await write(a, 'POST', LR, { apiVersion: 'v1', kind: 'LimitRange', metadata: { name: 'quiet' }, spec: { limits: [{ type: 'Container', max: { cpu: '2' } }] } });
-    const took: number[] = [];
-    for (let i = 0; i < 5; i++) {
-      // Writes to another resource of the member, and to the other member on the same etcd: the revision moves on.
-      await write(a, 'POST', CM, configMap(`moving-${i}`, i));
-      await write(b, 'POST', CM, configMap(`moving-${i}`, i));
-      const before = await counters();
-      const started = performance.now();
-      const list = json<List>(await via(`/clusters/${a.name}${LR}`));
-      took.push(performance.now() - started);
-      expect(list.items.map((l) => l.metadata.name)).toEqual(['quiet']);
-      const after = await counters();
-      expect((after.outcomes['probed'] ?? 0) - (before.outcomes['probed'] ?? 0), `list ${i} confirmed by the member's watch`).toBe(1);
-    }
-    console.log(`fresh-reads: quiet resource, confirmed by the member's watch: ${took.map((t) => t.toFixed(0)).join(', ')} ms`);
+  it("a quiet resource, while the member's other resources are written: compared with the member's short list when small, confirmed by the member's watch when not; a watch-list too", async () => {
+    const limitRange = (name: string) => ({ apiVersion: 'v1', kind: 'LimitRange', metadata: { name }, spec: { limits: [{ type: 'Container', max: { cpu: '2' } }] } });
+    await write(a, 'POST', LR, limitRange('quiet'));
+    // Reads each confirmed by `outcome`, while writes to another resource of the member, and to the other member on the same etcd, move the revision on.
+    const quietReads = async (outcome: string, names: string[]) => {
+      const took: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        await write(a, 'POST', CM, configMap(`moving-${outcome}-${i}`, i));
+        await write(b, 'POST', CM, configMap(`moving-${outcome}-${i}`, i));
+        const before = await counters();
+        const started = performance.now();
+        const list = json<List>(await via(`/clusters/${a.name}${LR}`));
+        took.push(performance.now() - started);
+        expect(list.items.map((l) => l.metadata.name).sort()).toEqual(names);
+        const after = await counters();
+        expect((after.outcomes[outcome] ?? 0) - (before.outcomes[outcome] ?? 0), `list ${i} confirmed: ${outcome}`).toBe(1);
+      }
+      console.log(`fresh-reads: quiet resource of ${names.length}, ${outcome}: ${took.map((t) => t.toFixed(0)).join(', ')} ms`);
+      return took;
+    };
+    // One object: the member's revision list holds all of it, and the cache holds exactly that, so no bookmark is waited for.
+    const small = await quietReads('matched', ['quiet']);
+    // More than the revision list holds: the member's watch is asked.
+    const bulk = Array.from({ length: FRESH_READ_COMPARE_MAX }, (_, i) => `bulk-${String(i).padStart(3, '0')}`);
+    for (const name of bulk) await write(a, 'POST', LR, limitRange(name));
+    const large = await quietReads('probed', [...bulk, 'quiet'].sort());
+    expect(percentile(small, 50)).toBeLessThan(percentile(large, 50));
     // A limit range made now is in a watch-list opened at once.
     await write(a, 'POST', LR, { apiVersion: 'v1', kind: 'LimitRange', metadata: { name: 'new' }, spec: { limits: [{ type: 'Container', max: { cpu: '1' } }] } });
     const watch = await openWatch(flotilla.endpoint, `/clusters/${a.name}${LR}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true`);
     try {
       const events = await watch.until((es) => es.some((e) => e.type === 'BOOKMARK'), 10_000);
-      expect(events.filter((e) => e.type === 'ADDED').map((e) => e.object.metadata?.name).sort()).toEqual(['new', 'quiet']);
+      expect(events.filter((e) => e.type === 'ADDED').map((e) => e.object.metadata?.name).sort()).toEqual([...bulk, 'new', 'quiet'].sort());
     } finally {
       watch.close();
     }

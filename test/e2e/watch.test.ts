@@ -267,11 +267,17 @@ describe('watch filters and limits', () => {
 
 describe('kubectl get --watch', () => {
   it('prints rows for changes in any member as they happen', async () => {
-    const child = spawn(kubectlBinary(), ['--kubeconfig', flotilla.kubeconfig, 'get', 'pods', '-n', NS, '--watch-only'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // -v=6: kubectl logs each request as its answer starts, so the test knows when its watch is open.
+    const child = spawn(kubectlBinary(), ['--kubeconfig', flotilla.kubeconfig, 'get', 'pods', '-n', NS, '--watch-only', '-v=6'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
+    let log = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (log += d.toString()));
     try {
-      await new Promise((r) => setTimeout(r, 1000));
+      // Made once the watch is open: a pod made before it (while the list before it is confirmed fresh) is in that list, which --watch-only does not print.
+      const opened = Date.now() + 15_000;
+      while (!/watch=true[^\n]*200 OK/.test(log) && Date.now() < opened) await new Promise((r) => setTimeout(r, 50));
+      expect(log, 'kubectl opened its watch').toMatch(/watch=true[^\n]*200 OK/);
       await createPod(north, 'kubectl-sees-me');
       const deadline = Date.now() + 10_000;
       while (!out.includes('kubectl-sees-me') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));

@@ -1,26 +1,35 @@
 import { describe, expect, it } from 'vitest';
 import { FreshReads, type FreshSources } from '../../../src/cacher/fresh-reads.js';
-import type { ProgressScope } from '../../../src/cacher/member-progress.js';
+import type { MemberObjectRV, ProgressScope } from '../../../src/cacher/member-progress.js';
 
 const RESOURCE = 'v1/configmaps';
-const scope = (cluster: string): ProgressScope => ({ cluster, member: {} as ProgressScope['member'], path: '/api/v1/configmaps', watchingAt: () => undefined, advanceQuiet: () => Promise.resolve(true) });
+/** A scope whose store holds `stored` (name → the member RV it is stored at), when given. */
+const scope = (cluster: string, stored?: Map<string, string>): ProgressScope => ({
+  cluster,
+  member: {} as ProgressScope['member'],
+  path: '/api/v1/configmaps',
+  watchingAt: () => undefined,
+  advanceQuiet: () => Promise.resolve(true),
+  holds: (objects) => stored !== undefined && stored.size === objects.length && objects.every((o) => stored.get(o.name) === o.rv),
+});
 
 /**
  * A fleet of fake members: each one's current revision, the store's committed RVs (moved by
- * `commit`, which wakes waitFor), and what its watch says when asked (`probe`: the RV the member
+ * `commit`, which wakes waitUntil), and what its watch says when asked (`probe`: the RV the member
  * confirms quiet through, or undefined for no answer).
  */
-function fakeFleet(opts: { revisions: Record<string, string>; held: Record<string, string>; probe?: Record<string, string | undefined>; silent?: Set<string>; failing?: Set<string> }) {
+function fakeFleet(opts: { revisions: Record<string, string>; held: Record<string, string>; listed?: Record<string, MemberObjectRV[]>; probe?: Record<string, string | undefined>; silent?: Set<string>; failing?: Set<string> }) {
   const held = { ...opts.held };
   const waiters = new Set<() => void>();
   const asked: string[] = [];
   const reached = (rvs: Record<string, string>) => Object.entries(rvs).every(([c, rv]) => held[c] !== undefined && BigInt(held[c]!) >= BigInt(rv));
-  const waitFor = (_r: string, rvs: Record<string, string>, timeoutMs: number) => new Promise<boolean>((resolve) => {
-    if (reached(rvs)) return resolve(true);
-    const check = () => { if (reached(rvs)) { waiters.delete(check); clearTimeout(timer); resolve(true); } };
+  const waitUntil = (_r: string, ok: () => boolean, timeoutMs: number) => new Promise<boolean>((resolve) => {
+    if (ok()) return resolve(true);
+    const check = () => { if (ok()) { waiters.delete(check); clearTimeout(timer); resolve(true); } };
     const timer = setTimeout(() => { waiters.delete(check); resolve(false); }, timeoutMs);
     waiters.add(check);
   });
+  const waitFor = (r: string, rvs: Record<string, string>, timeoutMs: number) => waitUntil(r, () => reached(rvs), timeoutMs);
   const commit = (cluster: string, rv: string) => {
     held[cluster] = rv;
     for (const w of [...waiters]) w();
@@ -29,10 +38,10 @@ function fakeFleet(opts: { revisions: Record<string, string>; held: Record<strin
   const sources: FreshSources = {
     revision: (s) => {
       revisionLists++;
-      return opts.failing?.has(s.cluster) ? Promise.reject(Object.assign(new Error('refused'), { code: 'ECONNREFUSED' })) : Promise.resolve(opts.revisions[s.cluster]!);
+      return opts.failing?.has(s.cluster) ? Promise.reject(Object.assign(new Error('refused'), { code: 'ECONNREFUSED' })) : Promise.resolve({ rv: opts.revisions[s.cluster]!, ...(opts.listed?.[s.cluster] ? { objects: opts.listed[s.cluster] } : {}) });
     },
     latestRVs: () => ({ ...held }),
-    waitFor,
+    waitUntil,
     settle: async (r, scopes, rvs, timeoutMs) => {
       for (const s of scopes) {
         asked.push(s.cluster);
@@ -48,7 +57,7 @@ function fakeFleet(opts: { revisions: Record<string, string>; held: Record<strin
 }
 
 const clusters = ['east', 'west'];
-const scopes = clusters.map(scope);
+const scopes = clusters.map((c) => scope(c));
 
 describe('FreshReads.confirm', () => {
   it('a member whose revision the cache already holds is confirmed at once, without asking its watch', async () => {
@@ -56,7 +65,7 @@ describe('FreshReads.confirm', () => {
     const fresh = new FreshReads(f.sources);
     expect(await fresh.confirm(RESOURCE, scopes, clusters, 1000)).toEqual([]);
     expect(f.asked).toEqual([]);
-    expect(fresh.stats()).toEqual({ outcomes: { current: 2, caught_up: 0, probed: 0, unconfirmed: 0, silent: 0 }, revisionLists: 2 });
+    expect(fresh.stats()).toEqual({ outcomes: { current: 2, matched: 0, caught_up: 0, probed: 0, unconfirmed: 0, silent: 0 }, revisionLists: 2 });
   });
 
   it("the resource's own event arriving is waited for; the member's watch is not asked", async () => {
@@ -74,6 +83,28 @@ describe('FreshReads.confirm', () => {
     expect(await fresh.confirm(RESOURCE, scopes, ['west'], 2000)).toEqual([]);
     expect(f.asked).toEqual(['west']);
     expect(fresh.stats()).toMatchObject({ outcomes: { probed: 1 }, revisionLists: 1 });
+  });
+
+  it("a quiet scope small enough to come whole in the revision list, held exactly, is confirmed without asking the member's watch; one object off is not", async () => {
+    const stored = new Map([['a', '40'], ['b', '90']]);
+    const listed = { east: [{ namespace: 'ns', name: 'a', rv: '40' }, { namespace: 'ns', name: 'b', rv: '90' }] };
+    const f = fakeFleet({ revisions: { east: '150' }, held: { east: '100' }, listed, probe: { east: '155' } });
+    const fresh = new FreshReads(f.sources);
+    const started = Date.now();
+    expect(await fresh.confirm(RESOURCE, [scope('east', stored)], ['east'], 2000)).toEqual([]);
+    expect(Date.now() - started).toBeLessThan(50);
+    expect(f.asked).toEqual([]);
+    expect(fresh.stats().outcomes.matched).toBe(1);
+    // The member holds b at a newer resourceVersion than the cache: its event is waited for, then the member's watch asked.
+    const behind = fakeFleet({ revisions: { east: '150' }, held: { east: '100' }, listed: { east: [listed.east[0]!, { namespace: 'ns', name: 'b', rv: '120' }] }, probe: { east: '155' } });
+    const again = new FreshReads(behind.sources);
+    expect(await again.confirm(RESOURCE, [scope('east', stored)], ['east'], 2000)).toEqual([]);
+    expect(behind.asked).toEqual(['east']);
+    expect(again.stats().outcomes).toMatchObject({ matched: 0, probed: 1 });
+    // An object the cache holds that the member no longer does is not a match either.
+    const gone = fakeFleet({ revisions: { east: '150' }, held: { east: '100' }, listed: { east: [listed.east[0]!] }, probe: { east: '155' } });
+    await new FreshReads(gone.sources).confirm(RESOURCE, [scope('east', stored)], ['east'], 2000);
+    expect(gone.asked).toEqual(['east']);
   });
 
   it('a member that does not confirm in time, or cannot be asked, is returned (named in the Warning); the others are confirmed', async () => {

@@ -92,6 +92,7 @@ function fakeScope(member: MemberClient, rvs: Record<string, string>, commit: (c
       commit('north', to);
       return Promise.resolve(true);
     },
+    holds: () => false,
   };
 }
 
