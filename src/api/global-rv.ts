@@ -33,6 +33,11 @@ export function isZeroRV(rv: string | undefined): boolean {
   return rv === '0';
 }
 
+/** Whether a member's resourceVersion is an etcd revision, which can be ordered (an aggregated API's may not be). */
+export function isRevision(rv: string): boolean {
+  return /^[0-9]{1,30}$/.test(rv);
+}
+
 export function compareMemberRV(a: string, b: string): -1 | 0 | 1 {
   const x = BigInt(a);
   const y = BigInt(b);

@@ -1,7 +1,8 @@
-import { compareMemberRV } from '../api/global-rv.js';
+import { compareMemberRV, isRevision } from '../api/global-rv.js';
 import { GenerationFlight } from '../util/generation-flight.js';
 import { FRESH_READ_COMPARE_MAX, FRESH_READ_CONFIRM_MS, FRESH_READ_EVENT_WAIT_MS, FRESH_READ_SILENCE_CHECK_MS } from '../registry/defaults.js';
-import type { MemberObjectRV, ProgressScope } from './member-progress.js';
+import type { ProgressScope } from './member-progress.js';
+import { readMetadataPage, type MemberObjectRV } from './metadata-page.js';
 
 /**
  * Fresh reads (docs/fresh-reads.md): before a read with resourceVersion unset is served from the
@@ -60,29 +61,11 @@ export interface FreshSources {
   silent(cluster: string): boolean;
 }
 
-const METADATA_LIST_ACCEPT = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
-
-interface MetadataList {
-  metadata?: { resourceVersion?: string; continue?: string };
-  items?: { metadata?: { namespace?: string; name?: string; resourceVersion?: string } }[];
-}
-
 /** A member's current revision for a scope: its list resourceVersion, from a consistent list of a few objects' metadata; with those objects when they are the whole scope. */
 export async function memberRevision(scope: ProgressScope, signal: AbortSignal): Promise<MemberRevision> {
-  const path = `${scope.path}${scope.path.includes('?') ? '&' : '?'}limit=${FRESH_READ_COMPARE_MAX}`;
-  const res = await scope.member.fetch({ path, headers: { accept: METADATA_LIST_ACCEPT }, signal });
-  if (res.status !== 200) throw new Error(`HTTP ${res.status} to a list of ${FRESH_READ_COMPARE_MAX}`);
-  const list = JSON.parse(res.body.toString('utf8')) as MetadataList;
-  const rv = list.metadata?.resourceVersion;
-  if (!rv) throw new Error('a list without a resourceVersion');
-  if (list.metadata?.continue) return { rv };
-  const objects: MemberObjectRV[] = [];
-  for (const item of list.items ?? []) {
-    const m = item.metadata;
-    if (!m?.name || !m.resourceVersion) return { rv };
-    objects.push({ namespace: m.namespace ?? '', name: m.name, rv: m.resourceVersion });
-  }
-  return { rv, objects };
+  const page = await readMetadataPage(scope.member, scope.path, FRESH_READ_COMPARE_MAX, signal);
+  if (!page.rv) throw new Error('a list without a resourceVersion');
+  return page.whole ? { rv: page.rv, objects: page.objects } : { rv: page.rv };
 }
 
 export class FreshReads {
@@ -180,7 +163,3 @@ export class FreshReads {
 }
 
 type Outcome = { kind: Exclude<FreshOutcome, 'unconfirmed'> } | { kind: 'unconfirmed'; reason: string };
-
-function isRevision(rv: string): boolean {
-  return /^[0-9]{1,30}$/.test(rv);
-}

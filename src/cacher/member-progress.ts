@@ -3,6 +3,7 @@ import type { MemberClient } from '../members/member-client.js';
 import { compareMemberRV } from '../api/global-rv.js';
 import { WatchLines, splitWatchLines } from '../api/json-watch.js';
 import type { Store } from '../store/store.js';
+import type { MemberObjectRV } from './metadata-page.js';
 import { MEMBER_PROGRESS_GRACE_MS, MEMBER_PROGRESS_MAX_EVENTS, MEMBER_PROGRESS_MAX_IN_FLIGHT, MEMBER_PROGRESS_RETRY_MS, MEMBER_PROGRESS_WATCH_SECONDS } from '../registry/defaults.js';
 
 /**
@@ -44,12 +45,6 @@ export interface ProgressScope {
   holds(objects: readonly MemberObjectRV[]): boolean;
 }
 
-/** An object of a member's scope by name, at the member's resourceVersion. */
-export interface MemberObjectRV {
-  namespace: string;
-  name: string;
-  rv: string;
-}
 
 /** Whether an answer says the member holds no event of the scope in (answer.from, rv]. */
 export function quietThrough(answer: MemberAnswer, rv: string): boolean {

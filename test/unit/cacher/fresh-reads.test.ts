@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { FreshReads, type FreshSources } from '../../../src/cacher/fresh-reads.js';
-import type { MemberObjectRV, ProgressScope } from '../../../src/cacher/member-progress.js';
+import type { ProgressScope } from '../../../src/cacher/member-progress.js';
+import type { MemberObjectRV } from '../../../src/cacher/metadata-page.js';
 
 const RESOURCE = 'v1/configmaps';
 /** A scope whose store holds `stored` (name → the member RV it is stored at), when given. */
