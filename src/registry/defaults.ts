@@ -59,11 +59,10 @@ export const DEFAULT_LIVE_READS_ENABLED = true;
 /** Callers without credentials are refused unless the file asks for anonymous access, as kube-apiserver's --anonymous-auth=false. */
 export const DEFAULT_ANONYMOUS = false;
 /**
- * Reads with resourceVersion unset are served as the cache stands unless the file says
- * `freshReads: true` (docs/fresh-reads.md): off until the whole test suite runs with it on (two of
- * its tests assume lists that answer at once).
+ * Reads with resourceVersion unset reflect every write the members acknowledged before them, as a
+ * Kubernetes 1.34 apiserver's do (docs/fresh-reads.md), unless the file says `freshReads: false`.
  */
-export const DEFAULT_FRESH_READS = false;
+export const DEFAULT_FRESH_READS = true;
 
 /** `options.liveReads` when the file leaves it out: a fresh value, so one file's exclude list is never another's. */
 export function defaultLiveReads(): LiveReadsConfig {

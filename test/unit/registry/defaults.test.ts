@@ -22,7 +22,7 @@ describe('the fleet file’s defaults', () => {
       eventLogSize: 100_000,
       liveReads: { enabled: true, exclude: [], concurrency: 256, maxBufferMiB: 512, maxWatches: 1000 },
       memberHeartbeatMilliseconds: 2000,
-      freshReads: false,
+      freshReads: true,
       operators: { users: [], groups: [] },
     });
     expect(c.authentication).toEqual({ cacheTTLSeconds: 10, tokenReviewStaleSeconds: 120, anonymous: false });
