@@ -231,8 +231,6 @@ export class BenchContext {
         dir: this.flotillaDir,
         members: this.registered(opts.names),
         resources: opts.namespaces ? PODS_RESOURCE.map((r) => ({ ...r, namespaces: opts.namespaces })) : PODS_RESOURCE,
-        // Fresh reads on, so the list scenario can state their cost; its other lists ask resourceVersion=0.
-        options: { freshReads: true },
         waitReady: false,
         ...(opts.onSpawn ? { onSpawn: opts.onSpawn } : {}),
       });

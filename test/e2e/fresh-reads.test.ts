@@ -49,8 +49,8 @@ beforeAll(async () => {
   flotilla = await startFlotillaProcess({
     fleet: fleet.info,
     dir: join(fleet.info.dir, 'flotilla'),
+    // Fresh reads are the default: the file does not ask for them.
     resources: [{ version: 'v1', resource: 'configmaps' }, { version: 'v1', resource: 'limitranges' }],
-    options: { freshReads: true },
   });
 });
 
