@@ -1,6 +1,6 @@
 import { compareMemberRV, isRevision } from '../api/global-rv.js';
 import { GenerationFlight } from '../util/generation-flight.js';
-import { FRESH_READ_COMPARE_MAX, FRESH_READ_CONFIRM_MS, FRESH_READ_EVENT_WAIT_MS, FRESH_READ_SILENCE_CHECK_MS } from '../registry/defaults.js';
+import { FRESH_READ_COMPARE_MAX, FRESH_READ_COMPARE_SCOPES, FRESH_READ_CONFIRM_MS, FRESH_READ_EVENT_WAIT_MS, FRESH_READ_SILENCE_CHECK_MS } from '../registry/defaults.js';
 import type { ProgressScope } from './member-progress.js';
 import { readMetadataPage, type MemberObjectRV } from './metadata-page.js';
 
@@ -11,7 +11,8 @@ import { readMetadataPage, type MemberObjectRV } from './metadata-page.js';
  * one apiserver. Per (member, resource):
  * 1. the member's current revision R: one consistent list of up to FRESH_READ_COMPARE_MAX objects'
  *    metadata (its list resourceVersion is etcd's revision then, not older than any acknowledged
- *    write), shared by the reads that arrived before it started (GenerationFlight);
+ *    write), shared by the reads that arrived before it started (GenerationFlight); one per
+ *    namespace for a resource cached in up to FRESH_READ_COMPARE_SCOPES namespaces;
  * 2. the cache's committed resourceVersion at R or past it: confirmed; so is a scope that came whole
  *    in that list and that the cache holds exactly, each object at the member's resourceVersion (the
  *    member's state at R, however quiet the resource: no bookmark to wait for); else the resource's
@@ -117,15 +118,17 @@ export class FreshReads {
   }
 
   private async confirmCluster(resource: string, cluster: string, scopes: readonly ProgressScope[], deadline: number): Promise<Outcome> {
-    let answer: MemberRevision;
+    // A resource cached in a few namespaces of the member: each scope's own page, so that each can be compared.
+    const asked = scopes.length <= FRESH_READ_COMPARE_SCOPES ? scopes : scopes.slice(0, 1);
+    let answers: MemberRevision[];
     try {
-      answer = await this.revision(scopes[0]!);
+      answers = await Promise.all(asked.map((s) => this.revision(s)));
     } catch (e) {
       const err = e as Error & { code?: string };
       const timedOut = err.name === 'TimeoutError' || err.name === 'AbortError';
       return { kind: 'unconfirmed', reason: timedOut ? 'did not tell its current resourceVersion in time' : `could not tell its current resourceVersion (${err.code ?? err.message})` };
     }
-    const target = answer.rv;
+    const target = answers.map((a) => a.rv).reduce((a, b) => (isRevision(a) && isRevision(b) && compareMemberRV(b, a) > 0 ? b : a));
     const held = () => this.sources.latestRVs(resource)[cluster];
     if (!isRevision(target)) {
       // An aggregated API's resourceVersions: only an equal one can be told to be current.
@@ -135,9 +138,8 @@ export class FreshReads {
       const rv = held();
       return rv !== undefined && isRevision(rv) && compareMemberRV(rv, target) >= 0;
     };
-    // A scope that came whole in the answer, held exactly: the cache is at the member's state at R.
-    const objects = answer.objects;
-    const matches = () => objects !== undefined && scopes.length === 1 && scopes[0]!.holds(objects);
+    // Each scope came whole in its answer and is held exactly: the cache is at the member's state there.
+    const matches = () => asked.length === scopes.length && answers.every((a, i) => a.objects !== undefined && asked[i]!.holds(a.objects));
     if (current()) return { kind: 'current' };
     if (matches()) return { kind: 'matched' };
     if (await this.sources.waitUntil(resource, () => current() || matches(), Math.min(FRESH_READ_EVENT_WAIT_MS, deadline - Date.now()))) return { kind: 'caught_up' };

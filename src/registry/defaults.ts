@@ -159,6 +159,12 @@ export const FRESH_READ_CONFIRM_MS = 4000;
 export const FRESH_READ_EVENT_WAIT_MS = 100;
 /** A fresh read's revision list asks for this many objects' metadata: a scope that fits is compared with the cache at once, with no bookmark to wait for. */
 export const FRESH_READ_COMPARE_MAX = 100;
+/**
+ * A resource cached in up to this many namespaces of a member has each namespace's page compared:
+ * a namespace-scoped short watch gets no bookmark while the resource's last write, in another
+ * namespace, is the member's revision, so comparison is what confirms a quiet namespace.
+ */
+export const FRESH_READ_COMPARE_SCOPES = 8;
 /** How often a fresh read waiting on a member looks whether the heartbeat has found it silent (it is then not waited for). */
 export const FRESH_READ_SILENCE_CHECK_MS = 50;
 

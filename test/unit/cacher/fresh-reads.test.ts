@@ -5,10 +5,10 @@ import type { MemberObjectRV } from '../../../src/cacher/metadata-page.js';
 
 const RESOURCE = 'v1/configmaps';
 /** A scope whose store holds `stored` (name → the member RV it is stored at), when given. */
-const scope = (cluster: string, stored?: Map<string, string>): ProgressScope => ({
+const scope = (cluster: string, stored?: Map<string, string>, path = '/api/v1/configmaps'): ProgressScope => ({
   cluster,
   member: {} as ProgressScope['member'],
-  path: '/api/v1/configmaps',
+  path,
   watchingAt: () => undefined,
   advanceQuiet: () => Promise.resolve(true),
   holds: (objects) => stored !== undefined && stored.size === objects.length && objects.every((o) => stored.get(o.name) === o.rv),
@@ -39,7 +39,7 @@ function fakeFleet(opts: { revisions: Record<string, string>; held: Record<strin
   const sources: FreshSources = {
     revision: (s) => {
       revisionLists++;
-      return opts.failing?.has(s.cluster) ? Promise.reject(Object.assign(new Error('refused'), { code: 'ECONNREFUSED' })) : Promise.resolve({ rv: opts.revisions[s.cluster]!, ...(opts.listed?.[s.cluster] ? { objects: opts.listed[s.cluster] } : {}) });
+      return opts.failing?.has(s.cluster) ? Promise.reject(Object.assign(new Error('refused'), { code: 'ECONNREFUSED' })) : Promise.resolve({ rv: opts.revisions[s.path] ?? opts.revisions[s.cluster]!, ...(opts.listed?.[s.path] ?? opts.listed?.[s.cluster] ? { objects: opts.listed[s.path] ?? opts.listed[s.cluster] } : {}) });
     },
     latestRVs: () => ({ ...held }),
     waitUntil,
@@ -106,6 +106,21 @@ describe('FreshReads.confirm', () => {
     const gone = fakeFleet({ revisions: { east: '150' }, held: { east: '100' }, listed: { east: [listed.east[0]!] }, probe: { east: '155' } });
     await new FreshReads(gone.sources).confirm(RESOURCE, [scope('east', stored)], ['east'], 2000);
     expect(gone.asked).toEqual(['east']);
+  });
+
+  it("a resource cached in two namespaces of a member: each namespace's page compared with its scope", async () => {
+    const [a, b] = ['/api/v1/namespaces/a/configmaps', '/api/v1/namespaces/b/configmaps'];
+    const scopesOf = [scope('east', new Map([['x', '40']]), a), scope('east', new Map([['y', '150']]), b)];
+    const listed = { [a]: [{ namespace: 'a', name: 'x', rv: '40' }], [b]: [{ namespace: 'b', name: 'y', rv: '150' }] };
+    // The quiet namespace a holds the cluster's RV back at 100; the write at 150 was in b.
+    const f = fakeFleet({ revisions: { [a]: '150', [b]: '150' }, held: { east: '100' }, listed, probe: {} });
+    const fresh = new FreshReads(f.sources);
+    expect(await fresh.confirm(RESOURCE, scopesOf, ['east'], 2000)).toEqual([]);
+    expect(f.asked).toEqual([]);
+    expect(fresh.stats()).toMatchObject({ outcomes: { matched: 1 }, revisionLists: 2 });
+    // b's page shows y newer than b's scope holds: no match.
+    const behind = fakeFleet({ revisions: { [a]: '150', [b]: '160' }, held: { east: '100' }, listed: { ...listed, [b]: [{ namespace: 'b', name: 'y', rv: '160' }] }, probe: {} });
+    expect(await new FreshReads(behind.sources).confirm(RESOURCE, scopesOf, ['east'], 300)).toEqual([{ cluster: 'east', reason: expect.stringContaining('160') }]);
   });
 
   it('a member that does not confirm in time, or cannot be asked, is returned (named in the Warning); the others are confirmed', async () => {
