@@ -70,7 +70,7 @@ export async function memberRevision(scope: ProgressScope, signal: AbortSignal):
 }
 
 export class FreshReads {
-  /** One revision request at a time per (member, resource), keyed by the resource's first scope on the member. */
+  /** One revision request at a time per scope (the first of a member's, or each of a few). */
   private readonly flights = new WeakMap<ProgressScope, GenerationFlight<MemberRevision>>();
   private readonly counts: FreshReadCounts = { outcomes: { current: 0, matched: 0, caught_up: 0, probed: 0, unconfirmed: 0, silent: 0 }, revisionLists: 0 };
 

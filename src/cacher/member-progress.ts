@@ -45,7 +45,6 @@ export interface ProgressScope {
   holds(objects: readonly MemberObjectRV[]): boolean;
 }
 
-
 /** Whether an answer says the member holds no event of the scope in (answer.from, rv]. */
 export function quietThrough(answer: MemberAnswer, rv: string): boolean {
   if (answer.kind === 'quiet') return compareMemberRV(answer.through, rv) >= 0;
