@@ -35,6 +35,11 @@ export interface FreshReadCounts {
   revisionLists: number;
 }
 
+/** No confirmation yet: every outcome at 0. */
+export function emptyFreshReadCounts(): FreshReadCounts {
+  return { outcomes: { current: 0, matched: 0, caught_up: 0, probed: 0, unconfirmed: 0, silent: 0 }, revisionLists: 0 };
+}
+
 /** A member the read addresses whose cache could not be confirmed, and why (for its Warning). */
 export interface Unconfirmed {
   cluster: string;
@@ -72,7 +77,7 @@ export async function memberRevision(scope: ProgressScope, signal: AbortSignal):
 export class FreshReads {
   /** One revision request at a time per scope (the first of a member's, or each of a few). */
   private readonly flights = new WeakMap<ProgressScope, GenerationFlight<MemberRevision>>();
-  private readonly counts: FreshReadCounts = { outcomes: { current: 0, matched: 0, caught_up: 0, probed: 0, unconfirmed: 0, silent: 0 }, revisionLists: 0 };
+  private readonly counts = emptyFreshReadCounts();
 
   constructor(private readonly sources: FreshSources, private readonly signal?: AbortSignal) {}
 

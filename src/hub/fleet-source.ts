@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CacheHealth } from '../cacher/cache-roles.js';
+import { emptyFreshReadCounts } from '../cacher/fresh-reads.js';
 import type { MemberClient } from '../members/member-client.js';
 import { ConfigError } from '../registry/config.js';
 import type { FleetConfig } from '../registry/fleet-config.js';
@@ -251,7 +252,7 @@ export class FleetSource implements ConfigSource {
 
   /** At start, when the Fleet is refused: its status says why before the process exits. */
   private async writeStatusOnce(): Promise<void> {
-    const none: CacheHealth = { isSynced: () => false, status: () => [], staleClusters: () => [], heartbeats: () => [], reachResourceVersion: () => Promise.resolve(false), memberQuietBetween: () => Promise.resolve('unknown'), confirmFresh: () => Promise.resolve([]), freshReadStats: () => ({ outcomes: { current: 0, matched: 0, caught_up: 0, probed: 0, unconfirmed: 0, silent: 0 }, revisionLists: 0 }) };
+    const none: CacheHealth = { isSynced: () => false, status: () => [], staleClusters: () => [], heartbeats: () => [], reachResourceVersion: () => Promise.resolve(false), memberQuietBetween: () => Promise.resolve('unknown'), confirmFresh: () => Promise.resolve([]), freshReadStats: emptyFreshReadCounts };
     // Written once, then closed: its interval never comes round.
     const writer = new FleetStatusWriter(this.opts.hub, this.opts.name, () => this.statusInputs(), none, this.log);
     await writer.tick();

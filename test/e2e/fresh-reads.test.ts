@@ -111,7 +111,7 @@ describe('fresh reads', () => {
     const large = await quietReads('probed', [...bulk, 'quiet'].sort());
     expect(percentile(small, 50)).toBeLessThan(percentile(large, 50));
     // A limit range made now is in a watch-list opened at once.
-    await write(a, 'POST', LR, { apiVersion: 'v1', kind: 'LimitRange', metadata: { name: 'new' }, spec: { limits: [{ type: 'Container', max: { cpu: '1' } }] } });
+    await write(a, 'POST', LR, limitRange('new'));
     const watch = await openWatch(flotilla.endpoint, `/clusters/${a.name}${LR}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true`);
     try {
       const events = await watch.until((es) => es.some((e) => e.type === 'BOOKMARK'), 10_000);

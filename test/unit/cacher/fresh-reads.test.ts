@@ -39,7 +39,10 @@ function fakeFleet(opts: { revisions: Record<string, string>; held: Record<strin
   const sources: FreshSources = {
     revision: (s) => {
       revisionLists++;
-      return opts.failing?.has(s.cluster) ? Promise.reject(Object.assign(new Error('refused'), { code: 'ECONNREFUSED' })) : Promise.resolve({ rv: opts.revisions[s.path] ?? opts.revisions[s.cluster]!, ...(opts.listed?.[s.path] ?? opts.listed?.[s.cluster] ? { objects: opts.listed[s.path] ?? opts.listed[s.cluster] } : {}) });
+      if (opts.failing?.has(s.cluster)) return Promise.reject(Object.assign(new Error('refused'), { code: 'ECONNREFUSED' }));
+      // By the scope's path where a test gives one (a member's namespaces), else by its cluster.
+      const objects = opts.listed?.[s.path] ?? opts.listed?.[s.cluster];
+      return Promise.resolve({ rv: opts.revisions[s.path] ?? opts.revisions[s.cluster]!, ...(objects ? { objects } : {}) });
     },
     latestRVs: () => ({ ...held }),
     waitUntil,
