@@ -62,7 +62,11 @@ describe('the log', () => {
     expect((await memberRequest(admin, 'GET', '/api/v1/configmaps', undefined, { token: alice.token })).status).toBe(403);
     expect((await memberRequest(admin, 'GET', `/api/v1/namespaces/${HIDDEN_NS}/configmaps`, undefined, { token: alice.token })).status).toBe(403);
     expect((await memberRequest(admin, 'GET', '/api/v1/configmaps', undefined, { token: BOGUS_TOKEN })).status).toBe(401);
-    await until('the watch\'s line (written when it ends)', () => lines().some((l) => l.verb === 'watch' && l.path === secretPath), 10_000);
+    // A line is written when its answer's socket closes, after the client has read the answer: wait for the last ones.
+    await until('the watch\'s line (written when it ends) and the unauthenticated request\'s', () => {
+      const all = lines();
+      return all.some((l) => l.verb === 'watch' && l.path === secretPath) && all.some((l) => l.msg === 'request' && l.status === 401);
+    }, 10_000);
 
     const text = logText();
     const secrets = [SECRET_VALUE, Buffer.from(SECRET_VALUE).toString('base64'), admin.token, alice.token, BOGUS_TOKEN, ...fleet.info.members.map((m) => m.token)];
