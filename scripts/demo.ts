@@ -291,6 +291,7 @@ Try:
   kubectl --kubeconfig ${kc} get --raw /clusters/east/api/v1/namespaces/shop/pods   # one member only
   kubectl --kubeconfig ${kc} get pods -A -l cluster.search.flotilla.io/region=eu      # fleet search: members by their labels (east and north)
   kubectl --kubeconfig ${kc} get deploy,pods -A -l search.flotilla.io/name-contains=LED   # names by substring, case aside
+  kubectl --kubeconfig ${kc} get pods -A -l search.flotilla.io/name-contains=$(kubectl --kubeconfig ${kc} get rs -n payments -o jsonpath='{.items[0].metadata.labels.pod-template-hash}')   # by a ReplicaSet's hash, from the index
   kubectl --kubeconfig ${kc} get pods -n payments -l search.flotilla.io/owner-kind=Deployment,search.flotilla.io/owner-name=ledger   # a Deployment's pods, through its ReplicaSets
   kubectl --kubeconfig ${kc} get pods -A -l search.flotilla.io/created-after=2026-01-01,search.flotilla.io/cluster!=west   # by creation time (a date or Unix seconds), not west's
   kubectl --kubeconfig ${kc} get --raw /status                 # cacher state per cluster and resource

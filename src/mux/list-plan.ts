@@ -236,8 +236,9 @@ function indexedEntries(store: Store, key: string, opts: ListScope, snapshot?: S
   if (lookups.length === 0) return undefined;
   const start = opts.continueToken?.start;
   let driver = lookups.length === 1 ? lookups[0]! : smallestLookup(store, key, lookups, snapshot);
-  let rangeKeys: string[] | undefined;
-  if (isRange(driver)) {
+  let rangeKeys: readonly string[] | undefined;
+  if ('keys' in driver) rangeKeys = driver.keys;
+  else if (isRange(driver)) {
     rangeKeys = sortedRangeKeys(store, key, driver, start, snapshot);
     if (!rangeKeys) {
       // Too many to sort: the next smallest drives, or the kind is scanned.
@@ -245,12 +246,13 @@ function indexedEntries(store: Store, key: string, opts: ListScope, snapshot?: S
       if (rest.length === 0) return undefined;
       driver = rest.length === 1 ? rest[0]! : smallestLookup(store, key, rest, snapshot);
       if (isRange(driver)) return undefined;
+      if ('keys' in driver) rangeKeys = driver.keys;
     }
   }
   // The other lookups are checked per candidate, one index probe per value, before its object is
   // read; one of many values (a short needle's words) is left to the object's own test, as is a
   // range (its predicate reads the object's meta record).
-  const others = lookups.filter((l): l is IndexLookup => l !== driver && !isRange(l) && l.values.length <= CHECKED_VALUES_MAX);
+  const others = lookups.filter((l): l is IndexLookup => l !== driver && isValues(l) && l.values.length <= CHECKED_VALUES_MAX);
   // Index hits come sorted per value; several values need merging into store key order, and an
   // object under two of them (a name holding two matching words) is one candidate.
   const keys = rangeKeys ?? valueKeys(store, key, driver as IndexLookup, snapshot);
@@ -269,10 +271,19 @@ function indexedEntries(store: Store, key: string, opts: ListScope, snapshot?: S
   })();
 }
 
-type AnyLookup = IndexLookup | RangeLookup;
+/** Candidates the store has found already, in key order (the name index's places). */
+interface KeysLookup {
+  keys: readonly string[];
+}
+
+type AnyLookup = IndexLookup | RangeLookup | KeysLookup;
 
 function isRange(l: AnyLookup): l is RangeLookup {
-  return !('values' in l);
+  return !('values' in l) && !('keys' in l);
+}
+
+function isValues(l: AnyLookup): l is IndexLookup {
+  return 'values' in l;
 }
 
 /** A values lookup's keys in store key order. */
@@ -299,16 +310,18 @@ function indexLookups(store: Store, view: ReadView, resource: string, snapshot: 
   const lookups: AnyLookup[] = [];
   for (const p of view.predicates) {
     const range = p.indexRange?.(resource);
-    if (range && store.indexesRange(range.key)) lookups.push(range);
+    if (range && store.indexes(range.key)) lookups.push(range);
     const one = p.indexLookup?.(resource);
     for (const lookup of one ? [one] : (p.indexLookups?.(resource) ?? [])) {
-      if (lookup.match === undefined) {
-        lookups.push(lookup);
-        continue;
-      }
-      // The name index's words matching the needle; too many of them, and this lookup is not used.
-      const words = store.nameWords(resource, lookup.values[0]!, lookup.match, NAME_SEARCH_MAX_WORDS, snapshot);
-      if (words) lookups.push({ key: lookup.key, values: words });
+      if (!store.indexes(lookup.key)) continue;
+      // The name index's words or places matching the needle; too many of them, and this lookup is not used.
+      if (lookup.place) {
+        const keys = store.nameKeys(resource, lookup.place, NAME_SEARCH_MAX_WORDS, snapshot);
+        if (keys) lookups.push({ keys });
+      } else if (lookup.match) {
+        const words = store.nameTokens(resource, lookup.values[0]!, lookup.match, NAME_SEARCH_MAX_WORDS, snapshot);
+        if (words) lookups.push({ key: lookup.key, values: words });
+      } else lookups.push(lookup);
     }
   }
   for (const r of view.labelSelector) if (r.operator === 'Equals' || r.operator === 'In') lookups.push({ key: r.key, values: r.values });
@@ -320,6 +333,10 @@ function indexLookups(store: Store, view: ReadView, resource: string, snapshot: 
 
 /** The object keys a lookup's index range holds, value after value (a range's in value order). */
 function* indexedKeys(store: Store, resource: string, lookup: AnyLookup, snapshot?: Snapshot): Generator<string> {
+  if ('keys' in lookup) {
+    yield* lookup.keys;
+    return;
+  }
   if (isRange(lookup)) {
     yield* store.keysInRange(resource, lookup.key, lookup.from, lookup.to, snapshot);
     return;

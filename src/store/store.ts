@@ -2,7 +2,7 @@ import { Environment, type StoreHealth } from './environment.js';
 import { EventLog, type CommitListener } from './event-log.js';
 import { memberIdentityKey, objectKey } from './keys.js';
 import { LabelIndex } from './label-index.js';
-import { NameIndex, type WordMatch } from './name-index.js';
+import { NAME_GENERATED_KEY, NAME_PAIR_KEY, NAME_TOKEN_KEY, NameIndex, type PlaceLookup, type TokenMatch } from './name-index.js';
 import { CREATED_FIELD, OWNERS_FIELD, UID_FIELD, fieldIndexKey, type MetaRecord } from './meta-record.js';
 import { Objects, type RangeOptions } from './objects.js';
 import { SyncState } from './sync-state.js';
@@ -286,11 +286,11 @@ export class Store {
     const prev = this.objects.write(resource, cluster, key, c, fresh);
     if (c.type === 'DELETED') {
       this.labels.reindex(resource, key, '', false, prev);
-      if (prev !== undefined) this.names?.remove(resource, key, c.name);
+      if (prev !== undefined) this.names?.remove(resource, key, c.namespace, c.name);
     } else {
       this.labels.reindex(resource, key, c.labels ?? '', fresh, prev);
       // A name never changes at its key: entered when the object arrives, removed when it goes.
-      if (fresh || prev === undefined) this.names?.add(resource, key, c.name);
+      if (fresh || prev === undefined) this.names?.add(resource, key, c.namespace, c.name);
     }
     return prev;
   }
@@ -300,9 +300,14 @@ export class Store {
     return this.labels.keysLabelled(resource, label, value, snapshot);
   }
 
-  /** Whether keysInRange serves this index key: not the creation-time index of a store kept without it (StoreOptions.indexCreated). */
-  indexesRange(label: string): boolean {
-    return this.indexCreated || label !== fieldIndexKey(CREATED_FIELD);
+  /**
+   * Whether the label index holds this index key's entries: not the creation-time index, nor the
+   * name index's, in a store kept without them (StoreOptions.indexCreated, indexNames).
+   */
+  indexes(label: string): boolean {
+    if (label === fieldIndexKey(CREATED_FIELD)) return this.indexCreated;
+    if (label === NAME_TOKEN_KEY || label === NAME_GENERATED_KEY || label === NAME_PAIR_KEY) return this.names !== undefined;
+    return true;
   }
 
   /** The keys of a resource's objects whose `label` value lies in [from, to) as text, in value order (LabelIndex.keysInRange). */
@@ -316,11 +321,16 @@ export class Store {
   }
 
   /**
-   * The distinct words of a resource's names starting with `needle` or holding it (name-index.ts),
-   * at most `max`; undefined when there are more, or the store keeps no name index.
+   * The distinct indexed tokens of a resource's names starting with `needle` or holding it
+   * (name-index.ts), at most `max`; undefined when there are more, or the store keeps no name index.
    */
-  nameWords(resource: string, needle: string, match: WordMatch, max: number, snapshot?: Snapshot): string[] | undefined {
-    return this.names?.words(resource, needle, match, max, snapshot);
+  nameTokens(resource: string, needle: string, match: TokenMatch, max: number, snapshot?: Snapshot): string[] | undefined {
+    return this.names?.tokens(resource, needle, match, max, snapshot);
+  }
+
+  /** The keys of the objects a lookup of long generated tokens or word pairs finds, in key order (NameIndex.keysOf); undefined as nameTokens. */
+  nameKeys(resource: string, lookup: PlaceLookup, max: number, snapshot?: Snapshot): string[] | undefined {
+    return this.names?.keysOf(resource, lookup, max, snapshot);
   }
 
   /** The keys of a resource's objects with this uid: one per member holding it, normally (owner search). */

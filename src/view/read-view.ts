@@ -2,6 +2,7 @@ import { matchesLabels, type LabelSelector } from '../api/label-selector.js';
 import { matchesFields, type FieldSelector } from '../api/field-selector.js';
 import type { AccessSet } from '../api/rbac.js';
 import type { MetaRecord } from '../store/meta-record.js';
+import type { PlaceLookup, TokenMatch } from '../store/name-index.js';
 import type { CutBytes } from '../util/byte-edits.js';
 
 /**
@@ -46,13 +47,16 @@ export interface ObjectPredicate {
 
 /**
  * A label-index lookup: the entries of index key `key` valued any of `values`; with `match`, the
- * name index's (store/name-index.ts) entries of every word starting with `values[0]`
- * ('prefixed') or holding it ('containing'), which the list finds in the store first.
+ * name index's (store/name-index.ts) entries of every word starting with `values[0]` ('prefixed')
+ * or holding it ('containing'), which the list finds in the store first; with `place`, the
+ * objects the name index's places hold (long generated tokens, word pairs), which the store
+ * answers with their keys.
  */
 export interface IndexLookup {
   key: string;
   values: string[];
-  match?: 'prefixed' | 'containing';
+  match?: TokenMatch;
+  place?: PlaceLookup;
 }
 
 /**

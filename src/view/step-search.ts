@@ -2,7 +2,7 @@ import { matchesLabels, parseLabelSelector } from '../api/label-selector.js';
 import { CLUSTER_TERM, combineSearchTerms, splitSearchTerms, type SearchTerms, type TimeBound } from '../api/search-terms.js';
 import { CRDS, resourceName } from '../tenancy/tenant.js';
 import { isGet } from './step-label-selector.js';
-import { NAME_WORD_KEY, TOKEN_END, isWord } from '../store/name-index.js';
+import { NAME_GENERATED_KEY, NAME_PAIR_KEY, NAME_TOKEN_KEY, PAIR_JOIN, TOKEN_END, isIndexed, isWord, type PairMatch, type TokenMatch } from '../store/name-index.js';
 import { CREATED_FIELD, fieldIndexKey } from '../store/meta-record.js';
 import type { IndexLookup, ObjectPredicate, RangeLookup, ViewedMeta, ViewedObject } from './read-view.js';
 import type { ViewRequest, ViewStep } from './view-step.js';
@@ -114,14 +114,24 @@ function namePredicate(terms: SearchTerms, req: ViewRequest): ObjectPredicate {
  * first (at most NAME_LOOKUPS_MAX: the list reads the smallest and probes the others per object).
  * A term's pieces between token ends are whole tokens (a prefix's first piece too: the name starts
  * there), its last piece starts a token, and a contains term's first piece ends one, as does the
- * whole of a term without a token end. Only words are indexed (store/name-index.ts): a piece
- * without a vowel gives no lookup.
+ * whole of a term without a token end. Only words and long generated tokens are indexed
+ * (store/name-index.ts, isIndexed): another piece gives no lookup of its own. Two adjacent pieces
+ * whose first is a word are also a pair lookup: the narrowest, as both must meet.
  */
 export function nameLookups(contains: readonly string[], prefixes: readonly string[]): IndexLookup[] {
-  const found: { rank: number; piece: string; lookup: IndexLookup }[] = [];
-  const consider = (rank: number, piece: string, match?: IndexLookup['match']) => {
-    if (!isWord(piece) || found.some((f) => f.piece === piece && f.lookup.match === match)) return;
-    found.push({ rank, piece, lookup: { key: NAME_WORD_KEY, values: [piece], ...(match ? { match } : {}) } });
+  const found: { rank: number; id: string; length: number; lookup: IndexLookup }[] = [];
+  const add = (rank: number, piece: string, id: string, lookup: IndexLookup) => {
+    if (!found.some((f) => f.id === id)) found.push({ rank, id, length: piece.length, lookup });
+  };
+  const consider = (rank: number, piece: string, match?: TokenMatch) => {
+    if (isWord(piece)) add(rank, piece, `${piece}/${match ?? ''}`, { key: NAME_TOKEN_KEY, values: [piece], ...(match ? { match } : {}) });
+    else if (isIndexed(piece)) add(rank, piece, `${piece}/${match ?? ''}`, { key: NAME_GENERATED_KEY, values: [piece], place: { kind: 'generated', needle: piece, ...(match ? { match } : {}) } });
+  };
+  const considerPair = (first: string, second: string, match: PairMatch) => {
+    // Pairs are entered for a word and the token after it.
+    if (!isWord(first)) return;
+    const pair = first + PAIR_JOIN + second;
+    add(0, pair, `${pair}/${match.first}/${match.second}`, { key: NAME_PAIR_KEY, values: [first, second], place: { kind: 'pair', first, second, match } });
   };
   const pieces = (term: string, whole: boolean) => {
     const parts = term.split(TOKEN_END);
@@ -134,11 +144,12 @@ export function nameLookups(contains: readonly string[], prefixes: readonly stri
     consider(2, parts[last]!, 'prefixed');
     if (whole) consider(1, parts[0]!);
     else consider(3, parts[0]!, 'containing');
+    for (let i = 0; i < last; i++) considerPair(parts[i]!, parts[i + 1]!, { first: i === 0 && !whole ? 'ending' : 'whole', second: i + 1 === last ? 'prefixed' : 'whole' });
   };
   for (const p of prefixes) pieces(p, true);
   for (const c of contains) pieces(c, false);
-  // Whole words first, then starts, then insides; the longer piece first within each.
-  found.sort((a, b) => a.rank - b.rank || b.piece.length - a.piece.length);
+  // Pairs first, then whole tokens, then starts, then insides; the longer piece first within each.
+  found.sort((a, b) => a.rank - b.rank || b.length - a.length);
   return found.slice(0, NAME_LOOKUPS_MAX).map((f) => f.lookup);
 }
 

@@ -1,9 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { open } from 'lmdb';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KEY_SEP, Store, type Change, type ChangeType } from '../../../src/store/store.js';
-import { NAME_WORD_KEY, isWord, nameWords } from '../../../src/store/name-index.js';
+import { NAME_GENERATED_KEY, NAME_PAIR_KEY, NAME_TOKEN_KEY, isIndexed, isWord, nameEntries } from '../../../src/store/name-index.js';
 import { decodeObject } from '../../../src/ingest/decode.js';
 import { encodeObjects, viewObjects } from '../../../src/ingest/batch.js';
 import { planPage } from '../../../src/mux/list-plan.js';
@@ -39,7 +40,7 @@ function pod(cluster: string, namespace: string, name: string, type: ChangeType 
 
 /** Who holds a word in their name, as `<namespace>/<name>@<cluster>`. */
 function holders(store: Store, word: string): string[] {
-  return [...store.keysLabelled(PODS, NAME_WORD_KEY, word)].map((k) => {
+  return [...store.keysLabelled(PODS, NAME_TOKEN_KEY, word)].map((k) => {
     const [, ns, name, cluster] = k.split(KEY_SEP);
     return `${ns}/${name}@${cluster}`;
   });
@@ -60,9 +61,16 @@ function listed(store: Store, snapshots: SnapshotRegistry, req: Partial<ViewRequ
   }
 }
 
+/** A name's indexed tokens: those entered per object, then its generated places' tokens. */
+function nameTokens(name: string): string[] {
+  const { tokens, places } = nameEntries(name);
+  return [...tokens, ...places.filter((p) => p.kind === 'generated').map((p) => p.value)];
+}
+
 const NAMES = [
   'checkout-7d9f8b6c5d-x2k4q', 'checkout-7d9f8b6c5d-bz5wq', 'checkout-worker-5c9d-zzkq2', 'Ledger-Reconciler-64bd-9qx2k', 'ledger-8f7c4-kkq2m',
   'api-gateway-6b8c-2lqqw', 'web.frontend-1', 'web-2', 'backup-28391234-jx5zq', 'k8s-sidecar', 'Ärger-bot', 'système-a', 'x', 'reconcile',
+  'checkout-7d9f8b6c5d9-q8x2z', 'İx-web-7d9f8b', '7d9f8b6c5d-web', 'ledger-7d9f8b6c5d-rrr',
 ];
 
 async function filled(dir = newDir()): Promise<Store> {
@@ -92,15 +100,37 @@ const NEEDLES: [string[], string[]][] = [
   [['7d9f'], []], [['x2k4q'], []], [['2839'], []], [['-worker-'], []], [['.front'], []], [['web'], []], [['e'], []], [['a'], []],
   [[], ['check']], [[], ['checkout-w']], [[], ['ledger-']], [[], ['k8s']], [[], ['web.f']], [['zz'], []], [['gateway'], ['api']],
   [['reconcile'], []], [['er-bot'], []], [['steme'], []], [['nothing'], []],
+  // Generated tokens of six characters or more, whole, started and inside; pairs with a word first.
+  [['7d9f8b'], []], [['9f8b6c5d'], []], [['f8b6c5d-x2'], []], [['8391234'], []], [['391234-jx'], []], [['checkout-7d9f8b6c5d-x2k4q'], []],
+  [[], ['ledger-r']], [[], ['ledger-8']], [['dger-reco'], []], [['reconciler-6'], []], [['kout-w'], []], [['ledger-'], []], [[], ['checkout-']],
+  [['x-web-7d'], []], [['web-7d9f8b'], []], [[], ['7d9f8b6c5d-w']], [['7d9f8b6c5d'], []], [['out-7d9f8b6c5d-'], []],
 ];
 
 describe('name index', () => {
-  it('splits names into words: lower-cased tokens with a vowel, once each', () => {
-    expect(nameWords('Checkout-7d9f8b6c5d-x2k4q')).toEqual(['checkout']);
-    expect(nameWords('ledger-reconciler.ledger:v2')).toEqual(['ledger', 'reconciler']);
-    expect(nameWords('backup-28391234-jx5zq')).toEqual(['backup']);
+  it('splits names into indexed tokens (words, and generated ones of six characters or more), per object or at their stems', () => {
+    expect(nameTokens('Checkout-7d9f8b6c5d-x2k4q')).toEqual(['checkout', '7d9f8b6c5d']);
+    expect(nameTokens('ledger-reconciler.ledger:v2')).toEqual(['ledger', 'reconciler']);
+    expect(nameTokens('backup-28391234-jx5zq')).toEqual(['backup', '28391234']);
+    expect(nameTokens('-web--2-')).toEqual(['web']);
+    // Per object: the words, and a long generated token before the first word; the rest at their stems, under the first word.
+    expect(nameEntries('Checkout-7d9f8b6c5d-x2k4q')).toEqual({
+      tokens: ['checkout'],
+      places: [
+        { kind: 'pair', value: 'checkout-7d9f8b6c5d', anchor: 'checkout', stem: 'Checkout-7d9f8b6c5d' },
+        { kind: 'generated', value: '7d9f8b6c5d', anchor: 'checkout', stem: 'Checkout-7d9f8b6c5d' },
+      ],
+    });
+    expect(nameEntries('7d9f8b6c5d-web.2').tokens).toEqual(['7d9f8b6c5d', 'web']);
+    expect(nameEntries('ledger-reconciler.ledger:v2').places.map((p) => [p.value, p.stem])).toEqual([
+      ['ledger-reconciler', 'ledger-reconciler'], ['reconciler-ledger', 'ledger-reconciler.ledger'], ['ledger-v2', 'ledger-reconciler.ledger:v2'],
+    ]);
+    expect(nameEntries('x2k4q-2839')).toEqual({ tokens: [], places: [] });
+    // Where lower-casing moves characters, a place is the whole name.
+    expect(new Set(nameEntries('İx-web-7d9f8b').places.map((p) => p.stem))).toEqual(new Set(['İx-web-7d9f8b']));
     expect(isWord('7d9f8b6c5d')).toBe(false);
     expect(isWord('bcdfghjklmnpqrstvwxz2456789')).toBe(false);
+    expect(isIndexed('7d9f8b')).toBe(true);
+    expect(isIndexed('x2k4q')).toBe(false);
   });
 
   it('enters each object under its words, and follows creations, deletions, modifications and relabels', async () => {
@@ -123,20 +153,73 @@ describe('name index', () => {
     expect(holders(store, 'arrival')).toEqual(['tools/late-arrival@east']);
 
     // Words found by their start and from inside; a word no object holds any more is gone from both after the next transaction.
-    expect(store.nameWords(PODS, 'work', 'prefixed', 10)).toEqual([]);
-    expect(store.nameWords(PODS, 'ments', 'containing', 10)).toEqual(['payments']);
-    expect(store.nameWords(PODS, 'orker', 'containing', 10)).toEqual([]);
-    expect(store.nameWords(PODS, 'e', 'containing', 2)).toBeUndefined();
+    expect(store.nameTokens(PODS, 'work', 'prefixed', 10)).toEqual([]);
+    expect(store.nameTokens(PODS, 'ments', 'containing', 10)).toEqual(['payments']);
+    expect(store.nameTokens(PODS, 'orker', 'containing', 10)).toEqual([]);
+    expect(store.nameTokens(PODS, 'e', 'containing', 2)).toBeUndefined();
     await store.commit(scope, [pod('east', 'shop', 'payments-2', 'DELETED')], { rv: '8' }, { log: true });
     await store.commit(scope, [pod('east', 'shop', 'unrelated-x')], { rv: '9' }, { log: true });
-    expect(store.nameWords(PODS, 'ments', 'containing', 10)).toEqual([]);
+    expect(store.nameTokens(PODS, 'ments', 'containing', 10)).toEqual([]);
     // And back, in a transaction of its own.
     await store.commit(scope, [pod('east', 'shop', 'payments-3')], { rv: '10' }, { log: true });
-    expect(store.nameWords(PODS, 'ments', 'containing', 10)).toEqual(['payments']);
+    expect(store.nameTokens(PODS, 'ments', 'containing', 10)).toEqual(['payments']);
 
     // A dropped scope takes its objects' entries with it.
     await store.dropScope(scope);
     expect(holders(store, 'checkout')).toEqual([]);
+    await store.close();
+  });
+
+  it('writes a place once for the objects sharing it, and removes it, and its token\'s inside entries, with the last of them', async () => {
+    const dir = newDir();
+    const store = Store.open(dir);
+    const scope = { cluster: 'east', resource: PODS };
+    const siblings = ['q2x4z', 'b5wq2', 'zzkq2'].map((s) => `checkout-7d9f8b6c5d-${s}`);
+    await store.commit(scope, [...siblings.map((n) => pod('east', 'shop', n)), pod('east', 'shop', 'ledger-8f7c4b2d-kkq2m')], { rv: '5' }, { log: false, fresh: true });
+    await store.commit({ cluster: 'west', resource: PODS }, [pod('west', 'shop', siblings[0]!)], { rv: '5' }, { log: false, fresh: true });
+    const found = (place: Parameters<Store['nameKeys']>[1]) => store.nameKeys(PODS, place, 10)!.map((k) => k.split(KEY_SEP).slice(2).join('@'));
+    expect(found({ kind: 'generated', needle: '9f8b6c5d', match: 'containing' })).toEqual([`${siblings[1]}@east`, `${siblings[0]}@east`, `${siblings[0]}@west`, `${siblings[2]}@east`]);
+    expect(found({ kind: 'pair', first: 'out', second: '7d', match: { first: 'ending', second: 'prefixed' } })).toHaveLength(4);
+    // The last sibling gone from one member, then the rest: the place stays while one holds it.
+    await store.commit(scope, siblings.map((n) => pod('east', 'shop', n, 'DELETED')), { rv: '6' }, { log: true });
+    await store.commit(scope, [pod('east', 'shop', 'other-1')], { rv: '7' }, { log: true });
+    expect(found({ kind: 'generated', needle: '9f8b6c5d', match: 'containing' })).toEqual([`${siblings[0]}@west`]);
+    await store.commit({ cluster: 'west', resource: PODS }, [pod('west', 'shop', siblings[0]!, 'DELETED')], { rv: '6' }, { log: true });
+    await store.commit({ cluster: 'west', resource: PODS }, [pod('west', 'shop', 'other-2')], { rv: '7' }, { log: true });
+    expect(found({ kind: 'generated', needle: '7d9f8b6c5d' })).toEqual([]);
+    // And back: a sibling arriving later is entered again, also right after the place went with the one before it.
+    await store.commit(scope, [pod('east', 'shop', siblings[2]!)], { rv: '8' }, { log: true });
+    await store.commit(scope, [pod('east', 'shop', siblings[2]!, 'DELETED')], { rv: '9' }, { log: true });
+    await store.commit(scope, [pod('east', 'shop', siblings[1]!)], { rv: '10' }, { log: true });
+    expect(found({ kind: 'generated', needle: '9f8b6c5d', match: 'containing' })).toEqual([`${siblings[1]}@east`]);
+    await store.commit(scope, [pod('east', 'shop', siblings[1]!, 'DELETED')], { rv: '11' }, { log: true });
+    await store.commit(scope, [pod('east', 'shop', 'other-3')], { rv: '12' }, { log: true });
+    await store.close();
+    // Nothing of the hash is left in the index: no place, no pair, no inside entry; the other name's are.
+    const raw = open({ path: dir, maxDbs: 16 });
+    const keys = [...raw.openDB<Buffer, Buffer>({ name: 'labelIndex', encoding: 'binary', keyEncoding: 'binary' }).getKeys()].map((k) => k.toString('utf8'));
+    await raw.close();
+    const names = keys.filter((k) => k.startsWith(`${PODS}${KEY_SEP}:name`));
+    expect(names.filter((k) => k.includes('7d9f8b6c5d'))).toEqual([]);
+    expect(names.filter((k) => k.includes('8f7c4b2d')).map((k) => k.split(KEY_SEP)[1])).toEqual([':name-gen=8f7c4b2d', ':name-inside=7c4b2d', ':name-inside=f7c4b2d', ':name-pair=ledger-8f7c4b2d', ':name=ledger']);
+  });
+
+  it('reads a name\'s head once for the siblings after it, in its own namespace, and again once its entries went', async () => {
+    const store = Store.open(newDir());
+    const scope = { cluster: 'east', resource: PODS };
+    const found = (needle: string) => store.nameKeys(PODS, { kind: 'generated', needle, match: 'containing' }, 10)!.map((k) => k.split(KEY_SEP).slice(1, 3).join('/'));
+    // The same head in two namespaces, one after the other: each namespace has its own places.
+    await store.commit(scope, [pod('east', 'tools', 'web-6b8c7d9f-b5wq2'), pod('east', 'shop', 'web-6b8c7d9f-q2x4z')], { rv: '5' }, { log: false, fresh: true });
+    expect(found('b8c7d9f')).toEqual(['shop/web-6b8c7d9f-q2x4z', 'tools/web-6b8c7d9f-b5wq2']);
+    // A place gone while another namespace holds its token: the next sibling writes it again.
+    await store.commit(scope, [pod('east', 'shop', 'web-6b8c7d9f-q2x4z', 'DELETED')], { rv: '6' }, { log: true });
+    await store.commit(scope, [pod('east', 'shop', 'web-6b8c7d9f-zzkq2')], { rv: '7' }, { log: true });
+    expect(found('b8c7d9f')).toEqual(['shop/web-6b8c7d9f-zzkq2', 'tools/web-6b8c7d9f-b5wq2']);
+    // A token entered per object (no word before it), gone with its inside entries and no place: the next sibling writes them again.
+    await store.commit(scope, [pod('east', 'shop', '7d9f8b6c5-ddddd')], { rv: '8' }, { log: true });
+    await store.commit(scope, [pod('east', 'shop', '7d9f8b6c5-ddddd', 'DELETED')], { rv: '9' }, { log: true });
+    await store.commit(scope, [pod('east', 'shop', '7d9f8b6c5-fffff')], { rv: '10' }, { log: true });
+    expect(found('d9f8b6')).toEqual(['shop/7d9f8b6c5-fffff']);
     await store.close();
   });
 
@@ -182,27 +265,30 @@ describe('name index', () => {
     const again = Store.open(dir);
     expect(again.health().rebuilt).toBeFalsy();
     expect(holders(again, 'ledger')).toEqual(before);
-    expect(again.nameWords(PODS, 'concil', 'containing', 10)).toEqual(['reconcile', 'reconciler']);
+    expect(again.nameTokens(PODS, 'concil', 'containing', 10)).toEqual(['reconcile', 'reconciler']);
     // A deletion after the restart removes what the previous run entered; the last holder of a word takes its inside entries along.
     await again.commit({ cluster: 'east', resource: PODS }, ['shop', 'tools'].map((ns) => pod('east', ns, 'Ledger-Reconciler-64bd-9qx2k', 'DELETED')), { rv: '6' }, { log: true });
     await again.commit({ cluster: 'west', resource: PODS }, ['shop', 'tools'].map((ns) => pod('west', ns, 'Ledger-Reconciler-64bd-9qx2k', 'DELETED')), { rv: '6' }, { log: true });
     await again.commit({ cluster: 'west', resource: PODS }, [pod('west', 'shop', 'other-1')], { rv: '7' }, { log: true });
-    expect(again.nameWords(PODS, 'concil', 'containing', 10)).toEqual(['reconcile']);
+    expect(again.nameTokens(PODS, 'concil', 'containing', 10)).toEqual(['reconcile']);
     const snapshots = new SnapshotRegistry(again);
     for (const [contains, prefixes] of NEEDLES) expect(listed(again, snapshots, selector(contains, prefixes), 0)).toEqual(bruteForce(again, contains, prefixes));
     snapshots.close();
     await again.close();
   });
 
-  it('narrows by the words a term must hold, never by a piece that is not a word', () => {
-    const word = (values: string, match?: 'prefixed' | 'containing') => ({ key: NAME_WORD_KEY, values: [values], ...(match ? { match } : {}) });
-    expect(nameLookups(['ledger-rec'], [])).toEqual([word('rec', 'prefixed'), word('ledger', 'containing')]);
-    expect(nameLookups(['x-ledger-rec'], [])).toEqual([word('ledger'), word('rec', 'prefixed')]);
-    expect(nameLookups(['concil'], [])).toEqual([word('concil', 'containing')]);
-    expect(nameLookups([], ['check'])).toEqual([word('check', 'prefixed')]);
-    expect(nameLookups([], ['checkout-7d'])).toEqual([word('checkout')]);
+  it('narrows by the tokens and pairs a term must hold, never by a piece the index leaves out', () => {
+    const token = (values: string, match?: 'prefixed' | 'containing') => ({ key: NAME_TOKEN_KEY, values: [values], ...(match ? { match } : {}) });
+    const generated = (needle: string, match?: 'prefixed' | 'containing') => ({ key: NAME_GENERATED_KEY, values: [needle], place: { kind: 'generated', needle, ...(match ? { match } : {}) } });
+    const pair = (first: string, second: string, match: { first: 'whole' | 'ending'; second: 'whole' | 'prefixed' }) => ({ key: NAME_PAIR_KEY, values: [first, second], place: { kind: 'pair', first, second, match } });
+    expect(nameLookups(['ledger-rec'], [])).toEqual([pair('ledger', 'rec', { first: 'ending', second: 'prefixed' }), token('rec', 'prefixed'), token('ledger', 'containing')]);
+    expect(nameLookups(['x-ledger-rec'], [])).toEqual([pair('ledger', 'rec', { first: 'whole', second: 'prefixed' }), token('ledger'), token('rec', 'prefixed')]);
+    expect(nameLookups(['concil'], [])).toEqual([token('concil', 'containing')]);
+    expect(nameLookups([], ['check'])).toEqual([token('check', 'prefixed')]);
+    expect(nameLookups([], ['ledger-r'])).toEqual([pair('ledger', 'r', { first: 'whole', second: 'prefixed' }), token('ledger')]);
     expect(nameLookups(['x2k4q'], [])).toEqual([]);
-    expect(nameLookups(['checkout-7d9f'], [])).toEqual([word('checkout', 'containing')]);
+    expect(nameLookups(['7d9f8b6c'], [])).toEqual([generated('7d9f8b6c', 'containing')]);
+    expect(nameLookups(['checkout-7d9f8b6c5d-x2'], [])).toEqual([pair('checkout', '7d9f8b6c5d', { first: 'ending', second: 'whole' }), generated('7d9f8b6c5d'), token('checkout', 'containing')]);
     expect(nameLookups(['ab-eb-ib-ob-ub-yb'], [])).toHaveLength(3);
   });
 
