@@ -125,7 +125,7 @@ export function nameLookups(contains: readonly string[], prefixes: readonly stri
   };
   const consider = (rank: number, piece: string, match?: TokenMatch) => {
     if (isWord(piece)) add(rank, piece, `${piece}/${match ?? ''}`, { key: NAME_TOKEN_KEY, values: [piece], ...(match ? { match } : {}) });
-    else if (isIndexed(piece)) add(rank, piece, `${piece}/${match ?? ''}`, { key: NAME_GENERATED_KEY, values: [piece], place: { kind: 'generated', needle: piece, ...(match ? { match } : {}) } });
+    else if (isIndexed(piece, match === 'containing')) add(rank, piece, `${piece}/${match ?? ''}`, { key: NAME_GENERATED_KEY, values: [piece], place: { kind: 'generated', needle: piece, ...(match ? { match } : {}) } });
   };
   const considerPair = (first: string, second: string, match: PairMatch) => {
     // Pairs are entered for a word and the token after it.

@@ -129,7 +129,9 @@ describe('name index', () => {
     expect(new Set(nameEntries('İx-web-7d9f8b').places.map((p) => p.stem))).toEqual(new Set(['İx-web-7d9f8b']));
     expect(isWord('7d9f8b6c5d')).toBe(false);
     expect(isWord('bcdfghjklmnpqrstvwxz2456789')).toBe(false);
-    expect(isIndexed('7d9f8b')).toBe(true);
+    expect(isIndexed('7d9f8b', false)).toBe(true);
+    expect(isIndexed('7d9f8b')).toBe(false);
+    expect(isIndexed('7d9f8b6c5')).toBe(true);
     expect(isIndexed('x2k4q')).toBe(false);
   });
 
@@ -178,12 +180,12 @@ describe('name index', () => {
     await store.commit(scope, [...siblings.map((n) => pod('east', 'shop', n)), pod('east', 'shop', 'ledger-8f7c4b2d-kkq2m')], { rv: '5' }, { log: false, fresh: true });
     await store.commit({ cluster: 'west', resource: PODS }, [pod('west', 'shop', siblings[0]!)], { rv: '5' }, { log: false, fresh: true });
     const found = (place: Parameters<Store['nameKeys']>[1]) => store.nameKeys(PODS, place, 10)!.map((k) => k.split(KEY_SEP).slice(2).join('@'));
-    expect(found({ kind: 'generated', needle: '9f8b6c5d', match: 'containing' })).toEqual([`${siblings[1]}@east`, `${siblings[0]}@east`, `${siblings[0]}@west`, `${siblings[2]}@east`]);
+    expect(found({ kind: 'generated', needle: 'd9f8b6c5d', match: 'containing' })).toEqual([`${siblings[1]}@east`, `${siblings[0]}@east`, `${siblings[0]}@west`, `${siblings[2]}@east`]);
     expect(found({ kind: 'pair', first: 'out', second: '7d', match: { first: 'ending', second: 'prefixed' } })).toHaveLength(4);
     // The last sibling gone from one member, then the rest: the place stays while one holds it.
     await store.commit(scope, siblings.map((n) => pod('east', 'shop', n, 'DELETED')), { rv: '6' }, { log: true });
     await store.commit(scope, [pod('east', 'shop', 'other-1')], { rv: '7' }, { log: true });
-    expect(found({ kind: 'generated', needle: '9f8b6c5d', match: 'containing' })).toEqual([`${siblings[0]}@west`]);
+    expect(found({ kind: 'generated', needle: 'd9f8b6c5d', match: 'containing' })).toEqual([`${siblings[0]}@west`]);
     await store.commit({ cluster: 'west', resource: PODS }, [pod('west', 'shop', siblings[0]!, 'DELETED')], { rv: '6' }, { log: true });
     await store.commit({ cluster: 'west', resource: PODS }, [pod('west', 'shop', 'other-2')], { rv: '7' }, { log: true });
     expect(found({ kind: 'generated', needle: '7d9f8b6c5d' })).toEqual([]);
@@ -191,7 +193,7 @@ describe('name index', () => {
     await store.commit(scope, [pod('east', 'shop', siblings[2]!)], { rv: '8' }, { log: true });
     await store.commit(scope, [pod('east', 'shop', siblings[2]!, 'DELETED')], { rv: '9' }, { log: true });
     await store.commit(scope, [pod('east', 'shop', siblings[1]!)], { rv: '10' }, { log: true });
-    expect(found({ kind: 'generated', needle: '9f8b6c5d', match: 'containing' })).toEqual([`${siblings[1]}@east`]);
+    expect(found({ kind: 'generated', needle: 'd9f8b6c5d', match: 'containing' })).toEqual([`${siblings[1]}@east`]);
     await store.commit(scope, [pod('east', 'shop', siblings[1]!, 'DELETED')], { rv: '11' }, { log: true });
     await store.commit(scope, [pod('east', 'shop', 'other-3')], { rv: '12' }, { log: true });
     await store.close();
@@ -201,7 +203,7 @@ describe('name index', () => {
     await raw.close();
     const names = keys.filter((k) => k.startsWith(`${PODS}${KEY_SEP}:name`));
     expect(names.filter((k) => k.includes('7d9f8b6c5d'))).toEqual([]);
-    expect(names.filter((k) => k.includes('8f7c4b2d')).map((k) => k.split(KEY_SEP)[1])).toEqual([':name-gen=8f7c4b2d', ':name-inside=7c4b2d', ':name-inside=f7c4b2d', ':name-pair=ledger-8f7c4b2d', ':name=ledger']);
+    expect(names.filter((k) => k.includes('8f7c4b2d')).map((k) => k.split(KEY_SEP)[1])).toEqual([':name-gen=8f7c4b2d', ':name-pair=ledger-8f7c4b2d', ':name=ledger']);
   });
 
   it('reads a name\'s head once for the siblings after it, in its own namespace, and again once its entries went', async () => {
@@ -209,17 +211,17 @@ describe('name index', () => {
     const scope = { cluster: 'east', resource: PODS };
     const found = (needle: string) => store.nameKeys(PODS, { kind: 'generated', needle, match: 'containing' }, 10)!.map((k) => k.split(KEY_SEP).slice(1, 3).join('/'));
     // The same head in two namespaces, one after the other: each namespace has its own places.
-    await store.commit(scope, [pod('east', 'tools', 'web-6b8c7d9f-b5wq2'), pod('east', 'shop', 'web-6b8c7d9f-q2x4z')], { rv: '5' }, { log: false, fresh: true });
-    expect(found('b8c7d9f')).toEqual(['shop/web-6b8c7d9f-q2x4z', 'tools/web-6b8c7d9f-b5wq2']);
+    await store.commit(scope, [pod('east', 'tools', 'web-6b8c7d9f2k-b5wq2'), pod('east', 'shop', 'web-6b8c7d9f2k-q2x4z')], { rv: '5' }, { log: false, fresh: true });
+    expect(found('b8c7d9f2k')).toEqual(['shop/web-6b8c7d9f2k-q2x4z', 'tools/web-6b8c7d9f2k-b5wq2']);
     // A place gone while another namespace holds its token: the next sibling writes it again.
-    await store.commit(scope, [pod('east', 'shop', 'web-6b8c7d9f-q2x4z', 'DELETED')], { rv: '6' }, { log: true });
-    await store.commit(scope, [pod('east', 'shop', 'web-6b8c7d9f-zzkq2')], { rv: '7' }, { log: true });
-    expect(found('b8c7d9f')).toEqual(['shop/web-6b8c7d9f-zzkq2', 'tools/web-6b8c7d9f-b5wq2']);
+    await store.commit(scope, [pod('east', 'shop', 'web-6b8c7d9f2k-q2x4z', 'DELETED')], { rv: '6' }, { log: true });
+    await store.commit(scope, [pod('east', 'shop', 'web-6b8c7d9f2k-zzkq2')], { rv: '7' }, { log: true });
+    expect(found('b8c7d9f2k')).toEqual(['shop/web-6b8c7d9f2k-zzkq2', 'tools/web-6b8c7d9f2k-b5wq2']);
     // A token entered per object (no word before it), gone with its inside entries and no place: the next sibling writes them again.
-    await store.commit(scope, [pod('east', 'shop', '7d9f8b6c5-ddddd')], { rv: '8' }, { log: true });
-    await store.commit(scope, [pod('east', 'shop', '7d9f8b6c5-ddddd', 'DELETED')], { rv: '9' }, { log: true });
-    await store.commit(scope, [pod('east', 'shop', '7d9f8b6c5-fffff')], { rv: '10' }, { log: true });
-    expect(found('d9f8b6')).toEqual(['shop/7d9f8b6c5-fffff']);
+    await store.commit(scope, [pod('east', 'shop', '7d9f8b6c5x-ddddd')], { rv: '8' }, { log: true });
+    await store.commit(scope, [pod('east', 'shop', '7d9f8b6c5x-ddddd', 'DELETED')], { rv: '9' }, { log: true });
+    await store.commit(scope, [pod('east', 'shop', '7d9f8b6c5x-fffff')], { rv: '10' }, { log: true });
+    expect(found('d9f8b6c5x')).toEqual(['shop/7d9f8b6c5x-fffff']);
     await store.close();
   });
 
@@ -287,7 +289,10 @@ describe('name index', () => {
     expect(nameLookups([], ['check'])).toEqual([token('check', 'prefixed')]);
     expect(nameLookups([], ['ledger-r'])).toEqual([pair('ledger', 'r', { first: 'whole', second: 'prefixed' }), token('ledger')]);
     expect(nameLookups(['x2k4q'], [])).toEqual([]);
-    expect(nameLookups(['7d9f8b6c'], [])).toEqual([generated('7d9f8b6c', 'containing')]);
+    expect(nameLookups(['7d9f8b6c5'], [])).toEqual([generated('7d9f8b6c5', 'containing')]);
+    // Shorter generated text: where a token starts only.
+    expect(nameLookups(['7d9f8b6c'], [])).toEqual([]);
+    expect(nameLookups([], ['7d9f8b'])).toEqual([generated('7d9f8b', 'prefixed')]);
     expect(nameLookups(['checkout-7d9f8b6c5d-x2'], [])).toEqual([pair('checkout', '7d9f8b6c5d', { first: 'ending', second: 'whole' }), generated('7d9f8b6c5d'), token('checkout', 'containing')]);
     expect(nameLookups(['ab-eb-ib-ob-ub-yb'], [])).toHaveLength(3);
   });
