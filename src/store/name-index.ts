@@ -52,8 +52,8 @@ export const GENERATED_INDEXED_MIN = 6;
 /**
  * A generated token's suffixes are entered down to this length, so a generated needle this long
  * is found anywhere in a token; a shorter one only where a token starts. Each suffix entry is a
- * write per ReplicaSet whose key (a hash) lands anywhere in the tree: a 10-character hash's one
- * entry instead of four took ingest from about 1.16 to 1.10 times a store without the indexes.
+ * write per ReplicaSet whose key (a hash) lands anywhere in the tree, the dearest kind of write
+ * (docs/search.md, the index's costs): a 10-character hash has one.
  */
 export const GENERATED_INSIDE_MIN = 9;
 
@@ -210,6 +210,7 @@ export class NameIndex {
     this.writePlaces(resource, namespace, tail.places);
   }
 
+  /** Enters places (a write each, whatever was written before: the same keys), and their generated tokens' inside entries. */
   private writePlaces(resource: string, namespace: string, places: readonly NamePlace[]): void {
     for (const p of places) {
       this.labelIndex.put(Buffer.from(placeEntry(resource, namespace, p)), PRESENT);
@@ -240,6 +241,7 @@ export class NameIndex {
    * written nothing yet, so a place or token one of its objects brings back is entered again after).
    */
   newTransaction(): void {
+    if (this.placesMaybeUnused.size === 0 && this.maybeUnused.size === 0) return;
     const gone = new Set<string>();
     for (const [entry, { resource, namespace, place }] of this.placesMaybeUnused) {
       if (!this.keysAtPlace(resource, namespace, place).next().done) continue;
