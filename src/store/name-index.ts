@@ -244,7 +244,7 @@ export class NameIndex {
     if (this.placesMaybeUnused.size === 0 && this.maybeUnused.size === 0) return;
     const gone = new Set<string>();
     for (const [entry, { resource, namespace, place }] of this.placesMaybeUnused) {
-      if (!this.keysAtPlace(resource, namespace, place).next().done) continue;
+      if (this.holdsPlace(resource, namespace, place)) continue;
       gone.add(entry);
       this.labelIndex.remove(Buffer.from(entry));
     }
@@ -333,6 +333,12 @@ export class NameIndex {
       if (k.length > start.length && TOKEN_CHAR.test(String.fromCharCode(k[start.length]!))) continue;
       yield resource + k.toString('utf8', keyFrom);
     }
+  }
+
+  /** Whether some object is at a place (the store as last committed). Leaving the loop closes the range's cursor and read transaction. */
+  private holdsPlace(resource: string, namespace: string, place: NamePlace): boolean {
+    for (const _ of this.keysAtPlace(resource, namespace, place)) return true;
+    return false;
   }
 
   /** The keys of the objects a token is entered for (per object). */
