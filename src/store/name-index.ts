@@ -1,5 +1,6 @@
 import type { Database } from 'lmdb';
 import type { Databases } from './environment.js';
+import type { LabelIndex } from './label-index.js';
 import { AFTER_SEP, KEY_SEP as SEP, PRESENT } from './keys.js';
 import { fieldIndexEntry, fieldIndexKey } from './meta-record.js';
 import type { Snapshot } from './types.js';
@@ -173,7 +174,11 @@ export class NameIndex {
   /** Place entries whose last object may have gone, as their keys: removed at the next transaction if so. */
   private readonly placesMaybeUnused = new Map<string, { resource: string; namespace: string; place: NamePlace }>();
 
-  constructor(dbs: Pick<Databases, 'labelIndex'>) {
+  /** `labels` reads the per-object entries, which have a label entry's layout. */
+  constructor(
+    dbs: Pick<Databases, 'labelIndex'>,
+    private readonly labels: LabelIndex,
+  ) {
     this.labelIndex = dbs.labelIndex;
   }
 
@@ -295,7 +300,7 @@ export class NameIndex {
         if (match === 'containing') for (const t of this.tokensWithSuffix(resource, needle, false, snapshot)) values.add(t);
         if (values.size > max) return undefined;
       }
-      for (const t of values) for (const k of this.ownKeys(resource, t, snapshot)) keys.add(k);
+      for (const t of values) for (const k of this.labels.keysLabelled(resource, NAME_TOKEN_KEY, t, snapshot)) keys.add(k);
     } else {
       const { first, second, match } = lookup;
       const firsts = match.first === 'whole' ? [first] : [first, ...this.tokensWithSuffix(resource, first, true, snapshot)];
@@ -339,15 +344,6 @@ export class NameIndex {
   private holdsPlace(resource: string, namespace: string, place: NamePlace): boolean {
     for (const _ of this.keysAtPlace(resource, namespace, place)) return true;
     return false;
-  }
-
-  /** The keys of the objects a token is entered for (per object). */
-  private *ownKeys(resource: string, token: string, snapshot?: Snapshot): Generator<string> {
-    const range = `${resource}${SEP}${TOKEN_ENTRY}${token}`;
-    const from = Buffer.byteLength(range);
-    for (const k of this.labelIndex.getKeys({ start: Buffer.from(range + SEP), end: Buffer.from(range + AFTER_SEP), transaction: snapshot })) {
-      yield resource + k.toString('utf8', from);
-    }
   }
 
   /** Writes a token's inside entries unless remembered as written. */

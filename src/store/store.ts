@@ -96,7 +96,7 @@ export class Store {
   ) {
     this.objects = new Objects(env.dbs);
     this.labels = new LabelIndex(env.dbs);
-    this.names = opts.indexNames === false ? undefined : new NameIndex(env.dbs);
+    this.names = opts.indexNames === false ? undefined : new NameIndex(env.dbs, this.labels);
     this.indexCreated = opts.indexCreated !== false;
     this.syncs = new SyncState(env.dbs);
     // Numbered on from the last change stored: after Environment.open's format check, which
