@@ -274,14 +274,7 @@ export class NameIndex {
    */
   tokens(resource: string, needle: string, match: TokenMatch, max: number, snapshot?: Snapshot): string[] | undefined {
     const found = new Set<string>();
-    if (!this.distinctValues(`${resource}${SEP}${TOKEN_ENTRY}`, needle, found, max, snapshot)) return undefined;
-    if (match === 'containing') {
-      for (const t of this.tokensWithSuffix(resource, needle, false, snapshot)) {
-        found.add(t);
-        if (found.size > max) return undefined;
-      }
-    }
-    return [...found];
+    return this.matchingTokens(resource, [TOKEN_ENTRY], needle, match, found, max, snapshot) ? [...found] : undefined;
   }
 
   /**
@@ -295,11 +288,7 @@ export class NameIndex {
       // The long generated tokens matching (and words, when a word holds the needle): entered per object, or at places.
       const { needle, match } = lookup;
       if (match === undefined) values.add(needle);
-      else {
-        for (const entries of [GENERATED_ENTRY, TOKEN_ENTRY]) if (!this.distinctValues(`${resource}${SEP}${entries}`, needle, values, max, snapshot)) return undefined;
-        if (match === 'containing') for (const t of this.tokensWithSuffix(resource, needle, false, snapshot)) values.add(t);
-        if (values.size > max) return undefined;
-      }
+      else if (!this.matchingTokens(resource, [GENERATED_ENTRY, TOKEN_ENTRY], needle, match, values, max, snapshot)) return undefined;
       for (const t of values) for (const k of this.labels.keysLabelled(resource, NAME_TOKEN_KEY, t, snapshot)) keys.add(k);
     } else {
       const { first, second, match } = lookup;
@@ -354,6 +343,21 @@ export class NameIndex {
     if (known.size >= KNOWN_TOKENS_MAX) known.clear();
     known.add(token);
     for (let i = 1; i <= insideEnd(token); i++) this.labelIndex.put(insideEntry(resource, token.slice(i), token), PRESENT);
+  }
+
+  /**
+   * Adds to `found` the indexed tokens, of the entries of the kinds `entries` and the inside
+   * entries, that start with `needle` or (`containing`) hold it anywhere; false once more than
+   * `max` are found.
+   */
+  private matchingTokens(resource: string, entries: readonly string[], needle: string, match: TokenMatch, found: Set<string>, max: number, snapshot?: Snapshot): boolean {
+    for (const e of entries) if (!this.distinctValues(`${resource}${SEP}${e}`, needle, found, max, snapshot)) return false;
+    if (match === 'prefixed') return true;
+    for (const t of this.tokensWithSuffix(resource, needle, false, snapshot)) {
+      found.add(t);
+      if (found.size > max) return false;
+    }
+    return true;
   }
 
   /**
