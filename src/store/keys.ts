@@ -17,7 +17,7 @@ export const KEY_SEP = '\u0005';
 export const AFTER_SEP = '\u0006';
 
 /** Bumped whenever the key layout changes: a store written in another layout is emptied and relisted. */
-export const FORMAT = 14; // 3: indexed fields (src/ingest/fields.ts) in the label index; 4: eventRVs; 5: labelsOf as one string; 6: metadataSpan; 7: no labelsOf, empty index values; 8: label index keys as bytes, object key without its resource; 9: owners renamed for tenants marked in the label index; 10: objects LZ4-compressed (object-dictionary.ts); 11: owners and uids in the label index (owner search); 12: name tokens and words in the label index (name-index.ts); 13: creation times in the label index (created-after/before); 14: generated name tokens, word pairs (name-index.ts)
+export const FORMAT = 15; // 3: indexed fields (src/ingest/fields.ts) in the label index; 4: eventRVs; 5: labelsOf as one string; 6: metadataSpan; 7: no labelsOf, empty index values; 8: label index keys as bytes, object key without its resource; 9: owners renamed for tenants marked in the label index; 10: objects LZ4-compressed (object-dictionary.ts); 11: owners and uids in the label index (owner search); 12: name tokens and words in the label index (name-index.ts); 13: creation times in the label index (created-after/before); 14: generated name tokens, word pairs (name-index.ts); 15: no pair for a word and a long generated token, generated tokens' inside entries from their third character
 
 /** Records of the `logs` database besides the per-resource log states, under keys no resource has. */
 export const FORMAT_KEY = '\u0000format';

@@ -19,16 +19,22 @@ import type { Snapshot } from './types.js';
  *   object arrives and removed when it goes, never diffed. A long generated token before the
  *   name's first word (or in a name without one) is entered so too.
  * - per place, once however many objects share it: a long generated token after the name's first
- *   word, or a word and the token after it (`ledger-reconciler`, `ledger-7d9f8b6c5d`), at the
- *   start of the name up to that token's end (its stem, `ledger-7d9f8b6c5d` of
+ *   word, or a word and the word or short generated token after it (`ledger-reconciler`,
+ *   `web-0`), at the start of the name up to that token's end (its stem, `ledger-7d9f8b6c5d` of
  *   `ledger-7d9f8b6c5d-x2k4q`): `resource · :name-gen=<token> | :name-pair=<word>-<next> ·
  *   namespace · first word · stem`. The objects at a place are the first word's entries of that
- *   namespace whose names start with the stem: one range. A Deployment's pods share their places
- *   (one hash, one pair), so these cost a write per ReplicaSet, not per pod, and a needle across
- *   two common words (`ledger-rec`) or a hash is a few ranges.
- * - per distinct indexed token of a resource: its suffixes but the whole (a generated token's
- *   down to GENERATED_INSIDE_MIN characters), `resource · :name-inside=<suffix> · <token>`, so
- *   the tokens holding a needle past their first character are one range.
+ *   namespace whose names start with the stem: one range. A Deployment's pods share their place
+ *   (one hash), so it costs a write per ReplicaSet, not per pod, and a needle across two common
+ *   words (`ledger-rec`) or a hash is a few ranges. A word and a long generated token after it
+ *   are found at the token's places, by the word before it in their stems.
+ * - per distinct indexed token of a resource: its suffixes but the whole, from its second
+ *   character (a generated token's from its third, down to GENERATED_INSIDE_MIN characters),
+ *   `resource · :name-inside=<suffix> · <token>`, so the tokens holding a needle further in are
+ *   one range; a generated needle one character in is the start of a token after any one
+ *   character (36 short ranges).
+ * Each entry keyed by a hash is a write that lands anywhere in the tree, the dearest kind (about
+ * ten times a write beside the last; docs/search.md, the index's costs): a ReplicaSet's pods
+ * cost one, their hash's place.
  * A needle with a vowel can only be inside words, and one of GENERATED_INDEXED_MIN characters or
  * more only inside indexed tokens, so these find every object whose name can hold it: at a
  * token's start always, past it when the needle has GENERATED_INSIDE_MIN characters or a vowel
@@ -52,9 +58,8 @@ export const GENERATED_INDEXED_MIN = 6;
 
 /**
  * A generated token's suffixes are entered down to this length, so a generated needle this long
- * is found anywhere in a token; a shorter one only where a token starts. Each suffix entry is a
- * write per ReplicaSet whose key (a hash) lands anywhere in the tree, the dearest kind of write
- * (docs/search.md, the index's costs): a 10-character hash has one.
+ * is found anywhere in a token; a shorter one only where a token starts. A 10-character hash, the
+ * commonest, has none (insideStart).
  */
 export const GENERATED_INSIDE_MIN = 9;
 
@@ -76,6 +81,8 @@ export function isIndexed(needle: string, inside = true): boolean {
 
 const VOWEL = /[aeiouy]/;
 const TOKEN_CHAR = /[a-zA-Z0-9]/;
+/** Every character a token holds. */
+const TOKEN_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
 /** A token of a lower-cased name (TOKEN_END's complement); global, so reset before each use. */
 const TOKEN = /[a-z0-9]+/g;
 
@@ -121,7 +128,8 @@ function scanTokens(name: string, lower: string, from: number, to: number, state
     const t = m[0];
     const end = m.index + t.length;
     const { anchor, previous } = state;
-    if (previous !== undefined && anchor !== undefined && isWord(previous)) out.places.push({ kind: 'pair', value: previous + PAIR_JOIN + t, anchor, stem: cut ? name.slice(0, end) : name });
+    // A word and a long generated token after it are found at the token's place (NameIndex.keysOf).
+    if (previous !== undefined && anchor !== undefined && isWord(previous) && (isWord(t) || t.length < GENERATED_INDEXED_MIN)) out.places.push({ kind: 'pair', value: previous + PAIR_JOIN + t, anchor, stem: cut ? name.slice(0, end) : name });
     state.previous = t;
     if (isWord(t)) {
       state.anchor ??= t;
@@ -161,7 +169,7 @@ export type PlaceLookup = { kind: 'generated'; needle: string; match?: TokenMatc
 const KNOWN_TOKENS_MAX = 65_536;
 
 /** A place lookup reading more of them than this is not used: the list reads another lookup, or scans. */
-const PLACES_READ_MAX = 4096;
+const PLACES_READ_MAX = 8192;
 
 export class NameIndex {
   private readonly labelIndex: Database<Buffer, Buffer>;
@@ -261,7 +269,7 @@ export class NameIndex {
         if (this.holdsToken(resource, t, gone)) continue;
         this.known.get(resource)?.delete(t);
         this.head = undefined;
-        for (let i = 1; i <= insideEnd(t); i++) this.labelIndex.remove(insideEntry(resource, t.slice(i), t));
+        for (let i = insideStart(t); i <= insideEnd(t); i++) this.labelIndex.remove(insideEntry(resource, t.slice(i), t));
       }
     }
     this.maybeUnused.clear();
@@ -300,26 +308,44 @@ export class NameIndex {
         if (values.size > max) return undefined;
       }
     }
-    let read = 0;
+    const read = { places: 0 };
     const base = `${resource}${SEP}${lookup.kind === 'generated' ? GENERATED_ENTRY : PAIR_ENTRY}`;
     for (const value of values) {
-      const at = base + value + SEP;
-      for (const k of this.labelIndex.getKeys({ start: Buffer.from(at), end: Buffer.from(base + value + AFTER_SEP), transaction: snapshot })) {
-        if (++read > PLACES_READ_MAX) return undefined;
-        const [namespace, anchor, stem] = k.toString('utf8', Buffer.byteLength(at)).split(SEP) as [string, string, string];
-        for (const key of this.keysAtPlace(resource, namespace, { kind: lookup.kind, value, anchor, stem }, snapshot)) keys.add(key);
+      for (const place of this.placesIn(base, lookup.kind, value, 'whole', read, snapshot)) for (const key of this.keysAtPlace(resource, place, snapshot)) keys.add(key);
+    }
+    if (lookup.kind === 'pair' && !isWord(lookup.second)) {
+      // A word and a long generated token after it are no pair entry: the token's places whose stem has the word before it.
+      const { first, second, match } = lookup;
+      if (match.second === 'prefixed' || second.length >= GENERATED_INDEXED_MIN) {
+        const generated = this.placesIn(`${resource}${SEP}${GENERATED_ENTRY}`, 'generated', second, match.second, read, snapshot);
+        for (const place of generated) if (followsWord(place, first, match.first)) for (const key of this.keysAtPlace(resource, place, snapshot)) keys.add(key);
       }
     }
-    return [...keys].sort();
+    return read.places > PLACES_READ_MAX ? undefined : [...keys].sort();
+  }
+
+  /**
+   * The places of the entries under `base` whose value is `text` (or starts with it), counted in
+   * `read`; none past PLACES_READ_MAX.
+   */
+  private *placesIn(base: string, kind: NamePlace['kind'], text: string, match: 'whole' | 'prefixed', read: { places: number }, snapshot?: Snapshot): Generator<NamePlace & { namespace: string }> {
+    const start = Buffer.from(match === 'whole' ? base + text + SEP : base + text);
+    const end = match === 'whole' ? Buffer.from(base + text + AFTER_SEP) : rangeEnd(start);
+    const from = Buffer.byteLength(base);
+    for (const k of this.labelIndex.getKeys({ start, end, transaction: snapshot })) {
+      if (++read.places > PLACES_READ_MAX) return;
+      const [value, namespace, anchor, stem] = k.toString('utf8', from).split(SEP) as [string, string, string, string];
+      yield { kind, value, namespace, anchor, stem };
+    }
   }
 
   /**
    * The keys of the objects at a place: the anchor word's entries in the namespace whose names
    * start with the stem and end a token there.
    */
-  private *keysAtPlace(resource: string, namespace: string, place: NamePlace, snapshot?: Snapshot): Generator<string> {
+  private *keysAtPlace(resource: string, place: NamePlace & { namespace: string }, snapshot?: Snapshot): Generator<string> {
     const entries = `${resource}${SEP}${TOKEN_ENTRY}${place.anchor}`;
-    const start = Buffer.from(`${entries}${SEP}${namespace}${SEP}${place.stem}`);
+    const start = Buffer.from(`${entries}${SEP}${place.namespace}${SEP}${place.stem}`);
     // Entries hold the object key from its first separator on.
     const keyFrom = Buffer.byteLength(entries);
     for (const k of this.labelIndex.getKeys({ start, end: rangeEnd(start), transaction: snapshot })) {
@@ -331,7 +357,7 @@ export class NameIndex {
 
   /** Whether some object is at a place (the store as last committed). Leaving the loop closes the range's cursor and read transaction. */
   private holdsPlace(resource: string, namespace: string, place: NamePlace): boolean {
-    for (const _ of this.keysAtPlace(resource, namespace, place)) return true;
+    for (const _ of this.keysAtPlace(resource, { ...place, namespace })) return true;
     return false;
   }
 
@@ -342,7 +368,7 @@ export class NameIndex {
     if (known.has(token)) return;
     if (known.size >= KNOWN_TOKENS_MAX) known.clear();
     known.add(token);
-    for (let i = 1; i <= insideEnd(token); i++) this.labelIndex.put(insideEntry(resource, token.slice(i), token), PRESENT);
+    for (let i = insideStart(token); i <= insideEnd(token); i++) this.labelIndex.put(insideEntry(resource, token.slice(i), token), PRESENT);
   }
 
   /**
@@ -353,6 +379,8 @@ export class NameIndex {
   private matchingTokens(resource: string, entries: readonly string[], needle: string, match: TokenMatch, found: Set<string>, max: number, snapshot?: Snapshot): boolean {
     for (const e of entries) if (!this.distinctValues(`${resource}${SEP}${e}`, needle, found, max, snapshot)) return false;
     if (match === 'prefixed') return true;
+    // A generated token holding the needle one character in has no inside entry for it (insideStart).
+    if (!isWord(needle)) for (const c of TOKEN_ALPHABET) for (const e of entries) if (!this.distinctValues(`${resource}${SEP}${e}`, c + needle, found, max, snapshot)) return false;
     for (const t of this.tokensWithSuffix(resource, needle, false, snapshot)) {
       found.add(t);
       if (found.size > max) return false;
@@ -399,9 +427,33 @@ export class NameIndex {
   }
 }
 
+/**
+ * Whether a place's token follows `first` in its stem (`ending`: a word ending with it). Every
+ * occurrence is tried: where lower-casing moved characters, the stem is the whole name.
+ */
+function followsWord(place: NamePlace, first: string, how: PairMatch['first']): boolean {
+  const lower = place.stem.toLowerCase();
+  let previous: string | undefined;
+  TOKEN.lastIndex = 0;
+  for (let m = TOKEN.exec(lower); m; m = TOKEN.exec(lower)) {
+    if (m[0] === place.value && previous !== undefined && (how === 'whole' ? previous === first : previous.endsWith(first))) return true;
+    previous = m[0];
+  }
+  return false;
+}
+
 /** `resource · :name-gen=<token> | :name-pair=<pair> · namespace · anchor · stem`. */
 function placeEntry(resource: string, namespace: string, p: NamePlace): string {
   return `${resource}${SEP}${p.kind === 'generated' ? GENERATED_ENTRY : PAIR_ENTRY}${p.value}${SEP}${namespace}${SEP}${p.anchor}${SEP}${p.stem}`;
+}
+
+/**
+ * Where a token's inside entries start: a word's at its second character; a generated token's at
+ * its third, as a generated needle one character in is found by the tokens starting with it after
+ * any one character (matchingTokens), so a ten-character hash, the commonest, has none.
+ */
+function insideStart(token: string): number {
+  return isWord(token) ? 1 : 2;
 }
 
 /** Where a token's inside entries stop: every suffix of a word, a generated token's down to GENERATED_INSIDE_MIN characters (shorter needles are not looked up in it). */

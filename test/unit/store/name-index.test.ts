@@ -70,7 +70,7 @@ function nameTokens(name: string): string[] {
 const NAMES = [
   'checkout-7d9f8b6c5d-x2k4q', 'checkout-7d9f8b6c5d-bz5wq', 'checkout-worker-5c9d-zzkq2', 'Ledger-Reconciler-64bd-9qx2k', 'ledger-8f7c4-kkq2m',
   'api-gateway-6b8c-2lqqw', 'web.frontend-1', 'web-2', 'backup-28391234-jx5zq', 'k8s-sidecar', 'Ärger-bot', 'système-a', 'x', 'reconcile',
-  'checkout-7d9f8b6c5d9-q8x2z', 'İx-web-7d9f8b', '7d9f8b6c5d-web', 'ledger-7d9f8b6c5d-rrr',
+  'checkout-7d9f8b6c5d9-q8x2z', 'İx-web-7d9f8b', '7d9f8b6c5d-web', 'ledger-7d9f8b6c5d-rrr', 'ledger-4x7d9f8b6c5d2-m', 'web-q7d9f8b6c5d',
 ];
 
 async function filled(dir = newDir()): Promise<Store> {
@@ -104,6 +104,8 @@ const NEEDLES: [string[], string[]][] = [
   [['7d9f8b'], []], [['9f8b6c5d'], []], [['f8b6c5d-x2'], []], [['8391234'], []], [['391234-jx'], []], [['checkout-7d9f8b6c5d-x2k4q'], []],
   [[], ['ledger-r']], [[], ['ledger-8']], [['dger-reco'], []], [['reconciler-6'], []], [['kout-w'], []], [['ledger-'], []], [[], ['checkout-']],
   [['x-web-7d'], []], [['web-7d9f8b'], []], [[], ['7d9f8b6c5d-w']], [['7d9f8b6c5d'], []], [['out-7d9f8b6c5d-'], []],
+  // One character into a generated token (no inside entry), and a word with the long generated token after it (no pair entry).
+  [['d9f8b6c5d'], []], [['d9f8b6'], []], [[], ['checkout-7d9f8b']], [['kout-7d9f8b6c5d'], []], [['checkout-7d9f8b6c5d-'], []], [['web-2'], []],
 ];
 
 describe('name index', () => {
@@ -115,10 +117,8 @@ describe('name index', () => {
     // Per object: the words, and a long generated token before the first word; the rest at their stems, under the first word.
     expect(nameEntries('Checkout-7d9f8b6c5d-x2k4q')).toEqual({
       tokens: ['checkout'],
-      places: [
-        { kind: 'pair', value: 'checkout-7d9f8b6c5d', anchor: 'checkout', stem: 'Checkout-7d9f8b6c5d' },
-        { kind: 'generated', value: '7d9f8b6c5d', anchor: 'checkout', stem: 'Checkout-7d9f8b6c5d' },
-      ],
+      // No pair for a word and a long generated token: the token's place has the word before it.
+      places: [{ kind: 'generated', value: '7d9f8b6c5d', anchor: 'checkout', stem: 'Checkout-7d9f8b6c5d' }],
     });
     expect(nameEntries('7d9f8b6c5d-web.2').tokens).toEqual(['7d9f8b6c5d', 'web']);
     expect(nameEntries('ledger-reconciler.ledger:v2').places.map((p) => [p.value, p.stem])).toEqual([
@@ -203,7 +203,7 @@ describe('name index', () => {
     await raw.close();
     const names = keys.filter((k) => k.startsWith(`${PODS}${KEY_SEP}:name`));
     expect(names.filter((k) => k.includes('7d9f8b6c5d'))).toEqual([]);
-    expect(names.filter((k) => k.includes('8f7c4b2d')).map((k) => k.split(KEY_SEP)[1])).toEqual([':name-gen=8f7c4b2d', ':name-pair=ledger-8f7c4b2d', ':name=ledger']);
+    expect(names.filter((k) => k.includes('8f7c4b2d')).map((k) => k.split(KEY_SEP)[1])).toEqual([':name-gen=8f7c4b2d', ':name=ledger']);
   });
 
   it('reads a name\'s head once for the siblings after it, in its own namespace, and again once its entries went', async () => {
@@ -211,17 +211,17 @@ describe('name index', () => {
     const scope = { cluster: 'east', resource: PODS };
     const found = (needle: string) => store.nameKeys(PODS, { kind: 'generated', needle, match: 'containing' }, 10)!.map((k) => k.split(KEY_SEP).slice(1, 3).join('/'));
     // The same head in two namespaces, one after the other: each namespace has its own places.
-    await store.commit(scope, [pod('east', 'tools', 'web-6b8c7d9f2k-b5wq2'), pod('east', 'shop', 'web-6b8c7d9f2k-q2x4z')], { rv: '5' }, { log: false, fresh: true });
-    expect(found('b8c7d9f2k')).toEqual(['shop/web-6b8c7d9f2k-q2x4z', 'tools/web-6b8c7d9f2k-b5wq2']);
+    await store.commit(scope, [pod('east', 'tools', 'web-6b8c7d9f2kz-b5wq2'), pod('east', 'shop', 'web-6b8c7d9f2kz-q2x4z')], { rv: '5' }, { log: false, fresh: true });
+    expect(found('8c7d9f2kz')).toEqual(['shop/web-6b8c7d9f2kz-q2x4z', 'tools/web-6b8c7d9f2kz-b5wq2']);
     // A place gone while another namespace holds its token: the next sibling writes it again.
-    await store.commit(scope, [pod('east', 'shop', 'web-6b8c7d9f2k-q2x4z', 'DELETED')], { rv: '6' }, { log: true });
-    await store.commit(scope, [pod('east', 'shop', 'web-6b8c7d9f2k-zzkq2')], { rv: '7' }, { log: true });
-    expect(found('b8c7d9f2k')).toEqual(['shop/web-6b8c7d9f2k-zzkq2', 'tools/web-6b8c7d9f2k-b5wq2']);
+    await store.commit(scope, [pod('east', 'shop', 'web-6b8c7d9f2kz-q2x4z', 'DELETED')], { rv: '6' }, { log: true });
+    await store.commit(scope, [pod('east', 'shop', 'web-6b8c7d9f2kz-zzkq2')], { rv: '7' }, { log: true });
+    expect(found('8c7d9f2kz')).toEqual(['shop/web-6b8c7d9f2kz-zzkq2', 'tools/web-6b8c7d9f2kz-b5wq2']);
     // A token entered per object (no word before it), gone with its inside entries and no place: the next sibling writes them again.
-    await store.commit(scope, [pod('east', 'shop', '7d9f8b6c5x-ddddd')], { rv: '8' }, { log: true });
-    await store.commit(scope, [pod('east', 'shop', '7d9f8b6c5x-ddddd', 'DELETED')], { rv: '9' }, { log: true });
-    await store.commit(scope, [pod('east', 'shop', '7d9f8b6c5x-fffff')], { rv: '10' }, { log: true });
-    expect(found('d9f8b6c5x')).toEqual(['shop/7d9f8b6c5x-fffff']);
+    await store.commit(scope, [pod('east', 'shop', '7d9f8b6c5xz-ddddd')], { rv: '8' }, { log: true });
+    await store.commit(scope, [pod('east', 'shop', '7d9f8b6c5xz-ddddd', 'DELETED')], { rv: '9' }, { log: true });
+    await store.commit(scope, [pod('east', 'shop', '7d9f8b6c5xz-fffff')], { rv: '10' }, { log: true });
+    expect(found('9f8b6c5xz')).toEqual(['shop/7d9f8b6c5xz-fffff']);
     await store.close();
   });
 
