@@ -312,6 +312,7 @@ export class NameIndex {
     const base = `${resource}${SEP}${lookup.kind === 'generated' ? GENERATED_ENTRY : PAIR_ENTRY}`;
     for (const value of values) {
       for (const place of this.placesIn(base, lookup.kind, value, 'whole', read, snapshot)) for (const key of this.keysAtPlace(resource, place, snapshot)) keys.add(key);
+      if (read.places > PLACES_READ_MAX) return undefined;
     }
     if (lookup.kind === 'pair' && !isWord(lookup.second)) {
       // A word and a long generated token after it are no pair entry: the token's places whose stem has the word before it.

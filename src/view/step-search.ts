@@ -128,7 +128,7 @@ export function nameLookups(contains: readonly string[], prefixes: readonly stri
     else if (isIndexed(piece, match === 'containing')) add(rank, piece, `${piece}/${match ?? ''}`, { key: NAME_GENERATED_KEY, values: [piece], place: { kind: 'generated', needle: piece, ...(match ? { match } : {}) } });
   };
   const considerPair = (first: string, second: string, match: PairMatch) => {
-    // Pairs are entered for a word and the token after it.
+    // Pairs start with a word: a pair entry, or a long generated token's place with the word before it (NameIndex.keysOf).
     if (!isWord(first)) return;
     const pair = first + PAIR_JOIN + second;
     add(0, pair, `${pair}/${match.first}/${match.second}`, { key: NAME_PAIR_KEY, values: [first, second], place: { kind: 'pair', first, second, match } });

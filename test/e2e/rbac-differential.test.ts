@@ -219,7 +219,7 @@ describe('RBAC evaluated by flotilla equals the member’s own authorizer', () =
     console.log(`rbac differential: seed ${SEED}, ${POLICIES} policies, ${cases} cases (${throughFlotilla} asked of flotilla as the caller, the rest of its evaluator), ${allowed} allowed by the member, ${mismatches.length} mismatches`);
     expect(mismatches.slice(0, 5), `seed ${SEED}`).toEqual([]);
     // Not a vacuous comparison: the member allowed some and refused some. Random policies allow
-    // a few percent of random requests (seed 366606591: 23 of 600), so the floor is 2%, not 5%.
+    // a few percent of random requests (seed 366606591: 23 of 600; another 12 of 600), so the floor is 1%.
     expect(allowed).toBeGreaterThan(cases / 100);
     expect(allowed).toBeLessThan(cases);
     expect(throughFlotilla).toBeGreaterThan(cases / 5);
