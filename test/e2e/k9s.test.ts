@@ -193,8 +193,14 @@ describe('k9s against flotilla', () => {
     expect(shown.filter(isTwin)).toEqual([expect.stringMatching(/ (east|west)$/)]);
     expectNoErrors(screen);
 
-    // Describe (d) and logs (l) of the one pod the filter leaves.
-    screen = await command(s, `/web-north`, 'web-north alone', (sc) => title(sc)?.count === 1);
+    // Describe (d) and logs (l) of the one pod the filter leaves, from the namespace's own view: k9s
+    // reads a pod for its log from an informer of the pod's namespace, started on first use and
+    // waited for 500 ms only (its watch.Factory.Get), so the log key pressed in the fleet-wide view
+    // flashed `pods "web-north" not found` when the loaded CI machine answered that informer's
+    // first list later than that. Opening the namespace's view starts that informer and shows it synced.
+    screen = await command(s, `:pods ${NS}`, `the pods of ${NS}`, (sc) => title(sc)?.ns === NS && rowsWith(sc, 'web-north').length === 1);
+    expectNoErrors(screen);
+    screen = await command(s, `/web-north`, 'web-north alone', (sc) => title(sc)?.ns === NS && title(sc)?.count === 1);
     await pause(300);
     s.keys(['d']);
     screen = await s.waitFor('the describe of web-north', (sc) => /Name:\s+web-north/.test(sc) && /Node:/.test(sc));
