@@ -208,6 +208,24 @@ describe('search terms in kubectl get -l', () => {
     expect(await viaKubectl(['-l', 'search.flotilla.io/name-contains=api,app=none'])).toEqual([]);
   });
 
+  it('a ReplicaSet\'s hash finds it and its pods, whole, one character in, after its Deployment\'s name and as a prefix, as the brute force does', async () => {
+    // The members' controller manager names them and labels them with the hash (pod-template-hash), which the name index leaves to that label.
+    const paths = { pods: `/api/v1/namespaces/${NS}/pods`, replicasets: `/apis/apps/v1/namespaces/${NS}/replicasets` } as const;
+    const own = { pods: await membersOwnAt(fleet.members, paths.pods, 'Pod'), replicasets: await membersOwnAt(fleet.members, paths.replicasets, 'ReplicaSet') };
+    const hashes = [...new Set(own.replicasets.map(({ o }) => o.metadata.name.split('-')[1]!))];
+    expect(hashes.length).toBeGreaterThan(1);
+    for (const hash of hashes) {
+      const deploy = own.replicasets.find(({ o }) => o.metadata.name.endsWith(`-${hash}`))!.o.metadata.name.split('-')[0]!;
+      for (const t of [{ contains: hash }, { contains: hash.slice(1) }, { contains: `${deploy.slice(1)}-${hash.slice(0, 7)}` }, { prefix: `${deploy}-${hash.slice(0, 6)}` }] as Terms[]) {
+        for (const r of ['pods', 'replicasets'] as const) {
+          const want = bruteForce(own[r], t);
+          expect(want.length, `${r} ${selectorOf(t)}`).toBeGreaterThan(0);
+          expect((await raw(`${paths[r]}?labelSelector=${encodeURIComponent(selectorOf(t))}`)).items, `${r} ${selectorOf(t)}`).toEqual(want);
+        }
+      }
+    }
+  });
+
   it('a paged list (--chunk-size) equals the unpaged one; Table, metadata and query parameters agree', async () => {
     const all = await membersOwn('configmaps');
     const t: Terms = { clusterLabel: { key: 'region', op: '=', values: ['us'] }, contains: 'e' };
