@@ -386,9 +386,8 @@ export class NameIndex {
         const generated = this.placesIn(`${resource}${SEP}${GENERATED_ENTRY}`, 'generated', second, match.second, read, snapshot);
         for (const place of generated) if (followsWord(place.stem, place.value, first, match.first)) for (const key of this.keysAtPlace(resource, place, snapshot)) keys.add(key);
         for (const l of placeLabels) {
-          for (const { key, value } of this.labelledObjects(resource, l, second, match.second, snapshot)) {
-            if (++read.places > PLACES_READ_MAX) return undefined;
-            if (followsWord(nameOfKey(key), value, first, match.first)) keys.add(key);
+          for (const place of this.labelPlaces(resource, l, second, match.second, read, snapshot)) {
+            if (followsWord(place.stem, place.value, first, match.first)) for (const key of this.keysAtLabelPlace(resource, l, place, snapshot)) keys.add(key);
           }
         }
       }
@@ -427,15 +426,38 @@ export class NameIndex {
     }
   }
 
-  /** The keys of the objects whose label `label` is `text` (or starts with it), with that value. */
-  private *labelledObjects(resource: string, label: string, text: string, match: 'whole' | 'prefixed', snapshot?: Snapshot): Generator<{ key: string; value: string }> {
+  /**
+   * The places of the objects whose label `label` is `text` (or starts with it): per value and
+   * namespace, each stem (the name up to the value's token, else the whole name) once per
+   * character after it, the names sharing both skipped with one seek; counted in `read`, none
+   * past PLACES_READ_MAX.
+   */
+  private *labelPlaces(resource: string, label: string, text: string, match: 'whole' | 'prefixed', read: { places: number }, snapshot?: Snapshot): Generator<LabelPlace> {
     const base = `${resource}${SEP}${label}=`;
-    const start = Buffer.from(match === 'whole' ? base + text + SEP : base + text);
+    let start: Buffer = Buffer.from(match === 'whole' ? base + text + SEP : base + text);
     const end = match === 'whole' ? Buffer.from(base + text + AFTER_SEP) : rangeEnd(start);
     const from = Buffer.byteLength(base);
-    for (const k of this.labelIndex.getKeys({ start, end, transaction: snapshot })) {
-      const at = k.indexOf(SEP, from);
-      yield { key: resource + k.toString('utf8', at), value: k.toString('utf8', from, at) };
+    for (;;) {
+      let k: Buffer | undefined;
+      for (const next of this.labelIndex.getKeys({ start, end, limit: 1, transaction: snapshot })) k = next;
+      if (!k || ++read.places > PLACES_READ_MAX) return;
+      const [value, namespace, name] = k.toString('utf8', from).split(SEP) as [string, string, string];
+      const place = { value, namespace, stem: stemAt(name, value) };
+      yield place;
+      // Past the names that continue the stem as this one does (a separator, or the name's end), which are at the same place.
+      const after = place.stem.length < name.length ? name.charAt(place.stem.length) : SEP;
+      start = rangeEnd(Buffer.from(labelPlaceEntry(base, place) + after));
+    }
+  }
+
+  /** The keys of the objects of a label's place: its value's entries in the namespace whose names start with the stem and end a token there. */
+  private *keysAtLabelPlace(resource: string, label: string, place: LabelPlace, snapshot?: Snapshot): Generator<string> {
+    const base = `${resource}${SEP}${label}=`;
+    const start = Buffer.from(labelPlaceEntry(base, place));
+    const keyFrom = Buffer.byteLength(base + place.value);
+    for (const k of this.labelIndex.getKeys({ start, end: rangeEnd(start), transaction: snapshot })) {
+      if (k.length > start.length && TOKEN_CHAR.test(String.fromCharCode(k[start.length]!))) continue;
+      yield resource + k.toString('utf8', keyFrom);
     }
   }
 
@@ -507,7 +529,7 @@ export class NameIndex {
     if (isWord(token)) return false;
     const places = `${resource}${SEP}${GENERATED_ENTRY}${token}`;
     for (const k of this.labelIndex.getKeys({ start: Buffer.from(places + SEP), end: Buffer.from(places + AFTER_SEP) })) if (!gone.has(k.toString('utf8'))) return true;
-    for (const l of this.placeLabels(resource)) for (const _ of this.labelledObjects(resource, l, token, 'whole')) return true;
+    for (const l of this.placeLabels(resource)) for (const _ of this.labels.keysLabelled(resource, l, token)) return true;
     return false;
   }
 }
@@ -569,10 +591,29 @@ function hasLabel(labels: string, label: string, value: string): boolean {
   return false;
 }
 
-/** An object key's name (objectKey: resource, namespace, name, cluster). */
-function nameOfKey(key: string): string {
-  const end = key.lastIndexOf(SEP);
-  return key.slice(key.lastIndexOf(SEP, end - 1) + 1, end);
+/** The objects a label's value stands for the token of, in a namespace, whose names start with a stem (NameIndex.labelPlaces). */
+interface LabelPlace {
+  value: string;
+  namespace: string;
+  stem: string;
+}
+
+/** `resource · <label>=<value> · namespace · stem`: where a label place's entries start (`base` ends with the `=`). */
+function labelPlaceEntry(base: string, p: LabelPlace): string {
+  return `${base}${p.value}${SEP}${p.namespace}${SEP}${p.stem}`;
+}
+
+/**
+ * A name up to the end of its last token that is `token` (as scanTokens cuts stems; the last, so
+ * that followsWord sees every occurrence), else the whole name.
+ */
+function stemAt(name: string, token: string): string {
+  const lower = name.toLowerCase();
+  if (lower.length !== name.length) return name;
+  let end = -1;
+  TOKEN.lastIndex = 0;
+  for (let m = TOKEN.exec(lower); m; m = TOKEN.exec(lower)) if (m[0] === token) end = m.index + token.length;
+  return end === -1 ? name : name.slice(0, end);
 }
 
 const SEP_CODE = SEP.charCodeAt(0);

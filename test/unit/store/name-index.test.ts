@@ -271,6 +271,29 @@ describe('name index', () => {
     await again.close();
   });
 
+  it('finds a word and a labelled token after it once per place of the label\'s entries, whatever else that label\'s value holds', async () => {
+    const store = Store.open(newDir());
+    const hash = 'r7d9f8b6c5';
+    // Under one value: a name without the token before names with it, siblings, two separators after the stem, the token twice, a token that goes on.
+    const names = ['web', `web-${hash}x-q`, `web-${hash}-x2k4q`, `web-${hash}-b5wq2`, `web-${hash}.b`, `web-${hash}`, `ledger-${hash}-api-${hash}`, `api-${hash}x-q`, `api-${hash}x-${hash}`];
+    for (const cluster of ['east', 'west']) {
+      await store.commit({ cluster, resource: PODS }, names.map((n) => pod(cluster, 'shop', n, 'ADDED', { 'pod-template-hash': hash })), { rv: '5' }, { log: false, fresh: true });
+    }
+    const snapshots = new SnapshotRegistry(store);
+    for (const needle of ['web-r7', `web-${hash}`, `eb-${hash}-`, 'api-r7d9', `pi-${hash}`, 'ledger-r7d', `x-${hash}`, hash]) {
+      expect(listed(store, snapshots, selector([needle], []), 0), needle).toEqual(bruteForce(store, [needle], []));
+      expect(listed(store, snapshots, selector([], [needle]), 2), needle).toEqual(bruteForce(store, [], [needle]));
+    }
+    const pair = (first: string, second: string, whole = false) => store.nameKeys(PODS, { kind: 'pair', first, second, match: { first: 'whole', second: whole ? 'whole' : 'prefixed' } }, 10)?.map((k) => k.split(KEY_SEP)[2]);
+    const webHash = [`web-${hash}`, `web-${hash}-b5wq2`, `web-${hash}-x2k4q`, `web-${hash}.b`];
+    expect(pair('web', hash, true)).toEqual(webHash.flatMap((n) => [n, n]));
+    expect(pair('web', 'r7')).toEqual([...webHash, `web-${hash}x-q`].flatMap((n) => [n, n]));
+    // `api-r7d9f8b6c5x` is a token of its own (no label holds it): at its own places.
+    expect(pair('api', 'r7')).toEqual([`api-${hash}x-q`, `api-${hash}x-${hash}`, `ledger-${hash}-api-${hash}`].flatMap((n) => [n, n]));
+    snapshots.close();
+    await store.close();
+  });
+
   it('reads a name\'s head once for the siblings after it, in its own namespace, and again once its entries went', async () => {
     const store = Store.open(newDir());
     const scope = { cluster: 'east', resource: PODS };
