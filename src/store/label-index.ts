@@ -21,12 +21,11 @@ export class LabelIndex {
    * Brings the label index of one object from what it held to `labels` (Change.labels). What it
    * held comes from this transaction's earlier writes, else from the stored meta record, which
    * carries the labels and fields the entries were made from. A `fresh` object held nothing
-   * (CommitOptions.fresh), and nothing else in its transaction touches it. Returns whether the
-   * entries changed.
+   * (CommitOptions.fresh), and nothing else in its transaction touches it.
    */
-  reindex(resource: string, key: string, labels: string, fresh: boolean, storedMeta: Buffer | undefined): boolean {
+  reindex(resource: string, key: string, labels: string, fresh: boolean, storedMeta: Buffer | undefined): void {
     const old = fresh || !storedMeta ? '' : indexEntries(decodeMeta(storedMeta));
-    if (old === labels) return false;
+    if (old === labels) return;
     const prefix = `${resource}${SEP}`;
     // The object key less its resource, which the entry's own prefix already names.
     const suffix = key.slice(resource.length);
@@ -38,13 +37,12 @@ export class LabelIndex {
         this.labelIndex.put(Buffer.from(prefix + labels.slice(from, end) + suffix), PRESENT);
         from = end + 1;
       }
-      return true;
+      return;
     }
     const before = old.split(SEP);
     const after = labels === '' ? [] : labels.split(SEP);
     for (const l of before) if (!after.includes(l)) this.labelIndex.remove(Buffer.from(prefix + l + suffix));
     for (const l of after) if (!before.includes(l)) this.labelIndex.put(Buffer.from(prefix + l + suffix), PRESENT);
-    return true;
   }
 
   /** The keys of a resource's objects labelled key=value, in key order. */

@@ -26,11 +26,7 @@ import type { Snapshot } from './types.js';
  *   namespace whose names start with the stem: one range. A Deployment's pods share their place
  *   (one hash), so it costs a write per ReplicaSet, not per pod, and a needle across two common
  *   words (`ledger-rec`) or a hash is a few ranges. A word and a long generated token after it
- *   are found at the token's places, by the word before it in their stems. A generated token
- *   that is the value of one of the object's labels has no place (a Deployment's pods and
- *   ReplicaSet carry their hash as pod-template-hash): the label index's entries of that label,
- *   written for every object anyway, find its objects, and a marker per label and kind,
- *   `resource · :name-label=<label key>`, names the labels lookups read (writePlaces).
+ *   are found at the token's places, by the word before it in their stems.
  * - per distinct indexed token of a resource: its suffixes but the whole, from its second
  *   character (a generated token's from its third, down to GENERATED_INSIDE_MIN characters),
  *   `resource · :name-inside=<suffix> · <token>`, so the tokens holding a needle further in are
@@ -38,7 +34,7 @@ import type { Snapshot } from './types.js';
  *   character (36 short ranges).
  * Each entry keyed by a hash is a write that lands anywhere in the tree, the dearest kind (about
  * ten times a write beside the last; docs/search.md, the index's costs): a ReplicaSet's pods
- * cost none when they carry their hash as a label, else one, their hash's place.
+ * cost one, their hash's place.
  * A needle with a vowel can only be inside words, and one of GENERATED_INDEXED_MIN characters or
  * more only inside indexed tokens, so these find every object whose name can hold it: at a
  * token's start always, past it when the needle has GENERATED_INSIDE_MIN characters or a vowel
@@ -53,7 +49,6 @@ const TOKEN_ENTRY = fieldIndexEntry('name', '');
 const GENERATED_ENTRY = fieldIndexEntry('name-gen', '');
 const PAIR_ENTRY = fieldIndexEntry('name-pair', '');
 const INSIDE_ENTRY = fieldIndexEntry('name-inside', '');
-const LABEL_ENTRY = fieldIndexEntry('name-label', '');
 
 /** Where a name's tokens end: at every character other than a-z and 0-9, once lower-cased. */
 export const TOKEN_END = /[^a-z0-9]+/;
@@ -181,9 +176,7 @@ export class NameIndex {
   /** Per resource, tokens whose inside entries are written. */
   private readonly known = new Map<string, Set<string>>();
   /** The last name's head, whose places and inside entries are written (add). */
-  private head: { resource: string; namespace: string; text: string; own: string[]; state: ScanState; backed: LabelBacked[]; wordLast: boolean } | undefined;
-  /** Per resource, the label keys whose marker entry is written (markLabel). */
-  private readonly marked = new Map<string, Set<string>>();
+  private head: { resource: string; namespace: string; text: string; own: string[]; state: ScanState; wordLast: boolean } | undefined;
   /** Per resource, tokens whose last object may have gone: their inside entries are removed at the next transaction if so. */
   private readonly maybeUnused = new Map<string, Set<string>>();
   /** Place entries whose last object may have gone, as their keys: removed at the next transaction if so. */
@@ -203,7 +196,7 @@ export class NameIndex {
    * for the siblings that follow it (a ReplicaSet's pods, listed one after another, differ in
    * their last token only): their head's places and inside entries are written by the first.
    */
-  add(resource: string, key: string, namespace: string, name: string, labels = ''): void {
+  add(resource: string, key: string, namespace: string, name: string): void {
     const suffix = key.slice(resource.length);
     const entries = `${resource}${SEP}${TOKEN_ENTRY}`;
     const lower = name.toLowerCase();
@@ -214,13 +207,10 @@ export class NameIndex {
       const out: NameEntries = { tokens: [], places: [] };
       scanTokens(name, lower, 0, at, state, out);
       for (const t of out.tokens) this.writeInside(resource, t);
-      const backed = this.writePlaces(resource, namespace, out.places, labels);
-      head = { resource, namespace, text: name.slice(0, at), own: out.tokens, state, backed, wordLast: state.previous !== undefined && isWord(state.previous) };
+      this.writePlaces(resource, namespace, out.places);
+      head = { resource, namespace, text: name.slice(0, at), own: out.tokens, state, wordLast: state.previous !== undefined && isWord(state.previous) };
       // A place's stem is the whole name where lower-casing moves characters: no sibling shares it.
       this.head = lower.length === name.length ? head : undefined;
-    } else {
-      // A sibling without the label its head's place was left to is found at the place.
-      for (const b of head.backed) if (!hasLabel(labels, b.label, b.place.value)) this.labelIndex.put(Buffer.from(placeEntry(resource, namespace, b.place)), PRESENT);
     }
     for (const t of head.own) this.labelIndex.put(Buffer.from(entries + t + suffix), PRESENT);
     // A pod's random suffix after its hash, the commonest tail, is no entry: a short generated token after no word.
@@ -232,57 +222,14 @@ export class NameIndex {
       this.labelIndex.put(Buffer.from(entries + t + suffix), PRESENT);
       this.writeInside(resource, t);
     }
-    this.writePlaces(resource, namespace, tail.places, labels);
+    this.writePlaces(resource, namespace, tail.places);
   }
 
-  /**
-   * Enters places (a write each, whatever was written before: the same keys), and their generated
-   * tokens' inside entries. A generated token that is the value of one of the object's labels
-   * (`labels`, Change.labels: a Deployment's pods and ReplicaSet carry their hash as
-   * pod-template-hash) has no place entry: the label index's entries of that label find its
-   * objects, and a marker names the label to lookups (markLabel). Returns those places.
-   */
-  private writePlaces(resource: string, namespace: string, places: readonly NamePlace[], labels: string): LabelBacked[] {
-    const backed: LabelBacked[] = [];
+  /** Enters places (a write each, whatever was written before: the same keys), and their generated tokens' inside entries. */
+  private writePlaces(resource: string, namespace: string, places: readonly NamePlace[]): void {
     for (const p of places) {
-      const label = p.kind === 'generated' ? labelValued(labels, p.value) : undefined;
-      if (label !== undefined) {
-        this.markLabel(resource, label);
-        backed.push({ place: p, label });
-      } else this.labelIndex.put(Buffer.from(placeEntry(resource, namespace, p)), PRESENT);
+      this.labelIndex.put(Buffer.from(placeEntry(resource, namespace, p)), PRESENT);
       if (p.kind === 'generated') this.writeInside(resource, p.value);
-    }
-    return backed;
-  }
-
-  /** Writes the marker of a label whose values stand for generated tokens' places, unless written by this process (the same key). */
-  private markLabel(resource: string, label: string): void {
-    let marked = this.marked.get(resource);
-    if (!marked) this.marked.set(resource, (marked = new Set()));
-    if (marked.has(label)) return;
-    marked.add(label);
-    this.labelIndex.put(Buffer.from(`${resource}${SEP}${LABEL_ENTRY}${label}`), PRESENT);
-  }
-
-  /** The labels whose values stand for places of a resource's generated tokens: their markers, as the store (or `snapshot`) holds them. */
-  private placeLabels(resource: string, snapshot?: Snapshot): string[] {
-    const start = Buffer.from(`${resource}${SEP}${LABEL_ENTRY}`);
-    const labels: string[] = [];
-    for (const k of this.labelIndex.getKeys({ start, end: rangeEnd(start), transaction: snapshot })) labels.push(k.toString('utf8', start.length));
-    return labels;
-  }
-
-  /**
-   * An object's labels changed: a generated token of its name is found through the label now
-   * holding it as its value (marked), else at its place, entered (the same key, whatever was
-   * written before; removed with the place's last object).
-   */
-  relabel(resource: string, namespace: string, name: string, labels: string): void {
-    for (const p of nameEntries(name).places) {
-      if (p.kind !== 'generated') continue;
-      const label = labelValued(labels, p.value);
-      if (label !== undefined) this.markLabel(resource, label);
-      else this.labelIndex.put(Buffer.from(placeEntry(resource, namespace, p)), PRESENT);
     }
   }
 
@@ -347,23 +294,12 @@ export class NameIndex {
   keysOf(resource: string, lookup: PlaceLookup, max: number, snapshot?: Snapshot): string[] | undefined {
     const keys = new Set<string>();
     const values = new Set<string>();
-    const read = { places: 0 };
-    // Generated tokens are also values of the labels named by markers (writePlaces): candidates, each object's name checked by the list.
-    const placeLabels = lookup.kind === 'generated' || !isWord(lookup.second) ? this.placeLabels(resource, snapshot) : [];
     if (lookup.kind === 'generated') {
-      // The long generated tokens matching (and words, when a word holds the needle): entered per object, at places, or as label values.
+      // The long generated tokens matching (and words, when a word holds the needle): entered per object, or at places.
       const { needle, match } = lookup;
       if (match === undefined) values.add(needle);
-      else if (!this.matchingTokens(resource, [GENERATED_ENTRY, TOKEN_ENTRY, ...placeLabels.map((l) => `${l}=`)], needle, match, values, max, snapshot)) return undefined;
-      for (const t of values) {
-        for (const k of this.labels.keysLabelled(resource, NAME_TOKEN_KEY, t, snapshot)) keys.add(k);
-        for (const l of placeLabels) {
-          for (const k of this.labels.keysLabelled(resource, l, t, snapshot)) {
-            if (++read.places > PLACES_READ_MAX) return undefined;
-            keys.add(k);
-          }
-        }
-      }
+      else if (!this.matchingTokens(resource, [GENERATED_ENTRY, TOKEN_ENTRY], needle, match, values, max, snapshot)) return undefined;
+      for (const t of values) for (const k of this.labels.keysLabelled(resource, NAME_TOKEN_KEY, t, snapshot)) keys.add(k);
     } else {
       const { first, second, match } = lookup;
       const firsts = match.first === 'whole' ? [first] : [first, ...this.tokensWithSuffix(resource, first, true, snapshot)];
@@ -374,6 +310,7 @@ export class NameIndex {
         if (values.size > max) return undefined;
       }
     }
+    const read = { places: 0 };
     const base = `${resource}${SEP}${lookup.kind === 'generated' ? GENERATED_ENTRY : PAIR_ENTRY}`;
     for (const value of values) {
       for (const place of this.placesIn(base, lookup.kind, value, 'whole', read, snapshot)) for (const key of this.keysAtPlace(resource, place, snapshot)) keys.add(key);
@@ -384,12 +321,7 @@ export class NameIndex {
       const { first, second, match } = lookup;
       if (match.second === 'prefixed' || second.length >= GENERATED_INDEXED_MIN) {
         const generated = this.placesIn(`${resource}${SEP}${GENERATED_ENTRY}`, 'generated', second, match.second, read, snapshot);
-        for (const place of generated) if (followsWord(place.stem, place.value, first, match.first)) for (const key of this.keysAtPlace(resource, place, snapshot)) keys.add(key);
-        for (const l of placeLabels) {
-          for (const place of this.labelPlaces(resource, l, second, match.second, read, snapshot)) {
-            if (followsWord(place.stem, place.value, first, match.first)) for (const key of this.keysAtLabelPlace(resource, l, place, snapshot)) keys.add(key);
-          }
-        }
+        for (const place of generated) if (followsWord(place, first, match.first)) for (const key of this.keysAtPlace(resource, place, snapshot)) keys.add(key);
       }
     }
     return read.places > PLACES_READ_MAX ? undefined : [...keys].sort();
@@ -421,41 +353,6 @@ export class NameIndex {
     const keyFrom = Buffer.byteLength(entries);
     for (const k of this.labelIndex.getKeys({ start, end: rangeEnd(start), transaction: snapshot })) {
       // `checkout-7d9f8b6c5d` is no stem of `checkout-7d9f8b6c5d9-x`: the token must end there.
-      if (k.length > start.length && TOKEN_CHAR.test(String.fromCharCode(k[start.length]!))) continue;
-      yield resource + k.toString('utf8', keyFrom);
-    }
-  }
-
-  /**
-   * The places of the objects whose label `label` is `text` (or starts with it): per value and
-   * namespace, each stem (the name up to the value's token, else the whole name) once per
-   * character after it, the names sharing both skipped with one seek; counted in `read`, none
-   * past PLACES_READ_MAX.
-   */
-  private *labelPlaces(resource: string, label: string, text: string, match: 'whole' | 'prefixed', read: { places: number }, snapshot?: Snapshot): Generator<LabelPlace> {
-    const base = `${resource}${SEP}${label}=`;
-    let start: Buffer = Buffer.from(match === 'whole' ? base + text + SEP : base + text);
-    const end = match === 'whole' ? Buffer.from(base + text + AFTER_SEP) : rangeEnd(start);
-    const from = Buffer.byteLength(base);
-    for (;;) {
-      let k: Buffer | undefined;
-      for (const next of this.labelIndex.getKeys({ start, end, limit: 1, transaction: snapshot })) k = next;
-      if (!k || ++read.places > PLACES_READ_MAX) return;
-      const [value, namespace, name] = k.toString('utf8', from).split(SEP) as [string, string, string];
-      const place = { value, namespace, stem: stemAt(name, value) };
-      yield place;
-      // Past the names that continue the stem as this one does (a separator, or the name's end), which are at the same place.
-      const after = place.stem.length < name.length ? name.charAt(place.stem.length) : SEP;
-      start = rangeEnd(Buffer.from(labelPlaceEntry(base, place) + after));
-    }
-  }
-
-  /** The keys of the objects of a label's place: its value's entries in the namespace whose names start with the stem and end a token there. */
-  private *keysAtLabelPlace(resource: string, label: string, place: LabelPlace, snapshot?: Snapshot): Generator<string> {
-    const base = `${resource}${SEP}${label}=`;
-    const start = Buffer.from(labelPlaceEntry(base, place));
-    const keyFrom = Buffer.byteLength(base + place.value);
-    for (const k of this.labelIndex.getKeys({ start, end: rangeEnd(start), transaction: snapshot })) {
       if (k.length > start.length && TOKEN_CHAR.test(String.fromCharCode(k[start.length]!))) continue;
       yield resource + k.toString('utf8', keyFrom);
     }
@@ -529,22 +426,20 @@ export class NameIndex {
     if (isWord(token)) return false;
     const places = `${resource}${SEP}${GENERATED_ENTRY}${token}`;
     for (const k of this.labelIndex.getKeys({ start: Buffer.from(places + SEP), end: Buffer.from(places + AFTER_SEP) })) if (!gone.has(k.toString('utf8'))) return true;
-    for (const l of this.placeLabels(resource)) for (const _ of this.labels.keysLabelled(resource, l, token)) return true;
     return false;
   }
 }
 
 /**
- * Whether the token `value` follows `first` in `stem` (a place's, or an object's whole name;
- * `ending`: a word ending with it). Every occurrence is tried: where lower-casing moved
- * characters, a place's stem is the whole name.
+ * Whether a place's token follows `first` in its stem (`ending`: a word ending with it). Every
+ * occurrence is tried: where lower-casing moved characters, the stem is the whole name.
  */
-function followsWord(stem: string, value: string, first: string, how: PairMatch['first']): boolean {
-  const lower = stem.toLowerCase();
+function followsWord(place: NamePlace, first: string, how: PairMatch['first']): boolean {
+  const lower = place.stem.toLowerCase();
   let previous: string | undefined;
   TOKEN.lastIndex = 0;
   for (let m = TOKEN.exec(lower); m; m = TOKEN.exec(lower)) {
-    if (m[0] === value && previous !== undefined && (how === 'whole' ? previous === first : previous.endsWith(first))) return true;
+    if (m[0] === place.value && previous !== undefined && (how === 'whole' ? previous === first : previous.endsWith(first))) return true;
     previous = m[0];
   }
   return false;
@@ -558,66 +453,6 @@ function hasVowelFrom(lower: string, from: number): boolean {
 
 /** VOWEL, global, so that a test starts where it is told (hasVowelFrom). */
 const VOWEL_FROM = /[aeiouy]/g;
-
-/** A generated token's place left to the label whose value it is (writePlaces). */
-interface LabelBacked {
-  place: NamePlace;
-  label: string;
-}
-
-/**
- * The key of the label of `labels` (Change.labels: `key=value` entries, and `:field=value` ones
- * that are no label, SEP between) whose value is `value`; undefined when none is.
- */
-function labelValued(labels: string, value: string): string | undefined {
-  const needle = `=${value}`;
-  for (let at = labels.indexOf(needle); at !== -1; at = labels.indexOf(needle, at + 1)) {
-    const end = at + needle.length;
-    if (end !== labels.length && labels.charCodeAt(end) !== SEP_CODE) continue;
-    const start = labels.lastIndexOf(SEP, at) + 1;
-    // A label key holds no `=`: one before `at` is in a field entry's value.
-    if (labels.charCodeAt(start) !== COLON_CODE && labels.indexOf('=', start) === at) return labels.slice(start, at);
-  }
-  return undefined;
-}
-
-/** Whether `labels` (as labelValued reads them) holds `label=value`. */
-function hasLabel(labels: string, label: string, value: string): boolean {
-  const entry = `${label}=${value}`;
-  for (let at = labels.indexOf(entry); at !== -1; at = labels.indexOf(entry, at + 1)) {
-    const end = at + entry.length;
-    if ((at === 0 || labels.charCodeAt(at - 1) === SEP_CODE) && (end === labels.length || labels.charCodeAt(end) === SEP_CODE)) return true;
-  }
-  return false;
-}
-
-/** The objects a label's value stands for the token of, in a namespace, whose names start with a stem (NameIndex.labelPlaces). */
-interface LabelPlace {
-  value: string;
-  namespace: string;
-  stem: string;
-}
-
-/** `resource · <label>=<value> · namespace · stem`: where a label place's entries start (`base` ends with the `=`). */
-function labelPlaceEntry(base: string, p: LabelPlace): string {
-  return `${base}${p.value}${SEP}${p.namespace}${SEP}${p.stem}`;
-}
-
-/**
- * A name up to the end of its last token that is `token` (as scanTokens cuts stems; the last, so
- * that followsWord sees every occurrence), else the whole name.
- */
-function stemAt(name: string, token: string): string {
-  const lower = name.toLowerCase();
-  if (lower.length !== name.length) return name;
-  let end = -1;
-  TOKEN.lastIndex = 0;
-  for (let m = TOKEN.exec(lower); m; m = TOKEN.exec(lower)) if (m[0] === token) end = m.index + token.length;
-  return end === -1 ? name : name.slice(0, end);
-}
-
-const SEP_CODE = SEP.charCodeAt(0);
-const COLON_CODE = 58;
 
 /** `resource · :name-gen=<token> | :name-pair=<pair> · namespace · anchor · stem`. */
 function placeEntry(resource: string, namespace: string, p: NamePlace): string {

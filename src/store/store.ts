@@ -288,10 +288,9 @@ export class Store {
       this.labels.reindex(resource, key, '', false, prev);
       if (prev !== undefined) this.names?.remove(resource, key, c.namespace, c.name);
     } else {
-      const relabelled = this.labels.reindex(resource, key, c.labels ?? '', fresh, prev);
-      // A name never changes at its key: entered when the object arrives, removed when it goes; its generated tokens' places may lean on its labels.
-      if (fresh || prev === undefined) this.names?.add(resource, key, c.namespace, c.name, c.labels);
-      else if (relabelled) this.names?.relabel(resource, c.namespace, c.name, c.labels ?? '');
+      this.labels.reindex(resource, key, c.labels ?? '', fresh, prev);
+      // A name never changes at its key: entered when the object arrives, removed when it goes.
+      if (fresh || prev === undefined) this.names?.add(resource, key, c.namespace, c.name);
     }
     return prev;
   }

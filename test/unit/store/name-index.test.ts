@@ -73,30 +73,12 @@ const NAMES = [
   'checkout-7d9f8b6c5d9-q8x2z', 'İx-web-7d9f8b', '7d9f8b6c5d-web', 'ledger-7d9f8b6c5d-rrr', 'ledger-4x7d9f8b6c5d2-m', 'web-q7d9f8b6c5d',
 ];
 
-/** `labelled`: each name's first generated place's token as a label value, as controllers set them (hashLabels). */
-async function filled(dir = newDir(), labelled = false): Promise<Store> {
+async function filled(dir = newDir()): Promise<Store> {
   const store = Store.open(dir);
   for (const cluster of ['east', 'west']) {
-    const names = labelled ? [...NAMES, 'other-1'] : NAMES;
-    await store.commit({ cluster, resource: PODS }, ['shop', 'tools'].flatMap((ns) => names.map((n) => pod(cluster, ns, n, 'ADDED', labelled ? hashLabels(cluster, n) : {}))), { rv: '5' }, { log: false, fresh: true });
+    await store.commit({ cluster, resource: PODS }, ['shop', 'tools'].flatMap((ns) => NAMES.map((n) => pod(cluster, ns, n))), { rv: '5' }, { log: false, fresh: true });
   }
   return store;
-}
-
-/**
- * The labels a controller gives a name's generated token: a Deployment's pods and ReplicaSet carry
- * their hash as pod-template-hash; `web-q7d9f8b6c5d` under another key; on west, a sibling
- * (`…-bz5wq`, after `…-x2k4q`) without it, `İx-web-7d9f8b` without any, and `other-1` with a
- * hash its name does not hold.
- */
-function hashLabels(cluster: string, name: string): Record<string, string> {
-  if (name === 'other-1') return { 'pod-template-hash': '7d9f8b6c5d' };
-  // A name whose token no label holds: found at its place.
-  if (name === 'İx-web-7d9f8b') return {};
-  if (cluster === 'west' && name === 'checkout-7d9f8b6c5d-bz5wq') return { app: 'checkout' };
-  const token = nameEntries(name).places.find((p) => p.kind === 'generated')?.value;
-  if (token === undefined) return {};
-  return name === 'web-q7d9f8b6c5d' ? { 'controller-revision-hash': token } : { app: 'x', 'pod-template-hash': token };
 }
 
 /** What a scan would answer: every stored key whose name meets the terms, in key order. */
@@ -224,57 +206,10 @@ describe('name index', () => {
     expect(names.filter((k) => k.includes('8f7c4b2d')).map((k) => k.split(KEY_SEP)[1])).toEqual([':name-gen=8f7c4b2d', ':name=ledger']);
   });
 
-  it('leaves a generated token that is one of the object\'s label values to that label: no place entry, found the same, through relabels, deletions and a restart', async () => {
-    const dir = newDir();
-    const store = await filled(dir, true);
-    const found = (needle: string, match?: 'prefixed' | 'containing') => store.nameKeys(PODS, { kind: 'generated', needle, ...(match ? { match } : {}) }, 10)!.map((k) => k.split(KEY_SEP).slice(1).join('/'));
-    const placeEntries = async () => {
-      await store.close();
-      const raw = open({ path: dir, maxDbs: 16 });
-      const keys = [...raw.openDB<Buffer, Buffer>({ name: 'labelIndex', encoding: 'binary', keyEncoding: 'binary' }).getKeys()].map((k) => k.toString('utf8'));
-      await raw.close();
-      return keys.filter((k) => k.startsWith(`${PODS}${KEY_SEP}:name-gen=`) || k.startsWith(`${PODS}${KEY_SEP}:name-label=`)).map((k) => k.split(KEY_SEP).slice(1).join('/'));
-    };
-    const ns = (names: string[], where = ['shop', 'tools'], clusters = ['east', 'west']) => where.flatMap((n) => names.flatMap((name) => clusters.map((c) => `${n}/${name}/${c}`))).sort();
-    // Candidates: other-1 is labelled with the hash its name does not hold (the list checks each name).
-    expect(found('7d9f8b6c5d')).toEqual(ns(['7d9f8b6c5d-web', 'checkout-7d9f8b6c5d-bz5wq', 'checkout-7d9f8b6c5d-x2k4q', 'ledger-7d9f8b6c5d-rrr', 'other-1']));
-    expect(found('q7d9f8b6c5d')).toEqual(ns(['web-q7d9f8b6c5d']));
-    expect(found('d9f8b6c5d', 'containing')).toHaveLength(ns(['checkout-7d9f8b6c5d-bz5wq', 'checkout-7d9f8b6c5d-x2k4q', 'checkout-7d9f8b6c5d9-q8x2z', 'ledger-7d9f8b6c5d-rrr', 'web-q7d9f8b6c5d', 'ledger-4x7d9f8b6c5d2-m', '7d9f8b6c5d-web', 'other-1']).length);
-    const pairs = store.nameKeys(PODS, { kind: 'pair', first: 'kout', second: '7d9f8b6c5d', match: { first: 'ending', second: 'whole' } }, 10)!;
-    expect(pairs.map((k) => k.split(KEY_SEP).slice(1).join('/'))).toEqual(ns(['checkout-7d9f8b6c5d-bz5wq', 'checkout-7d9f8b6c5d-x2k4q']));
-    // No place for a labelled token: only the two labels' markers, the one sibling without the label (its head's place, on west), and the tokens no label holds.
-    expect(await placeEntries()).toEqual([
-      ':name-gen=7d9f8b/shop/i/İx-web-7d9f8b', ':name-gen=7d9f8b/tools/i/İx-web-7d9f8b',
-      ':name-gen=7d9f8b6c5d/shop/checkout/checkout-7d9f8b6c5d', ':name-gen=7d9f8b6c5d/tools/checkout/checkout-7d9f8b6c5d',
-      ':name-label=controller-revision-hash', ':name-label=pod-template-hash',
-    ]);
-    // Relabels: the hash taken off one object (its place entered), put under another key (marked).
-    const again = Store.open(dir);
-    const relabel = (cluster: string, namespace: string, name: string, labels: Record<string, string>) => again.commit({ cluster, resource: PODS }, [pod(cluster, namespace, name, 'MODIFIED', labels)], { rv: '6' }, { log: true });
-    await relabel('east', 'shop', 'ledger-7d9f8b6c5d-rrr', { app: 'x' });
-    // Alone at its place in tools once moved: only the new key's marker finds it.
-    await relabel('west', 'tools', 'ledger-7d9f8b6c5d-rrr', { moved: '7d9f8b6c5d' });
-    const snapshots = new SnapshotRegistry(again);
-    for (const needle of ['7d9f8b6c5d', 'dger-7d9f8b6c5d', 'd9f8b6c5d', 'x7d9f8b6c5d2']) {
-      expect(listed(again, snapshots, selector([needle], []), 0), needle).toEqual(bruteForce(again, [needle], []));
-    }
-    expect(listed(again, snapshots, selector(['7d9f8b6c5d'], []), 0).filter((k) => k.includes('ledger-7d9f8b6c5d-rrr'))).toHaveLength(4);
-    snapshots.close();
-    // Deleted but one holder, which keeps its token's inside entries: found inside the token.
-    const gone = NAMES.filter((n) => n !== 'ledger-4x7d9f8b6c5d2-m');
-    for (const cluster of ['east', 'west']) {
-      await again.commit({ cluster, resource: PODS }, ['shop', 'tools'].flatMap((n) => gone.map((name) => pod(cluster, n, name, 'DELETED'))), { rv: '7' }, { log: true });
-      await again.commit({ cluster, resource: PODS }, ['shop', 'tools'].flatMap((n) => ['ledger-4x7d9f8b6c5d2-m', 'other-1'].filter((name) => n === 'tools' || name === 'other-1').map((name) => pod(cluster, n, name, 'DELETED'))), { rv: '8' }, { log: true });
-      await again.commit({ cluster, resource: PODS }, [pod(cluster, 'shop', 'later-1')], { rv: '9' }, { log: true });
-    }
-    expect(again.nameKeys(PODS, { kind: 'generated', needle: '7d9f8b6c5d2', match: 'containing' }, 10)!.map((k) => k.split(KEY_SEP).slice(1).join('/'))).toEqual(ns(['ledger-4x7d9f8b6c5d2-m'], ['shop']));
-    await again.close();
-  });
-
-  it('finds a word and a labelled token after it once per place of the label\'s entries, whatever else that label\'s value holds', async () => {
+  it('finds a word and a generated token after it at their places, whatever else shares the token or the stem', async () => {
     const store = Store.open(newDir());
     const hash = 'r7d9f8b6c5';
-    // Under one value: a name without the token before names with it, siblings, two separators after the stem, the token twice, a token that goes on.
+    // One hash: a name without it before names with it, siblings, two separators after the stem, the token twice, a token that goes on (its own).
     const names = ['web', `web-${hash}x-q`, `web-${hash}-x2k4q`, `web-${hash}-b5wq2`, `web-${hash}.b`, `web-${hash}`, `ledger-${hash}-api-${hash}`, `api-${hash}x-q`, `api-${hash}x-${hash}`];
     for (const cluster of ['east', 'west']) {
       await store.commit({ cluster, resource: PODS }, names.map((n) => pod(cluster, 'shop', n, 'ADDED', { 'pod-template-hash': hash })), { rv: '5' }, { log: false, fresh: true });
@@ -288,7 +223,7 @@ describe('name index', () => {
     const webHash = [`web-${hash}`, `web-${hash}-b5wq2`, `web-${hash}-x2k4q`, `web-${hash}.b`];
     expect(pair('web', hash, true)).toEqual(webHash.flatMap((n) => [n, n]));
     expect(pair('web', 'r7')).toEqual([...webHash, `web-${hash}x-q`].flatMap((n) => [n, n]));
-    // `api-r7d9f8b6c5x` is a token of its own (no label holds it): at its own places.
+    // `api-r7d9f8b6c5x` is a token of its own: at its own places.
     expect(pair('api', 'r7')).toEqual([`api-${hash}x-q`, `api-${hash}x-${hash}`, `ledger-${hash}-api-${hash}`].flatMap((n) => [n, n]));
     snapshots.close();
     await store.close();
@@ -313,8 +248,8 @@ describe('name index', () => {
     await store.close();
   });
 
-  it.each([false, true])('answers every search as a scan does, paged from one snapshot, in key order (labelled %s)', async (labelled) => {
-    const store = await filled(newDir(), labelled);
+  it('answers every search as a scan does, paged from one snapshot, in key order', async () => {
+    const store = await filled();
     const snapshots = new SnapshotRegistry(store);
     for (const [contains, prefixes] of NEEDLES) {
       const want = bruteForce(store, contains, prefixes);
