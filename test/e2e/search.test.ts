@@ -209,7 +209,7 @@ describe('search terms in kubectl get -l', () => {
   });
 
   it('a ReplicaSet\'s hash finds it and its pods, whole, one character in, after its Deployment\'s name and as a prefix, as the brute force does', async () => {
-    // The members' controller manager names them and labels them with the hash (pod-template-hash), which the name index leaves to that label.
+    // Named by the members' controller manager: `<deployment>-<hash>` and `<deployment>-<hash>-<suffix>`, a hash of 9 or 10 characters.
     const paths = { pods: `/api/v1/namespaces/${NS}/pods`, replicasets: `/apis/apps/v1/namespaces/${NS}/replicasets` } as const;
     const own = { pods: await membersOwnAt(fleet.members, paths.pods, 'Pod'), replicasets: await membersOwnAt(fleet.members, paths.replicasets, 'ReplicaSet') };
     const hashes = [...new Set(own.replicasets.map(({ o }) => o.metadata.name.split('-')[1]!))];
