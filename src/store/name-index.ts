@@ -176,7 +176,7 @@ export class NameIndex {
   /** Per resource, tokens whose inside entries are written. */
   private readonly known = new Map<string, Set<string>>();
   /** The last name's head, whose places and inside entries are written (add). */
-  private head: { resource: string; namespace: string; text: string; own: string[]; state: ScanState; wordLast: boolean } | undefined;
+  private head: { resource: string; namespace: string; text: string; own: string[]; state: ScanState } | undefined;
   /** Per resource, tokens whose last object may have gone: their inside entries are removed at the next transaction if so. */
   private readonly maybeUnused = new Map<string, Set<string>>();
   /** Place entries whose last object may have gone, as their keys: removed at the next transaction if so. */
@@ -208,13 +208,14 @@ export class NameIndex {
       scanTokens(name, lower, 0, at, state, out);
       for (const t of out.tokens) this.writeInside(resource, t);
       this.writePlaces(resource, namespace, out.places);
-      head = { resource, namespace, text: name.slice(0, at), own: out.tokens, state, wordLast: state.previous !== undefined && isWord(state.previous) };
+      head = { resource, namespace, text: name.slice(0, at), own: out.tokens, state };
       // A place's stem is the whole name where lower-casing moves characters: no sibling shares it.
       this.head = lower.length === name.length ? head : undefined;
     }
     for (const t of head.own) this.labelIndex.put(Buffer.from(entries + t + suffix), PRESENT);
     // A pod's random suffix after its hash, the commonest tail, is no entry: a short generated token after no word.
-    if (lower.length - at < GENERATED_INDEXED_MIN && !head.wordLast && !hasVowelFrom(lower, at)) return;
+    const { previous } = head.state;
+    if (lower.length - at < GENERATED_INDEXED_MIN && !isWord(lower.slice(at)) && !(previous !== undefined && isWord(previous))) return;
     const tail: NameEntries = { tokens: [], places: [] };
     scanTokens(name, lower, at, lower.length, { ...head.state }, tail);
     for (const t of tail.tokens) {
@@ -444,15 +445,6 @@ function followsWord(place: NamePlace, first: string, how: PairMatch['first']): 
   }
   return false;
 }
-
-/** Whether `lower` has a vowel at `from` or after. */
-function hasVowelFrom(lower: string, from: number): boolean {
-  VOWEL_FROM.lastIndex = from;
-  return VOWEL_FROM.test(lower);
-}
-
-/** VOWEL, global, so that a test starts where it is told (hasVowelFrom). */
-const VOWEL_FROM = /[aeiouy]/g;
 
 /** `resource · :name-gen=<token> | :name-pair=<pair> · namespace · anchor · stem`. */
 function placeEntry(resource: string, namespace: string, p: NamePlace): string {

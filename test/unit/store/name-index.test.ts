@@ -212,7 +212,7 @@ describe('name index', () => {
     // One hash: a name without it before names with it, siblings, two separators after the stem, the token twice, a token that goes on (its own).
     const names = ['web', `web-${hash}x-q`, `web-${hash}-x2k4q`, `web-${hash}-b5wq2`, `web-${hash}.b`, `web-${hash}`, `ledger-${hash}-api-${hash}`, `api-${hash}x-q`, `api-${hash}x-${hash}`];
     for (const cluster of ['east', 'west']) {
-      await store.commit({ cluster, resource: PODS }, names.map((n) => pod(cluster, 'shop', n, 'ADDED', { 'pod-template-hash': hash })), { rv: '5' }, { log: false, fresh: true });
+      await store.commit({ cluster, resource: PODS }, names.map((n) => pod(cluster, 'shop', n)), { rv: '5' }, { log: false, fresh: true });
     }
     const snapshots = new SnapshotRegistry(store);
     for (const needle of ['web-r7', `web-${hash}`, `eb-${hash}-`, 'api-r7d9', `pi-${hash}`, 'ledger-r7d', `x-${hash}`, hash]) {
