@@ -366,8 +366,9 @@ describe('kubectl', () => {
       }));
       const w = kubectlSession(flotilla.kubeconfig, ['get', 'secrets', '-A', '-w', '-v=6'], { version });
       try {
-        await w.waitForOutput(new RegExp(`${NS}\\s+s-${north.name}\\s+${north.name}\\s`));
-        await w.waitForOutput(new RegExp(`${NS}\\s+s-${east.name}\\s+${east.name}\\s`));
+        // Whole rows, to their line end: a row read while kubectl is still writing it lacks its last columns.
+        await w.waitForOutput(new RegExp(`${NS}\\s+s-${north.name}\\s+${north.name}\\s.*\\n`));
+        await w.waitForOutput(new RegExp(`${NS}\\s+s-${east.name}\\s+${east.name}\\s.*\\n`));
         expect(w.stdout()).toMatch(/^NAMESPACE\s+NAME\s+CLUSTER\s+TYPE\s+DATA\s+AGE/);
         expect(rows(w.stdout(), true).sort()).toEqual(own.flat().sort());
         const name = `s-new-${version ?? 'newest'}`.replace('.', '-');
