@@ -17,6 +17,51 @@ export function encodeGlobalRV(rvs: ClusterRVs): string {
   return encodeBase64urlJson(sorted);
 }
 
+const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+const ONE_CLUSTER_ENCODERS_KEPT = 4096;
+const oneClusterEncoders = new Map<string, (rv: string) => string>();
+
+/**
+ * encodeGlobalRV({ [cluster]: rv }), for one cluster's objects one after another (a list's items,
+ * ingested objects): the JSON before the RV is the same every time, so its whole base64 groups are
+ * encoded once and only the RV's digits per call, without a buffer each.
+ */
+export function oneClusterRV(cluster: string): (rv: string) => string {
+  let encode = oneClusterEncoders.get(cluster);
+  if (encode) return encode;
+  const prefix = Buffer.from(`{${JSON.stringify(cluster)}:"`);
+  const whole = prefix.length - (prefix.length % 3);
+  const head = prefix.subarray(0, whole).toString('base64url');
+  const rest = [...prefix.subarray(whole)];
+  encode = (rv) => (MEMBER_RV.test(rv) ? head + base64urlOf(rest, rv) : encodeGlobalRV({ [cluster]: rv }));
+  if (oneClusterEncoders.size >= ONE_CLUSTER_ENCODERS_KEPT) oneClusterEncoders.clear();
+  oneClusterEncoders.set(cluster, encode);
+  return encode;
+}
+
+/** Unpadded base64url of the bytes `rest`, then the ASCII `digits`, then `"}`. */
+function base64urlOf(rest: readonly number[], digits: string): string {
+  const total = rest.length + digits.length + 2;
+  let out = '';
+  for (let i = 0; i < total; i += 3) {
+    const b0 = byteAt(rest, digits, total, i);
+    out += BASE64URL[b0 >> 2];
+    if (i + 1 >= total) return out + BASE64URL[(b0 & 3) << 4];
+    const b1 = byteAt(rest, digits, total, i + 1);
+    out += BASE64URL[((b0 & 3) << 4) | (b1 >> 4)];
+    if (i + 2 >= total) return out + BASE64URL[(b1 & 15) << 2];
+    const b2 = byteAt(rest, digits, total, i + 2);
+    out += BASE64URL[((b1 & 15) << 2) | (b2 >> 6)]! + BASE64URL[b2 & 63]!;
+  }
+  return out;
+}
+
+/** The byte at `i` of base64urlOf's input. */
+function byteAt(rest: readonly number[], digits: string, total: number, i: number): number {
+  const r = rest.length;
+  return i < r ? rest[i]! : i < total - 2 ? digits.charCodeAt(i - r) : i === total - 2 ? 0x22 : 0x7d;
+}
+
 export function decodeGlobalRV(token: string): Record<string, string> {
   const fail = () => badRequest(`invalid resource version "${token}": not a flotilla resource version`);
   const parsed = decodeBase64urlJson(token);

@@ -1,4 +1,4 @@
-import { encodeGlobalRV } from '../api/global-rv.js';
+import { oneClusterRV } from '../api/global-rv.js';
 import { metadataEdits, metadataToFleet, type MetadataToFleet } from '../api/fleet-object/index.js';
 import { ownerFacts, selectableFieldValues } from './fields.js';
 import type { TableColumn } from '../api/table.js';
@@ -136,7 +136,7 @@ function served(src: Buffer | undefined, md: FleetMetadata, rest: Pieces, view: 
 
 /** How ingest makes an object's metadata the fleet's: every stored object is annotated and carries a global RV. */
 function toFleetFor(ctx: IngestContext): MetadataToFleet {
-  return { cluster: ctx.cluster, annotate: true, everyRV: true, dropManagedFields: ctx.dropManagedFields, globalRV: (own) => encodeGlobalRV({ [ctx.cluster]: own }) };
+  return { cluster: ctx.cluster, annotate: true, everyRV: true, dropManagedFields: ctx.dropManagedFields, globalRV: oneClusterRV(ctx.cluster) };
 }
 
 /** Parsed metadata made flotilla's (in place): no managedFields if dropped, the cluster annotation, the global RV. */

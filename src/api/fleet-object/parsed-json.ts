@@ -1,4 +1,4 @@
-import { encodeGlobalRV, memberRV } from '../global-rv.js';
+import { memberRV, oneClusterRV } from '../global-rv.js';
 import { clusterColumnAt, withCluster } from '../table.js';
 import { isJsonObject } from '../../util/json-object.js';
 import { CLUSTER_ANNOTATION } from './cluster-annotation.js';
@@ -27,7 +27,7 @@ export function metadataToFleet(md: Doc, to: MetadataToFleet): void {
 export function toFleet(o: Doc, cluster: string, form: AnswerForm = {}): void {
   const md = o['metadata'];
   if (!isJsonObject(md)) return;
-  metadataToFleet(md, { cluster, annotate: o['kind'] !== 'Status' && typeof md['name'] === 'string', dropManagedFields: form.dropManagedFields === true, globalRV: (rv) => encodeGlobalRV({ [cluster]: rv }) });
+  metadataToFleet(md, { cluster, annotate: o['kind'] !== 'Status' && typeof md['name'] === 'string', dropManagedFields: form.dropManagedFields === true, globalRV: oneClusterRV(cluster) });
 }
 
 /** The member's view of an object a client sends, in place: member RV, no cluster annotation, no shown-only labels. Whether it changed. */

@@ -1,4 +1,4 @@
-import { encodeGlobalRV, memberRV } from '../global-rv.js';
+import { memberRV, oneClusterRV } from '../global-rv.js';
 import { editProtobufItem, editProtobufObject, type MetadataEdit } from '../protobuf-object.js';
 import { readProtobufList, type ListMetaFields } from '../protobuf-list.js';
 import { readWatchEvent, watchEventFrame } from '../protobuf-watch.js';
@@ -14,7 +14,7 @@ import type { AnswerForm, EventStamp, FleetAnswer, FleetCodec, ShownOnlyLabel } 
 export function protobufToFleet(cluster: string, form: AnswerForm = {}): MetadataEdit {
   return {
     dropManagedFields: form.dropManagedFields === true,
-    resourceVersion: (rv) => (rv === '' ? rv : encodeGlobalRV({ [cluster]: rv })),
+    resourceVersion: (rv) => (rv === '' ? rv : oneClusterRV(cluster)(rv)),
     setAnnotation: { key: CLUSTER_ANNOTATION, value: cluster, when: (o) => o.kind !== 'Status' && o.name !== undefined && o.name !== '' },
   };
 }

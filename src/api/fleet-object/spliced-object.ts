@@ -1,4 +1,4 @@
-import { encodeGlobalRV, memberRV } from '../global-rv.js';
+import { memberRV, oneClusterRV } from '../global-rv.js';
 import { editedPieces, joinPieces, type ByteEdit } from '../../util/byte-edits.js';
 import { OPEN_BRACE, QUOTE, memberRemoval, memberValueAt, objectMembers, parseSpan, plainObjectMembers, skipString, type JsonMember } from '../../util/json-members.js';
 import { CLUSTER_ANNOTATION, clusterAnnotationInMetadata } from './cluster-annotation.js';
@@ -70,7 +70,7 @@ export function splicedAnswer(body: Buffer, cluster: string, form: AnswerForm = 
   if (!top || top.members.some((m) => m.key === 'items' || m.key.includes('\\'))) return undefined;
   const kindAt = top.members.find((m) => m.key === 'kind');
   if ((kindAt && body[kindAt.start] === QUOTE ? parseSpan(body, kindAt.start, kindAt.end) : undefined) === 'Status' || !top.members.some((m) => m.key === 'metadata')) return { body };
-  const fleet = fleetEdits(body, top.members, cluster, true, form.dropManagedFields === true, (rv) => encodeGlobalRV({ [cluster]: rv }));
+  const fleet = fleetEdits(body, top.members, cluster, true, form.dropManagedFields === true, oneClusterRV(cluster));
   if (!fleet) return undefined;
   return { body: joinPieces(editedPieces(fleet.edits, 0, body.length), body), ...(fleet.rv ? { rv: fleet.rv } : {}) };
 }

@@ -1,8 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { compareMemberRV, decodeGlobalRV, encodeGlobalRV, mergeRVs } from '../../../src/api/global-rv.js';
+import fc from 'fast-check';
+import { compareMemberRV, decodeGlobalRV, encodeGlobalRV, mergeRVs, oneClusterRV } from '../../../src/api/global-rv.js';
 import { decodeContinue, encodeContinue } from '../../../src/api/continue-token.js';
 
 describe('global resourceVersion', () => {
+  it('of one cluster is the same token however it is made', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.stringMatching(/^[a-z0-9-]{1,20}$/), fc.string()), fc.oneof(fc.stringMatching(/^[0-9]{1,20}$/), fc.string()), (cluster, rv) => {
+        expect(oneClusterRV(cluster)(rv)).toBe(encodeGlobalRV({ [cluster]: rv }));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
   it('is unpadded base64url of compact JSON with sorted keys', () => {
     const token = encodeGlobalRV({ west: '88', east: '1042' });
     expect(token).not.toMatch(/[=+/]/);
