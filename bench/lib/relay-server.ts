@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 import { Agent, createServer, request } from 'node:https';
 import type { ClientRequest, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { SplicedListReader, mergeSplicedLists, type SplicedMemberList } from '../../src/api/fleet-object/index.js';
+import { encodeGlobalRV } from '../../src/api/global-rv.js';
 
 /**
  * A relay process (forked by bench live) that answers each GET by asking the member for the same
@@ -15,6 +17,12 @@ import type { AddressInfo } from 'node:net';
  * Streaming (`stream`): the answer's head goes out at once and every chunk of every member's answer
  * is written the moment it arrives, interleaved, so the relay's work overlaps the members'. That
  * is no list a client could read; it is the lowest floor any proxy that passes the bytes on has.
+ *
+ * Editing (`edit`, buffered): each answer is read as flotilla reads a live list, with flotilla's own
+ * code (api/fleet-object's SplicedListReader as it arrives, then mergeSplicedLists under a global
+ * resourceVersion), each ask shown as one of `clusters`: the same bytes flotilla answers, and the
+ * floor under a proxy that must edit every item (its cluster annotation, its global RV) with no
+ * authentication, authorization or framework around it.
  *
  * Watch fan-out (`watch`): every GET joins one watch, opened on the upstream with the first GET's
  * path and query, and each chunk of that stream is written to every joined response the moment it
@@ -31,6 +39,9 @@ export interface RelayServerSpec {
   names: number;
   stream?: boolean;
   watch?: boolean;
+  edit?: boolean;
+  /** The cluster names each ask is shown as (edit). */
+  clusters?: string[];
 }
 
 const spec = JSON.parse(process.argv[2]!) as RelayServerSpec;
@@ -49,6 +60,34 @@ function ask(path: string, accept: string, onChunk?: (chunk: Buffer) => void): P
     r.once('error', reject);
     r.end();
   });
+}
+
+/** The member's list to `path`, spliced as it arrives and shown as `cluster`'s (edit). */
+function askSpliced(path: string, accept: string, cluster: string): Promise<SplicedMemberList> {
+  return new Promise((resolve, reject) => {
+    const r = request({ host: member.hostname, port: member.port, path, agent, headers: { authorization: `Bearer ${spec.member.token}`, accept } }, (res) => {
+      const reader = new SplicedListReader(cluster);
+      res.on('data', (c: Buffer) => reader.push(c));
+      res.once('end', () => {
+        const list = res.statusCode === 200 ? reader.end() : undefined;
+        if (list) resolve({ list, body: reader.body });
+        else reject(new Error(`member answered ${res.statusCode} or a list it could not splice`));
+      });
+      res.once('error', reject);
+    });
+    r.once('error', reject);
+    r.end();
+  });
+}
+
+/** The members' lists as one, as flotilla merges them: the first's kind, a global RV of every member's. */
+function merged(lists: readonly SplicedMemberList[], clusters: readonly string[]): Buffer {
+  const rvs: Record<string, string> = {};
+  lists.forEach((l, i) => {
+    const md = l.list.head['metadata'] as { resourceVersion?: unknown } | undefined;
+    if (typeof md?.resourceVersion === 'string') rvs[clusters[i]!] = md.resourceVersion;
+  });
+  return mergeSplicedLists(lists, lists[0]!.list.head, { resourceVersion: encodeGlobalRV(rvs) });
 }
 
 const watchers = new Set<ServerResponse>();
@@ -82,6 +121,20 @@ const server = createServer({ cert: readFileSync(spec.cert), key: readFileSync(s
   const accept = typeof req.headers.accept === 'string' ? req.headers.accept : 'application/json';
   if (spec.watch) {
     joinWatch(req.url ?? '/', accept, res);
+    return;
+  }
+  if (spec.edit) {
+    const clusters = spec.clusters ?? Array.from({ length: spec.names }, (_, i) => `c${i}`);
+    Promise.all(clusters.map((c) => askSpliced(req.url ?? '/', accept, c))).then(
+      (lists) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(merged(lists, clusters));
+      },
+      (e: Error) => {
+        res.writeHead(502, { 'content-type': 'text/plain' });
+        res.end(e.message);
+      },
+    );
     return;
   }
   if (spec.stream) {

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { FleetMembers } from '../cacher/cache-roles.js';
-import { AnswerRefusedError, type MemberLane } from '../members/member-client.js';
+import { AnswerRefusedError, type AnswerSink, type MemberLane } from '../members/member-client.js';
 import { mapBounded } from '../util/map-bounded.js';
 
 /**
@@ -20,6 +20,8 @@ export interface MemberResult {
   error?: string;
   /** The member did not answer within the timeout (`error` says so, naming it). */
   timedOut?: true;
+  /** Where the body went as it arrived (MemberAsk.sinkFor), read as it was. */
+  sink?: AnswerSink;
 }
 
 /** A request to one member. */
@@ -30,6 +32,8 @@ export interface MemberAsk {
   path: string;
   headers: Record<string, string | string[]>;
   body?: Buffer;
+  /** Where the answer's body goes as it arrives, chosen by its head (MemberClient.fetch). */
+  sinkFor?: (res: IncomingMessage) => AnswerSink | undefined;
 }
 
 /**
@@ -76,8 +80,9 @@ export async function askMember(fleet: FleetMembers, ask: MemberAsk, timeoutMs: 
     const res = await member.fetch(
       { method: ask.method ?? 'GET', path: ask.path, headers: ask.headers, ...(ask.body !== undefined ? { body: ask.body } : {}), signal: AbortSignal.timeout(timeoutMs) },
       budget && ((n) => budget.take(n)),
+      ask.sinkFor,
     );
-    return { cluster, status: res.status, headers: res.headers, body: res.body };
+    return { cluster, status: res.status, headers: res.headers, body: res.body, ...(res.sink ? { sink: res.sink } : {}) };
   } catch (e) {
     if (e instanceof AnswerRefusedError && budget) throw budget.refusal();
     const err = e as Error;

@@ -27,6 +27,12 @@ export interface MemberRequest {
   lane?: MemberLane;
 }
 
+/** Where an answer's bytes go as they arrive (MemberClient.fetch), and all of them once it has ended. */
+export interface AnswerSink {
+  push(chunk: Buffer): void;
+  readonly body: Buffer;
+}
+
 /**
  * Which connections to a member a request goes on, so that no kind of request can take the
  * connections another needs:
@@ -220,13 +226,16 @@ export class MemberClient {
   /**
    * Sends a request and buffers the whole body. `take`: asked for each chunk's bytes before it is
    * kept; when it refuses, the answer is dropped (its connection closed) and fetch rejects with
-   * AnswerRefusedError.
+   * AnswerRefusedError. `sinkFor`: where the body goes as it arrives, chosen by the answer's head
+   * (a live list splices its items meanwhile); by default its chunks are joined at the end.
    */
-  async fetch(req: MemberRequest, take?: (bytes: number) => boolean): Promise<{ status: number; headers: IncomingMessage['headers']; body: Buffer }> {
+  async fetch(req: MemberRequest, take?: (bytes: number) => boolean, sinkFor?: (res: IncomingMessage) => AnswerSink | undefined): Promise<{ status: number; headers: IncomingMessage['headers']; body: Buffer; sink?: AnswerSink }> {
     const res = await this.send(req);
+    const sink = sinkFor?.(res);
     // 'data' events, not an async iterator: a member writes its lists in ~2 KB chunks, and a
     // promise per chunk was a measurable part of reading a large list.
     const chunks: Buffer[] = [];
+    const keep = sink ? (chunk: Buffer) => sink.push(chunk) : (chunk: Buffer) => void chunks.push(chunk);
     await new Promise<void>((resolve, reject) => {
       res.on('data', (chunk: Buffer) => {
         if (take && !take(chunk.length)) {
@@ -236,13 +245,13 @@ export class MemberClient {
           res.destroy();
           return;
         }
-        chunks.push(chunk);
+        keep(chunk);
       });
       res.once('end', resolve);
       res.once('error', reject);
       res.once('aborted', () => reject(new Error(`${this.cluster}: the answer was cut off`)));
     });
-    return { status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) };
+    return { status: res.statusCode ?? 0, headers: res.headers, body: sink ? sink.body : Buffer.concat(chunks), ...(sink ? { sink } : {}) };
   }
 
   async getJson<T>(path: string, signal?: AbortSignal): Promise<T> {

@@ -9,7 +9,7 @@ import { isJsonObject } from '../../util/json-object.js';
 import { seal } from '../../util/sealed-token.js';
 import { askMembers, type MemberResult } from '../member-fan-out.js';
 import { bodyText, leftOutWarnings, noAnswer, settled } from './member-failures.js';
-import { merged, parsedList, protobufListOf, splicedMerged, unspliced, type Doc, type Parsed } from './member-answers.js';
+import { listSink, merged, parsedList, protobufListOf, splicedMerged, unspliced, type Doc, type Parsed } from './member-answers.js';
 import { shareLimit, unsealedForTenant } from './list-paging.js';
 import { decodeLiveContinue, encodeLiveContinue } from '../../api/continue-token.js';
 import { send, sendAs, sendBody } from './send.js';
@@ -51,7 +51,7 @@ export async function liveList(reply: FastifyReply, deps: LiveReadDeps, sources:
       else if (since?.[cluster] !== undefined) q.set('resourceVersion', since[cluster]!);
       if (rvMatch && q.has('resourceVersion')) q.set('resourceVersionMatch', rvMatch);
       if (shares) q.set('limit', String(shares.get(c)));
-      return ask.request(c, q);
+      return protobuf ? ask.request(c, q) : { ...ask.request(c, q), sinkFor: listSink(cluster) };
     }, (answer, c) => ({ source: c, answer, list: answer.status !== 200 ? undefined : protobuf ? protobufListOf(answer) : parsedList(answer) }));
     const answers = read.map((r) => settled(r.answer, r.list));
     results.push(...answers);

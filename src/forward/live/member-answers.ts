@@ -1,4 +1,5 @@
-import { mergeParsedLists, mergeSplicedLists, protobufListToFleet, splicedList, type SplicedList } from '../../api/fleet-object/index.js';
+import type { IncomingMessage } from 'node:http';
+import { SplicedListReader, mergeParsedLists, mergeSplicedLists, protobufListToFleet, splicedList, type SplicedList } from '../../api/fleet-object/index.js';
 import { isProtobuf } from '../../api/protobuf-object.js';
 import { isJsonObject } from '../../util/json-object.js';
 import type { MemberResult } from '../member-fan-out.js';
@@ -38,9 +39,21 @@ export function parsed(r: MemberResult): Parsed | undefined {
   }
 }
 
-/** A list answer, its items read in place when the splice follows them, parsed otherwise. */
+/**
+ * Where a member's JSON list goes as it arrives (MemberAsk.sinkFor): spliced meanwhile, so that
+ * little is left to do once the slowest member has answered.
+ */
+export function listSink(cluster: string): (res: IncomingMessage) => SplicedListReader | undefined {
+  return (res) => {
+    if (res.statusCode !== 200) return undefined;
+    const length = Number(res.headers['content-length']);
+    return new SplicedListReader(cluster, Number.isSafeInteger(length) && length > 0 ? { expectedLength: length } : {});
+  };
+}
+
+/** A list answer, its items read in place when the splice follows them (as it arrived: listSink), parsed otherwise. */
 export function parsedList(r: MemberResult): Parsed | undefined {
-  const list = r.body ? splicedList(r.body, r.cluster) : undefined;
+  const list = r.sink instanceof SplicedListReader ? r.sink.end() : r.body ? splicedList(r.body, r.cluster) : undefined;
   if (!list) return parsed(r);
   return { cluster: r.cluster, doc: list.head, warnings: warningsOf(r), spliced: { list, body: r.body! } };
 }

@@ -2,11 +2,33 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { objectMembers } from '../../../src/util/json-members.js';
 import { responseForClient } from '../../../src/forward/translate.js';
-import { parsedAnswer, splicedAnswer, splicedList, toFleet } from '../../../src/api/fleet-object/index.js';
+import { SplicedListReader, parsedAnswer, splicedAnswer, splicedList, toFleet, type SplicedList } from '../../../src/api/fleet-object/index.js';
 import { joinPieces } from '../../../src/util/byte-edits.js';
 import { encodeGlobalRV } from '../../../src/api/global-rv.js';
 
 const CLUSTER = 'search.flotilla.io/cluster';
+
+/** The list read as it arrives, in chunks ending at `cuts` (fractions of the body), and as readers of it see it. */
+function splicedInChunks(body: Buffer, cluster: string, cuts: readonly number[]): { spliced: SplicedList | undefined; body: Buffer } {
+  // Read after every chunk, as if each were a batch.
+  const reader = new SplicedListReader(cluster, { scanBatch: 1 });
+  let from = 0;
+  for (const cut of [...cuts].sort((a, b) => a - b)) {
+    const to = Math.floor(cut * body.length);
+    if (to > from) reader.push(body.subarray(from, to));
+    from = Math.max(from, to);
+  }
+  reader.push(body.subarray(from));
+  return { spliced: reader.end(), body: reader.body };
+}
+
+/** What a spliced list shows: its head, count and items' bytes. */
+function shown(s: SplicedList | undefined, body: Buffer): unknown {
+  return s && { head: s.head, count: s.count, table: s.table, items: joinPieces(s.items, body).toString() };
+}
+
+/** Cut points for splicedInChunks: none, a few anywhere, or many (a byte at a time near them). */
+const cuts = fc.oneof(fc.constant([]), fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 6 }), fc.constant(Array.from({ length: 400 }, (_, i) => i / 400)));
 
 describe('JSON members read in place', () => {
   it('finds each member’s value bytes, skipping nested strings, escapes and brackets', () => {
@@ -112,11 +134,14 @@ describe('list answers spliced in place', () => {
 
   it('agree with parsing each item and re-serializing it, for any list', () => {
     fc.assert(
-      fc.property(list, fc.constantFrom(0, 2), fc.constantFrom('west', 'east-1'), fc.boolean(), (doc, indent, cluster, sortedKeys) => {
+      fc.property(list, fc.constantFrom(0, 2), fc.constantFrom('west', 'east-1'), fc.boolean(), cuts, (doc, indent, cluster, sortedKeys, at) => {
         // Custom resources' lists come with their keys sorted (items before kind), built-in ones not.
         const ordered = sortedKeys ? { apiVersion: doc.apiVersion, items: doc.items, kind: doc.kind, metadata: doc.metadata } : doc;
         const body = Buffer.from(JSON.stringify(ordered, null, indent));
         const spliced = splicedList(body, cluster);
+        // Read as it arrives, in any chunks: the same list.
+        const chunked = splicedInChunks(body, cluster, at);
+        expect(shown(chunked.spliced, chunked.body)).toEqual(shown(spliced, body));
         const expected = (JSON.parse(body.toString()) as typeof doc).items.map((i) => shownItem(i, cluster));
         // Only what it does not follow falls back: metadata that is not an object, a key it looks
         // among written with escapes.
@@ -146,9 +171,11 @@ describe('list answers spliced in place', () => {
       rows: fc.array(row, { maxLength: 5 }),
     });
     fc.assert(
-      fc.property(table, fc.constantFrom(0, 2), fc.constantFrom('west', 'east-1'), (doc, indent, cluster) => {
+      fc.property(table, fc.constantFrom(0, 2), fc.constantFrom('west', 'east-1'), cuts, (doc, indent, cluster, at) => {
         const body = Buffer.from(JSON.stringify(doc, null, indent));
         const spliced = splicedList(body, cluster);
+        const chunked = splicedInChunks(body, cluster, at);
+        expect(shown(chunked.spliced, chunked.body)).toEqual(shown(spliced, body));
         const expected = (JSON.parse(body.toString()) as typeof doc).rows.map((r) => {
           if (r.object) toFleet(r.object as Record<string, unknown>, cluster);
           // The cluster right after the name column shown by default (else first), or last of fewer cells.
@@ -196,6 +223,7 @@ describe('list answers spliced in place', () => {
       '{"kind":"ConfigMapList","apiVersion":"v1","metadata":{},"items":[{"metadata":{"name":"a","\\u0061nnotations":{"x":"y"}}}]}',
     ]) {
       expect(splicedList(Buffer.from(bad), 'west'), bad).toBeUndefined();
+      expect(splicedInChunks(Buffer.from(bad), 'west', Array.from({ length: bad.length }, (_, i) => i / bad.length)).spliced, bad).toBeUndefined();
     }
     expect(splicedList(Buffer.from('{"items":[{"metadata":{"name":"a"}}],"kind":"ConfigMapList"}'), 'west')?.count).toBe(1);
     expect(splicedList(Buffer.from('{"items":[],"kind":"Table"}'), 'west')).toBeUndefined();
@@ -205,5 +233,23 @@ describe('list answers spliced in place', () => {
     expect(JSON.parse(`[${joinPieces(splicedList(rowsFirst, 'west')!.items, rowsFirst).toString()}]`)).toEqual([{ cells: ['a', 'west', 1] }]);
     expect(splicedList(Buffer.from('{"items":[{"metadata":{"name":"a"}}]}'), 'west')).toBeUndefined();
     expect(splicedList(Buffer.from('{"kind":"ConfigMapList","items":[]} x'), 'west')).toBeUndefined();
+    // Cut short: no list, however it arrived.
+    const cut = body.subarray(0, body.length - 1);
+    expect(splicedList(cut, 'west')).toBeUndefined();
+    expect(splicedInChunks(cut, 'west', [0.5]).spliced).toBeUndefined();
+  });
+
+  it('splices a list’s items while the rest is still arriving', () => {
+    const items = Array.from({ length: 2000 }, (_, i) => ({ metadata: { name: `cm-${i}`, namespace: 'n', resourceVersion: String(i + 1) }, data: { k: 'v'.repeat(100) } }));
+    const body = Buffer.from(JSON.stringify({ kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: '9' }, items }));
+    const reader = new SplicedListReader('west');
+    const half = Math.floor(body.length / 2);
+    // In the ~2 KB chunks a member writes.
+    for (let at = 0; at < half; at += 2048) reader.push(body.subarray(at, Math.min(at + 2048, half)));
+    expect(reader.itemsSoFar).toBeGreaterThan(800);
+    reader.push(body.subarray(half));
+    const list = reader.end()!;
+    expect(list.count).toBe(2000);
+    expect(shown(list, reader.body)).toEqual(shown(splicedList(body, 'west'), body));
   });
 });
