@@ -1,6 +1,7 @@
 import { oneClusterRV } from '../global-rv.js';
 import { clusterColumnAt } from '../table.js';
 import { pushRange, type ByteEdit, type Pieces } from '../../util/byte-edits.js';
+import type { BufferPool } from '../../util/buffer-pool.js';
 import { CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, OPEN_BRACE, OPEN_BRACKET, QUOTE, forEachElement, forEachMember, parseSpan, skipSpace, skipString, skipValue } from '../../util/json-members.js';
 import { clusterAnnotationEntry, clusterAnnotationInMetadata } from './cluster-annotation.js';
 import { ItemFacts } from './list-item-facts.js';
@@ -96,12 +97,17 @@ export class SplicedListReader {
   private readonly later: { start: number; key: string }[] = [];
   private readonly items: ItemSplicer;
   private elementsRead = false;
+  private readonly pool: BufferPool | undefined;
+  /** Whether `buf` came from `pool` (and goes back to it). */
+  private pooled = false;
 
   /**
    * `expectedLength`: the answer's Content-Length, when it has one. `scanBatch`: the bytes read
-   * at a time while the answer arrives (tests read after every byte).
+   * at a time while the answer arrives (tests read after every byte). `pool`: where the buffer
+   * gathering the answer comes from, and goes back to on release().
    */
-  constructor(cluster: string, { expectedLength = 0, scanBatch = SCAN_BATCH }: { expectedLength?: number; scanBatch?: number } = {}) {
+  constructor(cluster: string, { expectedLength = 0, scanBatch = SCAN_BATCH, pool }: { expectedLength?: number; scanBatch?: number; pool?: BufferPool } = {}) {
+    this.pool = pool;
     this.buf = this.view = Buffer.alloc(0);
     this.expectedLength = Math.min(expectedLength, MAX_EXPECTED_CAPACITY);
     this.items = new ItemSplicer(cluster);
@@ -130,14 +136,29 @@ export class SplicedListReader {
 
   push(chunk: Buffer): void {
     if (this.length + chunk.length > this.buf.length) {
-      const grown = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.expectedLength, FIRST_CAPACITY, this.length + chunk.length));
+      const capacity = Math.max(this.buf.length * 2, this.expectedLength, FIRST_CAPACITY, this.length + chunk.length);
+      const grown = this.pool ? this.pool.take(capacity) : Buffer.allocUnsafe(capacity);
       this.buf.copy(grown, 0, 0, this.length);
+      // Nothing reads the outgrown buffer: the view is made anew below, the pieces are offsets.
+      if (this.pooled) this.pool!.give(this.buf);
       this.buf = grown;
+      this.pooled = this.pool !== undefined;
     }
     chunk.copy(this.buf, this.length);
     this.length += chunk.length;
     this.view = this.buf.subarray(0, this.length);
     if (!this.failed && this.length >= this.scanAt) this.scan(false);
+  }
+
+  /**
+   * Gives the buffer back to the pool once nothing reads the answer any more (the list merged and
+   * copied out): the body, and the list's pieces, are gone after it.
+   */
+  release(): void {
+    if (this.pooled) this.pool!.give(this.buf);
+    this.pooled = false;
+    this.buf = this.view = Buffer.alloc(0);
+    this.length = 0;
   }
 
   /** The list, once the whole answer has been pushed; undefined when the caller must parse it. */

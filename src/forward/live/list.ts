@@ -9,7 +9,7 @@ import { isJsonObject } from '../../util/json-object.js';
 import { seal } from '../../util/sealed-token.js';
 import { askMembers, type MemberResult } from '../member-fan-out.js';
 import { bodyText, leftOutWarnings, noAnswer, settled } from './member-failures.js';
-import { listSink, merged, parsedList, protobufListOf, splicedMerged, unspliced, type Doc, type Parsed } from './member-answers.js';
+import { listSink, merged, parsedList, protobufListOf, releaseAnswers, splicedMerged, unspliced, type Doc, type Parsed } from './member-answers.js';
 import { shareLimit, unsealedForTenant } from './list-paging.js';
 import { decodeLiveContinue, encodeLiveContinue } from '../../api/continue-token.js';
 import { send, sendAs, sendBody } from './send.js';
@@ -109,6 +109,8 @@ export async function liveList(reply: FastifyReply, deps: LiveReadDeps, sources:
     return send(reply, { kind: token!.kind, apiVersion: token!.apiVersion, metadata, ...empty }, warnings);
   }
   const spliced = ok.every((a) => a.spliced && (a.spliced.list.table === true) === (ok[0]!.spliced!.list.table === true));
-  if (spliced) return sendBody(reply, splicedMerged(ok, metadata), warnings);
-  return send(reply, merged(ok.map(unspliced).filter((p): p is Parsed => p !== undefined), metadata), warnings);
+  // The answers' bytes are copied (or parsed) out before their buffers go back.
+  const answer = spliced ? splicedMerged(ok, metadata) : merged(ok.map(unspliced).filter((p): p is Parsed => p !== undefined), metadata);
+  releaseAnswers(results);
+  return Buffer.isBuffer(answer) ? sendBody(reply, answer, warnings) : send(reply, answer, warnings);
 }

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { SplicedListReader, mergeParsedLists, mergeSplicedLists, protobufListToFleet, splicedList, type SplicedList } from '../../api/fleet-object/index.js';
 import { isProtobuf } from '../../api/protobuf-object.js';
+import { BufferPool } from '../../util/buffer-pool.js';
 import { isJsonObject } from '../../util/json-object.js';
 import type { MemberResult } from '../member-fan-out.js';
 
@@ -39,16 +40,25 @@ export function parsed(r: MemberResult): Parsed | undefined {
   }
 }
 
+/** The buffers members' lists are gathered in, kept between live lists (a few lists' worth). */
+const LIST_BUFFERS = new BufferPool(32 * 1024 * 1024, 8 * 1024 * 1024);
+
 /**
  * Where a member's JSON list goes as it arrives (MemberAsk.sinkFor): spliced meanwhile, so that
- * little is left to do once the slowest member has answered.
+ * little is left to do once the slowest member has answered; in a buffer of LIST_BUFFERS, given
+ * back by releaseAnswers.
  */
 export function listSink(cluster: string): (res: IncomingMessage) => SplicedListReader | undefined {
   return (res) => {
     if (res.statusCode !== 200) return undefined;
     const length = Number(res.headers['content-length']);
-    return new SplicedListReader(cluster, Number.isSafeInteger(length) && length > 0 ? { expectedLength: length } : {});
+    return new SplicedListReader(cluster, { pool: LIST_BUFFERS, ...(Number.isSafeInteger(length) && length > 0 ? { expectedLength: length } : {}) });
   };
+}
+
+/** Gives the answers' list buffers back (listSink), once their bytes have been copied into the reply. */
+export function releaseAnswers(results: readonly MemberResult[]): void {
+  for (const r of results) if (r.sink instanceof SplicedListReader) r.sink.release();
 }
 
 /** A list answer, its items read in place when the splice follows them (as it arrived: listSink), parsed otherwise. */
