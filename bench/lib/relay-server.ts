@@ -4,6 +4,7 @@ import type { ClientRequest, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SplicedListReader, mergeSplicedLists, type SplicedMemberList } from '../../src/api/fleet-object/index.js';
 import { encodeGlobalRV } from '../../src/api/global-rv.js';
+import { BufferPool } from '../../src/util/buffer-pool.js';
 
 /**
  * A relay process (forked by bench live) that answers each GET by asking the member for the same
@@ -19,8 +20,9 @@ import { encodeGlobalRV } from '../../src/api/global-rv.js';
  * is no list a client could read; it is the lowest floor any proxy that passes the bytes on has.
  *
  * Editing (`edit`, buffered): each answer is read as flotilla reads a live list, with flotilla's own
- * code (api/fleet-object's SplicedListReader as it arrives, then mergeSplicedLists under a global
- * resourceVersion), each ask shown as one of `clusters`: the same bytes flotilla answers, and the
+ * code (api/fleet-object's SplicedListReader as it arrives, in buffers kept between lists as
+ * flotilla keeps them, then mergeSplicedLists under a global resourceVersion), each ask shown as
+ * one of `clusters`: the same bytes flotilla answers, and the
  * floor under a proxy that must edit every item (its cluster annotation, its global RV) with no
  * authentication, authorization or framework around it.
  *
@@ -62,15 +64,18 @@ function ask(path: string, accept: string, onChunk?: (chunk: Buffer) => void): P
   });
 }
 
-/** The member's list to `path`, spliced as it arrives and shown as `cluster`'s (edit). */
-function askSpliced(path: string, accept: string, cluster: string): Promise<SplicedMemberList> {
+/** The buffers answers are gathered in (edit), bounded as flotilla's live lists' (forward/live/member-answers.ts). */
+const listBuffers = new BufferPool(32 * 1024 * 1024, 8 * 1024 * 1024);
+
+/** The member's list to `path`, spliced as it arrives and shown as `cluster`'s (edit); `release` gives its buffer back. */
+function askSpliced(path: string, accept: string, cluster: string): Promise<SplicedMemberList & { release: () => void }> {
   return new Promise((resolve, reject) => {
     const r = request({ host: member.hostname, port: member.port, path, agent, headers: { authorization: `Bearer ${spec.member.token}`, accept } }, (res) => {
-      const reader = new SplicedListReader(cluster);
+      const reader = new SplicedListReader(cluster, { pool: listBuffers });
       res.on('data', (c: Buffer) => reader.push(c));
       res.once('end', () => {
         const list = res.statusCode === 200 ? reader.end() : undefined;
-        if (list) resolve({ list, body: reader.body });
+        if (list) resolve({ list, body: reader.body, release: () => reader.release() });
         else reject(new Error(`member answered ${res.statusCode} or a list it could not splice`));
       });
       res.once('error', reject);
@@ -127,8 +132,10 @@ const server = createServer({ cert: readFileSync(spec.cert), key: readFileSync(s
     const clusters = spec.clusters ?? Array.from({ length: spec.names }, (_, i) => `c${i}`);
     Promise.all(clusters.map((c) => askSpliced(req.url ?? '/', accept, c))).then(
       (lists) => {
+        const body = merged(lists, clusters);
+        for (const l of lists) l.release();
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(merged(lists, clusters));
+        res.end(body);
       },
       (e: Error) => {
         res.writeHead(502, { 'content-type': 'text/plain' });

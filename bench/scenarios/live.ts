@@ -3,7 +3,7 @@ import { memberRequest, type MemberEndpoint } from '../../test/fleet/http.js';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cpuSeconds, memberPids, totalCpuSeconds } from '../lib/cpu-time.js';
-import { flotillaStatus } from '../lib/flotilla.js';
+import { flotillaStatus, scrapeMetrics } from '../lib/flotilla.js';
 import { BenchClient, median, occurrenceCounter, type RequestOpts, type TimedResponse } from '../lib/http.js';
 import { LIST_TIMEOUT_MS, MB, expectObjects, figureSink, ok, type Scenario } from '../lib/scenario.js';
 import type { BenchContext } from '../lib/context.js';
@@ -29,6 +29,18 @@ async function startRelay(ctx: BenchContext, spec: RelayServerSpec): Promise<Rel
 
 /** The issue's share of each member: 1k ConfigMaps, so 10k over the full profile's 10 members. */
 const CONFIGMAPS = 1000;
+
+/** Flotilla's main-thread GC pauses so far, in ms: all of them and the major ones (prom-client's nodejs_gc_duration_seconds). */
+async function gcPauseMs(ep: MemberEndpoint): Promise<{ all: number; major: number }> {
+  let all = 0;
+  let major = 0;
+  for (const [series, v] of await scrapeMetrics(ep)) {
+    if (!series.startsWith('nodejs_gc_duration_seconds_sum')) continue;
+    all += v * 1000;
+    if (series.includes('kind="major"')) major += v * 1000;
+  }
+  return { all, major };
+}
 const NAMESPACE = 'bench-live';
 const SEED_CONCURRENCY = 16;
 /** Lists of ~1 MB per member are quick: more rounds than the pod list's, for a steadier median. */
@@ -205,6 +217,8 @@ export const live: Scenario = {
           f.memberCpu += totalCpuSeconds(members) - member0;
         });
         const sides = [directSide, flotillaSide, ...relaySides];
+        // Scraped around all the rounds, not each: a scrape's own garbage would be collected in the next list.
+        const gc0 = await gcPauseMs(flotilla.endpoint);
         for (let round = 0; round < ROUNDS; round++) {
           for (let k = 0; k < sides.length; k++) await sides[(round + k) % sides.length]!();
           ratios.push(viaMs[round]! / directMs[round]!);
@@ -213,6 +227,8 @@ export const live: Scenario = {
             f.over.push(viaMs[round]! / f.ms[round]!);
           }
         }
+        const gc1 = await gcPauseMs(flotilla.endpoint);
+        const gc = { all: gc1.all - gc0.all, major: gc1.major - gc0.major };
         ctx.log(`live: ${what}: flotilla ${median(viaMs).toFixed(0)} ms (${(warm.bytes / MB).toFixed(1)} MB), slowest of ${names} direct ${median(directMs).toFixed(0)} ms (${(warmDirect.bytes / MB).toFixed(1)} MB)${floors.map((f) => `, ${f.relay.name} floor ${median(f.ms).toFixed(0)} ms`).join('')}`);
         return {
           objects: viaCount.count(),
@@ -222,6 +238,8 @@ export const live: Scenario = {
           directMs: median(directMs),
           ratio: median(ratios),
           cpuMsPerList: (cpu * 1000) / ROUNDS,
+          gcMsPerList: gc.all / ROUNDS,
+          majorGcMsPerList: gc.major / ROUNDS,
           memberCpuMsVia: (memberCpuVia * 1000) / ROUNDS,
           memberCpuMsDirect: (memberCpuDirect * 1000) / ROUNDS,
           floors: floors.map((f) => ({ ms: median(f.ms), ratio: median(f.ratios), over: median(f.over), cpuMsPerList: (f.cpu * 1000) / ROUNDS, memberCpuMs: (f.memberCpu * 1000) / ROUNDS })),
@@ -243,6 +261,9 @@ export const live: Scenario = {
       add('slowest_member_ms', fleet.directMs, 'ms');
       add('fleet_list_vs_slowest_member', fleet.ratio, 'x', { op: '<=', value: 1.2 });
       add('flotilla_cpu_ms_per_list', fleet.cpuMsPerList, 'ms');
+      // Its main thread's GC pauses over the rounds, by list (what V8's helper threads mark beside them is in the CPU above).
+      add('flotilla_gc_pause_ms_per_list', fleet.gcMsPerList, 'ms');
+      add('flotilla_major_gc_pause_ms_per_list', fleet.majorGcMsPerList, 'ms');
       // The one member's CPU (apiserver and etcd) for the same lists: the two CPUs the sides share.
       add('member_cpu_ms_per_flotilla_list', fleet.memberCpuMsVia, 'ms');
       add('member_cpu_ms_per_direct_fan_out', fleet.memberCpuMsDirect, 'ms');
