@@ -97,9 +97,8 @@ export class SplicedListReader {
   private readonly later: { start: number; key: string }[] = [];
   private readonly items: ItemSplicer;
   private elementsRead = false;
+  /** Where `buf` comes from and goes back to, when set (an empty buffer, before the first push, is not kept). */
   private readonly pool: BufferPool | undefined;
-  /** Whether `buf` came from `pool` (and goes back to it). */
-  private pooled = false;
 
   /**
    * `expectedLength`: the answer's Content-Length, when it has one. `scanBatch`: the bytes read
@@ -140,9 +139,8 @@ export class SplicedListReader {
       const grown = this.pool ? this.pool.take(capacity) : Buffer.allocUnsafe(capacity);
       this.buf.copy(grown, 0, 0, this.length);
       // Nothing reads the outgrown buffer: the view is made anew below, the pieces are offsets.
-      if (this.pooled) this.pool!.give(this.buf);
+      this.pool?.give(this.buf);
       this.buf = grown;
-      this.pooled = this.pool !== undefined;
     }
     chunk.copy(this.buf, this.length);
     this.length += chunk.length;
@@ -155,8 +153,7 @@ export class SplicedListReader {
    * copied out): the body, and the list's pieces, are gone after it.
    */
   release(): void {
-    if (this.pooled) this.pool!.give(this.buf);
-    this.pooled = false;
+    this.pool?.give(this.buf);
     this.buf = this.view = Buffer.alloc(0);
     this.length = 0;
   }
