@@ -108,6 +108,23 @@ export function prefersProtobufMetadata(accept: string | undefined, opts: { list
 }
 
 /**
+ * Whether the client asks for plain protobuf before any JSON form negotiate() would answer with
+ * (client-go's default Accept, `application/vnd.kubernetes.protobuf, application/json`): a built-in
+ * kind's answer then goes out in protobuf, transcoded from the cache's JSON
+ * (api/protobuf-transcode.ts), as a member answers it.
+ */
+export function prefersProtobuf(accept: string | undefined): boolean {
+  if (!accept || !NAMES_PROTOBUF.test(accept)) return false;
+  for (const r of parseAccept(accept)) {
+    if (refused(r)) continue;
+    const as = r.params.get('as');
+    if (r.type === PROTOBUF && !as) return true;
+    if (JSON_TYPES.has(r.type) && (!as || (r.params.get('g') === 'meta.k8s.io' && ['v1', 'v1beta1'].includes(r.params.get('v') ?? '') && ['Table', 'PartialObjectMetadata', 'PartialObjectMetadataList'].includes(as)))) return false;
+  }
+  return false;
+}
+
+/**
  * Whether the client takes plain protobuf and no JSON form negotiate() serves (client-go with
  * `AcceptContentTypes` protobuf alone): a member answers it in protobuf, and flotilla, whose cache
  * holds JSON, can only by asking the members (src/forward/live/).

@@ -1,3 +1,4 @@
+import { jsonAsProtobuf } from './protobuf-transcode.js';
 import { BinaryReader, BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
 
 /**
@@ -88,4 +89,10 @@ export function lengthPrefixed(frame: Uint8Array): Buffer {
   out.writeUInt32BE(frame.length, 0);
   out.set(frame, LENGTH_BYTES);
   return out;
+}
+
+/** A JSON watch event's object as a protobuf frame; undefined when its kind has no protobuf encoding. */
+export function protobufWatchFrame(type: string, object: Buffer | string): Buffer | undefined {
+  const body = jsonAsProtobuf(object);
+  return body && watchEventFrame({ type, object: body });
 }

@@ -1,10 +1,9 @@
 import { gvrKey } from '../api/resource-info.js';
 import { compareMemberRV, encodeGlobalRV } from '../api/global-rv.js';
-import { frameWatchEvent } from '../api/json-watch.js';
 import { decodeMeta, type MetaRecord } from '../store/meta-record.js';
 import type { Snapshot } from '../store/store.js';
 import { viewRanges } from './list-plan.js';
-import { sendsPrevious } from './watch-encoding.js';
+import { frameEvent, sendsPrevious } from './watch-encoding.js';
 import type { Watcher } from './watcher.js';
 
 /**
@@ -35,7 +34,7 @@ export function* readCatchUp(w: Watcher, snapshot: Snapshot): Generator<Buffer> 
     for (const [cluster, rv] of Object.entries(since)) {
       const first = start[cluster];
       if (first !== undefined && compareMemberRV(rv, first) < 0) {
-        w.write(frameWatchEvent('ERROR', JSON.stringify({
+        w.write(frameEvent(opts, 'ERROR', JSON.stringify({
           kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure',
           message: `too old resource version: the event log of ${cluster} starts after ${rv}`, reason: 'Expired', code: 410,
         })));

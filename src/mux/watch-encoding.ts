@@ -3,6 +3,7 @@ import { groupVersion } from '../api/resource-info.js';
 import { withCluster } from '../api/table.js';
 import { encodeGlobalRV } from '../api/global-rv.js';
 import { frameWatchEvent } from '../api/json-watch.js';
+import { protobufWatchFrame } from '../api/protobuf-watch.js';
 import type { Store, StoreEvent } from '../store/store.js';
 import { joined, type ChangeKind, type ReadView } from '../view/read-view.js';
 import { withResourceVersion } from '../api/fleet-object/index.js';
@@ -20,7 +21,19 @@ export const NOTHING = Buffer.alloc(0);
 
 /** Watchers share a line when they agree on its form and on what their views change in it. */
 export function lineKeyOf(opts: WatchOptions): string {
-  return `${opts.form === 'table' ? `t:${opts.includeObject ?? ''}` : opts.form}|${opts.view.lineKey}`;
+  return `${opts.form === 'table' ? `t:${opts.includeObject ?? ''}` : opts.form}${opts.protobuf ? ':pb' : ''}|${opts.view.lineKey}`;
+}
+
+const CANNOT_ENCODE = JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'an object could not be encoded in protobuf', reason: 'InternalError', code: 500 });
+
+/**
+ * An event in the watch's encoding: a JSON line, or a protobuf frame of the same object. An
+ * object the transcoder cannot read ends in an ERROR event (the client watches again), never a
+ * line of another encoding.
+ */
+export function frameEvent(opts: Pick<WatchOptions, 'protobuf'>, type: string, object: Buffer | string): Buffer {
+  if (!opts.protobuf) return frameWatchEvent(type, object);
+  return protobufWatchFrame(type, object) ?? protobufWatchFrame('ERROR', CANNOT_ENCODE)!;
 }
 
 /**
@@ -60,7 +73,7 @@ export function encodeEvent(store: Store, opts: WatchOptions, table: TableState,
   if (presentation && !shown) return NOTHING;
   const bytes = shown ? joined(shown.bytes) : stored;
   const meta = shown ? shown.meta : storedMeta;
-  if (opts.form === 'object') return frameWatchEvent(type, withResourceVersion(bytes, mark));
+  if (opts.form === 'object') return frameEvent(opts, type, withResourceVersion(bytes, mark));
   if (opts.form === 'metadata') return frameWatchEvent(type, encodePartialMetadata(bytes, meta(), mark));
   const { layout, header } = table.take(store, opts);
   return frameWatchEvent(type, oneRowTable(mark, header, encodeTableRow(layout, opts.includeObject, cluster, name, bytes, meta(), Date.now(), mark)));
@@ -80,7 +93,7 @@ export function encodeBookmark(store: Store, opts: WatchOptions, table: TableSta
   // The member's empty object of the kind, as its bookmarks carry it (learned at discovery).
   const template = info.bookmark;
   const own = `{"kind":${JSON.stringify(info.kind)},"apiVersion":${JSON.stringify(groupVersion(info))},"metadata":${metadata}${template?.fields ?? ''}}`;
-  if (opts.form === 'object') return frameWatchEvent('BOOKMARK', own);
+  if (opts.form === 'object') return frameEvent(opts, 'BOOKMARK', own);
   if (opts.form === 'metadata') return frameWatchEvent('BOOKMARK', partialMetadata(metadata));
   const { layout, header } = table.take(store, opts);
   const { columns, ageIndex, clusterAt } = layout;

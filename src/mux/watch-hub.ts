@@ -4,6 +4,7 @@ import { gvrKey } from '../api/resource-info.js';
 import type { Store, StoreEvent } from '../store/store.js';
 import type { ChangeKind, ReadView } from '../view/read-view.js';
 import type { WatchStats } from '../metrics/metrics.js';
+import { PROTOBUF_WATCH_CONTENT_TYPE } from '../api/protobuf-watch.js';
 import { FlushPacer } from './flush-pacer.js';
 import { readCatchUp, streamCatchUp } from './catch-up.js';
 import { ResourceWatchers } from './resource-watchers.js';
@@ -61,7 +62,7 @@ export class WatchHub implements WatcherHost {
     res.on('close', () => w.close());
     w.startTimers();
 
-    res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-cache, private' });
+    res.writeHead(200, { 'content-type': opts.protobuf ? PROTOBUF_WATCH_CONTENT_TYPE : 'application/json', 'cache-control': 'no-cache, private' });
     res.flushHeaders();
     const snapshot = this.store.snapshot();
     let released = false;

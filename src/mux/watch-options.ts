@@ -9,6 +9,8 @@ export interface WatchOptions {
   /** What this watch may see (src/view); its resourceVersions name only the view's clusters. */
   view: ReadView;
   form: ResponseForm;
+  /** Objects in protobuf (a client preferring it, a built-in kind): each line a protobuf frame. */
+  protobuf?: boolean;
   includeObject?: IncludeObject;
   /**
    * The client's decoded global RV, of the view's clusters only; undefined for "" or "0" (start

@@ -22,7 +22,7 @@ import { sendStatus } from './replies.js';
 import { errorsPlugin } from './plugins/errors.js';
 import { requestStatePlugin } from './plugins/request-state.js';
 import { requestTimeoutPlugin } from './plugins/request-timeout.js';
-import { metadataProtobufPlugin } from './plugins/metadata-protobuf.js';
+import { protobufAnswersPlugin } from './plugins/protobuf-answers.js';
 import { authenticationPlugin } from './plugins/authentication.js';
 import { healthPlugin } from './plugins/health.js';
 import { createHealthSlis } from '../metrics/health-slis.js';
@@ -163,7 +163,7 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
   void app.register(errorsPlugin, { fleet });
   void app.register(requestTimeoutPlugin);
   void app.register(authenticationPlugin, { callers });
-  void app.register(metadataProtobufPlugin);
+  void app.register(protobufAnswersPlugin);
   void app.register(healthPlugin, { health, slis, store });
   const operators = opts.operators ? { operators: opts.operators } : {};
   void app.register(statusPlugin, { health, metrics: exposition, slis, fleet, callers, authorizer: opts.authorizer, live: opts.liveReads, liveLimits, hierarchy, store, ...operators });

@@ -139,6 +139,22 @@ describe('client-go accepting protobuf alone (AcceptContentTypes), which flotill
   });
 });
 
+describe('client-go preferring protobuf (AcceptContentTypes protobuf then JSON, as kube-controller-manager asks), from the cache', () => {
+  it.each([false, true])('an informer (watch-list %s) ends equal to the members after churn, every answer protobuf', async (watchList) => {
+    const run = runInformer('informer', watchList, '', 'application/vnd.kubernetes.protobuf,application/json');
+    await run.synced;
+    await churn(`pc${watchList ? 'wl' : 'lw'}`);
+    await expectConverged(flotilla.endpoint, fleet.members, PODS);
+    await new Promise((r) => setTimeout(r, 1500));
+    const direct = await membersView();
+    const { lines, lists, watches, protobufAnswers, log } = await run.dump();
+    expect(lines).toEqual(direct);
+    expect(log).not.toMatch(/falling back|unable to decode|Failed to watch|failed to list|Unhandled Error/i);
+    expect({ lists, watchesAtLeast: watches >= 1 }).toEqual({ lists: watchList ? 0 : 1, watchesAtLeast: true });
+    expect(protobufAnswers).toBe(lists + watches);
+  });
+});
+
 describe('client-go with a label selector, across relabels', () => {
   it.each([
     ['informer', false],

@@ -1,9 +1,8 @@
 import { BinaryReader, WireType } from '@bufbuild/protobuf/wire';
 
 /**
- * A Kubernetes protobuf answer (PartialObjectMetadata(List), ConfigMaps, Secrets, Nodes, Pods, a
- * Status)
- * decoded field by field, for comparing two answers: each field as [number, value], a nested
+ * A Kubernetes protobuf answer (an object or list of any built-in kind, PartialObjectMetadata(List),
+ * a Status) decoded field by field, for comparing two answers: each field as [number, value], a nested
  * message decoded likewise, anything else as text (strings, FieldsV1's JSON) or a varint's digits.
  * Only which fields hold messages is known here (k8s.io/apimachinery's and k8s.io/api's
  * generated.proto), so two answers compare equal exactly when their fields and values do, in order.
@@ -36,6 +35,11 @@ const MESSAGES: Record<string, Record<number, string>> = {
   StatusCause: {},
 };
 
+/** A message's fields that hold messages; any other kind as objects are (metadata 1, the rest as bytes), its List as lists are. */
+function messageFields(message: string): Record<number, string> {
+  return MESSAGES[message] ?? (message.endsWith('List') ? { 1: 'ListMeta', 2: message.slice(0, -4) } : { 1: 'ObjectMeta' });
+}
+
 function decode(bytes: Uint8Array, message: string): ProtoTree {
   const r = new BinaryReader(bytes);
   const out: ProtoTree = [];
@@ -43,7 +47,7 @@ function decode(bytes: Uint8Array, message: string): ProtoTree {
     const [no, type] = r.tag();
     if (type === WireType.LengthDelimited) {
       const data = r.bytes();
-      const inner = MESSAGES[message]?.[no];
+      const inner = messageFields(message)[no];
       out.push([no, inner ? decode(data, inner) : Buffer.from(data).toString('utf8')]);
     } else if (type === WireType.Varint) {
       out.push([no, r.int64().toString()]);
@@ -69,7 +73,7 @@ export function decodeProtobufAnswer(body: Buffer): ProtoTree {
   }
   const typeMeta = decode(fields.find(([no]) => no === 1)?.[1] ?? new Uint8Array(), 'TypeMeta');
   const kind = String(typeMeta.find(([no]) => no === 2)?.[1] ?? '');
-  if (!MESSAGES[kind]) throw new Error(`runtime.Unknown of kind ${JSON.stringify(kind)}`);
+  if (!kind) throw new Error("runtime.Unknown without a kind");
   return fields.map(([no, data]) => [no, no === 1 ? typeMeta : no === 2 ? decode(data, kind) : Buffer.from(data).toString('utf8')]);
 }
 
@@ -88,7 +92,7 @@ export function withoutFlotillaFields(tree: ProtoTree, clusterAnnotation: string
         return true;
       })
       .map(([no, v]) => {
-        const inner = message === 'Unknown' && no === 2 ? kindOf(tree) : MESSAGES[message]?.[no];
+        const inner = message === 'Unknown' && no === 2 ? kindOf(tree) : messageFields(message)[no];
         return [no, Array.isArray(v) && inner ? walk(v, inner) : v];
       });
   return walk(tree, 'Unknown');

@@ -7,8 +7,9 @@ import type { WatchHub } from '../../mux/watch-hub.js';
 import type { SnapshotRegistry } from '../../mux/snapshots.js';
 import { compareMemberRV, decodeGlobalRV } from '../../api/global-rv.js';
 import { decodeContinue } from '../../api/continue-token.js';
-import { gvrKey } from '../../api/resource-info.js';
-import { negotiate } from '../../api/negotiate.js';
+import { groupVersion, gvrKey } from '../../api/resource-info.js';
+import { negotiate, prefersProtobuf } from '../../api/negotiate.js';
+import { protobufTypeOf } from '../../api/protobuf-transcode.js';
 import { expired, timeout } from '../../api/status.js';
 import { parseReadRequest } from '../../api/list-options.js';
 import { firstHitWarning, warningHeader } from '../../api/warning.js';
@@ -85,6 +86,7 @@ async function serveCached(deps: CachedReadDeps, { req, reply, target, resource:
       view: opened,
       reviseOnceLive: opened !== view,
       form,
+      protobuf: form === 'object' && prefersProtobuf(req.headers.accept) && protobufTypeOf(groupVersion(resource.info), resource.info.kind) !== undefined,
       includeObject: options.includeObject,
       since: from,
       sendInitialEvents: options.sendInitialEvents,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { negotiate, prefersProtobufMetadata, protobufOnly, requireServedMedia } from '../../../src/api/negotiate.js';
+import { negotiate, prefersProtobuf, prefersProtobufMetadata, protobufOnly, requireServedMedia } from '../../../src/api/negotiate.js';
 
 const KUBECTL_GET = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json';
 
@@ -60,6 +60,25 @@ describe('prefersProtobufMetadata', () => {
     expect(prefersProtobufMetadata(`application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1;q=0,application/json`, { list: true })).toBe(false);
     // A JSON entry negotiate() would pass over does not stop it.
     expect(prefersProtobufMetadata(`application/json;as=Unknown;g=meta.k8s.io;v=v1,${METADATA_CLIENT_LIST}`, { list: true })).toBe(true);
+  });
+});
+
+describe('prefersProtobuf', () => {
+  it('is true when plain protobuf comes before any JSON form, as client-go’s controllers ask', () => {
+    expect(prefersProtobuf('application/vnd.kubernetes.protobuf, application/json')).toBe(true);
+    expect(prefersProtobuf('application/vnd.kubernetes.protobuf')).toBe(true);
+    expect(prefersProtobuf('application/json;q=0.5, application/vnd.kubernetes.protobuf')).toBe(true);
+    // A JSON entry negotiate() would pass over does not stop it.
+    expect(prefersProtobuf('application/json;as=Unknown;g=meta.k8s.io;v=v1, application/vnd.kubernetes.protobuf')).toBe(true);
+  });
+
+  it('is false for JSON first, a protobuf form with `as`, a refused entry, or no Accept', () => {
+    expect(prefersProtobuf(undefined)).toBe(false);
+    expect(prefersProtobuf('application/json, application/vnd.kubernetes.protobuf')).toBe(false);
+    expect(prefersProtobuf('*/*')).toBe(false);
+    expect(prefersProtobuf('application/vnd.kubernetes.protobuf;q=0, application/json')).toBe(false);
+    expect(prefersProtobuf('application/json;as=Table;v=v1;g=meta.k8s.io, application/vnd.kubernetes.protobuf')).toBe(false);
+    expect(prefersProtobuf('application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1, application/json')).toBe(false);
   });
 });
 
