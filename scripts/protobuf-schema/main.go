@@ -100,27 +100,34 @@ func tagParts(tag string) (wire string, num int, rep, packed bool, ok bool) {
 	return parts[0], n, rep, packed, true
 }
 
-func (s *schema) addWrapped(t reflect.Type) int {
+// reserve is a type's index, and whether it is new (its fields still to be written); the index is
+// taken before the fields are walked, so a type reached again through its own fields finds it.
+func (s *schema) reserve(t reflect.Type) (int, bool) {
 	if i, ok := s.index[t]; ok {
-		return i
+		return i, false
 	}
 	i := len(s.Types)
 	s.index[t] = i
 	s.Types = append(s.Types, nil)
 	s.Names = append(s.Names, typeName(t))
+	return i, true
+}
+
+func (s *schema) addWrapped(t reflect.Type) int {
+	i, fresh := s.reserve(t)
+	if !fresh {
+		return i
+	}
 	k, ref := s.valueKind(t.Elem(), "bytes")
 	s.Types[i] = []field{{"", 1, k, ref, "rep"}}
 	return i
 }
 
 func (s *schema) add(t reflect.Type) int {
-	if i, ok := s.index[t]; ok {
+	i, fresh := s.reserve(t)
+	if !fresh {
 		return i
 	}
-	i := len(s.Types)
-	s.index[t] = i
-	s.Types = append(s.Types, nil)
-	s.Names = append(s.Names, typeName(t))
 	fields := []field{}
 	for j := 0; j < t.NumField(); j++ {
 		f := t.Field(j)

@@ -1,6 +1,7 @@
 import { BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
 import { SCHEMA_JSON } from './protobuf-schema.generated.js';
 import { protobufBody } from './protobuf-object.js';
+import { goDurationNanos } from './go-duration.js';
 import { OPEN_BRACKET, forEachElement, objectMembers, parseSpan, skipValue, type JsonMember } from '../util/json-members.js';
 
 /**
@@ -74,19 +75,6 @@ function timeOf(v: unknown): [number, number] | undefined {
   return [seconds, fraction ? Number(fraction.padEnd(9, '0').slice(0, 9)) : 0];
 }
 
-const DURATION_UNITS: Record<string, number> = { ns: 1, us: 1e3, 'µs': 1e3, 'μs': 1e3, ms: 1e6, s: 1e9, m: 60e9, h: 3600e9 };
-
-/** Nanoseconds of a Go duration string ("1h2m3.5s"); 0 for one it cannot read. */
-export function durationNanos(v: unknown): bigint {
-  if (typeof v !== 'string' || v === '0' || v === '') return 0n;
-  const sign = v.startsWith('-') ? -1 : 1;
-  let total = 0;
-  const re = /(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/gy;
-  re.lastIndex = v[0] === '-' || v[0] === '+' ? 1 : 0;
-  for (let m = re.exec(v); m; m = re.exec(v)) total += Number(m[1]) * DURATION_UNITS[m[2]!]!;
-  return BigInt(Math.round(total)) * BigInt(sign);
-}
-
 /** A field's value written with its tag. */
 function writeValue(w: BinaryWriter, s: Schema, no: number, kind: ValueKind, type: number, v: unknown): void {
   switch (kind) {
@@ -133,7 +121,7 @@ function writeValue(w: BinaryWriter, s: Schema, no: number, kind: ValueKind, typ
       return;
     }
     case 'duration':
-      w.tag(no, WireType.LengthDelimited).fork().tag(1, WireType.Varint).int64(durationNanos(v)).join();
+      w.tag(no, WireType.LengthDelimited).fork().tag(1, WireType.Varint).int64(goDurationNanos(v)).join();
       return;
     case 'raw':
       w.tag(no, WireType.LengthDelimited).fork();

@@ -1,11 +1,10 @@
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import { badRequest } from '../../api/status.js';
+import { isGoDuration } from '../../api/go-duration.js';
 import { watchRequested } from '../../api/list-options.js';
 import { streamingSubresource } from '../../forward/streaming.js';
 
-// Go's time.ParseDuration syntax: signed, a sequence of decimal numbers with units, or 0.
-const GO_DURATION = /^[-+]?(0|((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+)$/;
 
 /** As the apiserver's long-running check: watches, proxies, and the streaming subresources. */
 function longRunning(url: string, query: URLSearchParams): boolean {
@@ -27,7 +26,7 @@ const requestTimeout: FastifyPluginAsync = async (app) => {
     if (at < 0 || !url.includes('timeout=', at)) return;
     const query = new URLSearchParams(url.slice(at + 1));
     const timeout = query.get('timeout');
-    if (!timeout || GO_DURATION.test(timeout) || longRunning(url, query)) return;
+    if (!timeout || isGoDuration(timeout) || longRunning(url, query)) return;
     throw badRequest(`invalid timeout specified in the request URL - time: invalid duration ${JSON.stringify(timeout)}`);
   });
 };

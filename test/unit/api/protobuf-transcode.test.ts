@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { BinaryReader } from '@bufbuild/protobuf/wire';
-import { durationNanos, encodeMessage, jsonAsProtobuf, protobufTypeOf } from '../../../src/api/protobuf-transcode.js';
+import { encodeMessage, jsonAsProtobuf, protobufTypeOf } from '../../../src/api/protobuf-transcode.js';
 import { protobufBody } from '../../../src/api/protobuf-object.js';
+import { goDurationNanos, isGoDuration } from '../../../src/api/go-duration.js';
 
 /**
  * The transcoder's own rules. Its bytes are held to a member's encoder across every built-in
@@ -83,14 +84,16 @@ describe('encodeMessage', () => {
   });
 });
 
-describe('durationNanos', () => {
-  it('reads Go durations', () => {
-    expect(durationNanos('1h2m3.5s')).toBe(3_723_500_000_000n);
-    expect(durationNanos('-1.5s')).toBe(-1_500_000_000n);
-    expect(durationNanos('300ms')).toBe(300_000_000n);
-    expect(durationNanos('2us')).toBe(2_000n);
-    expect(durationNanos('0s')).toBe(0n);
-    expect(durationNanos(undefined)).toBe(0n);
+describe('goDurationNanos', () => {
+  it('reads Go durations, and nothing else', () => {
+    expect(goDurationNanos('1h2m3.5s')).toBe(3_723_500_000_000n);
+    expect(goDurationNanos('-1.5s')).toBe(-1_500_000_000n);
+    expect(goDurationNanos('300ms')).toBe(300_000_000n);
+    expect(goDurationNanos('2us')).toBe(2_000n);
+    expect(goDurationNanos('0s')).toBe(0n);
+    expect(goDurationNanos(undefined)).toBe(0n);
+    expect(goDurationNanos('1x')).toBe(0n);
+    expect([isGoDuration('1m30.5s'), isGoDuration('0'), isGoDuration('5'), isGoDuration('1h-2m')]).toEqual([true, true, false, false]);
   });
 });
 
