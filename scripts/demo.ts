@@ -289,6 +289,7 @@ Try:
   kubectl --kubeconfig ${kc} get deployments -A -l app=web     # label selectors
   kubectl --kubeconfig ${kc} get pods -A -o yaml | grep search.flotilla.io/cluster
   kubectl --kubeconfig ${kc} get --raw /clusters/east/api/v1/namespaces/shop/pods   # one member only
+  curl -s --cacert ${flotilla.endpoint.caFile} -H "Authorization: Bearer $(kubectl --kubeconfig ${kc} config view --raw -o jsonpath='{.users[0].user.token}')" -H 'Accept: application/vnd.kubernetes.protobuf, application/json' ${flotilla.url}/api/v1/namespaces/shop/pods | head -c 32 | od -c   # protobuf ("k8s\\0" then PodList), as client-go's controllers ask for it
   kubectl --kubeconfig ${kc} get pods -A -l cluster.search.flotilla.io/region=eu      # fleet search: members by their labels (east and north)
   kubectl --kubeconfig ${kc} get deploy,pods -A -l search.flotilla.io/name-contains=LED   # names by substring, case aside
   kubectl --kubeconfig ${kc} get pods -A -l search.flotilla.io/name-contains=$(kubectl --kubeconfig ${kc} get rs -n payments -o jsonpath='{.items[0].metadata.labels.pod-template-hash}')   # by a ReplicaSet's hash, from the index

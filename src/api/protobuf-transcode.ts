@@ -206,7 +206,35 @@ export function encodeMessage(type: number, object: unknown): Uint8Array {
  * Table) or the bytes do not follow. A list is read an item at a time, never parsed whole.
  */
 export function jsonAsProtobuf(json: Buffer | string): Buffer | undefined {
-  const bytes = typeof json === 'string' ? Buffer.from(json) : json;
+  const steps = transcode(typeof json === 'string' ? Buffer.from(json) : json);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** How long a list's transcoding holds the event loop before it lets other work in. */
+const TURN_MS = 10;
+
+/**
+ * jsonAsProtobuf for an answer, which may be a list of 100k objects (~50 µs each): other requests
+ * and watches get the event loop every TURN_MS.
+ */
+export async function jsonAsProtobufInTurns(json: Buffer, turnMs = TURN_MS): Promise<Buffer | undefined> {
+  const steps = transcode(json);
+  let turnStart = performance.now();
+  for (let i = 1; ; i++) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    if (i % 32 === 0 && performance.now() - turnStart >= turnMs) {
+      await new Promise((resolve) => setImmediate(resolve));
+      turnStart = performance.now();
+    }
+  }
+}
+
+/** The transcoding, one list item a step. */
+function* transcode(bytes: Buffer): Generator<void, Buffer | undefined> {
   try {
     const top = objectMembers(bytes, 0);
     if (!top) return undefined;
@@ -221,12 +249,21 @@ export function jsonAsProtobuf(json: Buffer | string): Buffer | undefined {
     if (typeof kind !== 'string' || typeof apiVersion !== 'string') return undefined;
     const type = protobufTypeOf(apiVersion, kind);
     if (type === undefined) return undefined;
-    const items = schema!.types[type]!.find((f) => f.json === 'items');
+    const fields = schema!.types[type]!;
+    const items = fields.find((f) => f.json === 'items');
     if (!kind.endsWith('List') || items?.kind !== 'msg' || !items.repeated) return protobufBody(apiVersion, kind, encodeMessage(type, parseSpan(bytes, 0, top.close + 1)));
     const w = new BinaryWriter();
-    for (const f of schema!.types[type]!) {
-      if (f !== items) writeField(w, schema!, f, { [f.json]: value(f.json) }, undefined);
-      else if (!writeItems(w, f, bytes, top.members.findLast((m) => m.key === 'items'))) return undefined;
+    for (const f of fields) {
+      if (f !== items) {
+        writeField(w, schema!, f, { [f.json]: value(f.json) }, undefined);
+        continue;
+      }
+      const spans = itemSpans(bytes, top.members.findLast((m) => m.key === 'items'));
+      if (!spans) return undefined;
+      for (let i = 0; i < spans.length; i += 2) {
+        writeValue(w, schema!, f.no, 'msg', f.type, parseSpan(bytes, spans[i]!, spans[i + 1]!));
+        yield;
+      }
     }
     return protobufBody(apiVersion, kind, w.finish());
   } catch {
@@ -234,13 +271,14 @@ export function jsonAsProtobuf(json: Buffer | string): Buffer | undefined {
   }
 }
 
-/** A list's items, each parsed on its own; false when the bytes do not follow. */
-function writeItems(w: BinaryWriter, f: Field, bytes: Buffer, at: JsonMember | undefined): boolean {
-  if (!at || bytes[at.start] !== OPEN_BRACKET) return true;
+/** Where a list's items start and end, in pairs; undefined when the bytes do not follow. */
+function itemSpans(bytes: Buffer, at: JsonMember | undefined): number[] | undefined {
+  const spans: number[] = [];
+  if (!at || bytes[at.start] !== OPEN_BRACKET) return spans;
   const close = forEachElement(bytes, at.start, (start) => {
     const end = skipValue(bytes, start);
-    if (end >= 0) writeValue(w, schema!, f.no, 'msg', f.type, parseSpan(bytes, start, end));
+    if (end >= 0) spans.push(start, end);
     return end;
   });
-  return close !== undefined;
+  return close === undefined ? undefined : spans;
 }

@@ -226,6 +226,9 @@ afterAll(async () => {
   }
 });
 
+/** client-go's Accept when a controller asks for protobuf first. */
+const PROTOBUF_FIRST = 'application/vnd.kubernetes.protobuf,application/json';
+
 describe('two tenants, the same manifests', () => {
   it('land prefixed on the members', async () => {
     for (const t of TENANTS) {
@@ -426,9 +429,10 @@ describe('two tenants, the same manifests', () => {
     await until('dev@acme back in acme', async () => new Set(await devSees()).has(NS) && !(await devSees()).includes(`acme-${NS}`));
   });
 
-  it('a client-go informer as a tenant (list/watch and watch-list) converges on its own pods, with no relist', async () => {
-    for (const watchList of [false, true]) {
-      const run = startInformer({ bin: join(clientsDir(), 'informer'), kubeconfig: kubeconfigs['acme']!, mode: 'informer', watchList });
+  it('a client-go informer as a tenant (list/watch and watch-list, JSON and protobuf) converges on its own pods, with no relist', async () => {
+    // Protobuf first, as client-go's controllers ask: the tenant's answers transcoded, in its names.
+    for (const [watchList, accept] of [[false, undefined], [true, undefined], [false, PROTOBUF_FIRST], [true, PROTOBUF_FIRST]] as const) {
+      const run = startInformer({ bin: join(clientsDir(), 'informer'), kubeconfig: kubeconfigs['acme']!, mode: 'informer', watchList, ...(accept ? { accept } : {}) });
       onTestFinished(() => run.stop());
       await run.synced;
       // Both tenants' pods change; the informer must hear acme's only.
@@ -438,13 +442,15 @@ describe('two tenants, the same manifests', () => {
       const fresh = json<List>((await memberRequest(ep, 'GET', '/api/v1/pods')).body).items
         .map((p) => `${p.metadata.namespace}/${p.metadata.name} ${p.metadata.uid} ${p.metadata.annotations![CLUSTER]}:${decodeGlobalRV(p.metadata.resourceVersion!)[p.metadata.annotations![CLUSTER]!]}`).sort();
       await new Promise((r) => setTimeout(r, 500));
-      const { lines, lists, log } = await run.dump();
-      expect(lines, `watch-list ${watchList}`).toEqual(fresh);
+      const { lines, lists, watches, protobufAnswers, log } = await run.dump();
+      const what = `watch-list ${watchList}, ${accept ?? 'JSON'}`;
+      expect(lines, what).toEqual(fresh);
       expect(lines.every((l) => l.startsWith(`${NS}/`))).toBe(true);
-      expect(lists, `watch-list ${watchList}`).toBe(watchList ? 0 : 1);
+      expect(lists, what).toBe(watchList ? 0 : 1);
       expect(log).not.toMatch(/falling back|unable to decode|Failed to watch|failed to list|Unhandled Error/i);
+      expect(protobufAnswers, what).toBe(accept ? lists + watches : 0);
     }
-  }, 180_000);
+  }, 300_000);
 
   it('a tenant’s service account (a pod’s own token) sees the tenant’s fleet', async () => {
     // A token of acme's builder in tn-web, issued by east (which also reviews flotilla's tokens).

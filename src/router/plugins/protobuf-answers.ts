@@ -3,7 +3,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import { prefersProtobuf, prefersProtobufMetadata } from '../../api/negotiate.js';
 import { metadataAsProtobuf } from '../../api/protobuf-metadata.js';
-import { jsonAsProtobuf } from '../../api/protobuf-transcode.js';
+import { jsonAsProtobufInTurns } from '../../api/protobuf-transcode.js';
 import { PROTOBUF_CONTENT_TYPE } from '../../api/protobuf-object.js';
 
 async function bytesOf(payload: unknown): Promise<Buffer | undefined> {
@@ -41,7 +41,7 @@ const protobufAnswers: FastifyPluginAsync = async (app) => {
     const json = await bytesOf(payload);
     if (!json) return payload;
     let body: Buffer | undefined;
-    if (wantsPlain) body = jsonAsProtobuf(json);
+    if (wantsPlain) body = await jsonAsProtobufInTurns(json);
     else {
       const encoded = metadataAsProtobuf(json);
       if (encoded && (encoded.list ? wantsList : wantsObject)) body = encoded.body;

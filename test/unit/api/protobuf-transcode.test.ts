@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BinaryReader } from '@bufbuild/protobuf/wire';
-import { encodeMessage, jsonAsProtobuf, protobufTypeOf } from '../../../src/api/protobuf-transcode.js';
+import { encodeMessage, jsonAsProtobuf, jsonAsProtobufInTurns, protobufTypeOf } from '../../../src/api/protobuf-transcode.js';
 import { protobufBody } from '../../../src/api/protobuf-object.js';
 import { goDurationNanos, isGoDuration } from '../../../src/api/go-duration.js';
 
@@ -110,6 +110,18 @@ describe('jsonAsProtobuf', () => {
     expect(jsonAsProtobuf(JSON.stringify({ ...list, items: [] }))).toEqual(protobufBody('v1', 'PodList', encodeMessage(type, { ...list, items: [] })));
     // Whitespace and member order as a client may not write them.
     expect(jsonAsProtobuf(`{ "items" : ${JSON.stringify(pods, null, 1)}, "kind":"PodList", "metadata":{"resourceVersion":"7","continue":"x","remainingItemCount":3},"apiVersion":"v1" }`)).toEqual(protobufBody('v1', 'PodList', encodeMessage(type, list)));
+  });
+
+  it('gives the same bytes in turns, letting the event loop in while it works through a long list', async () => {
+    const long = { ...list, items: Array.from({ length: 3000 }, (_, i) => ({ ...pods[0], metadata: { ...pods[0]!.metadata, name: `p-${i}` } })) };
+    const body = Buffer.from(JSON.stringify(long));
+    let turns = 0;
+    const ticking = setInterval(() => turns++, 0);
+    // Turns of 0 ms: it lets the loop in every 32 items, however fast this machine is.
+    const inTurns = await jsonAsProtobufInTurns(body, 0);
+    clearInterval(ticking);
+    expect(inTurns).toEqual(jsonAsProtobuf(body));
+    expect(turns).toBeGreaterThan(10);
   });
 
   it('encodes an object with its envelope', () => {
