@@ -146,7 +146,8 @@ func (s *schema) add(t reflect.Type) int {
 			flags = append(flags, "ptr")
 		}
 		if packed {
-			flags = append(flags, "packed")
+			// Kubernetes' proto2 messages pack no repeated field; the transcoder writes none.
+			panic("packed field " + t.String() + "." + f.Name)
 		}
 		var entry field
 		switch {

@@ -25,7 +25,6 @@ interface Field {
   mapValue?: { kind: ValueKind; type: number };
   ptr: boolean;
   repeated: boolean;
-  packed: boolean;
   /** A struct JSON flattens into its parent (`json:",inline"`). */
   inline: boolean;
 }
@@ -46,7 +45,7 @@ function loadSchema(): Schema {
     fields.map(([json, no, kind, ref, flags]): Field => {
       const set = new Set(flags.split(' '));
       const mapValue = kind === 'map' && Array.isArray(ref) ? { kind: ref[1], type: ref[2] ?? -1 } : undefined;
-      return { json, no, kind, type: typeof ref === 'number' ? ref : -1, mapValue, ptr: set.has('ptr'), repeated: set.has('rep'), packed: set.has('packed'), inline: set.has('inline') };
+      return { json, no, kind, type: typeof ref === 'number' ? ref : -1, mapValue, ptr: set.has('ptr'), repeated: set.has('rep'), inline: set.has('inline') };
     }),
   );
   return { types, kinds: new Map(Object.entries(raw.kinds)) };
@@ -144,19 +143,6 @@ function writeValue(w: BinaryWriter, s: Schema, no: number, kind: ValueKind, typ
   }
 }
 
-/** Whether a packed field's elements go in one length-delimited run (varints and fixed widths). */
-function writePacked(w: BinaryWriter, no: number, kind: ValueKind, list: unknown[]): void {
-  w.tag(no, WireType.LengthDelimited).fork();
-  for (const v of list) {
-    const n = typeof v === 'number' ? v : 0;
-    if (kind === 'int64') w.int64(n);
-    else if (kind === 'float64') w.double(n);
-    else if (kind === 'bool') w.bool(v === true);
-    else w.int32(n);
-  }
-  w.join();
-}
-
 function writeField(w: BinaryWriter, s: Schema, f: Field, o: Json, self: unknown): void {
   if (f.inline) {
     w.tag(f.no, WireType.LengthDelimited).fork();
@@ -179,8 +165,7 @@ function writeField(w: BinaryWriter, s: Schema, f: Field, o: Json, self: unknown
   }
   if (f.repeated) {
     if (!Array.isArray(v) || v.length === 0) return;
-    if (f.packed) writePacked(w, f.no, f.kind, v);
-    else for (const item of v) writeValue(w, s, f.no, f.kind, f.type, item);
+    for (const item of v) writeValue(w, s, f.no, f.kind, f.type, item);
     return;
   }
   if ((v === undefined || v === null) && (f.ptr || f.kind === 'bytes')) return;

@@ -1,5 +1,5 @@
-import { jsonAsProtobuf } from './protobuf-transcode.js';
 import { BinaryReader, BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
+import { jsonAsProtobuf } from './protobuf-transcode.js';
 
 /**
  * A watch in Kubernetes' protobuf encoding: each event a frame of a 4-byte big-endian length and
