@@ -1,21 +1,17 @@
-import type { Readable } from 'node:stream';
 import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import { prefersProtobuf, prefersProtobufMetadata } from '../../api/negotiate.js';
 import { metadataAsProtobuf } from '../../api/protobuf-metadata.js';
 import { jsonAsProtobufInTurns } from '../../api/protobuf-transcode.js';
 import { PROTOBUF_CONTENT_TYPE } from '../../api/protobuf-object.js';
+import { gatherUpTo } from '../../util/bounded-gather.js';
 
-async function bytesOf(payload: unknown): Promise<Buffer | undefined> {
-  if (Buffer.isBuffer(payload)) return payload;
-  if (typeof payload === 'string') return Buffer.from(payload);
-  if (payload && typeof (payload as Readable).pipe === 'function') {
-    const chunks: Buffer[] = [];
-    for await (const chunk of payload as Readable) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string));
-    return Buffer.concat(chunks);
-  }
-  return undefined;
-}
+/**
+ * The most JSON an answer is gathered to be re-encoded (~25k pods): a larger one, a list asked
+ * without `limit` (client-go's informers page theirs), goes out as JSON, which the client also
+ * takes, and the memory one answer holds stays bounded.
+ */
+const MAX_REENCODED_BYTES = 64 * 1024 * 1024;
 
 /**
  * Reads go out in protobuf when the client asks for that first, as a member answers them:
@@ -24,8 +20,8 @@ async function bytesOf(payload: unknown): Promise<Buffer | undefined> {
  * (api/protobuf-transcode.ts), and its metadata client a PartialObjectMetadata(List)
  * (api/protobuf-metadata.ts says why it matters). Cached and live answers alike, Status errors
  * too; a custom resource stays JSON, as the apiserver serves it. A streamed list is gathered
- * first: protobuf states the list's length before its items. Watches encode their own events
- * (mux/watch-encoding.ts).
+ * first (protobuf states the list's length before its items), up to MAX_REENCODED_BYTES.
+ * Watches encode their own events (mux/watch-encoding.ts).
  */
 const protobufAnswers: FastifyPluginAsync = async (app) => {
   app.addHook('onSend', async (req, reply, payload) => {
@@ -38,8 +34,10 @@ const protobufAnswers: FastifyPluginAsync = async (app) => {
     const wantsPlain = !wantsList && !wantsObject && prefersProtobuf(accept);
     if (!wantsList && !wantsObject && !wantsPlain) return payload;
     if (!String(reply.getHeader('content-type') ?? '').startsWith('application/json')) return payload;
-    const json = await bytesOf(payload);
-    if (!json) return payload;
+    const gathered = await gatherUpTo(payload, MAX_REENCODED_BYTES);
+    if (!gathered) return payload;
+    if ('passOn' in gathered) return gathered.passOn;
+    const json = gathered.whole;
     let body: Buffer | undefined;
     if (wantsPlain) body = await jsonAsProtobufInTurns(json);
     else {
