@@ -57,14 +57,15 @@ export function expectObjects(counted: number, expected: number, what: string): 
  * `expected`), then `rounds` timed ones; bodies are read to the end and discarded. `bytes`: one
  * list's size.
  */
-export async function fleetLists(ep: MemberEndpoint, what: string, rounds: number, expected: number): Promise<{ ms: number; objects: number; bytes: number }> {
+export async function fleetLists(ep: MemberEndpoint, what: string, rounds: number, expected: number, query = ''): Promise<{ ms: number; objects: number; bytes: number }> {
+  const path = query ? `/api/v1/pods?${query}` : '/api/v1/pods';
   const client = new BenchClient(ep);
   try {
     const counter = occurrenceCounter(POD_ITEM);
-    const warm = ok(await client.get('/api/v1/pods', { timeoutMs: LIST_TIMEOUT_MS, onChunk: counter.onChunk }), `${what}: fleet list`);
+    const warm = ok(await client.get(path, { timeoutMs: LIST_TIMEOUT_MS, onChunk: counter.onChunk }), `${what}: fleet list`);
     expectObjects(counter.count(), expected, `${what}: fleet list`);
     const ms: number[] = [];
-    for (let round = 0; round < rounds; round++) ms.push(ok(await client.get('/api/v1/pods', { timeoutMs: LIST_TIMEOUT_MS }), `${what}: fleet list`).ms);
+    for (let round = 0; round < rounds; round++) ms.push(ok(await client.get(path, { timeoutMs: LIST_TIMEOUT_MS }), `${what}: fleet list`).ms);
     return { ms: median(ms), objects: counter.count(), bytes: warm.bytes };
   } finally {
     client.close();
