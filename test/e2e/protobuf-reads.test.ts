@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { BinaryReader, WireType } from '@bufbuild/protobuf/wire';
 import { join } from 'node:path';
 import { memberJson, memberRequest } from '../fleet/http.js';
 import { startFlotillaProcess, type FlotillaProcess, type ResourceRuleSpec } from '../support/flotilla-process.js';
@@ -149,39 +150,19 @@ function firstDifference(a: Buffer, b: Buffer): number {
 
 /** A string at a path of field numbers (a message's first occurrence of each). */
 function fieldString(bytes: Uint8Array, ...path: number[]): string {
-  let at: Buffer = Buffer.from(bytes);
+  let at = bytes;
   for (const want of path) {
-    let pos = 0;
-    let found: Buffer | undefined;
-    while (pos < at.length && !found) {
-      const [key, afterKey] = varint(at, pos);
-      const no = key >>> 3;
-      const wire = key & 7;
-      pos = afterKey;
-      if (wire === 0) pos = varint(at, pos)[1];
-      else if (wire === 1) pos += 8;
-      else if (wire === 5) pos += 4;
-      else {
-        const [len, start] = varint(at, pos);
-        if (no === want) found = at.subarray(start, start + len);
-        pos = start + len;
-      }
+    const r = new BinaryReader(at);
+    let found: Uint8Array | undefined;
+    while (r.pos < r.len && !found) {
+      const [no, wire] = r.tag();
+      if (no === want && wire === WireType.LengthDelimited) found = r.bytes();
+      else r.skip(wire, no);
     }
     if (!found) return '';
     at = found;
   }
-  return at.toString('utf8');
-}
-
-function varint(b: Buffer, pos: number): [number, number] {
-  let v = 0;
-  let shift = 0;
-  for (;;) {
-    const byte = b[pos++]!;
-    v += (byte & 0x7f) * 2 ** shift;
-    if (byte < 0x80) return [v, pos];
-    shift += 7;
-  }
+  return Buffer.from(at).toString('utf8');
 }
 
 const pathOf = (r: ResourceRuleSpec) => `${r.group ? `/apis/${r.group}` : '/api'}/${r.version}/namespaces/${NS}/${r.resource}`;
