@@ -70,16 +70,11 @@ export function negotiate(accept: string | undefined, opts: { list: boolean; wat
   if (!accept) return 'object';
   const ranges = parseAccept(accept);
   if (!ranges.some((r) => JSON_TYPES.has(r.type) && !refused(r))) throw noServedType(opts.watchable ?? opts.list);
+  const metadataForm = [metadataAs(opts.list)];
   for (const r of ranges) {
-    if (!JSON_TYPES.has(r.type) || refused(r)) continue;
+    if (refused(r) || !answersInJson(r, metadataForm)) continue;
     const as = r.params.get('as');
-    if (!as) return 'object';
-    const g = r.params.get('g');
-    const v = r.params.get('v');
-    if (g !== 'meta.k8s.io' || (v !== 'v1' && v !== 'v1beta1')) continue;
-    if (as === 'Table') return 'table';
-    if (as === 'PartialObjectMetadata' && !opts.list) return 'metadata';
-    if (as === 'PartialObjectMetadataList' && opts.list) return 'metadata';
+    return !as ? 'object' : as === 'Table' ? 'table' : 'metadata';
   }
   throw notAcceptable(`only the following media types are accepted: application/json, application/json;as=Table;v=v1;g=meta.k8s.io, application/json;as=PartialObjectMetadata${opts.list ? 'List' : ''};v=v1;g=meta.k8s.io`);
 }
@@ -87,41 +82,52 @@ export function negotiate(accept: string | undefined, opts: { list: boolean; wat
 const PROTOBUF = 'application/vnd.kubernetes.protobuf';
 const NAMES_PROTOBUF = /application\/vnd\.kubernetes\.protobuf/i;
 
+function metadataAs(list: boolean): string {
+  return list ? 'PartialObjectMetadataList' : 'PartialObjectMetadata';
+}
+
+/**
+ * Whether negotiate() answers in JSON for this entry: plain JSON (or a wildcard), a Table, or the
+ * PartialObjectMetadata forms given (the one of a list or of a get, or either).
+ */
+function answersInJson(r: MediaRange, metadataForms: readonly string[]): boolean {
+  if (!JSON_TYPES.has(r.type)) return false;
+  const as = r.params.get('as');
+  if (!as) return true;
+  return r.params.get('g') === 'meta.k8s.io' && ['v1', 'v1beta1'].includes(r.params.get('v') ?? '') && (as === 'Table' || metadataForms.includes(as));
+}
+
+/** Whether a protobuf entry `wanted` takes comes before the first entry negotiate() would answer in JSON. */
+function protobufBeforeJson(accept: string, wanted: (r: MediaRange) => boolean, metadataForms: readonly string[]): boolean {
+  for (const r of parseAccept(accept)) {
+    if (refused(r)) continue;
+    if (r.type === PROTOBUF && wanted(r)) return true;
+    if (answersInJson(r, metadataForms)) return false;
+  }
+  return false;
+}
+
 /**
  * Whether the client asks for PartialObjectMetadata(List) in protobuf before any JSON form
  * negotiate() would answer with (client-go's metadata client does): flotilla then encodes its
- * metadata answer so (api/protobuf-metadata.ts). Other protobuf requests are answered in JSON,
- * which client-go's Accept includes.
+ * metadata answer so (api/protobuf-metadata.ts).
  */
 export function prefersProtobufMetadata(accept: string | undefined, opts: { list: boolean }): boolean {
   if (!accept) return false;
-  const metadataAs = opts.list ? 'PartialObjectMetadataList' : 'PartialObjectMetadata';
-  for (const r of parseAccept(accept)) {
-    if (refused(r)) continue;
-    const as = r.params.get('as');
-    const metaGroup = r.params.get('g') === 'meta.k8s.io';
-    if (r.type === PROTOBUF && as === metadataAs && metaGroup && r.params.get('v') === 'v1') return true;
-    // The first JSON entry negotiate() would take.
-    if (JSON_TYPES.has(r.type) && (!as || (metaGroup && ['v1', 'v1beta1'].includes(r.params.get('v') ?? '') && (as === 'Table' || as === metadataAs)))) return false;
-  }
-  return false;
+  const form = metadataAs(opts.list);
+  return protobufBeforeJson(accept, (r) => r.params.get('as') === form && r.params.get('g') === 'meta.k8s.io' && r.params.get('v') === 'v1', [form]);
 }
 
 /**
  * Whether the client asks for plain protobuf before any JSON form negotiate() would answer with
  * (client-go's default Accept, `application/vnd.kubernetes.protobuf, application/json`): a built-in
  * kind's answer then goes out in protobuf, transcoded from the cache's JSON
- * (api/protobuf-transcode.ts), as a member answers it.
+ * (api/protobuf-transcode.ts), as a member answers it. A list's or a get's metadata form alike
+ * counts as one negotiate() takes.
  */
 export function prefersProtobuf(accept: string | undefined): boolean {
   if (!accept || !NAMES_PROTOBUF.test(accept)) return false;
-  for (const r of parseAccept(accept)) {
-    if (refused(r)) continue;
-    const as = r.params.get('as');
-    if (r.type === PROTOBUF && !as) return true;
-    if (JSON_TYPES.has(r.type) && (!as || (r.params.get('g') === 'meta.k8s.io' && ['v1', 'v1beta1'].includes(r.params.get('v') ?? '') && ['Table', 'PartialObjectMetadata', 'PartialObjectMetadataList'].includes(as)))) return false;
-  }
-  return false;
+  return protobufBeforeJson(accept, (r) => !r.params.get('as'), ['PartialObjectMetadata', 'PartialObjectMetadataList']);
 }
 
 /**
