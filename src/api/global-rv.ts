@@ -12,7 +12,8 @@ export const MEMBER_RV = /^[0-9]+$/;
 export const CLUSTER_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 export function encodeGlobalRV(rvs: ClusterRVs): string {
-  const sorted: Record<string, string> = {};
+  // No prototype: every key is its own member, `__proto__` too (as oneClusterRV writes it).
+  const sorted: Record<string, string> = Object.create(null) as Record<string, string>;
   for (const k of Object.keys(rvs).sort()) sorted[k] = rvs[k]!;
   return encodeBase64urlJson(sorted);
 }

@@ -9,7 +9,8 @@ describe('global resourceVersion', () => {
       fc.property(fc.oneof(fc.stringMatching(/^[a-z0-9-]{1,20}$/), fc.string()), fc.oneof(fc.stringMatching(/^[0-9]{1,20}$/), fc.string()), (cluster, rv) => {
         expect(oneClusterRV(cluster)(rv)).toBe(encodeGlobalRV({ [cluster]: rv }));
       }),
-      { numRuns: 3000 },
+      // `__proto__` always, which a plain object takes for its prototype.
+      { numRuns: 3000, examples: [['__proto__', '0']] },
     );
   });
 
