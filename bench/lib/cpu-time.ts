@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { livePids } from '../../test/fleet/processes.js';
 
@@ -9,11 +9,32 @@ import { livePids } from '../../test/fleet/processes.js';
 const TICKS_PER_SECOND = 100;
 
 export function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return statCpuSeconds(`/proc/${pid}/stat`);
+}
+
+/** user + system seconds from a /proc stat file (a process's or one thread's). */
+function statCpuSeconds(path: string): number {
+  const stat = readFileSync(path, 'utf8');
   // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // utime and stime are fields 14 and 15 of the line, 12 and 13 after the command name.
   return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+}
+
+/**
+ * CPU seconds of each thread of a process, most first; the main thread is the one whose id is the
+ * process's. Node names every thread it starts `node`, so threads are told apart by id only.
+ */
+export function threadCpuSeconds(pid: number): { tid: number; main: boolean; seconds: number }[] {
+  const out: { tid: number; main: boolean; seconds: number }[] = [];
+  for (const tid of readdirSync(`/proc/${pid}/task`).map(Number)) {
+    try {
+      out.push({ tid, main: tid === pid, seconds: statCpuSeconds(`/proc/${pid}/task/${tid}/stat`) });
+    } catch {
+      // Ended since it was listed.
+    }
+  }
+  return out.sort((a, b) => b.seconds - a.seconds);
 }
 
 /**

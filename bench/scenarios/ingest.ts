@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { BenchContext } from '../lib/context.js';
-import { cpuSeconds, memberPids, totalCpuSeconds } from '../lib/cpu-time.js';
+import { cpuSeconds, memberPids, threadCpuSeconds, totalCpuSeconds } from '../lib/cpu-time.js';
 import { procMemory, scrapeMetrics } from '../lib/flotilla.js';
 import { BenchClient, occurrenceCounter } from '../lib/http.js';
 import { MB, figureSink, type Scenario } from '../lib/scenario.js';
@@ -31,6 +31,7 @@ export const ingest: Scenario = {
     const pid = start.flotilla.proc.pid;
     // Read at once: flotilla has used CPU since it started, and the members since the sync began.
     const flotillaCpu = cpuSeconds(pid);
+    const threads = threadCpuSeconds(pid);
     const memberSyncCpu = totalCpuSeconds(members) - memberCpuBeforeSync;
     const mem = procMemory(pid);
     const metrics = await scrapeMetrics(start.flotilla.endpoint, 30_000);
@@ -75,6 +76,11 @@ export const ingest: Scenario = {
     // Where the sync's time goes on this machine: CPU per object on each side, and how busy the
     // machine's CPUs were while flotilla and the member shared them.
     add('flotilla_cpu_us_per_object', (flotillaCpu / objects) * 1e6, 'µs');
+    // The event loop's share, and the busiest other threads (the ingest workers, LMDB's writer on
+    // libuv's pool, V8's GC helpers): which thread a change moves work from or to.
+    const mainSeconds = threads.find((t) => t.main)?.seconds ?? NaN;
+    add('flotilla_main_thread_cpu_us_per_object', (mainSeconds / objects) * 1e6, 'µs');
+    ctx.log(`ingest: flotilla's threads by CPU µs per object: ${threads.slice(0, 8).map((t) => `${t.main ? 'main' : t.tid} ${((t.seconds / objects) * 1e6).toFixed(1)}`).join(', ')}`);
     add('member_cpu_us_per_object', (memberSyncCpu / objects) * 1e6, 'µs');
     add('member_list_cpu_us_per_object', (memberListCpu / baseline.objects) * 1e6, 'µs');
     add('cpu_busy_during_sync', (flotillaCpu + memberSyncCpu) / (seconds * availableParallelism()), 'x');

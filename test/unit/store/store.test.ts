@@ -113,6 +113,30 @@ describe('Store', () => {
     await store.close();
   });
 
+  it('writes every label index key exactly: multi-byte names, many long entries, then a diff and a delete', async () => {
+    const { store } = openStore();
+    // A cluster name of multi-byte characters (the keys' suffix), and more entry bytes than the key buffer starts with.
+    const cluster = 'zürich-øst';
+    const scope = pods(cluster, 'ns');
+    const labels = Object.fromEntries(Array.from({ length: 120 }, (_, i) => [`l${i}`, `${i}-${'v'.repeat(60)}`]));
+    await store.commit(scope, [change(cluster, 'ns', 'a', '1', 'ADDED', labels), change(cluster, 'ns', 'b', '1', 'ADDED', { l0: labels.l0!, x: 'only-b' })], { rv: '1' }, { log: false, fresh: true });
+    const names = (label: string, value: string) => [...store.keysLabelled('v1/pods', label, value)].map((k) => k.split(KEY_SEP).slice(2).join('/'));
+    for (const [k, v] of Object.entries(labels)) expect(names(k, v)).toEqual(k === 'l0' ? [`a/${cluster}`, `b/${cluster}`] : [`a/${cluster}`]);
+    expect(names('x', 'only-b')).toEqual([`b/${cluster}`]);
+    // A diff: one label changed, one gone, one new; the rest stay.
+    const changed: Record<string, string> = { ...labels, l1: 'changed', fresh: 'yes' };
+    delete changed.l119;
+    await store.commit(scope, [change(cluster, 'ns', 'a', '2', 'MODIFIED', changed)], { rv: '2' }, { log: true });
+    expect(names('l1', labels.l1!)).toEqual([]);
+    expect(names('l1', 'changed')).toEqual([`a/${cluster}`]);
+    expect(names('l119', labels.l119!)).toEqual([]);
+    expect(names('fresh', 'yes')).toEqual([`a/${cluster}`]);
+    expect(names('l2', labels.l2!)).toEqual([`a/${cluster}`]);
+    await store.commit(scope, [change(cluster, 'ns', 'a', '3', 'DELETED', changed)], { rv: '3' }, { log: true });
+    for (const [k, v] of Object.entries(changed)) expect(names(k, v)).toEqual(k === 'l0' ? [`b/${cluster}`] : []);
+    await store.close();
+  });
+
   it('keeps the label index right when one batch changes an object twice', async () => {
     const { store } = openStore();
     const scope = pods('east', 'twice');
