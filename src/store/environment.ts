@@ -204,13 +204,23 @@ export function isStoreCorruption(e: unknown): boolean {
 
 /** Opens the LMDB environment at `path` with the store's options (see Environment.open); `readOnly` for the check's own process. */
 export function openStoreRoot(path: string, { readOnly = false }: { readOnly?: boolean } = {}): RootDatabase {
+  return open(storeRootOptions(path, readOnly));
+}
+
+/**
+ * The options openStoreRoot opens with. The read-only opener is the check at open
+ * (integrity-check-main.ts), one pass over every page of the file, which reads ahead: with a fault
+ * per page, checking a large store after its page cache was dropped took minutes, and flotilla
+ * does not listen until its store is checked (docs/ARCHITECTURE.md, "Store").
+ */
+export function storeRootOptions(path: string, readOnly: boolean) {
   // One environment, several named databases; noSync trades the last few commits on power loss
   // for write speed: a lost commit only means a re-watch from a slightly older RV.
   // noReadAhead (MDB_NORDAHEAD, in lmdb-js's options but not its types): once the file is larger
   // than the memory a container may use for it, every index page an insert touches would fault
   // in a whole readahead window. Measured with 300k objects (a 2.5 GB file) under a 700 MB cgroup
   // limit: the first sync did not finish in 120 s with readahead and took 68 s without. A full
-  // scan from disk is slower without it; from the page cache there is no difference.
+  // scan from disk is far slower without it, hence readahead for the read-only check.
   // 8 KB pages (LMDB keeps a file's page size, so this applies to new stores): a served pod of
   // about 2.5 KB either took a 4 KB overflow page or filled a 4 KB leaf alone, so the objects
   // used about 4 KB each. Bench ingest at 300k objects: VmRSS 2281 -> 1910 MB, fleet list and
@@ -225,8 +235,7 @@ export function openStoreRoot(path: string, { readOnly = false }: { readOnly?: b
   // a sparse file (`du` shows what it holds); a page the filesystem has no block for is a
   // SIGBUS, hence prepareWrite. A crashed process loses nothing it committed: the pages
   // are the kernel's.
-  const options = { path, maxDbs: 16, noSync: true, mapSize: MAP_SIZE, noReadAhead: true, pageSize: PAGE_SIZE, useWritemap: !readOnly, readOnly };
-  return open(options);
+  return { path, maxDbs: 16, noSync: true, mapSize: MAP_SIZE, noReadAhead: !readOnly, pageSize: PAGE_SIZE, useWritemap: !readOnly, readOnly };
 }
 
 export class Environment {
