@@ -88,8 +88,8 @@ export class LabelIndex {
 /**
  * An object's label index keys (`resource · entry · object key less its resource`), written into
  * one reused buffer: lmdb-js copies a key as it is put, so no string or Buffer is made per entry
- * but the view handed to it. A pod of the bench has 13 entries; making each as a joined string
- * and a Buffer of it was a fifth of the main thread's work in a first sync, with its garbage.
+ * but the view handed to it: a bench pod has 13 entries, each a joined string and a Buffer of it
+ * before, on the main thread of a first sync.
  */
 class EntryKeys {
   private buf = Buffer.allocUnsafe(4096);
