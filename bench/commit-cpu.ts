@@ -15,7 +15,7 @@
  * profiler's own cost inflates everything a little, so read its split, and take totals from a run
  * without it. The store's record counts after the run give the puts per pod, by database.
  */
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Session, type Profiler } from 'node:inspector';
@@ -24,6 +24,7 @@ import { Worker, isMainThread, parentPort } from 'node:worker_threads';
 import { parseArgs } from 'node:util';
 import { open } from 'lmdb';
 import { makePod } from './lib/pods.js';
+import { threadCpuSeconds } from './lib/cpu-time.js';
 import { IngestPool } from '../src/ingest/pool.js';
 import { viewObjects } from '../src/ingest/batch.js';
 import type { IngestContext } from '../src/ingest/decode.js';
@@ -38,20 +39,9 @@ function mainThreadCpuUs(): number {
   return Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]) / 1000;
 }
 
-/** Every other thread of this process, by name: its CPU time so far in µs. */
-function otherThreadsCpuUs(): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const tid of readdirSync('/proc/self/task')) {
-    if (Number(tid) === process.pid) continue;
-    try {
-      const name = readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim();
-      const us = Number(readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]) / 1000;
-      out.set(name, (out.get(name) ?? 0) + us);
-    } catch {
-      // gone since listed
-    }
-  }
-  return out;
+/** Every other thread of this process, by id: its CPU time so far in µs. */
+function otherThreadsCpuUs(): Map<number, number> {
+  return new Map(threadCpuSeconds(process.pid).filter((t) => !t.main).map((t) => [t.tid, t.seconds * 1e6]));
 }
 
 const POD_COLUMNS = ['Name', 'Ready', 'Status', 'Restarts', 'Age', 'IP', 'Node', 'Nominated Node', 'Readiness Gates'].map((name) => ({ name, type: 'string', format: name === 'Name' ? 'name' : '', description: '', priority: 0 }));
@@ -221,7 +211,7 @@ async function main(): Promise<void> {
   }
   // A warm-up cluster, not counted: the JIT and the first LMDB pages.
   const measured = { mainUs: 0, objects: 0, wholeFrom: 0, wholeUs: 0 };
-  let othersBefore = new Map<string, number>();
+  let othersBefore = new Map<number, number>();
   for (let c = -1; c < clusters; c++) {
     const cluster = c < 0 ? 'warmup' : `c${String(c).padStart(3, '0')}`;
     if (c === 0) {
@@ -278,9 +268,9 @@ async function main(): Promise<void> {
 
   const per = (us: number) => (us / measured.objects).toFixed(1);
   console.log(`commit-cpu: ${measured.objects} pods (${clusters} clusters × ${namespaces} namespaces), main thread ${per(measured.mainUs)} µs/pod from decoded pages to commits (${per(measured.wholeUs)} over the whole run), GC on it ${per((gcMs.minor + gcMs.major) * 1000)} µs/pod (minor ${gcMs.minor.toFixed(0)} ms, major ${gcMs.major.toFixed(0)} ms)`);
-  for (const [name, us] of othersAfter) {
-    const d = us - (othersBefore.get(name) ?? 0);
-    if (d > measured.objects) console.log(`  thread ${name}: ${per(d)} µs/pod`);
+  for (const [tid, us] of othersAfter) {
+    const d = us - (othersBefore.get(tid) ?? 0);
+    if (d > measured.objects) console.log(`  thread ${tid}: ${per(d)} µs/pod`);
   }
   const counts = recordCounts(dir);
   const stored = counts.objects!;

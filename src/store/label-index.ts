@@ -1,10 +1,10 @@
 import type { Database } from 'lmdb';
 import type { Databases } from './environment.js';
 import { AFTER_SEP, KEY_SEP as SEP, PRESENT } from './keys.js';
-
-const SEP_BYTE = SEP.charCodeAt(0);
 import { decodeMeta, indexEntries } from './meta-record.js';
 import type { Snapshot } from './types.js';
+
+const SEP_BYTE = SEP.charCodeAt(0);
 
 /**
  * The label index (labelIndex): label and indexed-field selectors read one range of it instead
