@@ -8,6 +8,7 @@ import { kubectl, kubectlOk } from '../support/kubectl.js';
 import { helm } from '../support/helm.js';
 import { memberRequest } from '../fleet/http.js';
 import { ALERTS_FILE, promtool, readRecording, recordedNames, seriesNames } from '../support/alert-series.js';
+import { STORE_CHECK_TIMEOUT_MS } from '../../src/registry/defaults.js';
 
 /**
  * deploy/: the manifests, the CRD and the Helm chart are accepted by a real apiserver (server-side
@@ -130,6 +131,21 @@ describe('deploy/helm/flotilla', () => {
     expect(names).toContain('statefulset.apps/flotilla');
     expect(names).toContain('apiservice.apiregistration.k8s.io/v1alpha1.search.flotilla.io');
     expect(names).toContain('customresourcedefinition.apiextensions.k8s.io/fleets.flotilla.io');
+  });
+
+  it('gives the store check its whole time before liveness counts (a startupProbe), in the chart and the manifests', async () => {
+    interface Probe { httpGet: { path: string }; periodSeconds: number; failureThreshold: number; timeoutSeconds?: number }
+    interface Container { name: string; startupProbe?: Probe; livenessProbe?: Probe }
+    const containersOf = (o: K8sObject | undefined) => (o?.spec as { template: { spec: { containers: Container[] } } }).template.spec.containers;
+    const manifests = parseAllDocuments(readFileSync(resolve(deploy, 'flotilla.yaml'), 'utf8')).map((d) => d.toJS() as K8sObject | null).filter((o): o is K8sObject => o !== null);
+    const { objects } = await render([]);
+    for (const workload of [find(objects, 'StatefulSet'), manifests.find((o) => o.kind === 'StatefulSet' || o.kind === 'Deployment')]) {
+      const c = containersOf(workload).find((x) => x.name === 'flotilla')!;
+      // Flotilla listens only after the check: a probe budget below its timeout (plus starting) restarts a slow check into itself.
+      expect(c.startupProbe?.httpGet.path).toBe('/livez');
+      expect(c.startupProbe!.periodSeconds * c.startupProbe!.failureThreshold).toBeGreaterThan(STORE_CHECK_TIMEOUT_MS / 1000 + 30);
+      expect(c.livenessProbe?.httpGet.path).toBe('/livez');
+    }
   });
 
   it('renders the hub source, and the apiserver accepts every object', async () => {
