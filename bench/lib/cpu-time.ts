@@ -38,6 +38,15 @@ export function threadCpuSeconds(pid: number): { tid: number; main: boolean; sec
 }
 
 /**
+ * How long one thread of a process has run and waited runnable for a CPU (/proc/<pid>/task/<tid>/schedstat,
+ * nanoseconds, with the kernel's schedstats): the wait is time a busy machine took from it.
+ */
+export function threadSchedSeconds(pid: number, tid = pid): { running: number; waiting: number } {
+  const [running, waiting] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ').map(Number);
+  return { running: running! / 1e9, waiting: waiting! / 1e9 };
+}
+
+/**
  * The live member processes (kube-apiserver and etcd) of a fleet, from the PID file the fleet
  * harness keeps in its folder: the member side of a side-by-side CPU account.
  */

@@ -19,12 +19,17 @@ export function procMemory(pid: number): ProcMemory {
   return { rssBytes: kb('VmRSS'), peakRssBytes: kb('VmHWM'), anonBytes: kb('RssAnon'), fileBytes: kb('RssFile') };
 }
 
-/** Unlabelled Prometheus series (the process's own metrics) by name. */
+/** Flotilla's Prometheus series (scraped from /metrics) by name. */
 export async function scrapeMetrics(ep: MemberEndpoint, timeoutMs = 10_000): Promise<Map<string, number>> {
   const res = await memberRequest(ep, 'GET', '/metrics', undefined, { accept: 'text/plain', timeoutMs });
   if (res.status !== 200) throw new Error(`/metrics: ${res.status} ${res.body.slice(0, 200)}`);
+  return parseMetricsText(res.body);
+}
+
+/** Series of Prometheus' text format by name, labelled ones under their name and labels as written. */
+export function parseMetricsText(text: string): Map<string, number> {
   const out = new Map<string, number>();
-  for (const line of res.body.split('\n')) {
+  for (const line of text.split('\n')) {
     if (!line || line.startsWith('#')) continue;
     // A labelled series is kept under its name and labels as written: `name{kind="major"}`.
     const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*(?:\{[^}]*\})?)\s+(\S+)$/.exec(line);
