@@ -250,6 +250,8 @@ export const STORE_MIN_FREE_BYTES = 256 * 1024 ** 2;
 export const STORE_CHECK_TIMEOUT_MS = 300_000;
 /** A decoding worker idle this long ends (one is kept): a quiet fleet holds no spare threads. */
 export const INGEST_WORKER_IDLE_MS = 60_000;
+/** The ingest workers' nice value (their threads' own, above the process's 0): see src/ingest/worker.ts. */
+export const INGEST_WORKER_NICE = 10;
 
 // ---- Who may read what (src/authz, src/hierarchy).
 
