@@ -6,18 +6,21 @@ import { splitWatchLines } from '../api/json-watch.js';
 import { encodeObjects, EVENT_TYPES, type EventsResult, type PageResult } from './batch.js';
 import { INGEST_WORKER_NICE } from '../registry/defaults.js';
 
+// Linux keeps a nice value per thread, and setpriority on the caller's id 0 sets this thread's
+// alone (elsewhere it would be the whole process's): when the CPUs are busy, the event loop is
+// run before decoding, not behind it.
+if (process.platform === 'linux') {
+  try {
+    setPriority(INGEST_WORKER_NICE);
+  } catch {
+    // Refused (a sandbox's seccomp): the worker runs at the process's priority.
+  }
+}
+
 /**
  * The ingest worker: all JSON parsing of what members send happens here, off the event loop.
  * It answers with one transferred ArrayBuffer per batch (see batch.ts).
  */
-// Linux keeps a nice value per thread, and setpriority on the caller's id 0 sets this thread's
-// alone: when the CPUs are busy, the event loop is run before decoding, not behind it.
-try {
-  setPriority(INGEST_WORKER_NICE);
-} catch {
-  // Refused (a sandbox's seccomp): the worker runs at the process's priority.
-}
-
 export type IngestTask = { op: 'page'; body: Uint8Array; ctx: IngestContext } | { op: 'events'; body: Uint8Array; ctx: IngestContext };
 
 function transfer<T extends { objects: { buffer: ArrayBuffer } }>(result: T): unknown {

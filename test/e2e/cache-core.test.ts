@@ -85,8 +85,12 @@ describe('churn', () => {
 function threadNices(pid: number): Map<number, number> {
   const out = new Map<number, number>();
   for (const tid of readdirSync(`/proc/${pid}/task`).map(Number)) {
-    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-    out.set(tid, Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      out.set(tid, Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
+    } catch {
+      // Ended since it was listed.
+    }
   }
   return out;
 }
