@@ -15,7 +15,7 @@
  * profiler's own cost inflates everything a little, so read its split, and take totals from a run
  * without it. The store's record counts after the run give the puts per pod, by database.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Session, type Profiler } from 'node:inspector';
@@ -24,7 +24,7 @@ import { Worker, isMainThread, parentPort } from 'node:worker_threads';
 import { parseArgs } from 'node:util';
 import { open } from 'lmdb';
 import { makePod } from './lib/pods.js';
-import { threadCpuSeconds } from './lib/cpu-time.js';
+import { threadCpuSeconds, threadSchedSeconds } from './lib/cpu-time.js';
 import { IngestPool } from '../src/ingest/pool.js';
 import { viewObjects } from '../src/ingest/batch.js';
 import type { IngestContext } from '../src/ingest/decode.js';
@@ -34,9 +34,9 @@ import { KEY_SEP } from '../src/store/keys.js';
 const PAGE = 500;
 const RESOURCE = 'v1/pods';
 
-/** The main thread's CPU time so far, in µs (the kernel's scheduler account of it, in ns). */
+/** The main thread's CPU time so far, in µs (the kernel's scheduler account of it). */
 function mainThreadCpuUs(): number {
-  return Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]) / 1000;
+  return threadSchedSeconds(process.pid).running * 1e6;
 }
 
 /** Every other thread of this process, by id: its CPU time so far in µs. */

@@ -1,6 +1,6 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { livePids } from '../../test/fleet/processes.js';
+import { livePids, procStatFields } from '../../test/fleet/processes.js';
 
 /**
  * CPU time a process has used (user + system, all its threads), from /proc/<pid>/stat. The kernel
@@ -14,9 +14,7 @@ export function cpuSeconds(pid: number): number {
 
 /** user + system seconds from a /proc stat file (a process's or one thread's). */
 function statCpuSeconds(path: string): number {
-  const stat = readFileSync(path, 'utf8');
-  // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const fields = procStatFields(path);
   // utime and stime are fields 14 and 15 of the line, 12 and 13 after the command name.
   return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
 }

@@ -1,9 +1,9 @@
-import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Registry } from 'prom-client';
 import { trackEventLoopDelay } from '../../src/metrics/event-loop-delay.js';
 import type { BenchContext } from './context.js';
 import { parseMetricsText } from './flotilla.js';
+import { forkHelper } from './forked-server.js';
 
 /**
  * The floor under flotilla's event-loop delay: a forked process that does nothing but keep
@@ -20,17 +20,7 @@ export interface EventLoopProbe {
 }
 
 export async function startEventLoopProbe(ctx: BenchContext): Promise<EventLoopProbe> {
-  const proc = fork(PROBE_SCRIPT, ['--probe'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const exited = new Promise((r) => proc.once('exit', r));
-  const stop = async () => {
-    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
-    await exited;
-  };
-  ctx.adopt(stop);
-  await new Promise<void>((resolve, reject) => {
-    proc.once('message', () => resolve());
-    proc.once('exit', (code) => reject(new Error(`event-loop probe exited (${code}) before it started`)));
-  });
+  const { proc, stop } = await forkHelper(ctx, PROBE_SCRIPT, ['--probe']);
   return {
     async finish() {
       const text = new Promise<string>((resolve, reject) => {

@@ -3,6 +3,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { memberRequest } from '../fleet/http.js';
 import type { MemberInfo } from '../fleet/fleet.js';
+import { procStatFields } from '../fleet/processes.js';
 import { startFlotillaProcess, waitReady, writeFleetConfig, type FlotillaProcess, type ResourceRuleSpec } from '../support/flotilla-process.js';
 import { cacherStatus, expectConverged, inParallel } from '../support/compare.js';
 import { until } from '../support/poll.js';
@@ -86,8 +87,7 @@ function threadNices(pid: number): Map<number, number> {
   const out = new Map<number, number>();
   for (const tid of readdirSync(`/proc/${pid}/task`).map(Number)) {
     try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      out.set(tid, Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
+      out.set(tid, Number(procStatFields(`/proc/${pid}/task/${tid}/stat`)[16]));
     } catch {
       // Ended since it was listed.
     }

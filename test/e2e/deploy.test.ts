@@ -134,7 +134,7 @@ describe('deploy/helm/flotilla', () => {
   });
 
   it('gives the store check its whole time before liveness counts (a startupProbe), in the chart and the manifests', async () => {
-    interface Probe { httpGet: { path: string }; periodSeconds: number; failureThreshold: number; timeoutSeconds?: number }
+    interface Probe { httpGet: { path: string }; periodSeconds: number; failureThreshold: number }
     interface Container { name: string; startupProbe?: Probe; livenessProbe?: Probe }
     const containersOf = (o: K8sObject | undefined) => (o?.spec as { template: { spec: { containers: Container[] } } }).template.spec.containers;
     const manifests = parseAllDocuments(readFileSync(resolve(deploy, 'flotilla.yaml'), 'utf8')).map((d) => d.toJS() as K8sObject | null).filter((o): o is K8sObject => o !== null);

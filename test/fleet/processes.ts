@@ -109,6 +109,16 @@ export async function stopProcess(proc: Supervised, graceMs = 5000): Promise<voi
 }
 
 /**
+ * The fields of a /proc stat file (a process's or one thread's) after the command name, so that
+ * `[0]` is field 3 (the state) of proc(5): the name (field 2) may hold spaces and parentheses, so
+ * fields are counted from its last closing parenthesis.
+ */
+export function procStatFields(path: string): string[] {
+  const stat = readFileSync(path, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
+/**
  * The processes recorded in a PID file that still run the binary recorded with them (a PID may
  * have been reused since by something else).
  */

@@ -2,13 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { killProcessGroup, startProcess } from '../../fleet/processes.js';
+import { killProcessGroup, procStatFields, startProcess } from '../../fleet/processes.js';
 
 /** Running: not gone and not a zombie (an orphan killed waits for whoever adopted it to reap it). */
 const alive = (pid: number) => {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+    return procStatFields(`/proc/${pid}/stat`)[0] !== 'Z';
   } catch {
     return false;
   }
