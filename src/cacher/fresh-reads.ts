@@ -103,26 +103,31 @@ export class FreshReads {
     return results.filter((r): r is Unconfirmed => r !== undefined);
   }
 
-  /** The member's confirmation, given up as soon as the heartbeat finds the member silent, or at the deadline. */
+  /**
+   * The member's confirmation, given up as soon as the heartbeat finds the member silent, or at the
+   * deadline. The deadline's reason is the confirmation's own at that point, so the deadline and a
+   * step that ends at it report the same.
+   */
   private async confirmWhileHeard(resource: string, cluster: string, scopes: readonly ProgressScope[], deadline: number, timeoutMs: number): Promise<Outcome> {
     const giveUp = new AbortController();
+    const pending: PendingReason = { reason: `did not answer within ${(timeoutMs / 1000).toFixed(1)} s` };
     const watchSilence = new Promise<Outcome>((resolve) => {
       const timer = setInterval(() => {
         if (this.sources.silent(cluster)) resolve({ kind: 'silent' });
-        else if (Date.now() >= deadline) resolve({ kind: 'unconfirmed', reason: `did not answer within ${(timeoutMs / 1000).toFixed(1)} s` });
+        else if (Date.now() >= deadline) resolve({ kind: 'unconfirmed', reason: pending.reason });
         else return;
         clearInterval(timer);
       }, FRESH_READ_SILENCE_CHECK_MS);
       giveUp.signal.addEventListener('abort', () => clearInterval(timer), { once: true });
     });
     try {
-      return await Promise.race([this.confirmCluster(resource, cluster, scopes, deadline), watchSilence]);
+      return await Promise.race([this.confirmCluster(resource, cluster, scopes, deadline, pending), watchSilence]);
     } finally {
       giveUp.abort();
     }
   }
 
-  private async confirmCluster(resource: string, cluster: string, scopes: readonly ProgressScope[], deadline: number): Promise<Outcome> {
+  private async confirmCluster(resource: string, cluster: string, scopes: readonly ProgressScope[], deadline: number, pending: PendingReason): Promise<Outcome> {
     // A resource cached in a few namespaces of the member: each scope's own page, so that each can be compared.
     const asked = scopes.length <= FRESH_READ_COMPARE_SCOPES ? scopes : scopes.slice(0, 1);
     let answers: MemberRevision[];
@@ -139,6 +144,8 @@ export class FreshReads {
       // An aggregated API's resourceVersions: only an equal one can be told to be current.
       return held() === target ? { kind: 'current' } : { kind: 'unconfirmed', reason: 'has resourceVersions flotilla cannot order' };
     }
+    const unconfirmed = `did not confirm that flotilla holds its writes up to resourceVersion ${target}`;
+    pending.reason = unconfirmed;
     const current = () => {
       const rv = held();
       return rv !== undefined && isRevision(rv) && compareMemberRV(rv, target) >= 0;
@@ -150,7 +157,7 @@ export class FreshReads {
     if (await this.sources.waitUntil(resource, () => current() || matches(), Math.min(FRESH_READ_EVENT_WAIT_MS, deadline - Date.now()))) return { kind: 'caught_up' };
     const want = { [cluster]: target };
     if (await this.sources.settle(resource, scopes, want, deadline - Date.now())) return { kind: 'probed' };
-    return { kind: 'unconfirmed', reason: `did not confirm that flotilla holds its writes up to resourceVersion ${target}` };
+    return { kind: 'unconfirmed', reason: unconfirmed };
   }
 
   /** The member's current revision, from a request started after this call (shared with the calls that arrive with it). */
@@ -170,3 +177,8 @@ export class FreshReads {
 }
 
 type Outcome = { kind: Exclude<FreshOutcome, 'unconfirmed'> } | { kind: 'unconfirmed'; reason: string };
+
+/** Why the member is unconfirmed if the deadline comes now: moved on by each step the confirmation passes. */
+interface PendingReason {
+  reason: string;
+}
