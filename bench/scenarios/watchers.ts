@@ -168,6 +168,12 @@ export const watchers: Scenario = {
     add('floor_generator_cpu_busy', floor.busy, 'x');
     add('floor_cpu_us_per_delivery', (floor.cpu.floor / Math.max(1, floor.expected)) * 1e6, 'µs');
     add('flotilla_p99_vs_floor_at_rate', ratioOf(f.hist.percentile(99), floor.hist.percentile(99)), 'x');
+    // The fan-out CPU target's floor: what only writing the same lines to the same watchers costs,
+    // ÷ the member's fan-out, at the same rate. Below it no fan-out on this machine can go.
+    const memberFanoutUs = memberFanoutCpuUs(d, f);
+    const floorUs = (floor.cpu.floor / Math.max(1, floor.expected)) * 1e6;
+    add('floor_fanout_cpu_vs_member', floorUs / memberFanoutUs, 'x');
+    add('fanout_cpu_vs_floor', (f.cpu.flotilla / Math.max(1, f.expected)) * 1e6 / floorUs, 'x');
     let keepUp = { rate, flotilla: f, floor };
     const ramp: string[] = [];
     if (ctx.profile.watchRampRates.length) {
@@ -229,7 +235,7 @@ export const watchers: Scenario = {
         notes: [
           `${count} watchers on ${PODS} pods of one namespace, in ${processes} load-generator processes (one that does not report within ${REPORT_WAIT_MS / 1000} s of the end is killed, its deliveries missing, its watchers out of the percentiles); ${rate} merge patches/s${lighter !== undefined && lighter < rate ? ` (then again at ${lighter}/s: the at_* figures)` : ''} for ${watchSeconds} s after ${WARMUP_MS / 1000} s warm-up, the same load direct then through flotilla; latency = arrival - the writer's stamp in the event; on this machine the load generators share its CPUs with flotilla and the apiserver; generator_cpu_busy: a generator's CPU time over the window until its report ÷ that wall time, mean over the generators that reported; a watch the server ends is opened again from the last resourceVersion its stream carried, as client-go's reflector does (watches_ended_by_server counts them); watchers_short: watchers that received fewer events stamped in the window than the writer made`,
           'CPU per delivery: user + system time from /proc/<pid>/stat while the writer ran, ÷ (events written × watchers); the member\'s fan-out = its CPU (kube-apiserver + etcd) serving every watcher directly − its CPU while flotilla served them (the writer\'s patches and one watch), which includes the re-watches of the watches it ended; flotilla\'s = all of its own',
-          `floor: a relay process (bench/lib/relay-server.ts, watch fan-out) with flotilla's serving certificate, holding one watch through flotilla and writing each chunk of it, as it arrives, to every watcher (chunked HTTP over TLS): flotilla's own lines at the writer's rate, measured by the same load generators the same way; floor_* at ${rate}/s for ${watchFloorSeconds} s; floor_cpu_us_per_delivery: the relay's own CPU`,
+          `floor: a relay process (bench/lib/relay-server.ts, watch fan-out) with flotilla's serving certificate, holding one watch through flotilla and writing each chunk of it, as it arrives, to every watcher (chunked HTTP over TLS): flotilla's own lines at the writer's rate, measured by the same load generators the same way; floor_* at ${rate}/s for ${watchFloorSeconds} s; floor_cpu_us_per_delivery: the relay's own CPU; floor_fanout_cpu_vs_member: that ÷ the member's fan-out CPU per delivery (the target fanout_cpu_vs_member's floor), fanout_cpu_vs_floor: flotilla's ÷ the relay's, both at ${rate}/s`,
           ctx.profile.watchRampRates.length
             ? `keep-up rate: the floor ramped through ${ctx.profile.watchRampRates.join(', ')} events/s (${RAMP_SECONDS} s each) while its watchers kept up (every watcher got every event, p99 ≤ ${KEEP_UP_P99_MS} ms): ${ramp.join('; ')}; then flotilla and the floor at ${keepUp.rate}/s for ${watchSeconds} s each (keep_up_*, p99_vs_floor)`
             : `keep-up rate: not ramped in this profile; p99_vs_floor at the writer's ${rate}/s (flotilla ${watchSeconds} s, the floor ${watchFloorSeconds} s)`,
@@ -259,12 +265,17 @@ function ratioOf(flotilla: number, direct: number): number {
  * with CPUs to spare would deliver.
  */
 function addFanoutCpu(add: ReturnType<typeof figureSink>['add'], prefix: string, d: SideResult, f: SideResult): void {
-  const member = ((d.cpu.member - f.cpu.member) / Math.max(1, d.expected)) * 1e6;
+  const member = memberFanoutCpuUs(d, f);
   const flotilla = (f.cpu.flotilla / Math.max(1, f.expected)) * 1e6;
   add(`${prefix}member_fanout_cpu_us_per_delivery`, member, 'µs');
   add(`${prefix}flotilla_cpu_us_per_delivery`, flotilla, 'µs');
   // The issue's target at the writer's rate: flotilla's fan-out a hundredth of the member's.
   add(`${prefix}fanout_cpu_vs_member`, flotilla / member, 'x', prefix === '' ? { op: '<=', value: 0.01 } : undefined);
+}
+
+/** The member's CPU per delivery for its fan-out: its CPU serving every watcher less its CPU while flotilla served them. */
+function memberFanoutCpuUs(d: SideResult, f: SideResult): number {
+  return ((d.cpu.member - f.cpu.member) / Math.max(1, d.expected)) * 1e6;
 }
 
 /**
