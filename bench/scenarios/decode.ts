@@ -1,13 +1,12 @@
 import { performance } from 'node:perf_hooks';
 import { decodeListPage, decodeListPageByParsing, type DecodedPage, type IngestContext } from '../../src/ingest/decode.js';
+import { TABLE_ACCEPT } from '../../src/cacher/paged-list.js';
 import { BenchClient, median } from '../lib/http.js';
 import { figureSink, ok, type Scenario } from '../lib/scenario.js';
 
 const PAGE = 500;
 const ROUNDS = 9;
 const ROUND_MS = 1000;
-// What the cachers ask for (src/cacher/cacher.ts).
-const TABLE_ACCEPT = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json';
 
 /**
  * decode: the ingest workers' work on one list page as the cachers get it from the member (Table

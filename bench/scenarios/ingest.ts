@@ -6,6 +6,7 @@ import { cpuSeconds, memberPids, threadCpuSeconds, threadSchedSeconds, totalCpuS
 import { startEventLoopProbe } from '../lib/event-loop-probe.js';
 import { runIngestFloor } from '../lib/ingest-floor.js';
 import { DEFAULT_LIST_PAGE_SIZE, DEFAULT_MAX_INFLIGHT_LIST_PAGES } from '../../src/registry/defaults.js';
+import { TABLE_ACCEPT } from '../../src/cacher/paged-list.js';
 import { procMemory, scrapeMetrics } from '../lib/flotilla.js';
 import { BenchClient, occurrenceCounter } from '../lib/http.js';
 import { MB, figureSink, type Scenario } from '../lib/scenario.js';
@@ -129,7 +130,7 @@ export const ingest: Scenario = {
     const notes = [
       `${seed.pods} pods in ${seed.namespaces.length} namespaces seeded at ${Math.round(seed.pods / seed.seconds)}/s (${seed.requestBytesAvg} B per create request)`,
       `one kube-apiserver registered under ${ctx.profile.names} cluster names`,
-      `member_list: the lists flotilla's cachers make (Table + includeObject=Object, limit ${PAGE}, following continue), one chain per cluster name, all in parallel, bodies read and discarded: what the member alone can serve`,
+      `member_list: the lists flotilla's cachers make (Table + includeObject=Object, limit ${DEFAULT_LIST_PAGE_SIZE}, following continue), one chain per cluster name, all in parallel, bodies read and discarded: what the member alone can serve`,
       `RSS from /proc/<pid>/status (VmRSS, includes LMDB pages mapped in), heap = nodejs_heap_size_used_bytes (main thread), both after /readyz, divided per 100k cached objects`,
       `event-loop delay: flotilla_eventloop_delay_seconds, how late each firing of a 20 ms timer was, from flotilla's start to /readyz (p99 and p50 interpolated in its buckets as Prometheus' histogram_quantile does); worst_window: prom-client's lag p99 read every 2 s during the sync, the worst interval's`,
       `event-loop floor: a forked process keeping the same histogram (the same 20 ms timer) and nothing else, from just before flotilla's start to /readyz; main_thread_wait_per_run: from the main thread's /proc schedstat, seconds runnable but waiting for a CPU per second run`,
@@ -154,9 +155,6 @@ function delayBuckets(metrics: Map<string, number>): [number, number][] {
   return out.sort((a, b) => a[0] - b[0]);
 }
 
-const PAGE = 500;
-const TABLE_ACCEPT = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json';
-
 /** The member's side alone: the same paged Table lists the cachers make, by a client that keeps nothing. */
 async function memberPagedList(ctx: BenchContext): Promise<{ objects: number; seconds: number }> {
   const client = new BenchClient(ctx.member);
@@ -167,7 +165,7 @@ async function memberPagedList(ctx: BenchContext): Promise<{ objects: number; se
         const rows = occurrenceCounter('{"cells":[');
         let cont: string | undefined;
         do {
-          const q = new URLSearchParams({ limit: String(PAGE), includeObject: 'Object', ...(cont ? { continue: cont } : {}) });
+          const q = new URLSearchParams({ limit: String(DEFAULT_LIST_PAGE_SIZE), includeObject: 'Object', ...(cont ? { continue: cont } : {}) });
           const r = await client.get(`/api/v1/pods?${q}`, { accept: TABLE_ACCEPT, timeoutMs: 120_000, keepHead: 4096, onChunk: rows.onChunk });
           if (r.status !== 200) throw new Error(`member paged list: ${r.status} ${r.errorText ?? ''}`);
           cont = /"continue":"([^"]+)"/.exec(r.head ?? '')?.[1];

@@ -21,8 +21,9 @@ const HASH_LOG = 12;
 const SKIP_TRIGGER = 6;
 const RUN_MASK = 15;
 
-function read32(b: Uint8Array, i: number): number {
-  return b[i]! | (b[i + 1]! << 8) | (b[i + 2]! << 16) | (b[i + 3]! << 24);
+/** The 4 bytes at `i`, little-endian: one DataView read is much cheaper than four byte reads and shifts. */
+function read32(v: DataView, i: number): number {
+  return v.getInt32(i, true);
 }
 
 function hash(sequence: number): number {
@@ -60,6 +61,7 @@ export function lz4Bound(n: number): number {
 
 export class Lz4DictionaryCompressor {
   private window: Uint8Array;
+  private windowView: DataView;
   private readonly dictionaryLength: number;
   private readonly dictionaryTable: Int32Array;
   private readonly table: Int32Array;
@@ -70,8 +72,9 @@ export class Lz4DictionaryCompressor {
     this.dictionaryLength = d.length;
     this.window = new Uint8Array(d.length + 64 * 1024);
     this.window.set(d);
+    this.windowView = new DataView(this.window.buffer);
     this.dictionaryTable = new Int32Array(1 << HASH_LOG).fill(-1);
-    for (let i = 0; i + MIN_MATCH <= d.length; i++) this.dictionaryTable[hash(read32(this.window, i))] = i;
+    for (let i = 0; i + MIN_MATCH <= d.length; i++) this.dictionaryTable[hash(read32(this.windowView, i))] = i;
     this.table = new Int32Array(1 << HASH_LOG);
   }
 
@@ -83,8 +86,10 @@ export class Lz4DictionaryCompressor {
       const grown = new Uint8Array(end);
       grown.set(this.window.subarray(0, base));
       this.window = grown;
+      this.windowView = new DataView(grown.buffer);
     }
     const w = this.window;
+    const v = this.windowView;
     w.set(src, base);
     const table = this.table;
     table.set(this.dictionaryTable);
@@ -100,11 +105,11 @@ export class Lz4DictionaryCompressor {
         let sequence: number;
         let attempts = 1 << SKIP_TRIGGER;
         for (;;) {
-          sequence = read32(w, ip);
+          sequence = read32(v, ip);
           const h = hash(sequence);
           ref = table[h]!;
           table[h] = ip;
-          if (ref >= 0 && ip - ref <= MAX_OFFSET && read32(w, ref) === sequence) break;
+          if (ref >= 0 && ip - ref <= MAX_OFFSET && read32(v, ref) === sequence) break;
           ip += attempts++ >> SKIP_TRIGGER;
           if (ip > lastMatchStart) break search;
         }
@@ -113,7 +118,7 @@ export class Lz4DictionaryCompressor {
           ref--;
         }
         let length = MIN_MATCH;
-        while (ip + length + 4 <= matchLimit && read32(w, ip + length) === read32(w, ref + length)) length += 4;
+        while (ip + length + 4 <= matchLimit && read32(v, ip + length) === read32(v, ref + length)) length += 4;
         while (ip + length < matchLimit && w[ip + length] === w[ref + length]) length++;
 
         const token = op;
@@ -128,7 +133,7 @@ export class Lz4DictionaryCompressor {
         ip += length;
         anchor = ip;
         if (ip > lastMatchStart) break;
-        table[hash(read32(w, ip - 2))] = ip - 2;
+        table[hash(read32(v, ip - 2))] = ip - 2;
       }
     }
     return writeLiterals(dst, op, w, anchor, end);

@@ -27,6 +27,10 @@ export const CLOSE_BRACE = 0x7d;
 export const OPEN_BRACKET = 0x5b;
 export const CLOSE_BRACKET = 0x5d;
 
+// Node's own slicers, without toString's argument checks (@types/node does not declare them).
+type Slicer = (this: Uint8Array, from: number, to: number) => string;
+const { latin1Slice, utf8Slice } = Buffer.prototype as unknown as { latin1Slice: Slicer; utf8Slice: Slicer };
+
 function isSpace(b: number): boolean {
   return b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
 }
@@ -92,15 +96,47 @@ export function hasEscape(buf: Uint8Array, from: number, to: number): boolean {
 
 /** The JSON value in `buf` from `start` to `end`, parsed. */
 export function parseSpan(buf: Buffer, start: number, end: number): unknown {
-  return JSON.parse(buf.toString('utf8', start, end));
+  // Most spans read are strings without escapes: their text is their bytes between the quotes.
+  const text = buf[start] === QUOTE && end - start >= 2 ? unescapedText(buf, start + 1, end - 1) : undefined;
+  return text ?? JSON.parse(buf.toString('utf8', start, end));
 }
+
+/** The bytes from `from` to `to` as UTF-8 text (latin1, cheaper, when all are ASCII); undefined when they hold an escape. */
+function unescapedText(buf: Buffer, from: number, to: number): string | undefined {
+  let ascii = true;
+  for (let k = from; k < to; k++) {
+    const b = buf[k]!;
+    if (b === BACKSLASH) return undefined;
+    if (b >= 0x80) ascii = false;
+  }
+  return ascii ? latin1Slice.call(buf, from, to) : utf8Slice.call(buf, from, to);
+}
+
+const MAX_KEPT_KEY = 48;
+const KEPT_KEYS_LOG = 10;
+const keptKeys: (string | undefined)[] = new Array<string | undefined>(1 << KEPT_KEYS_LOG).fill(undefined);
 
 /**
  * A key's bytes as a latin1 string: cheaper to make than UTF-8, and equal to an ASCII name exactly
  * when the bytes are that name (a UTF-8 byte ≥ 0x80 never reads as ASCII).
  */
 function keyText(buf: Uint8Array, from: number, to: number): string {
-  return Buffer.prototype.latin1Slice.call(buf, from, to) as string;
+  const n = to - from;
+  if (n > MAX_KEPT_KEY) return latin1Slice.call(buf, from, to);
+  // Objects of a kind repeat the same few hundred keys: the last string made for a key is
+  // handed out again when the bytes are the same, instead of a new string per member.
+  let h = n;
+  for (let k = from; k < to; k++) h = Math.imul(h ^ buf[k]!, 0x01000193);
+  const slot = h >>> (32 - KEPT_KEYS_LOG);
+  const kept = keptKeys[slot];
+  if (kept !== undefined && kept.length === n) {
+    let same = true;
+    for (let k = 0; same && k < n; k++) same = kept.charCodeAt(k) === buf[from + k];
+    if (same) return kept;
+  }
+  const made = latin1Slice.call(buf, from, to);
+  keptKeys[slot] = made;
+  return made;
 }
 
 /**
