@@ -8,6 +8,12 @@ import { peekContinue } from './list-metadata.js';
  * its way while this one is decoded and committed. Each page holds one of the process's page
  * slots from its request until it is handed over and committed; a continue token the member
  * compacted away (410) starts the list over.
+ *
+ * A list under way keeps a slot from page to page: a page not prefetched takes the slot of the page
+ * before it. Were slots given back between pages, a first sync of many clusters would advance every
+ * list in turn, a page at a time, each spanning the whole sync: past the member's compaction (5 to
+ * 10 minutes by default) every continue token expires, every list starts over, and the sync never
+ * ends. Kept, at most as many lists are under way as there are slots, each as short as its pages.
  */
 
 /**
@@ -50,19 +56,21 @@ export async function listInPages(source: PagedListSource, sink: PagedListSink):
     return { response, release: slot };
   };
   let continueToken: string | undefined;
-  // Waiting for a slot happens only with none held, so holders always finish.
+  // Waiting for a slot happens only here, with none held, so holders always finish.
   let inFlight = fetchPage(await pageSlots.acquire(signal));
   try {
     for (;;) {
       const current = inFlight;
+      let handedOn = false;
       try {
         const res = await current.response;
         if (res.status === 410 && continueToken) {
           // The snapshot behind the continue token was compacted away: start the list over.
           sink.restart();
           continueToken = undefined;
-          current.release();
-          inFlight = fetchPage(await pageSlots.acquire(signal));
+          // Nothing is prefetched past a page not yet read: its slot serves the new first page.
+          inFlight = fetchPage(current.release);
+          handedOn = true;
           continue;
         }
         if (res.status !== 200) throw source.refusal(res.status, res.body.toString('utf8', 0, 2000));
@@ -71,12 +79,15 @@ export async function listInPages(source: PagedListSource, sink: PagedListSink):
         if (slot) inFlight = fetchPage(slot, nextToken);
         continueToken = await sink.page(res.body, !continueToken);
         if (continueToken !== nextToken) throw new Error(`${source.name}: continue token misread`);
+        if (continueToken && inFlight === current) {
+          // Not prefetched (no slot was free then): the next page takes this page's slot.
+          inFlight = fetchPage(current.release, continueToken);
+          handedOn = true;
+        }
       } finally {
-        current.release();
+        if (!handedOn) current.release();
       }
       if (!continueToken) break;
-      // Not prefetched (no slot was free then): wait for one now.
-      if (inFlight === current) inFlight = fetchPage(await pageSlots.acquire(signal), continueToken);
     }
   } finally {
     // A failed list's prefetched page gives its slot back (releasing twice is harmless).

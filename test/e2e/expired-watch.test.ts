@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { join } from 'node:path';
 import { startFleet, type Fleet, type MemberInfo } from '../fleet/fleet.js';
 import { memberRequest } from '../fleet/http.js';
-import { startFlotillaProcess, type FlotillaProcess } from '../support/flotilla-process.js';
 import { cacherStatus, expectConverged, inParallel } from '../support/compare.js';
+import { startFlotillaProcess, waitReady, type FlotillaProcess } from '../support/flotilla-process.js';
 
 /**
  * The 410 path for real: a member whose apiserver serves watches straight from etcd
@@ -110,4 +110,52 @@ describe('expired resourceVersion (410)', () => {
     expect(status!.synced).toBe(true);
     expect(status!.relists).toBe(1);
   });
+
+  it('a first sync of many clusters ends while the member compacts faster than the whole sync takes', async () => {
+    // The one member under 16 cluster names, one page slot, one object a page: each list is 100
+    // pages, the sync 16 of them. The member compacts as kube-apiserver's compactor does, every
+    // tick to the revision of the tick before (here every 1.5 s, not 5 minutes): a continue token
+    // lives 1.5 to 3 s. One list takes less; the whole sync takes more, so lists advanced in turn
+    // would each span it, lose their tokens, start over, and never end.
+    const ns = 'compacting';
+    await ok('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    await inParallel(Array.from({ length: 100 }, (_, i) => `cm-${String(i).padStart(3, '0')}`), 16, (n) => ok('POST', `/api/v1/namespaces/${ns}/configmaps`, cm(n, 'v0')));
+    const { header: h0 } = await etcd('/v3/kv/range', { key: Buffer.from('/').toString('base64'), count_only: true });
+    let previous = h0.revision;
+    let compactions = 0;
+    let stopped = false;
+    const compactor = (async () => {
+      while (!stopped) {
+        await new Promise((r) => setTimeout(r, 1500));
+        const { header } = await etcd('/v3/kv/put', { key: Buffer.from('/flotilla-test/compactor').toString('base64'), value: Buffer.from(String(compactions)).toString('base64') });
+        await etcd('/v3/kv/compaction', { revision: previous, physical: false }).catch(() => undefined);
+        previous = header.revision;
+        compactions++;
+      }
+    })();
+    try {
+      const members = Array.from({ length: 16 }, (_, i) => ({ ...member, name: `alias-${String(i).padStart(2, '0')}` }));
+      const f = await startFlotillaProcess({
+        fleet: fleet.info,
+        members,
+        dir: join(fleet.info.dir, 'flotilla-compacting'),
+        resources: [{ version: 'v1', resource: 'configmaps', namespaces: [ns] }],
+        options: { listPageSize: 1, maxInflightListPages: 1 },
+        waitReady: false,
+      });
+      running.push(f);
+      const started = compactions;
+      await waitReady(f.endpoint, f.proc, 90_000);
+      // The member did compact under the sync, more than once.
+      expect(compactions - started).toBeGreaterThanOrEqual(2);
+      const statuses = await cacherStatus(f.endpoint);
+      expect(statuses.map((c) => c.cluster).sort()).toEqual(members.map((m) => m.name));
+      expect(statuses.every((c) => c.synced)).toBe(true);
+      const view = await expectConverged(f.endpoint, members, `/api/v1/namespaces/${ns}/configmaps`, 30_000);
+      expect(view).toHaveLength(16 * 100);
+    } finally {
+      stopped = true;
+      await compactor;
+    }
+  }, 150_000);
 });
