@@ -4,9 +4,10 @@ import { listInPages } from '../../../src/cacher/paged-list.js';
 import { Semaphore } from '../../../src/util/semaphore.js';
 
 /**
- * One member holding `lists` collections of `pages` pages each, answering a page after a tick. Its
+ * One member answering each page a tick later; a collection's path ends in its number of pages. Its
  * compaction is counted in pages served: a continue token issued more than `horizon` pages ago (by
- * any list) is answered 410, as a member whose compaction passed the token's snapshot.
+ * any list) is answered 410, as a member whose compaction passed the token's snapshot; with
+ * `refuseFirstContinue`, so is the first continue token asked for.
  */
 function compactingMember(horizon: number, refuseFirstContinue = false) {
   let served = 0;
